@@ -1,0 +1,2 @@
+/* daemon/admin.c -- being written */
+typedef int colls_placeholder_unit_;

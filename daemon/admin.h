@@ -1,0 +1,1 @@
+/* daemon/admin.h -- being written */

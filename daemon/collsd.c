@@ -1,0 +1,2 @@
+/* daemon/collsd.c -- being written */
+int main(void) { return 0; }

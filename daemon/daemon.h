@@ -1,0 +1,1 @@
+/* daemon/daemon.h -- being written */

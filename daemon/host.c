@@ -1,0 +1,2 @@
+/* daemon/host.c -- being written */
+typedef int colls_placeholder_unit_;

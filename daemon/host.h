@@ -1,0 +1,1 @@
+/* daemon/host.h -- being written */

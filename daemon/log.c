@@ -1,0 +1,2 @@
+/* daemon/log.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,1 @@
+/* daemon/log.h -- being written */

@@ -1,0 +1,2 @@
+/* daemon/platform.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,1 @@
+/* daemon/platform.h -- being written */

@@ -1,0 +1,2 @@
+/* daemon/rel.c -- being written */
+typedef int colls_placeholder_unit_;

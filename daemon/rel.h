@@ -1,0 +1,1 @@
+/* daemon/rel.h -- being written */

@@ -1,0 +1,2 @@
+/* daemon/route.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,1 @@
+/* daemon/route.h -- being written */

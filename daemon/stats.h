@@ -1,0 +1,1 @@
+/* daemon/stats.h -- being written */

@@ -1,0 +1,1 @@
+/* daemon/task.h -- being written */

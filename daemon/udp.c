@@ -1,0 +1,2 @@
+/* daemon/udp.c -- being written */
+typedef int colls_placeholder_unit_;

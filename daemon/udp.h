@@ -1,0 +1,1 @@
+/* daemon/udp.h -- being written */

@@ -1,0 +1,2 @@
+/* examples/ring.c -- being written */
+int main(void) { return 0; }

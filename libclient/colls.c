@@ -1,0 +1,2 @@
+/* libclient/colls.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,258 @@
+/*
+ * colls.h -- the public interface of libcolls, the client library of collsd.
+ *
+ * A program attaches to the collsd daemon on its host, gets a task id, and
+ * exchanges messages with other tasks of the virtual machine.  Every call
+ * returns 0 (or a documented non-negative value) on success and a negative
+ * COLLS_E* code on failure; none of them aborts the process.  The caller owns
+ * what it allocates; a buffer handed to a non-blocking call stays the
+ * caller's responsibility until that call completes.
+ *
+ * This header is self-contained and is also the single source of the
+ * constants (datatypes, operators, encodings, error codes) that travel on the
+ * wire, so the daemon and the tools include it too.
+ */
+#ifndef COLLS_H
+#define COLLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(COLLS_BUILDING_LIBRARY)
+#define COLLS_EXTERN __attribute__((visibility("default")))
+#else
+#define COLLS_EXTERN
+#endif
+
+#define COLLS_VERSION_MAJOR 0
+#define COLLS_VERSION_MINOR 1
+
+/*
+ * Error codes.  One table generates the enum, colls_strerror() and
+ * colls_err_name().  Where an errno value fits it is reused (negated); the
+ * others live above 4000.  The same numbers travel on the wire.
+ */
+#define COLLS_ERRNO_MAP(XX)                                                    \
+    XX(EINVAL, -EINVAL, "invalid argument")                                    \
+    XX(ENOMEM, -ENOMEM, "out of memory")                                       \
+    XX(EAGAIN, -EAGAIN, "resource temporarily unavailable")                    \
+    XX(ETIMEDOUT, -ETIMEDOUT, "timed out")                                     \
+    XX(EPROTO, -EPROTO, "protocol error: malformed input")                     \
+    XX(EMSGSIZE, -EMSGSIZE, "message too long")                                \
+    XX(ENOENT, -ENOENT, "no such task, host or group")                         \
+    XX(EPERM, -EPERM, "operation not permitted")                               \
+    XX(ECONNREFUSED, -ECONNREFUSED, "cannot reach the daemon")                 \
+    XX(ENOTSUP, -ENOTSUP, "operation not supported")                           \
+    XX(EEXIST, -EEXIST, "already exists")                                      \
+    XX(ECANCELED, -ECANCELED, "operation canceled")                            \
+    XX(EIO, -EIO, "i/o error")                                                 \
+    XX(EHOSTDOWN, -EHOSTDOWN, "host is down")                                  \
+    XX(ENOBUFS, -ENOBUFS, "output buffer too small")                           \
+    XX(EBADMSG, -EBADMSG, "corrupt data")                                      \
+    XX(ESHUTDOWN, -ESHUTDOWN, "daemon is shutting down")                       \
+    XX(ENOTCONN, -ENOTCONN, "not attached")                                    \
+    XX(ETRUNC, -4001, "message truncated: receive buffer too small")           \
+    XX(EPEERDEAD, -4002, "peer task died")                                     \
+    XX(EVERSION, -4003, "protocol version mismatch")                           \
+    XX(EDTYPE, -4004, "invalid datatype")                                      \
+    XX(EOP, -4005, "invalid reduction operator for this datatype")             \
+    XX(EENCODING, -4006, "invalid encoding")
+
+typedef enum {
+#define COLLS__ERR_ENUM(name, value, text) COLLS_##name = (value),
+    COLLS_ERRNO_MAP(COLLS__ERR_ENUM)
+#undef COLLS__ERR_ENUM
+    COLLS_ERRNO_LAST = -4999
+} colls_errno_t;
+
+/* Datatypes.  Values travel on the wire: append only. */
+enum {
+    COLLS_BYTE = 0,
+    COLLS_INT8,
+    COLLS_INT16,
+    COLLS_INT32,
+    COLLS_INT64,
+    COLLS_UINT8,
+    COLLS_UINT16,
+    COLLS_UINT32,
+    COLLS_UINT64,
+    COLLS_FLOAT,
+    COLLS_DOUBLE,
+    COLLS_DTYPE_MAX
+};
+
+/* Reduction operators.  Values travel on the wire: append only. */
+enum {
+    COLLS_SUM = 0,
+    COLLS_PROD,
+    COLLS_MIN,
+    COLLS_MAX,
+    COLLS_LAND,
+    COLLS_LOR,
+    COLLS_LXOR,
+    COLLS_BAND,
+    COLLS_BOR,
+    COLLS_BXOR,
+    COLLS_OP_MAX
+};
+
+/*
+ * Encodings (PVM's three).
+ *   DEFAULT  XDR (RFC 4506), big-endian, portable anywhere.
+ *   RAW      native bytes; the sender's byte order travels in the envelope
+ *            and the receiver converts only if its own order differs.
+ *   INPLACE  as RAW on the wire, but colls_pack() records a reference to the
+ *            caller's memory instead of copying it: the data must stay
+ *            valid and unchanged until colls_msg_send() returns.
+ */
+enum { COLLS_ENC_DEFAULT = 0, COLLS_ENC_RAW = 1, COLLS_ENC_INPLACE = 2 };
+
+/* Byte orders as recorded in envelopes. */
+enum { COLLS_ORDER_LITTLE = 0, COLLS_ORDER_BIG = 1 };
+
+/* Routes. DEFAULT: through the daemons.  DIRECT: task-to-task TCP. */
+enum { COLLS_ROUTE_DEFAULT = 0, COLLS_ROUTE_DIRECT = 1 };
+
+/* Wildcard for source or tag in receive and probe. */
+#define COLLS_ANY (-1)
+
+/* Notification kinds for colls_notify(). */
+enum { COLLS_NOTIFY_TASK_EXIT = 1, COLLS_NOTIFY_HOST_DOWN = 2 };
+
+typedef struct colls colls_t;             /* one attached task */
+typedef struct colls_group colls_group_t; /* a formed group */
+typedef struct colls_msg colls_msg_t;     /* a packed message buffer */
+typedef struct colls_req colls_req_t;     /* one non-blocking operation */
+typedef uint32_t colls_tid_t;
+
+typedef struct {
+    colls_tid_t source;
+    int tag;
+    size_t length;
+} colls_status_t;
+
+/* Task ids: hid << 20 | local number.  Local number 0 is the daemon. */
+#define COLLS_TID_HID(tid) ((int)((uint32_t)(tid) >> 20))
+#define COLLS_TID_LOCAL(tid) ((uint32_t)(tid)&0xfffffu)
+#define COLLS_DAEMON_TID(hid) ((colls_tid_t)((uint32_t)(hid) << 20))
+
+/* ---- attach ----------------------------------------------------------- */
+
+/* socket_path NULL: $COLLS_SOCKET, else the default path. */
+COLLS_EXTERN int colls_attach(const char *socket_path, colls_t **out);
+COLLS_EXTERN int colls_detach(colls_t *c);
+COLLS_EXTERN colls_tid_t colls_mytid(const colls_t *c);
+COLLS_EXTERN const char *colls_strerror(int err);
+COLLS_EXTERN const char *colls_err_name(int err);
+/* Route used by later sends of this task (COLLS_ROUTE_*). */
+COLLS_EXTERN int colls_set_route(colls_t *c, int route);
+/* Timeout in milliseconds for blocking calls; -1 (default) waits forever.
+   A call that times out returns COLLS_ETIMEDOUT. */
+COLLS_EXTERN int colls_set_timeout(colls_t *c, int ms);
+
+/* ---- point to point --------------------------------------------------- */
+
+/* Sends len raw bytes.  A message to COLLS_DAEMON_TID(hid) is echoed back
+   by that daemon with the same tag (diagnostics). */
+COLLS_EXTERN int colls_send(colls_t *c, colls_tid_t dst, int tag,
+                            const void *buf, size_t len);
+/* As colls_send, with the route chosen for this message only. */
+COLLS_EXTERN int colls_send_route(colls_t *c, colls_tid_t dst, int tag,
+                                  const void *buf, size_t len, int route);
+/* Blocks until a message matching src/tag (COLLS_ANY wildcards) arrives.
+   A message longer than cap is consumed, cap bytes are stored, and
+   COLLS_ETRUNC is returned with st->length the full length. */
+COLLS_EXTERN int colls_recv(colls_t *c, colls_tid_t src, int tag, void *buf,
+                            size_t cap, colls_status_t *st);
+/* Non-blocking receive: COLLS_EAGAIN when nothing matches yet. */
+COLLS_EXTERN int colls_nrecv(colls_t *c, colls_tid_t src, int tag, void *buf,
+                             size_t cap, colls_status_t *st);
+/* Returns 1 and fills st if a matching message is queued, 0 if not.
+   With block != 0 waits for one (subject to the timeout). */
+COLLS_EXTERN int colls_probe(colls_t *c, colls_tid_t src, int tag, int block,
+                             colls_status_t *st);
+
+/* Non-blocking send and receive, completed by colls_wait/colls_test. */
+COLLS_EXTERN int colls_isend(colls_t *c, colls_tid_t dst, int tag,
+                             const void *buf, size_t len, colls_req_t **req);
+COLLS_EXTERN int colls_irecv(colls_t *c, colls_tid_t src, int tag, void *buf,
+                             size_t cap, colls_req_t **req);
+/* Waits for req, fills st (may be NULL), frees req, returns its result. */
+COLLS_EXTERN int colls_wait(colls_req_t *req, colls_status_t *st);
+/* Sets *done; when done, as colls_wait. */
+COLLS_EXTERN int colls_test(colls_req_t *req, int *done, colls_status_t *st);
+
+/* ---- packed messages -------------------------------------------------- */
+
+/* NULL on bad encoding or out of memory. */
+COLLS_EXTERN colls_msg_t *colls_msg_new(int encoding);
+COLLS_EXTERN int colls_pack(colls_msg_t *m, int dtype, const void *data,
+                            size_t count);
+/* Unpacks count items of dtype, in the order they were packed. */
+COLLS_EXTERN int colls_unpack(colls_msg_t *m, int dtype, void *data,
+                              size_t count);
+COLLS_EXTERN int colls_msg_set_route(colls_msg_t *m, int route);
+COLLS_EXTERN int colls_msg_send(colls_t *c, colls_tid_t dst, int tag,
+                                colls_msg_t *m);
+COLLS_EXTERN int colls_msg_recv(colls_t *c, colls_tid_t src, int tag,
+                                colls_msg_t **out);
+/* Source, tag and packed length of a received message. */
+COLLS_EXTERN int colls_msg_info(const colls_msg_t *m, colls_status_t *st);
+COLLS_EXTERN void colls_msg_free(colls_msg_t *m);
+
+/* ---- notifications ---------------------------------------------------- */
+
+/*
+ * Asks the daemon to send this task a message with the given tag when
+ * something happens: what = COLLS_NOTIFY_TASK_EXIT with who = a tid, or
+ * COLLS_NOTIFY_HOST_DOWN with who = a host id (COLLS_ANY: any host).  The
+ * message comes from the local daemon's tid and holds two big-endian u32:
+ * what, who.
+ */
+COLLS_EXTERN int colls_notify(colls_t *c, int what, int who, int tag);
+
+/* ---- the machine (collsctl) ------------------------------------------- */
+
+enum { COLLS_HOST_UP = 0, COLLS_HOST_DOWN = 1, COLLS_HOST_JOINING = 2 };
+
+typedef struct {
+    int hid;
+    int state;               /* COLLS_HOST_* */
+    uint32_t incarnation;
+    char name[64];           /* host name reported by that daemon */
+    char addr[64];           /* address:port of its UDP transport */
+    int ntasks;
+    double rtt_us;           /* smoothed RTT from this daemon, 0 for self */
+} colls_hostinfo_t;
+
+typedef struct {
+    colls_tid_t tid;
+    int pid;
+    int uid;
+    char name[64];           /* program name */
+} colls_taskinfo_t;
+
+/* Arrays are allocated by the library; release them with colls_free(). */
+COLLS_EXTERN int colls_hosts(colls_t *c, colls_hostinfo_t **out, int *n);
+/* Tasks of host hid (0: the local host; COLLS_ANY: all hosts). */
+COLLS_EXTERN int colls_tasks(colls_t *c, int hid, colls_taskinfo_t **out,
+                             int *n);
+/* The daemon's statistics as a JSON document (NUL-terminated). */
+COLLS_EXTERN int colls_stats_json(colls_t *c, char **out);
+/* Daemon-to-daemon echo of len bytes from the local daemon to host hid;
+   *rtt_us is the measured round trip. */
+COLLS_EXTERN int colls_ping(colls_t *c, int hid, size_t len, double *rtt_us);
+COLLS_EXTERN int colls_add_host(colls_t *c, const char *hostport);
+COLLS_EXTERN int colls_delete_host(colls_t *c, int hid);
+COLLS_EXTERN int colls_halt(colls_t *c);
+COLLS_EXTERN void colls_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COLLS_H */

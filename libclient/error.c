@@ -1,0 +1,2 @@
+/* libclient/error.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,1 @@
+/* libclient/internal.h -- being written */

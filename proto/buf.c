@@ -1,0 +1,2 @@
+/* proto/buf.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,82 @@
+/*
+ * dgram.h -- the fixed header of collsd's UDP datagrams.
+ *
+ * Network byte order, version first; bump DGRAM_VERSION on any change.
+ *
+ *   off size field
+ *    0  1   version      DGRAM_VERSION
+ *    1  1   type         DGRAM_DATA, DGRAM_ACK, DGRAM_PROBE, DGRAM_RESET
+ *    2  2   flags        DGRAM_F_*
+ *    4  2   src_hid      sender's host id (1..4095; 0 while joining)
+ *    6  2   dst_hid      receiver's host id as the sender knows it
+ *    8  4   src_inc      sender's daemon incarnation
+ *   12  4   dst_inc      receiver's incarnation as known to the sender
+ *                        (0: unknown); stale ones are dropped
+ *   16  4   seq          datagram sequence number (DATA); 0 for pure ACK
+ *   20  4   ack          cumulative ack: every seq < ack was received
+ *   24  8   sack         bit i set: seq ack+1+i was received
+ *   32  4   msg_id       message this fragment belongs to
+ *   36  4   msg_len      total length of that message
+ *   40  2   frag_idx     index of this fragment
+ *   42  2   frag_cnt     number of fragments of the message (>= 1)
+ *   44  2   len          bytes of fragment data after the header
+ *   46  2   tsval        sender's timestamp, units of 16 us, for RTT
+ *   48                   fragment data
+ */
+#ifndef COLLS_PROTO_DGRAM_H
+#define COLLS_PROTO_DGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DGRAM_VERSION 1
+#define DGRAM_HDR_LEN 48
+#define DGRAM_MAX_HID 4095
+#define DGRAM_MAX_LEN 65507       /* largest UDP payload over IPv4 */
+
+enum {
+    DGRAM_DATA = 1,   /* carries a fragment; may piggyback ack/sack */
+    DGRAM_ACK = 2,    /* acknowledgement only */
+    DGRAM_PROBE = 3,  /* keepalive / heartbeat, no data, acked */
+    DGRAM_RESET = 4,  /* "I do not know your incarnation": restart */
+    DGRAM_TYPE_MAX
+};
+
+enum {
+    DGRAM_F_RETRANS = 1u << 0,  /* this DATA is a retransmission */
+    DGRAM_F_ACKNOW = 1u << 1,   /* please acknowledge immediately */
+    DGRAM_F_ALL = DGRAM_F_RETRANS | DGRAM_F_ACKNOW
+};
+
+struct dgram_hdr {
+    uint8_t version;
+    uint8_t type;
+    uint16_t flags;
+    uint16_t src_hid;
+    uint16_t dst_hid;
+    uint32_t src_inc;
+    uint32_t dst_inc;
+    uint32_t seq;
+    uint32_t ack;
+    uint64_t sack;
+    uint32_t msg_id;
+    uint32_t msg_len;
+    uint16_t frag_idx;
+    uint16_t frag_cnt;
+    uint16_t len;
+    uint16_t tsval;
+};
+
+/* Writes h into buf (DGRAM_HDR_LEN bytes). */
+void dgram_put(uint8_t *buf, const struct dgram_hdr *h);
+
+/*
+ * Reads and validates a header from a datagram of len bytes.  Returns 0, or
+ * COLLS_EPROTO if the datagram is shorter than the header, the version or
+ * type is unknown, unknown flags are set, a hid is over DGRAM_MAX_HID,
+ * len does not match the bytes that follow, or (for DATA) frag_cnt is 0,
+ * frag_idx >= frag_cnt, or the fragment does not fit msg_len.
+ */
+int dgram_get(const uint8_t *buf, size_t len, struct dgram_hdr *h);
+
+#endif

@@ -1,0 +1,2 @@
+/* proto/dtype.c -- being written */
+typedef int colls_placeholder_unit_;

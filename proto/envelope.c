@@ -1,0 +1,2 @@
+/* proto/envelope.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,55 @@
+/*
+ * envelope.h -- envelopes (proto/colls.proto) framed for streams.
+ *
+ * Bump COLLS_PROTO_VERSION on any incompatible change of colls.proto, the
+ * frame layout or the datagram header.
+ */
+#ifndef COLLS_PROTO_ENVELOPE_H
+#define COLLS_PROTO_ENVELOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/buf.h"
+#include "proto/colls.pb-c.h"
+#include "proto/frame.h"
+
+#define COLLS_PROTO_VERSION 1
+
+/* Envelope flags (Envelope.flags). */
+enum {
+    ENV_F_FPC = 1u << 0,      /* payload is FPC-compressed */
+    ENV_F_NOTIFY = 1u << 1,   /* DATA is a notification from a daemon */
+    ENV_F_ECHO = 1u << 2,     /* DATA is a daemon's echo of a task message */
+};
+
+/* Initialises e with the version set and everything else zero. */
+void envelope_init(Envelope *e);
+
+/*
+ * Unpacks an envelope of len bytes (len <= lim->max_env is checked by the
+ * caller via frame_peek).  Returns 0 and *out (free with envelope_free);
+ * COLLS_EPROTO if protobuf decoding fails or a field is out of range
+ * (dtype, encoding, byte order); COLLS_EVERSION if the version differs.
+ */
+int envelope_unpack(const uint8_t *buf, size_t len, Envelope **out);
+void envelope_free(Envelope *e);
+
+/*
+ * Appends a whole frame (header, envelope, payload) to b.  plen may be 0.
+ * Returns 0, COLLS_EMSGSIZE or COLLS_ENOMEM.
+ */
+int envelope_frame(struct buf *b, const Envelope *e, const void *payload,
+                   size_t plen);
+
+/*
+ * As envelope_frame but writes only header + envelope, for a payload the
+ * caller sends from its own memory (writev).  The frame length accounts
+ * for plen bytes that follow.
+ */
+int envelope_frame_head(struct buf *b, const Envelope *e, size_t plen);
+
+/* Packs just the envelope (no frame header) into b: datagram messages. */
+int envelope_pack_to(struct buf *b, const Envelope *e);
+
+#endif

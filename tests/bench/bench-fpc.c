@@ -1,0 +1,2 @@
+/* tests/bench/bench-fpc.c -- being written */
+int main(void) { return 0; }

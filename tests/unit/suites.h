@@ -1,0 +1,17 @@
+/* suites.h -- every unit-test suite; runner.c runs them all. */
+#ifndef COLLS_TESTS_SUITES_H
+#define COLLS_TESTS_SUITES_H
+
+#include <check.h>
+
+Suite *suite_buf(void);
+Suite *suite_frame(void);
+Suite *suite_dgram(void);
+Suite *suite_envelope(void);
+Suite *suite_dtype(void);
+Suite *suite_reduce(void);
+Suite *suite_fpc(void);
+Suite *suite_rel(void);
+Suite *suite_config(void);
+
+#endif

@@ -1,0 +1,2 @@
+/* tools/cmd_compress.c -- being written */
+typedef int colls_placeholder_unit_;

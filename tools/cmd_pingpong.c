@@ -1,0 +1,2 @@
+/* tools/cmd_pingpong.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,2 @@
+/* tools/cmd_stats.c -- being written */
+typedef int colls_placeholder_unit_;

@@ -1,0 +1,2 @@
+/* tools/collsctl.c -- being written */
+int main(void) { return 0; }

@@ -1,0 +1,1 @@
+/* tools/collsctl.h -- being written */
