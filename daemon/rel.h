@@ -1,1 +1,117 @@
-/* daemon/rel.h -- being written */
+/*
+ * rel.h -- the reliable datagram transport between daemons.
+ *
+ * One struct rel serves every peer host over one UDP socket.  For each peer
+ * it gives a reliable, ordered stream of messages of up to rel_config
+ * .max_message bytes: fragmentation and reassembly, a send window,
+ * cumulative + selective acknowledgement, retransmission timeouts as in
+ * RFC 6298 (Karn's rule, exponential backoff), fast retransmit on gaps,
+ * duplicate suppression, in-order delivery and pacing.
+ *
+ * It is a state machine without I/O or clocks of its own: the daemon feeds
+ * it received datagrams (rel_input) and the time, calls rel_timer() when
+ * rel_next_timeout() says, and gives it a function that sends datagrams.
+ * That keeps it testable with a simulated network (tests/unit/test-rel.c)
+ * and fuzzable (tests/fuzz/fuzz-rel.c).
+ *
+ * Incarnations: every daemon start has a new incarnation number.  Datagrams
+ * whose src_inc is older than the peer's known one, or whose dst_inc is not
+ * ours, are dropped and counted; a newer src_inc resets the peer's streams
+ * (messages in flight to the old incarnation are failed back through
+ * ops->lost).
+ */
+#ifndef COLLS_DAEMON_REL_H
+#define COLLS_DAEMON_REL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+struct rel;
+
+struct rel_config {
+    size_t mtu;              /* bytes of UDP payload per datagram (1472) */
+    size_t max_message;      /* largest message accepted (256 MiB) */
+    unsigned window;         /* datagrams in flight per peer (1024) */
+    uint64_t rto_min_us;     /* 200 ms in RFC 6298; lower on a LAN (5 ms) */
+    uint64_t rto_max_us;     /* 60 s cap; backoff doubles up to it */
+    uint64_t rto_init_us;    /* before the first RTT sample (200 ms) */
+    uint64_t ack_delay_us;   /* delayed ack (200 us) */
+    uint64_t rate_bps;       /* pacing limit per peer, bytes/s; 0 = none */
+    double drop, dup, reorder; /* fault injection on output, 0..1 */
+    uint64_t seed;           /* fault injection random seed */
+};
+
+struct rel_ops {
+    /* Send one datagram (header + data as iov) to addr.  Returns 0, or
+       -1 when the socket would block (the transport retries later). */
+    int (*send)(void *ctx, const struct sockaddr *addr, socklen_t alen,
+                const struct iovec *iov, int iovcnt);
+    /* A whole message from hid, in order.  msg is owned by the callee
+       (free() it). */
+    void (*deliver)(void *ctx, int hid, uint8_t *msg, size_t len);
+    /* A peer restarted (new incarnation) or was removed: queued messages
+       to it were dropped.  May be NULL. */
+    void (*reset)(void *ctx, int hid, uint32_t new_inc);
+};
+
+struct rel_peer_stats {
+    uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
+    uint64_t dgrams_sent, dgrams_recv, retransmits, fast_retransmits;
+    uint64_t timeouts, dups_recv, acks_sent, acks_recv;
+    uint64_t srtt_us, rttvar_us, rto_us;
+    uint64_t queued_bytes;   /* accepted by rel_send, not yet acked */
+    uint32_t inflight;       /* datagrams sent, not yet acked */
+};
+
+struct rel_stats {
+    uint64_t dgrams_in, dgrams_out, bad_dgrams, unknown_src, stale_inc;
+    uint64_t injected_drops, injected_dups, injected_reorders;
+};
+
+void rel_config_default(struct rel_config *cfg);
+
+struct rel *rel_new(const struct rel_config *cfg, const struct rel_ops *ops,
+                    void *ctx, int my_hid, uint32_t my_inc);
+void rel_free(struct rel *r);
+/* Changes our own hid (a joining daemon learns it late). */
+void rel_set_hid(struct rel *r, int my_hid);
+
+/* Adds or updates a peer.  inc 0: not known yet.  0 or COLLS_EINVAL. */
+int rel_peer_set(struct rel *r, int hid, const struct sockaddr *addr,
+                 socklen_t alen, uint32_t inc);
+void rel_peer_remove(struct rel *r, int hid);
+
+/*
+ * Queues a message (iovcnt pieces, copied) to hid.  Returns 0;
+ * COLLS_ENOENT for an unknown peer; COLLS_EMSGSIZE over max_message;
+ * COLLS_ENOMEM.
+ */
+int rel_sendv(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
+              uint64_t now_us);
+
+/* Bytes queued to hid and not yet acknowledged (for backpressure). */
+uint64_t rel_queued(const struct rel *r, int hid);
+
+/*
+ * Processes one received datagram from addr.  Unknown sources, bad
+ * headers and stale incarnations are dropped and counted.  May call
+ * ops->deliver and ops->send.
+ */
+void rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
+               const uint8_t *dgram, size_t len, uint64_t now_us);
+
+/* Runs retransmissions, delayed acks and paced sends due by now_us. */
+void rel_timer(struct rel *r, uint64_t now_us);
+/* Absolute time of the next thing rel_timer has to do; UINT64_MAX: none. */
+uint64_t rel_next_timeout(const struct rel *r);
+/* Retries sends that got -1 from ops->send (the socket is writable). */
+void rel_writable(struct rel *r, uint64_t now_us);
+
+/* Last time (us) a datagram from hid arrived; 0 never. */
+uint64_t rel_last_heard(const struct rel *r, int hid);
+int rel_peer_stats(const struct rel *r, int hid, struct rel_peer_stats *st);
+void rel_stats(const struct rel *r, struct rel_stats *st);
+
+#endif
