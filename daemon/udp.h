@@ -1,1 +1,49 @@
-/* daemon/udp.h -- being written */
+/*
+ * udp.h -- the daemon's one UDP socket, with batched system calls.
+ *
+ * Sends are collected into a batch and flushed with sendmmsg() (one call
+ * for many datagrams; UDP GSO where the kernel has it); receives use
+ * recvmmsg().  No event loop here: the daemon watches udp_fd() and calls
+ * udp_recv_batch() when readable and udp_flush() after each loop turn.
+ */
+#ifndef COLLS_DAEMON_UDP_H
+#define COLLS_DAEMON_UDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+struct udp;
+
+typedef void (*udp_recv_fn)(void *arg, const struct sockaddr *from,
+                            socklen_t alen, const uint8_t *data, size_t len);
+
+/*
+ * Opens and binds a UDP socket to "ADDR:PORT" (IPv4; port 0 picks one).
+ * Sets large socket buffers.  Returns 0 and *out, or a COLLS_E* code.
+ */
+int udp_open(const char *addr_port, struct udp **out);
+void udp_close(struct udp *u);
+int udp_fd(const struct udp *u);
+/* The bound address, "a.b.c.d:port". */
+const char *udp_local_name(const struct udp *u);
+
+/*
+ * Queues one datagram (iov pieces, copied into the batch).  Flushes first
+ * when the batch is full.  Returns 0, or -1 when the kernel would block
+ * (nothing queued; caller retries when writable).  Has rel_ops.send's
+ * signature so it can be passed straight to rel_new (ctx = the udp).
+ */
+int udp_send(void *u, const struct sockaddr *addr, socklen_t alen,
+             const struct iovec *iov, int iovcnt);
+/* Sends everything batched.  0, or -1 if some remain (would block). */
+int udp_flush(struct udp *u);
+/* 1 if datagrams are waiting in the batch. */
+int udp_pending(const struct udp *u);
+
+/* Reads up to a batch of datagrams, calling fn for each.  Returns the
+   number read (0 when none was waiting). */
+int udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg);
+
+#endif

@@ -1,1 +1,21 @@
-/* tools/collsctl.h -- being written */
+/*
+ * collsctl.h -- subcommands of collsctl.  Each lives in tools/cmd_*.c and
+ * exports one entry; collsctl.c holds the table and dispatches.
+ */
+#ifndef COLLS_TOOLS_COLLSCTL_H
+#define COLLS_TOOLS_COLLSCTL_H
+
+struct collsctl_cmd {
+    const char *name;
+    const char *usage;   /* arguments, e.g. "[--json] [--watch]" */
+    const char *help;    /* one line */
+    int needs_daemon;    /* 0: runs without attaching (compress) */
+    /* argv[0] is the subcommand name; returns the process exit status. */
+    int (*exec)(int argc, char **argv);
+};
+
+extern const struct collsctl_cmd cmd_status, cmd_hosts, cmd_ps, cmd_stats,
+    cmd_ping, cmd_pingpong, cmd_echo, cmd_add, cmd_delete, cmd_halt,
+    cmd_compress;
+
+#endif
