@@ -1,0 +1,57 @@
+#!/bin/bash
+# setup.sh -- installs what a fresh Debian 12 machine lacks and builds
+# collsd in ./build.  Idempotent: packages already there are not touched,
+# an existing build is reused.  Sourced by quickstart.sh and test.sh.
+#
+#   COLLS_BUILD_DIR   build directory (default: build)
+#   COLLS_CONFIGURE   extra configure flags
+set -euo pipefail
+
+COLLS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+COLLS_BUILD_DIR=${COLLS_BUILD_DIR:-$COLLS_TOP/build}
+
+# Debian packages: build tools, the four libraries, protoc-c, clang for the
+# fuzz targets, and the tools the emulated-host tests use.
+COLLS_PACKAGES="autoconf automake libtool pkg-config make gcc \
+libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check \
+clang libclang-rt-14-dev iproute2 nftables procps util-linux"
+
+colls_install_packages() {
+    local missing=() p
+    for p in $COLLS_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+            grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing ${missing[*]}"
+    local sudo=
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# colls_build DIR [configure flags...]
+colls_build() {
+    local dir=$1
+    shift
+    if [ ! -x "$COLLS_TOP/configure" ] ||
+        [ "$COLLS_TOP/configure.ac" -nt "$COLLS_TOP/configure" ]; then
+        (cd "$COLLS_TOP" && autoreconf -fi >/dev/null 2>&1) ||
+            { echo "setup: autoreconf failed"; return 1; }
+    fi
+    mkdir -p "$dir"
+    local want="$*"
+    if [ ! -f "$dir/Makefile" ] || [ "$(cat "$dir/.colls-flags" 2>/dev/null)" != "$want" ]; then
+        (cd "$dir" && "$COLLS_TOP/configure" -q "$@") || return 1
+        echo "$want" >"$dir/.colls-flags"
+    fi
+    make -C "$dir" -s -j"$(nproc)" all || return 1
+    make -C "$dir" -s -j"$(nproc)" check TESTS= || return 1
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    colls_install_packages
+    colls_build "$COLLS_BUILD_DIR" ${COLLS_CONFIGURE:-}
+    echo "setup: built in $COLLS_BUILD_DIR"
+fi
