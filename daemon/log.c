@@ -6,7 +6,7 @@
  * its forked children never interleave mid-line.  Standalone on purpose:
  * the fuzz targets link this file without the rest of the daemon.
  */
-#include "config.h"
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
 #include <errno.h>
 #include <fcntl.h>
