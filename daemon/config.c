@@ -1,2 +1,638 @@
-/* daemon/config.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * config.c -- collsd's option table and its three sources.
+ *
+ * The table below is the only place an option is defined: its name, type,
+ * where it lives in struct config, default, range and help.  Parsing from
+ * the command line, the environment and a config file, range checks and
+ * --help all walk it.  Precedence: command line > environment > file >
+ * default; each source overwrites what the previous ones set.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "daemon/config.h"
+#include "daemon/log.h"
+
+enum config_type {
+    CFG_STR,    /* free text */
+    CFG_ADDR,   /* "a.b.c.d:port" ("" allowed when the default is "") */
+    CFG_INT,    /* integer */
+    CFG_SIZE,   /* integer with optional k/m/g suffix (powers of 1024) */
+    CFG_DOUBLE, /* real number */
+    CFG_BOOL,   /* yes/no/true/false/on/off/1/0 */
+    CFG_LEVEL,  /* log level name */
+};
+
+struct config_opt {
+    const char *name;       /* "dead-after"; env COLLS_DEAD_AFTER */
+    enum config_type type;
+    size_t off;             /* offset in struct config */
+    const char *def;        /* default as text; NULL: computed */
+    double min, max;        /* range of numbers */
+    const char *arg;        /* argument name in --help */
+    const char *help;
+    unsigned flags;
+};
+
+enum {
+    CFG_F_NOENV = 1u << 0,  /* not settable from env/file (help, config) */
+};
+
+#define OPT(n, t, f, d, lo, hi, a, h, fl)                                      \
+    {                                                                          \
+        n, t, offsetof(struct config, f), d, lo, hi, a, h, fl                  \
+    }
+#define MiB (1024.0 * 1024.0)
+#define GiB (1024.0 * MiB)
+
+static const struct config_opt config_table[] = {
+    OPT("listen", CFG_ADDR, listen, "127.0.0.1:7490", 0, 0, "ADDR:PORT",
+        "UDP address of this daemon (port 0: any); with a hostfile it "
+        "selects this host's line", 0),
+    OPT("socket", CFG_STR, socket, NULL, 0, 0, "PATH",
+        "Unix socket for tasks, created in a 0700 directory", 0),
+    OPT("pidfile", CFG_STR, pidfile, "", 0, 0, "PATH",
+        "pid file (default: collsd.pid next to the socket)", 0),
+    OPT("hostfile", CFG_STR, hostfile, "", 0, 0, "FILE",
+        "hosts of the machine, one 'addr[:port] [name=N]' per line; "
+        "hid = line number among host lines (SIGHUP re-reads it)", 0),
+    OPT("join", CFG_ADDR, join, "", 0, 0, "HOST:PORT",
+        "join the machine of the running daemon at HOST:PORT", 0),
+    OPT("name", CFG_STR, name, "", 0, 0, "NAME",
+        "host name reported to the machine (default: hostname)", 0),
+    OPT("mtu", CFG_SIZE, mtu, "1472", 576, 65507, "BYTES",
+        "UDP payload bytes per datagram", 0),
+    OPT("heartbeat", CFG_INT, heartbeat_ms, "500", 10, 600000, "MS",
+        "interval of heartbeats to every peer", 0),
+    OPT("dead-after", CFG_INT, dead_after_ms, "3000", 50, 3600000, "MS",
+        "a peer silent this long is declared down", 0),
+    OPT("join-timeout", CFG_INT, join_timeout_ms, "5000", 100, 600000, "MS",
+        "give up joining after this long", 0),
+    OPT("request-timeout", CFG_INT, request_timeout_ms, "2000", 10, 600000,
+        "MS", "timeout of requests to other daemons (ps, ping, route)", 0),
+    OPT("log-level", CFG_LEVEL, log_level, "info", 0, 0, "LEVEL",
+        "error, warn, info, debug or trace", 0),
+    OPT("log-file", CFG_STR, log_file, "", 0, 0, "FILE",
+        "log to FILE instead of stderr", 0),
+    OPT("foreground", CFG_BOOL, foreground, "no", 0, 0, NULL,
+        "stay in the foreground (default: daemonize)", 0),
+    OPT("allow-uid", CFG_INT, allow_uid, "-1", -1, 4294967294.0, "UID",
+        "also accept tasks of this uid (-1: only the daemon's own uid)", 0),
+    OPT("max-tasks", CFG_INT, max_tasks, "1024", 1, 1048575, "N",
+        "largest number of attached tasks", 0),
+    OPT("task-queue-limit", CFG_SIZE, task_queue_limit, "64M", 64 * 1024,
+        64 * GiB, "BYTES",
+        "stop reading a task while its output queued towards one "
+        "destination exceeds this", 0),
+    OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
+        "largest message payload accepted", 0),
+    OPT("window", CFG_INT, window, "1024", 4, 32768, "N",
+        "datagrams in flight per peer", 0),
+    OPT("rto-min", CFG_INT, rto_min_us, "5000", 100, 10000000, "US",
+        "minimum retransmission timeout in microseconds", 0),
+    OPT("rate", CFG_SIZE, rate, "0", 0, 100 * GiB, "BYTES/S",
+        "pacing limit per peer in bytes/s (0: none)", 0),
+    OPT("http", CFG_ADDR, http, "", 0, 0, "ADDR:PORT",
+        "serve Prometheus metrics over HTTP at /metrics", 0),
+    OPT("fault-drop", CFG_DOUBLE, fault_drop, "0", 0, 1, "FRACTION",
+        "testing: drop this fraction of outgoing datagrams", 0),
+    OPT("fault-dup", CFG_DOUBLE, fault_dup, "0", 0, 1, "FRACTION",
+        "testing: duplicate this fraction of outgoing datagrams", 0),
+    OPT("fault-reorder", CFG_DOUBLE, fault_reorder, "0", 0, 1, "FRACTION",
+        "testing: reorder this fraction of outgoing datagrams", 0),
+    OPT("fault-seed", CFG_INT, fault_seed, "1", 0, 4294967295.0, "N",
+        "testing: random seed of the fault injection", 0),
+    OPT("config", CFG_STR, config_file, "", 0, 0, "FILE",
+        "read options from FILE ('name value' per line; env COLLS_CONFIG)",
+        CFG_F_NOENV),
+    OPT("help", CFG_BOOL, help, "no", 0, 0, NULL, "show this help and exit",
+        CFG_F_NOENV),
+    OPT("version", CFG_BOOL, version, "no", 0, 0, NULL,
+        "show the version and exit", CFG_F_NOENV),
+};
+
+#define CONFIG_NOPTS (sizeof(config_table) / sizeof(config_table[0]))
+
+/* Formats an error message into err (may be NULL) and returns code. */
+static int __attribute__((format(printf, 4, 5)))
+config_err(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err != NULL && errlen > 0) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* Finds an option by name; '_' matches '-'.  NULL if unknown. */
+static const struct config_opt *
+config_find(const char *name, size_t len)
+{
+    size_t i, j;
+
+    for (i = 0; i < CONFIG_NOPTS; i++) {
+        const char *n = config_table[i].name;
+
+        if (strlen(n) != len)
+            continue;
+        for (j = 0; j < len; j++) {
+            char c = name[j] == '_' ? '-' : (char)tolower((unsigned char)name[j]);
+            if (c != n[j])
+                break;
+        }
+        if (j == len)
+            return &config_table[i];
+    }
+    return NULL;
+}
+
+/* Parses "a.b.c.d:port"; 0 or -1. */
+static int
+config_check_addr(const char *s)
+{
+    const char *colon = strrchr(s, ':');
+    char host[64];
+    struct in_addr a;
+    char *end;
+    long port;
+
+    if (colon == NULL || (size_t)(colon - s) >= sizeof(host) || colon == s)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    errno = 0;
+    port = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || errno != 0 || port < 0 ||
+        port > 65535)
+        return -1;
+    if (inet_pton(AF_INET, host, &a) != 1) {
+        size_t i;
+
+        /* A host name: letters, digits, dots and dashes. */
+        for (i = 0; host[i] != '\0'; i++)
+            if (!isalnum((unsigned char)host[i]) && host[i] != '.' &&
+                host[i] != '-')
+                return -1;
+    }
+    return 0;
+}
+
+/* Parses a number with an optional k/m/g suffix into *out. */
+static int
+config_parse_number(const char *s, int with_suffix, double *out)
+{
+    char *end;
+    double v;
+
+    if (*s == '\0' || isspace((unsigned char)*s))
+        return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || end == s || !isfinite(v))
+        return -1;
+    if (with_suffix && *end != '\0') {
+        switch (tolower((unsigned char)*end)) {
+        case 'k': v *= 1024.0; break;
+        case 'm': v *= MiB; break;
+        case 'g': v *= GiB; break;
+        default: return -1;
+        }
+        end++;
+        if (tolower((unsigned char)*end) == 'i')
+            end++;
+        if (tolower((unsigned char)*end) == 'b')
+            end++;
+    }
+    if (*end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parses a boolean word; 0/1 or -1. */
+static int
+config_parse_bool(const char *s)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+    size_t i;
+
+    for (i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* Stores value into the option o of cfg after validating it. */
+static int
+config_apply(struct config *cfg, const struct config_opt *o,
+             const char *value, char *err, size_t errlen)
+{
+    void *field = (char *)cfg + o->off;
+    double v;
+    int b;
+
+    switch (o->type) {
+    case CFG_ADDR:
+        if (*value != '\0' && config_check_addr(value) != 0)
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "--%s: '%s' is not ADDR:PORT", o->name, value);
+        /* fall through */
+    case CFG_STR: {
+        char *copy;
+
+        if (strlen(value) >= PATH_MAX)
+            return config_err(err, errlen, COLLS_EINVAL, "--%s: too long",
+                              o->name);
+        copy = strdup(value);
+        if (copy == NULL)
+            return config_err(err, errlen, COLLS_ENOMEM, "out of memory");
+        free(*(char **)field);
+        *(char **)field = copy;
+        return 0;
+    }
+    case CFG_INT:
+    case CFG_SIZE:
+    case CFG_DOUBLE:
+        if (config_parse_number(value, o->type == CFG_SIZE, &v) != 0 ||
+            (o->type != CFG_DOUBLE && v != floor(v)))
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "--%s: '%s' is not a%s number", o->name, value,
+                              o->type == CFG_DOUBLE ? "" : "n integer");
+        if (v < o->min || v > o->max)
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "--%s: %s is out of range [%.17g, %.17g]",
+                              o->name, value, o->min, o->max);
+        if (o->type == CFG_DOUBLE)
+            *(double *)field = v;
+        else
+            *(int64_t *)field = (int64_t)v;
+        return 0;
+    case CFG_BOOL:
+        b = config_parse_bool(value);
+        if (b < 0)
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "--%s: '%s' is not yes or no", o->name, value);
+        *(int *)field = b;
+        return 0;
+    case CFG_LEVEL:
+        b = log_level_parse(value);
+        if (b < 0)
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "--%s: '%s' is not error, warn, info, debug "
+                              "or trace", o->name, value);
+        *(int *)field = b;
+        return 0;
+    }
+    return COLLS_EINVAL;
+}
+
+void
+config_default_socket(char *out, size_t len)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+    if (xdg != NULL && xdg[0] == '/')
+        snprintf(out, len, "%s/collsd/collsd.sock", xdg);
+    else
+        snprintf(out, len, "/tmp/collsd-%lu/collsd.sock",
+                 (unsigned long)getuid());
+}
+
+void
+config_defaults(struct config *cfg)
+{
+    char sock[PATH_MAX];
+    size_t i;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (i = 0; i < CONFIG_NOPTS; i++) {
+        const struct config_opt *o = &config_table[i];
+        const char *def = o->def;
+
+        if (def == NULL) {
+            config_default_socket(sock, sizeof(sock));
+            def = sock;
+        }
+        /* The table's defaults are valid: checked by the unit test. */
+        if (config_apply(cfg, o, def, NULL, 0) != 0)
+            abort();
+    }
+}
+
+void
+config_free(struct config *cfg)
+{
+    size_t i;
+
+    for (i = 0; i < CONFIG_NOPTS; i++) {
+        const struct config_opt *o = &config_table[i];
+
+        if (o->type == CFG_STR || o->type == CFG_ADDR) {
+            char **p = (char **)((char *)cfg + o->off);
+            free(*p);
+            *p = NULL;
+        }
+    }
+}
+
+int
+config_set(struct config *cfg, const char *name, const char *value,
+           char *err, size_t errlen)
+{
+    const struct config_opt *o = config_find(name, strlen(name));
+
+    if (o == NULL)
+        return config_err(err, errlen, COLLS_ENOENT, "unknown option '%s'",
+                          name);
+    return config_apply(cfg, o, value, err, errlen);
+}
+
+/* Strips leading and trailing blanks in place; returns the start. */
+static char *
+config_trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* Reads "name value" lines from path. */
+static int
+config_load_file(struct config *cfg, const char *path, char *err,
+                 size_t errlen)
+{
+    char line[PATH_MAX + 128];
+    char msg[CONFIG_ERR_LEN];
+    FILE *f = fopen(path, "r");
+    int lineno = 0, rc = 0;
+
+    if (f == NULL)
+        return config_err(err, errlen, -errno, "%s: %s", path,
+                          strerror(errno));
+    while (fgets(line, sizeof(line), f) != NULL) {
+        const struct config_opt *o;
+        char *s, *name, *value;
+        size_t nlen;
+
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            rc = config_err(err, errlen, COLLS_EINVAL, "%s:%d: line too long",
+                            path, lineno);
+            goto out;
+        }
+        s = config_trim(line);
+        if (*s == '\0' || *s == '#')
+            continue;
+        name = s;
+        while (*s != '\0' && !isspace((unsigned char)*s) && *s != '=')
+            s++;
+        nlen = (size_t)(s - name);
+        while (isspace((unsigned char)*s) || *s == '=')
+            s++;
+        value = s;
+        o = config_find(name, nlen);
+        if (o == NULL || (o->flags & CFG_F_NOENV)) {
+            rc = config_err(err, errlen, COLLS_ENOENT,
+                            "%s:%d: unknown option '%.*s'", path, lineno,
+                            (int)nlen, name);
+            goto out;
+        }
+        if (*value == '\0' && o->type == CFG_BOOL)
+            value = "yes";
+        rc = config_apply(cfg, o, value, msg, sizeof(msg));
+        if (rc != 0) {
+            config_err(err, errlen, rc, "%s:%d: %s", path, lineno, msg);
+            goto out;
+        }
+    }
+    if (ferror(f))
+        rc = config_err(err, errlen, COLLS_EIO, "%s: read error", path);
+out:
+    fclose(f);
+    return rc;
+}
+
+/* Builds "COLLS_DEAD_AFTER" from "dead-after". */
+static void
+config_env_name(const char *name, char *out, size_t len)
+{
+    size_t i, n = 0;
+    const char *prefix = "COLLS_";
+
+    for (i = 0; prefix[i] != '\0' && n + 1 < len; i++)
+        out[n++] = prefix[i];
+    for (i = 0; name[i] != '\0' && n + 1 < len; i++)
+        out[n++] = name[i] == '-' ? '_' : (char)toupper((unsigned char)name[i]);
+    out[n] = '\0';
+}
+
+/* Looks name up in envp; NULL if absent. */
+static const char *
+config_env_get(char **envp, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (; envp != NULL && *envp != NULL; envp++)
+        if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
+            return *envp + len + 1;
+    return NULL;
+}
+
+/* Applies COLLS_<NAME> variables. */
+static int
+config_load_env(struct config *cfg, char **envp, char *err, size_t errlen)
+{
+    char ename[64], msg[CONFIG_ERR_LEN];
+    size_t i;
+    int rc;
+
+    for (i = 0; i < CONFIG_NOPTS; i++) {
+        const struct config_opt *o = &config_table[i];
+        const char *v;
+
+        if (o->flags & CFG_F_NOENV)
+            continue;
+        config_env_name(o->name, ename, sizeof(ename));
+        v = config_env_get(envp, ename);
+        if (v == NULL)
+            continue;
+        rc = config_apply(cfg, o, v, msg, sizeof(msg));
+        if (rc != 0)
+            return config_err(err, errlen, rc, "%s: %s", ename, msg);
+    }
+    return 0;
+}
+
+/*
+ * Walks argv.  With only_config, just finds --config (and --help, so that
+ * a broken environment still lets --help work) and applies nothing else.
+ */
+static int
+config_load_args(struct config *cfg, int argc, char **argv, int only_config,
+                 char *err, size_t errlen)
+{
+    int i, rc;
+
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value = NULL, *eq;
+        const struct config_opt *o;
+        size_t nlen;
+
+        if (strcmp(arg, "-h") == 0)
+            arg = "--help";
+        else if (strcmp(arg, "-V") == 0)
+            arg = "--version";
+        else if (strcmp(arg, "-f") == 0)
+            arg = "--foreground";
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "unexpected argument '%s' (see --help)", arg);
+        arg += 2;
+        eq = strchr(arg, '=');
+        nlen = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+        o = config_find(arg, nlen);
+        if (o == NULL)
+            return config_err(err, errlen, COLLS_ENOENT,
+                              "unknown option '--%.*s' (see --help)",
+                              (int)nlen, arg);
+        if (eq != NULL)
+            value = eq + 1;
+        else if (o->type == CFG_BOOL)
+            value = "yes";
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            return config_err(err, errlen, COLLS_EINVAL,
+                              "option '--%s' needs a value", o->name);
+        if (only_config && o->off != offsetof(struct config, config_file) &&
+            o->off != offsetof(struct config, help))
+            continue;
+        rc = config_apply(cfg, o, value, err, errlen);
+        if (rc != 0 || (only_config && cfg->help))
+            return rc;
+    }
+    return 0;
+}
+
+/* Checks relations between options once every source is applied. */
+static int
+config_check(struct config *cfg, char *err, size_t errlen)
+{
+    if (cfg->dead_after_ms < 2 * cfg->heartbeat_ms)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--dead-after (%lld ms) must be at least twice "
+                          "--heartbeat (%lld ms)",
+                          (long long)cfg->dead_after_ms,
+                          (long long)cfg->heartbeat_ms);
+    if (cfg->hostfile[0] != '\0' && cfg->join[0] != '\0')
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--hostfile and --join exclude each other");
+    if (cfg->socket[0] == '\0')
+        return config_err(err, errlen, COLLS_EINVAL, "--socket is empty");
+    if (strlen(cfg->socket) >= 100)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--socket: path longer than a Unix socket allows");
+    return 0;
+}
+
+int
+config_parse(struct config *cfg, int argc, char **argv, char **envp,
+             char *err, size_t errlen)
+{
+    const char *cf;
+    int rc;
+
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    config_defaults(cfg);
+    rc = config_load_args(cfg, argc, argv, 1, err, errlen);
+    if (rc != 0 || cfg->help)
+        return rc;
+    cf = cfg->config_file[0] != '\0' ? cfg->config_file
+                                     : config_env_get(envp, "COLLS_CONFIG");
+    if (cf != NULL && cf[0] != '\0') {
+        char *path = strdup(cf);
+
+        if (path == NULL)
+            return COLLS_ENOMEM;
+        rc = config_load_file(cfg, path, err, errlen);
+        free(cfg->config_file);
+        cfg->config_file = path;
+        if (rc != 0)
+            return rc;
+    }
+    rc = config_load_env(cfg, envp, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = config_load_args(cfg, argc, argv, 0, err, errlen);
+    if (rc != 0 || cfg->help || cfg->version)
+        return rc;
+    return config_check(cfg, err, errlen);
+}
+
+void
+config_usage(FILE *out, const char *prog)
+{
+    char sock[PATH_MAX], ename[64], head[64];
+    size_t i;
+
+    fprintf(out,
+            "Usage: %s [OPTION]...\n"
+            "collsd, the per-host daemon of the colls virtual machine.\n"
+            "Without options it runs a one-host machine in the background;\n"
+            "tasks attach through the Unix socket, daemons talk over UDP.\n"
+            "\n"
+            "Every option may also be set in the environment as COLLS_<NAME>\n"
+            "(e.g. COLLS_LISTEN) or in a --config file as 'name value';\n"
+            "command line > environment > config file > default.\n"
+            "Sizes take k, m, g suffixes (powers of 1024).\n\nOptions:\n",
+            prog);
+    config_default_socket(sock, sizeof(sock));
+    for (i = 0; i < CONFIG_NOPTS; i++) {
+        const struct config_opt *o = &config_table[i];
+        const char *def = o->def != NULL ? o->def : sock;
+
+        snprintf(head, sizeof(head), "--%s%s%s", o->name, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        fprintf(out, "  %-28s %s\n", head, o->help);
+        if (o->flags & CFG_F_NOENV)
+            continue;
+        config_env_name(o->name, ename, sizeof(ename));
+        if (o->type == CFG_BOOL || def[0] == '\0')
+            fprintf(out, "  %-28s [env %s]\n", "", ename);
+        else if (o->type == CFG_INT || o->type == CFG_SIZE ||
+                 o->type == CFG_DOUBLE)
+            fprintf(out, "  %-28s [default %s, range %.12g..%.12g; env %s]\n",
+                    "", def, o->min, o->max, ename);
+        else
+            fprintf(out, "  %-28s [default %s; env %s]\n", "", def, ename);
+    }
+    fprintf(out,
+            "\nSignals: SIGHUP re-reads the hostfile and reopens the log;\n"
+            "SIGTERM/SIGINT close every task, remove socket and pid file, "
+            "exit 0.\n");
+}
