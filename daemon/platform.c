@@ -1,2 +1,168 @@
-/* daemon/platform.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * platform.c -- operating-system specifics (Linux first; configure says
+ * which pieces exist).  Nothing else in the daemon uses #ifdef.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "daemon/platform.h"
+
+uint64_t
+platform_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t
+platform_wall_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+#if HAVE_DECL_SO_PEERCRED
+int
+platform_peer_cred(int fd, uid_t *uid, pid_t *pid)
+{
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+        return -errno;
+    *uid = cr.uid;
+    *pid = cr.pid;
+    return 0;
+}
+#else
+int
+platform_peer_cred(int fd, uid_t *uid, pid_t *pid)
+{
+    uid_t u;
+    gid_t g;
+
+    if (getpeereid(fd, &u, &g) != 0)
+        return -errno;
+    *uid = u;
+    *pid = 0;
+    return 0;
+}
+#endif
+
+uint32_t
+platform_random_u32(void)
+{
+    uint32_t v = 0;
+
+    while (v == 0) {
+        if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+            v = (uint32_t)platform_wall_us() ^ (uint32_t)getpid() << 16;
+    }
+    return v;
+}
+
+int
+platform_secure_dir(const char *path, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    struct stat st;
+
+    if (slash == NULL)
+        return 0;   /* relative to the working directory: caller's choice */
+    if ((size_t)(slash - path) >= sizeof(dir)) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return COLLS_EINVAL;
+    }
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = '\0';
+    if (dir[0] == '\0')
+        return 0;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        int e = errno;
+
+        snprintf(err, errlen, "mkdir %s: %s", dir, strerror(e));
+        return -e;
+    }
+    if (lstat(dir, &st) != 0) {
+        int e = errno;
+
+        snprintf(err, errlen, "%s: %s", dir, strerror(e));
+        return -e;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a directory", dir);
+        return COLLS_EINVAL;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "%s belongs to uid %lu, not to us", dir,
+                 (unsigned long)st.st_uid);
+        return COLLS_EPERM;
+    }
+    if ((st.st_mode & 0077) != 0 && chmod(dir, 0700) != 0) {
+        int e = errno;
+
+        snprintf(err, errlen, "chmod 0700 %s: %s", dir, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+int
+platform_daemonize(int keep_stderr)
+{
+    pid_t pid;
+    int fd;
+
+    pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid > 0)
+        _exit(0);
+    if (setsid() < 0)
+        return -errno;
+    pid = fork();   /* never reacquire a terminal */
+    if (pid < 0)
+        return -errno;
+    if (pid > 0)
+        _exit(0);
+    fd = open("/dev/null", O_RDWR);
+    if (fd < 0)
+        return -errno;
+    dup2(fd, 0);
+    dup2(fd, 1);
+    if (!keep_stderr)
+        dup2(fd, 2);
+    if (fd > 2)
+        close(fd);
+    return 0;
+}
+
+void
+platform_hostname(char *out, size_t len)
+{
+    char *dot;
+
+    if (gethostname(out, len) != 0)
+        snprintf(out, len, "localhost");
+    out[len - 1] = '\0';
+    dot = strchr(out, '.');
+    if (dot != NULL)
+        *dot = '\0';
+}

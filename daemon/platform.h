@@ -1,1 +1,40 @@
-/* daemon/platform.h -- being written */
+/*
+ * platform.h -- the few operating-system specifics of the daemon, behind
+ * small functions: peer credentials, clocks, randomness, the socket
+ * directory and daemonizing.
+ */
+#ifndef COLLS_DAEMON_PLATFORM_H
+#define COLLS_DAEMON_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Monotonic clock in microseconds. */
+uint64_t platform_now_us(void);
+/* Wall clock in microseconds since the epoch. */
+uint64_t platform_wall_us(void);
+
+/* Uid and pid of the process at the other end of a Unix socket.  0 or a
+   negative COLLS_E* code (COLLS_ENOTSUP where the system cannot tell). */
+int platform_peer_cred(int fd, uid_t *uid, pid_t *pid);
+
+/* A random 32-bit number that is never 0 (incarnations). */
+uint32_t platform_random_u32(void);
+
+/*
+ * Creates the directory that holds path (the socket) with mode 0700 if
+ * missing, and checks that it belongs to us and is closed to others.
+ * 0 or a negative COLLS_E* code; err gets a message.
+ */
+int platform_secure_dir(const char *path, char *err, size_t errlen);
+
+/* Forks into the background, new session, stdin/stdout to /dev/null
+   (stderr too unless keep_stderr).  Returns 0 in the child; the parent
+   exits.  Negative COLLS_E* code on failure. */
+int platform_daemonize(int keep_stderr);
+
+/* The host name (short), into out. */
+void platform_hostname(char *out, size_t len);
+
+#endif

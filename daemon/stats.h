@@ -1,1 +1,57 @@
-/* daemon/stats.h -- being written */
+/*
+ * stats.h -- counters, log2 histograms and a small JSON writer.
+ *
+ * Histograms keep one bucket per power of two: bucket b counts values v
+ * with 2^(b-1) <= v < 2^b (bucket 0 counts v == 0), so 64 buckets hold any
+ * uint64.  The JSON writer appends to a struct buf, escapes strings, and
+ * inserts commas itself; nesting is tracked up to STATS_JSON_DEPTH.
+ */
+#ifndef COLLS_DAEMON_STATS_H
+#define COLLS_DAEMON_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/buf.h"
+
+#define STATS_HIST_BUCKETS 65
+
+struct stats_hist {
+    uint64_t count, sum, min, max;
+    uint64_t bucket[STATS_HIST_BUCKETS];
+};
+
+void stats_hist_add(struct stats_hist *h, uint64_t v);
+/* Bucket index of v (0..64). */
+unsigned stats_hist_bucket(uint64_t v);
+/* Smallest upper bound of a bucket holding at least q of the values
+   (0 < q <= 1); 0 when empty. */
+uint64_t stats_hist_quantile(const struct stats_hist *h, double q);
+
+#define STATS_JSON_DEPTH 16
+
+struct stats_json {
+    struct buf *b;
+    int depth;
+    int err;                       /* first error (COLLS_ENOMEM) */
+    unsigned char first[STATS_JSON_DEPTH];
+};
+
+void stats_json_init(struct stats_json *j, struct buf *b);
+/* key may be NULL inside arrays (and for the top level value). */
+void stats_json_obj_begin(struct stats_json *j, const char *key);
+void stats_json_obj_end(struct stats_json *j);
+void stats_json_arr_begin(struct stats_json *j, const char *key);
+void stats_json_arr_end(struct stats_json *j);
+void stats_json_str(struct stats_json *j, const char *key, const char *v);
+void stats_json_u64(struct stats_json *j, const char *key, uint64_t v);
+void stats_json_i64(struct stats_json *j, const char *key, int64_t v);
+void stats_json_double(struct stats_json *j, const char *key, double v);
+void stats_json_bool(struct stats_json *j, const char *key, int v);
+/* Writes h as {"count","sum","min","max","p50","p99","buckets":[...]}. */
+void stats_json_hist(struct stats_json *j, const char *key,
+                     const struct stats_hist *h);
+/* 0, or the first error; the buffer then holds a NUL-terminated text. */
+int stats_json_finish(struct stats_json *j);
+
+#endif
