@@ -20,10 +20,13 @@ struct buf {
 
 void buf_init(struct buf *b);
 void buf_free(struct buf *b);
-/* Ensures room for extra more bytes after len.  0 or COLLS_ENOMEM. */
+/* Ensures room for extra more bytes after len.  0 or COLLS_ENOMEM.  May
+   move the unread bytes (compaction, realloc): earlier buf_head() pointers
+   become invalid.  buf_append likewise. */
 int buf_reserve(struct buf *b, size_t extra);
 int buf_append(struct buf *b, const void *p, size_t n);
-/* Marks n bytes consumed; compacts when the buffer empties. */
+/* Marks n bytes consumed (clamped to buf_avail); resets the offsets when
+   the buffer empties. */
 void buf_consume(struct buf *b, size_t n);
 /* Bytes available to read. */
 static inline size_t
@@ -31,10 +34,11 @@ buf_avail(const struct buf *b)
 {
     return b->len - b->off;
 }
+/* First unread byte; NULL for a buffer that never allocated. */
 static inline uint8_t *
 buf_head(const struct buf *b)
 {
-    return b->data + b->off;
+    return b->data != NULL ? b->data + b->off : NULL;
 }
 /* Moves unread bytes to the front. */
 void buf_compact(struct buf *b);

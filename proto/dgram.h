@@ -72,10 +72,14 @@ void dgram_put(uint8_t *buf, const struct dgram_hdr *h);
 
 /*
  * Reads and validates a header from a datagram of len bytes.  Returns 0, or
- * COLLS_EPROTO if the datagram is shorter than the header, the version or
- * type is unknown, unknown flags are set, a hid is over DGRAM_MAX_HID,
- * len does not match the bytes that follow, or (for DATA) frag_cnt is 0,
- * frag_idx >= frag_cnt, or the fragment does not fit msg_len.
+ * COLLS_EPROTO if the datagram is shorter than the header or longer than
+ * DGRAM_MAX_LEN, the version or type is unknown, unknown flags are set, a
+ * hid is over DGRAM_MAX_HID, len does not match the bytes that follow, or
+ * (for DATA) frag_cnt is 0, frag_idx >= frag_cnt, or the fragment does not
+ * fit msg_len: len > msg_len; len 0 for a non-empty message (fragments are
+ * never empty, an empty message is one empty fragment); frag_cnt > msg_len;
+ * or msg_len > frag_cnt * (DGRAM_MAX_LEN - DGRAM_HDR_LEN).  h is filled
+ * even when the header is rejected (for diagnostics).
  */
 int dgram_get(const uint8_t *buf, size_t len, struct dgram_hdr *h);
 

@@ -33,8 +33,9 @@ void frame_limits_default(struct frame_limits *lim);
 
 /*
  * Writes the 8-byte header for an envelope of env_len and a payload of
- * payload_len bytes into hdr.  Returns 0, or COLLS_EMSGSIZE if the total
- * does not fit the u32 frame length.
+ * payload_len bytes into hdr.  Returns 0, COLLS_EINVAL if env_len is 0
+ * (frame_peek would reject it), or COLLS_EMSGSIZE if the total does not
+ * fit the u32 frame length.
  */
 int frame_put_header(uint8_t hdr[FRAME_HDR_LEN], uint32_t env_len,
                      uint64_t payload_len);
@@ -43,8 +44,9 @@ int frame_put_header(uint8_t hdr[FRAME_HDR_LEN], uint32_t env_len,
  * Looks at the first len bytes of a stream buffer.  Returns 0 with *fi
  * filled when at least the header is there (the whole frame may not be);
  * COLLS_EAGAIN when fewer than FRAME_HDR_LEN bytes are available;
- * COLLS_EPROTO when env_len > frame_len - 4 or env_len is 0;
- * COLLS_EMSGSIZE when a length is over the limits.
+ * COLLS_EPROTO when frame_len < 4, env_len is 0 or env_len > frame_len - 4;
+ * COLLS_EMSGSIZE when a length is over the limits (lim NULL: defaults).
+ * The caller waits until fi->total_len bytes are buffered.
  */
 int frame_peek(const uint8_t *buf, size_t len, const struct frame_limits *lim,
                struct frame_info *fi);

@@ -1,8 +1,469 @@
-/* test-envelope.c -- (being written) */
+/*
+ * test-envelope.c -- proto/envelope.c: unpacking hand-written protobuf
+ * bytes, packing back to the same bytes, framing (header + envelope +
+ * payload) read back through frame_peek, the range checks and version check
+ * by error code, truncation at every length, unknown fields and unknown
+ * enum values.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "colls.h"
+#include "proto/buf.h"
+#include "proto/envelope.h"
+#include "proto/frame.h"
 #include "tests/unit/suites.h"
+
+/*
+ * A DATA envelope with every scalar field and an attach_req body, written
+ * by hand: version 1, kind DATA (200), src 0x100001, dst 0x200002, tag -5,
+ * group "g1", seq 7, dtype DOUBLE, count 1000, encoding RAW, byte order
+ * BIG, flags FPC, req_id 0x123456789, status -4003, route DIRECT,
+ * attach_req {version 1, pid 4242, name "prog", admin true}.
+ */
+static const uint8_t full_env[] = {
+    0x08, 0x01,                         /* 1 version */
+    0x10, 0xc8, 0x01,                   /* 2 kind */
+    0x18, 0x81, 0x80, 0x40,             /* 3 src */
+    0x20, 0x82, 0x80, 0x80, 0x01,       /* 4 dst */
+    0x28, 0x09,                         /* 5 tag (zigzag) */
+    0x32, 0x02, 0x67, 0x31,             /* 6 group */
+    0x38, 0x07,                         /* 7 seq */
+    0x40, 0x0a,                         /* 8 dtype */
+    0x48, 0xe8, 0x07,                   /* 9 count */
+    0x50, 0x01,                         /* 10 encoding */
+    0x58, 0x01,                         /* 11 byte_order */
+    0x60, 0x01,                         /* 12 flags */
+    0x68, 0x89, 0xcf, 0x95, 0x9a, 0x12, /* 13 req_id */
+    0x70, 0xc5, 0x3e,                   /* 14 status (zigzag) */
+    0x78, 0x01,                         /* 15 route */
+    0xa2, 0x01, 0x0d,                   /* 20 attach_req, 13 bytes */
+    0x08, 0x01, 0x10, 0x92, 0x21, 0x1a, 0x04,
+    0x70, 0x72, 0x6f, 0x67, 0x20, 0x01,
+};
+
+/* Offsets in full_env where a field ends. */
+static const size_t full_env_bounds[] = {2,  5,  9,  14, 16, 20, 22, 24,
+                                         27, 29, 31, 33, 39, 42, 44, 60};
+
+static void
+assert_full(const Envelope *e)
+{
+    ck_assert_uint_eq(e->version, COLLS_PROTO_VERSION);
+    ck_assert_int_eq(e->kind, KIND__DATA);
+    ck_assert_uint_eq(e->src, 0x100001);
+    ck_assert_uint_eq(e->dst, 0x200002);
+    ck_assert_int_eq(e->tag, -5);
+    ck_assert_str_eq(e->group, "g1");
+    ck_assert_uint_eq(e->seq, 7);
+    ck_assert_uint_eq(e->dtype, COLLS_DOUBLE);
+    ck_assert_uint_eq(e->count, 1000);
+    ck_assert_uint_eq(e->encoding, COLLS_ENC_RAW);
+    ck_assert_uint_eq(e->byte_order, COLLS_ORDER_BIG);
+    ck_assert_uint_eq(e->flags, ENV_F_FPC);
+    ck_assert_uint_eq(e->req_id, 0x123456789ull);
+    ck_assert_int_eq(e->status, COLLS_EVERSION);
+    ck_assert_uint_eq(e->route, COLLS_ROUTE_DIRECT);
+    ck_assert_int_eq(e->body_case, ENVELOPE__BODY_ATTACH_REQ);
+    ck_assert_ptr_nonnull(e->attach_req);
+    ck_assert_uint_eq(e->attach_req->version, 1);
+    ck_assert_int_eq(e->attach_req->pid, 4242);
+    ck_assert_str_eq(e->attach_req->name, "prog");
+    ck_assert(e->attach_req->admin);
+}
+
+/* Unpacks n bytes and expects rc; frees whatever came out. */
+static int
+unpack_rc(const uint8_t *p, size_t n)
+{
+    Envelope *e = (Envelope *)1;
+    int rc = envelope_unpack(p, n, &e);
+
+    if (rc != 0)
+        ck_assert_ptr_null(e);
+    else
+        ck_assert_ptr_nonnull(e);
+    envelope_free(e);
+    return rc;
+}
+
+START_TEST(test_init)
+{
+    Envelope e;
+
+    memset(&e, 0xa5, sizeof(e));
+    envelope_init(&e);
+    ck_assert_uint_eq(e.version, COLLS_PROTO_VERSION);
+    ck_assert_int_eq(e.kind, KIND__KIND_NONE);
+    ck_assert_uint_eq(e.src, 0);
+    ck_assert_uint_eq(e.dst, 0);
+    ck_assert_int_eq(e.tag, 0);
+    ck_assert_str_eq(e.group, "");
+    ck_assert_uint_eq(e.count, 0);
+    ck_assert_uint_eq(e.req_id, 0);
+    ck_assert_int_eq(e.status, 0);
+    ck_assert_int_eq(e.body_case, ENVELOPE__BODY__NOT_SET);
+    ck_assert_ptr_eq(e.base.descriptor, &envelope__descriptor);
+}
+END_TEST
+
+START_TEST(test_unpack_bytes)
+{
+    Envelope *e = NULL;
+    struct buf b;
+
+    ck_assert_int_eq(envelope_unpack(full_env, sizeof(full_env), &e), 0);
+    assert_full(e);
+    /* protobuf-c packs fields in number order: the same bytes come back. */
+    buf_init(&b);
+    ck_assert_int_eq(envelope_pack_to(&b, e), 0);
+    ck_assert_uint_eq(b.len, sizeof(full_env));
+    ck_assert_mem_eq(b.data, full_env, sizeof(full_env));
+    envelope_free(e);
+    buf_free(&b);
+}
+END_TEST
+
+/* An envelope built in memory survives pack + unpack field for field. */
+START_TEST(test_roundtrip)
+{
+    AttachRep rep = ATTACH_REP__INIT;
+    Envelope e, *out = NULL;
+    struct buf b;
+
+    envelope_init(&e);
+    e.kind = KIND__ATTACH_REP;
+    e.src = COLLS_DAEMON_TID(7);
+    e.dst = 0x700005;
+    e.tag = -2147483647 - 1;
+    e.group = "a group name";
+    e.seq = UINT64_MAX;
+    e.dtype = COLLS_DTYPE_MAX - 1;
+    e.count = 1ull << 40;
+    e.encoding = COLLS_ENC_INPLACE;
+    e.byte_order = COLLS_ORDER_LITTLE;
+    e.flags = ENV_F_NOTIFY | ENV_F_ECHO;
+    e.req_id = 99;
+    e.status = COLLS_EPEERDEAD;
+    e.route = COLLS_ROUTE_DEFAULT;
+    rep.tid = 0x700005;
+    rep.hid = 7;
+    rep.incarnation = 0xdeadbeef;
+    rep.max_message = 256u << 20;
+    rep.direct_addr = "127.0.0.1";
+    e.body_case = ENVELOPE__BODY_ATTACH_REP;
+    e.attach_rep = &rep;
+
+    buf_init(&b);
+    ck_assert_int_eq(envelope_pack_to(&b, &e), 0);
+    ck_assert_uint_eq(b.len, envelope__get_packed_size(&e));
+    ck_assert_int_eq(envelope_unpack(b.data, b.len, &out), 0);
+    ck_assert_int_eq(out->kind, KIND__ATTACH_REP);
+    ck_assert_uint_eq(out->src, 7u << 20);
+    ck_assert_uint_eq(out->dst, 0x700005);
+    ck_assert_int_eq(out->tag, INT32_MIN);
+    ck_assert_str_eq(out->group, "a group name");
+    ck_assert_uint_eq(out->seq, UINT64_MAX);
+    ck_assert_uint_eq(out->dtype, COLLS_DOUBLE);
+    ck_assert_uint_eq(out->count, 1ull << 40);
+    ck_assert_uint_eq(out->encoding, COLLS_ENC_INPLACE);
+    ck_assert_uint_eq(out->byte_order, COLLS_ORDER_LITTLE);
+    ck_assert_uint_eq(out->flags, ENV_F_NOTIFY | ENV_F_ECHO);
+    ck_assert_uint_eq(out->req_id, 99);
+    ck_assert_int_eq(out->status, COLLS_EPEERDEAD);
+    ck_assert_int_eq(out->body_case, ENVELOPE__BODY_ATTACH_REP);
+    ck_assert_uint_eq(out->attach_rep->incarnation, 0xdeadbeef);
+    ck_assert_uint_eq(out->attach_rep->max_message, 256u << 20);
+    ck_assert_str_eq(out->attach_rep->direct_addr, "127.0.0.1");
+    envelope_free(out);
+
+    /* pack_to appends after what is already there. */
+    ck_assert_int_eq(envelope_pack_to(&b, &e), 0);
+    ck_assert_uint_eq(b.len, 2 * envelope__get_packed_size(&e));
+    ck_assert_mem_eq(b.data, b.data + b.len / 2, b.len / 2);
+    buf_free(&b);
+}
+END_TEST
+
+/* A whole frame: header bytes, the envelope, the payload, read back the
+   way a stream reader does. */
+START_TEST(test_frame)
+{
+    static const uint8_t payload[] = "seven b";
+    Envelope e, *out = NULL;
+    struct frame_info fi;
+    struct buf b;
+    size_t elen;
+
+    envelope_init(&e);
+    e.kind = KIND__DATA;
+    e.dst = 0x100002;
+    e.tag = 42;
+    elen = envelope__get_packed_size(&e);
+
+    buf_init(&b);
+    ck_assert_int_eq(buf_append(&b, "xy", 2), 0);
+    buf_consume(&b, 1);
+    ck_assert_int_eq(envelope_frame(&b, &e, payload, 7), 0);
+    ck_assert_uint_eq(buf_avail(&b), 1 + FRAME_HDR_LEN + elen + 7);
+    ck_assert_uint_eq(buf_head(&b)[0], 'y');
+    buf_consume(&b, 1);
+
+    ck_assert_uint_eq(buf_head(&b)[0], 0);
+    ck_assert_uint_eq(buf_head(&b)[3], 4 + elen + 7);
+    ck_assert_uint_eq(buf_head(&b)[7], elen);
+    ck_assert_int_eq(frame_peek(buf_head(&b), buf_avail(&b), NULL, &fi), 0);
+    ck_assert_uint_eq(fi.env_len, elen);
+    ck_assert_uint_eq(fi.payload_len, 7);
+    ck_assert_uint_eq(fi.total_len, buf_avail(&b));
+    ck_assert_int_eq(
+        envelope_unpack(buf_head(&b) + FRAME_HDR_LEN, fi.env_len, &out), 0);
+    ck_assert_int_eq(out->kind, KIND__DATA);
+    ck_assert_uint_eq(out->dst, 0x100002);
+    ck_assert_int_eq(out->tag, 42);
+    ck_assert_mem_eq(buf_head(&b) + FRAME_HDR_LEN + elen, payload, 7);
+    envelope_free(out);
+    buf_consume(&b, fi.total_len);
+    ck_assert_uint_eq(buf_avail(&b), 0);
+
+    /* No payload. */
+    ck_assert_int_eq(envelope_frame(&b, &e, NULL, 0), 0);
+    ck_assert_int_eq(frame_peek(buf_head(&b), buf_avail(&b), NULL, &fi), 0);
+    ck_assert_uint_eq(fi.payload_len, 0);
+    ck_assert_uint_eq(fi.total_len, buf_avail(&b));
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_frame_head)
+{
+    Envelope e;
+    struct frame_info fi;
+    struct buf b;
+    size_t elen;
+
+    envelope_init(&e);
+    e.kind = KIND__DATA;
+    elen = envelope__get_packed_size(&e);
+    buf_init(&b);
+    ck_assert_int_eq(envelope_frame_head(&b, &e, 1000000), 0);
+    ck_assert_uint_eq(buf_avail(&b), FRAME_HDR_LEN + elen);
+    ck_assert_int_eq(frame_peek(buf_head(&b), buf_avail(&b), NULL, &fi), 0);
+    ck_assert_uint_eq(fi.env_len, elen);
+    ck_assert_uint_eq(fi.payload_len, 1000000);
+    ck_assert_uint_eq(fi.total_len, FRAME_HDR_LEN + elen + 1000000);
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_frame_errors)
+{
+    static const uint8_t one = 1;
+    Envelope e;
+    struct buf b;
+
+    envelope_init(&e);
+    buf_init(&b);
+    ck_assert_int_eq(envelope_frame(&b, &e, NULL, 5), COLLS_EINVAL);
+    ck_assert_int_eq(envelope_frame_head(&b, &e, (size_t)UINT32_MAX),
+                     COLLS_EMSGSIZE);
+    ck_assert_int_eq(envelope_frame(&b, &e, &one, (size_t)UINT32_MAX),
+                     COLLS_EMSGSIZE);
+    /* An envelope that packs to nothing cannot be framed. */
+    e.version = 0;
+    ck_assert_int_eq(envelope_frame(&b, &e, &one, 1), COLLS_EINVAL);
+    ck_assert_uint_eq(b.len, 0);
+    ck_assert_ptr_null(b.data);
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_truncated)
+{
+    size_t n, k;
+
+    for (n = 0; n < sizeof(full_env); n++) {
+        int boundary = 0;
+
+        for (k = 0; k < sizeof(full_env_bounds) / sizeof(size_t); k++)
+            if (full_env_bounds[k] == n)
+                boundary = 1;
+        if (n == 0)
+            ck_assert_int_eq(unpack_rc(full_env, n), COLLS_EVERSION);
+        else if (boundary)
+            ck_assert_int_eq(unpack_rc(full_env, n), 0);
+        else
+            ck_assert_msg(unpack_rc(full_env, n) == COLLS_EPROTO,
+                          "prefix of %zu bytes accepted", n);
+    }
+    ck_assert_int_eq(unpack_rc(full_env, sizeof(full_env)), 0);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+    /* Field number 0. */
+    static const uint8_t zero_field[] = {0x08, 0x01, 0x00, 0x01};
+    /* Wire types 3, 4 (groups), 6 and 7 do not exist in proto3. */
+    static const uint8_t group_start[] = {0x08, 0x01, 0x1b};
+    static const uint8_t wt7[] = {0x08, 0x01, 0x1f, 0x00};
+    /* A varint of 11 bytes. */
+    static const uint8_t long_varint[] = {0x08, 0x81, 0x80, 0x80, 0x80, 0x80,
+                                          0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+    /* A string whose length runs past the end, or is absurd. */
+    static const uint8_t long_string[] = {0x08, 0x01, 0x32, 0x05, 'a'};
+    static const uint8_t huge_string[] = {0x08, 0x01, 0x32, 0xff, 0xff,
+                                          0xff, 0xff, 0x0f, 'a'};
+    /* version sent as a length-delimited field. */
+    static const uint8_t wrong_type[] = {0x0a, 0x01, 0x01};
+
+    ck_assert_int_eq(unpack_rc(zero_field, sizeof(zero_field)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(group_start, sizeof(group_start)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(wt7, sizeof(wt7)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(long_varint, sizeof(long_varint)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(long_string, sizeof(long_string)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(huge_string, sizeof(huge_string)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(wrong_type, sizeof(wrong_type)), COLLS_EPROTO);
+}
+END_TEST
+
+START_TEST(test_version)
+{
+    static const uint8_t v2[] = {0x08, 0x02, 0x10, 0xc8, 0x01};
+    static const uint8_t v0[] = {0x10, 0xc8, 0x01};
+    static const uint8_t vbig[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0x0f};
+    /* Version 2 with a dtype this version does not know: the version
+       decides. */
+    static const uint8_t v2_dtype[] = {0x08, 0x02, 0x40, 0x63};
+
+    ck_assert_int_eq(unpack_rc(v2, sizeof(v2)), COLLS_EVERSION);
+    ck_assert_int_eq(unpack_rc(v0, sizeof(v0)), COLLS_EVERSION);
+    ck_assert_int_eq(unpack_rc(vbig, sizeof(vbig)), COLLS_EVERSION);
+    ck_assert_int_eq(unpack_rc(v2_dtype, sizeof(v2_dtype)), COLLS_EVERSION);
+    ck_assert_int_eq(unpack_rc(NULL, 0), COLLS_EVERSION);
+}
+END_TEST
+
+START_TEST(test_ranges)
+{
+    /* version 1, then one field whose value is patched. */
+    uint8_t p[] = {0x08, 0x01, 0x00, 0x00};
+
+    p[2] = 0x40; /* dtype */
+    p[3] = COLLS_DTYPE_MAX - 1;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), 0);
+    p[3] = COLLS_DTYPE_MAX;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), COLLS_EPROTO);
+    p[3] = 0x7f;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), COLLS_EPROTO);
+
+    p[2] = 0x50; /* encoding */
+    p[3] = COLLS_ENC_INPLACE;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), 0);
+    p[3] = COLLS_ENC_INPLACE + 1;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), COLLS_EPROTO);
+
+    p[2] = 0x58; /* byte_order */
+    p[3] = COLLS_ORDER_BIG;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), 0);
+    p[3] = 2;
+    ck_assert_int_eq(unpack_rc(p, sizeof(p)), COLLS_EPROTO);
+}
+END_TEST
+
+/* Unknown field numbers are skipped, and kept for re-packing. */
+START_TEST(test_unknown_fields)
+{
+    /* version 1, field 99 varint 7, field 99 bytes "xyz", field 99 fixed64,
+       field 99 fixed32, kind DATA. */
+    static const uint8_t p[] = {
+        0x08, 0x01, 0x98, 0x06, 0x07, 0x9a, 0x06, 0x03, 'x',  'y',
+        'z',  0x99, 0x06, 1,    2,    3,    4,    5,    6,    7,
+        8,    0x9d, 0x06, 1,    2,    3,    4,    0x10, 0xc8, 0x01,
+    };
+    /* field 99 varint only, then tag 9 (zigzag). */
+    static const uint8_t q[] = {0x08, 0x01, 0x98, 0x06, 0x07, 0x28, 0x09};
+    Envelope *e = NULL;
+    struct buf b;
+
+    ck_assert_int_eq(envelope_unpack(p, sizeof(p), &e), 0);
+    ck_assert_uint_eq(e->version, 1);
+    ck_assert_int_eq(e->kind, KIND__DATA);
+    ck_assert_uint_eq(e->base.n_unknown_fields, 4);
+    buf_init(&b);
+    ck_assert_int_eq(envelope_pack_to(&b, e), 0);
+    ck_assert_uint_eq(b.len, sizeof(p));
+    envelope_free(e);
+    /* The re-packed bytes unpack to the same thing. */
+    ck_assert_int_eq(envelope_unpack(b.data, b.len, &e), 0);
+    ck_assert_int_eq(e->kind, KIND__DATA);
+    ck_assert_uint_eq(e->base.n_unknown_fields, 4);
+    envelope_free(e);
+
+    ck_assert_int_eq(envelope_unpack(q, sizeof(q), &e), 0);
+    ck_assert_int_eq(e->tag, -5);
+    envelope_free(e);
+    buf_free(&b);
+}
+END_TEST
+
+/*
+ * Kind is a proto3 open enum: protobuf-c stores any int32 found on the wire
+ * and packs it back unchanged.  The daemon answers unknown kinds; decoding
+ * them must simply work.
+ */
+START_TEST(test_unknown_kind)
+{
+    static const uint8_t k12345[] = {0x08, 0x01, 0x10, 0xb9, 0x60};
+    static const uint8_t kneg[] = {0x08, 0x01, 0x10, 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    Envelope *e = NULL;
+    struct buf b;
+
+    buf_init(&b);
+    ck_assert_int_eq(envelope_unpack(k12345, sizeof(k12345), &e), 0);
+    ck_assert_int_eq((int)e->kind, 12345);
+    ck_assert_int_eq(envelope_pack_to(&b, e), 0);
+    ck_assert_uint_eq(b.len, sizeof(k12345));
+    ck_assert_mem_eq(b.data, k12345, sizeof(k12345));
+    envelope_free(e);
+
+    buf_reset(&b);
+    ck_assert_int_eq(envelope_unpack(kneg, sizeof(kneg), &e), 0);
+    ck_assert_int_eq((int)e->kind, -1);
+    ck_assert_int_eq(envelope_pack_to(&b, e), 0);
+    ck_assert_uint_eq(b.len, sizeof(kneg));
+    ck_assert_mem_eq(b.data, kneg, sizeof(kneg));
+    envelope_free(e);
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_free_null)
+{
+    envelope_free(NULL);
+}
+END_TEST
 
 Suite *
 suite_envelope(void)
 {
-    return suite_create("envelope");
+    Suite *s = suite_create("envelope");
+    TCase *tc = tcase_create("envelope");
+
+    tcase_add_test(tc, test_init);
+    tcase_add_test(tc, test_unpack_bytes);
+    tcase_add_test(tc, test_roundtrip);
+    tcase_add_test(tc, test_frame);
+    tcase_add_test(tc, test_frame_head);
+    tcase_add_test(tc, test_frame_errors);
+    tcase_add_test(tc, test_truncated);
+    tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_version);
+    tcase_add_test(tc, test_ranges);
+    tcase_add_test(tc, test_unknown_fields);
+    tcase_add_test(tc, test_unknown_kind);
+    tcase_add_test(tc, test_free_null);
+    suite_add_tcase(s, tc);
+    return s;
 }
