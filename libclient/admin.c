@@ -1,2 +1,229 @@
-/* libclient/admin.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * admin.c -- requests about the machine (docs/protocol.md §7): host and
+ * task tables, statistics, daemon-to-daemon ping, adding and deleting
+ * hosts, halting.  Each is one request to the local daemon and its reply,
+ * correlated by req_id and subject to colls_set_timeout().  Arrays and
+ * strings returned are allocated here; release them with colls_free().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Copies a protobuf string (NULL-safe) into a fixed field. */
+static void
+admin_copy(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src != NULL ? src : "");
+}
+
+/* Sends a request of kind with dst, expects a reply of kind want. */
+static int
+admin_call(colls_t *c, Kind kind, uint32_t dst, uint64_t count, Kind want,
+           Envelope **rep)
+{
+    Envelope e;
+    int rc;
+
+    if (c == NULL)
+        return COLLS_EINVAL;
+    envelope_init(&e);
+    e.kind = kind;
+    e.dst = dst;
+    e.count = count;
+    rc = colls__ctl_call(c, &e, rep);
+    if (rc < 0)
+        return rc;
+    if ((*rep)->kind != want) {
+        envelope_free(*rep);
+        *rep = NULL;
+        return COLLS_EPROTO;
+    }
+    return 0;
+}
+
+int
+colls_hosts(colls_t *c, colls_hostinfo_t **out, int *n)
+{
+    Envelope *rep;
+    colls_hostinfo_t *h;
+    size_t i, nh;
+    int rc;
+
+    if (out == NULL || n == NULL)
+        return COLLS_EINVAL;
+    rc = admin_call(c, KIND__HOSTS_REQ, 0, 0, KIND__HOSTS_REP, &rep);
+    if (rc < 0)
+        return rc;
+    nh = rep->body_case == ENVELOPE__BODY_HOST_TABLE
+             ? rep->host_table->n_hosts
+             : 0;
+    if (nh > 4096) {
+        rc = COLLS_EPROTO;
+        goto out;
+    }
+    h = calloc(nh ? nh : 1, sizeof(*h));
+    if (h == NULL) {
+        rc = COLLS_ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < nh; i++) {
+        const HostEntry *he = rep->host_table->hosts[i];
+        h[i].hid = (int)he->hid;
+        h[i].state = (int)he->state;
+        h[i].incarnation = he->incarnation;
+        admin_copy(h[i].name, sizeof(h[i].name), he->name);
+        admin_copy(h[i].addr, sizeof(h[i].addr), he->addr);
+        h[i].ntasks = (int)he->ntasks;
+        h[i].rtt_us = he->rtt_us;
+    }
+    *out = h;
+    *n = (int)nh;
+out:
+    envelope_free(rep);
+    return rc;
+}
+
+int
+colls_tasks(colls_t *c, int hid, colls_taskinfo_t **out, int *n)
+{
+    Envelope *rep;
+    colls_taskinfo_t *t;
+    size_t i, nt;
+    uint32_t dst;
+    int rc;
+
+    if (out == NULL || n == NULL || (hid < 0 && hid != COLLS_ANY) ||
+        hid > 4095)
+        return COLLS_EINVAL;
+    dst = hid == COLLS_ANY ? 0xffffffffu : (uint32_t)hid;
+    rc = admin_call(c, KIND__TASKS_REQ, dst, 0, KIND__TASKS_REP, &rep);
+    if (rc < 0)
+        return rc;
+    nt = rep->body_case == ENVELOPE__BODY_TASK_LIST
+             ? rep->task_list->n_tasks
+             : 0;
+    if (nt > (1u << 24)) {
+        rc = COLLS_EPROTO;
+        goto out;
+    }
+    t = calloc(nt ? nt : 1, sizeof(*t));
+    if (t == NULL) {
+        rc = COLLS_ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < nt; i++) {
+        const TaskEntry *te = rep->task_list->tasks[i];
+        t[i].tid = te->tid;
+        t[i].pid = te->pid;
+        t[i].uid = te->uid;
+        admin_copy(t[i].name, sizeof(t[i].name), te->name);
+    }
+    *out = t;
+    *n = (int)nt;
+out:
+    envelope_free(rep);
+    return rc;
+}
+
+int
+colls_stats_json(colls_t *c, char **out)
+{
+    Envelope *rep;
+    const char *json;
+    int rc;
+
+    if (out == NULL)
+        return COLLS_EINVAL;
+    rc = admin_call(c, KIND__STATS_REQ, 0, 0, KIND__STATS_REP, &rep);
+    if (rc < 0)
+        return rc;
+    json = rep->body_case == ENVELOPE__BODY_STATS_REP &&
+                   rep->stats_rep->json != NULL
+               ? rep->stats_rep->json
+               : "{}";
+    *out = strdup(json);
+    envelope_free(rep);
+    return *out != NULL ? 0 : COLLS_ENOMEM;
+}
+
+int
+colls_ping(colls_t *c, int hid, size_t len, double *rtt_us)
+{
+    Envelope *rep;
+    int rc;
+
+    if (rtt_us == NULL || hid <= 0 || hid > 4095)
+        return COLLS_EINVAL;
+    if (c != NULL && len > c->max_message)
+        return COLLS_EMSGSIZE;
+    rc = admin_call(c, KIND__PING_REQ, (uint32_t)hid, len, KIND__PING_REP,
+                    &rep);
+    if (rc < 0)
+        return rc;
+    if (rep->body_case != ENVELOPE__BODY_PING_REP)
+        rc = COLLS_EPROTO;
+    else
+        *rtt_us = rep->ping_rep->rtt_us;
+    envelope_free(rep);
+    return rc;
+}
+
+/* Sends a host operation and waits for ADMIN_REP. */
+static int
+admin_host_op(colls_t *c, Kind kind, int hid, const char *addr)
+{
+    Envelope e;
+    HostOp op = HOST_OP__INIT;
+    Envelope *rep;
+    int rc;
+
+    if (c == NULL)
+        return COLLS_EINVAL;
+    envelope_init(&e);
+    e.kind = kind;
+    if (kind != KIND__HALT) {
+        op.hid = (uint32_t)hid;
+        op.addr = (char *)(uintptr_t)(addr != NULL ? addr : "");
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+    }
+    rc = colls__ctl_call(c, &e, &rep);
+    if (rc < 0)
+        return rc;
+    if (rep->kind != KIND__ADMIN_REP)
+        rc = COLLS_EPROTO;
+    envelope_free(rep);
+    return rc;
+}
+
+int
+colls_add_host(colls_t *c, const char *hostport)
+{
+    if (hostport == NULL || hostport[0] == '\0' || strlen(hostport) > 255)
+        return COLLS_EINVAL;
+    return admin_host_op(c, KIND__ADD_HOST, 0, hostport);
+}
+
+int
+colls_delete_host(colls_t *c, int hid)
+{
+    if (hid <= 0 || hid > 4095)
+        return COLLS_EINVAL;
+    return admin_host_op(c, KIND__DELETE_HOST, hid, NULL);
+}
+
+/*
+ * Halts the whole machine.  The daemon may close the connection instead
+ * of (or right after) answering; both count as success.
+ */
+int
+colls_halt(colls_t *c)
+{
+    int rc = admin_host_op(c, KIND__HALT, 0, NULL);
+
+    if (rc == COLLS_ESHUTDOWN)
+        rc = 0;
+    return rc;
+}

@@ -1,2 +1,390 @@
-/* libclient/colls.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * colls.c -- attaching to and detaching from the local daemon, and the
+ * machinery every blocking call uses to run the handle's loop.
+ *
+ * colls_attach() connects a uv_pipe_t to the daemon's socket, exchanges
+ * ATTACH_REQ / ATTACH_REP, then opens the direct-route listener and
+ * registers it (direct.c).  colls_detach() says DETACH, closes every handle,
+ * runs the loop until the close callbacks ran and frees everything.
+ *
+ * Socket path: the argument, else $COLLS_SOCKET, else
+ * $XDG_RUNTIME_DIR/collsd/collsd.sock, else /tmp/collsd-<uid>/collsd.sock
+ * (docs/protocol.md).  $COLLS_ADMIN=1 makes the attach an admin one
+ * (collsctl sets it); $COLLS_NAME overrides the program name reported.
+ * The attach handshake itself waits at most COLLS__ATTACH_MS.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define COLLS__ATTACH_MS 10000
+
+/* Timer callback: the current blocking call ran out of time. */
+static void
+colls_timer_cb(uv_timer_t *t)
+{
+    colls_t *c = t->data;
+
+    c->timer_fired = 1;
+}
+
+/*
+ * Runs the loop until pred(arg) holds.  With timed != 0 and a timeout set
+ * (colls_set_timeout), gives up with COLLS_ETIMEDOUT.  Returns 0, the
+ * connection's error once the daemon stream is gone, or COLLS_EIO if the
+ * loop has nothing left that could make pred true.
+ */
+int
+colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
+{
+    int rc = 0;
+    int armed = 0;
+
+    if (pred(arg))
+        return 0;
+    if (timed && c->timeout_ms >= 0) {
+        c->timer_fired = 0;
+        uv_timer_start(&c->timer, colls_timer_cb, (uint64_t)c->timeout_ms,
+                       0);
+        armed = 1;
+    }
+    for (;;) {
+        if (pred(arg))
+            break;
+        if (armed && c->timer_fired) {
+            rc = COLLS_ETIMEDOUT;
+            break;
+        }
+        if (c->conn_err) {
+            rc = c->conn_err;
+            break;
+        }
+        if (uv_run(&c->loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
+            rc = COLLS_EIO;
+            break;
+        }
+    }
+    if (armed)
+        uv_timer_stop(&c->timer);
+    return rc;
+}
+
+/* Handles whatever is ready without blocking. */
+int
+colls__poll(colls_t *c)
+{
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+    return c->conn_err;
+}
+
+/* A fresh request id (never 0, so 0 can mean "no id" on the wire). */
+uint64_t
+colls__req_id(colls_t *c)
+{
+    return ++c->next_req_id;
+}
+
+/* Fills path with the socket path to use (see the file comment). */
+static int
+colls_socket_path(const char *arg, char *path, size_t cap)
+{
+    const char *env = getenv("COLLS_SOCKET");
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    int n;
+
+    if (arg != NULL && arg[0] != '\0')
+        n = snprintf(path, cap, "%s", arg);
+    else if (env != NULL && env[0] != '\0')
+        n = snprintf(path, cap, "%s", env);
+    else if (xdg != NULL && xdg[0] != '\0')
+        n = snprintf(path, cap, "%s/collsd/collsd.sock", xdg);
+    else
+        n = snprintf(path, cap, "/tmp/collsd-%u/collsd.sock",
+                     (unsigned)getuid());
+    if (n < 0 || (size_t)n >= cap)
+        return COLLS_EINVAL;
+    return 0;
+}
+
+struct colls_connect {
+    int done;
+    int status;
+};
+
+/* Pipe connect callback: records the outcome. */
+static void
+colls_connect_cb(uv_connect_t *req, int status)
+{
+    struct colls_connect *cc = req->data;
+
+    cc->done = 1;
+    cc->status = status;
+}
+
+/* The program name reported in ATTACH_REQ. */
+static void
+colls_prog_name(char *name, size_t cap)
+{
+    char exe[4096];
+    size_t sz = sizeof(exe);
+    const char *env = getenv("COLLS_NAME");
+    const char *base;
+    size_t n;
+
+    if (env != NULL && env[0] != '\0') {
+        snprintf(name, cap, "%s", env);
+        return;
+    }
+    if (uv_exepath(exe, &sz) != 0) {
+        snprintf(name, cap, "task");
+        return;
+    }
+    base = strrchr(exe, '/');
+    base = base != NULL ? base + 1 : exe;
+    n = strlen(base);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(name, base, n);
+    name[n] = '\0';
+}
+
+/* Sends ATTACH_REQ and applies ATTACH_REP.  0 or a COLLS_E* code. */
+static int
+colls_handshake(colls_t *c)
+{
+    Envelope e;
+    AttachReq ar = ATTACH_REQ__INIT;
+    Envelope *rep = NULL;
+    const char *adm = getenv("COLLS_ADMIN");
+    char name[64];
+    int saved = c->timeout_ms;
+    int rc;
+
+    colls_prog_name(name, sizeof(name));
+    envelope_init(&e);
+    e.kind = KIND__ATTACH_REQ;
+    ar.version = COLLS_PROTO_VERSION;
+    ar.pid = (int32_t)getpid();
+    ar.name = name;
+    ar.admin = adm != NULL && strcmp(adm, "1") == 0;
+    e.body_case = ENVELOPE__BODY_ATTACH_REQ;
+    e.attach_req = &ar;
+    c->timeout_ms = COLLS__ATTACH_MS;
+    rc = colls__ctl_call(c, &e, &rep);
+    c->timeout_ms = saved;
+    if (rc < 0)
+        return rc;
+    if (rep->kind != KIND__ATTACH_REP ||
+        rep->body_case != ENVELOPE__BODY_ATTACH_REP) {
+        rc = COLLS_EPROTO;
+        goto out;
+    }
+    c->tid = rep->attach_rep->tid;
+    c->hid = (int)rep->attach_rep->hid;
+    c->incarnation = rep->attach_rep->incarnation;
+    c->max_message = rep->attach_rep->max_message;
+    if (c->max_message == 0 || c->max_message > FRAME_DEFAULT_MAX_PAYLOAD)
+        c->max_message = FRAME_DEFAULT_MAX_PAYLOAD;
+    snprintf(c->direct_addr, sizeof(c->direct_addr), "%s",
+             rep->attach_rep->direct_addr != NULL
+                 ? rep->attach_rep->direct_addr
+                 : "");
+    if (c->tid == 0 || COLLS_TID_HID(c->tid) != c->hid)
+        rc = COLLS_EPROTO;
+out:
+    envelope_free(rep);
+    return rc;
+}
+
+/* Frees what a colls_t holds after its handles are closed. */
+static void
+colls_free_handle(colls_t *c)
+{
+    while (!colls__q_empty(&c->unexpected)) {
+        struct colls__rmsg *m = COLLS__CONTAINER(
+            c->unexpected.next, struct colls__rmsg, link);
+        colls__q_remove(&m->link);
+        colls__rmsg_free(m);
+    }
+    while (!colls__q_empty(&c->posted)) {
+        struct colls_req *r =
+            COLLS__CONTAINER(c->posted.next, struct colls_req, link);
+        colls__q_remove(&r->link);
+        free(r);
+    }
+    while (!colls__q_empty(&c->ctls)) {
+        struct colls__ctl *ctl =
+            COLLS__CONTAINER(c->ctls.next, struct colls__ctl, link);
+        colls__q_remove(&ctl->link);
+        colls__ctl_free(ctl);
+    }
+    free(c->dead);
+    free(c);
+}
+
+/* Closes every handle of c and runs the loop until they are all closed. */
+static void
+colls_close_all(colls_t *c)
+{
+    struct colls__queue *q, *next;
+
+    for (q = c->streams.next; q != &c->streams; q = next) {
+        next = q->next;
+        colls__stream_close(COLLS__CONTAINER(q, struct colls__stream, link));
+    }
+    if (c->listening) {
+        uv_close((uv_handle_t *)&c->listener, NULL);
+        c->listening = 0;
+    }
+    if (!uv_is_closing((uv_handle_t *)&c->timer))
+        uv_close((uv_handle_t *)&c->timer, NULL);
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+    colls__direct_free(c);
+    uv_loop_close(&c->loop);
+}
+
+/*
+ * Attaches to the local daemon.  On success *out is the new handle; on
+ * failure nothing is left behind and a COLLS_E* code is returned
+ * (COLLS_ECONNREFUSED when no daemon listens on the socket).
+ */
+int
+colls_attach(const char *socket_path, colls_t **out)
+{
+    colls_t *c;
+    char path[4096];
+    uv_connect_t creq;
+    struct colls_connect cc = {0, 0};
+    int rc;
+
+    if (out == NULL)
+        return COLLS_EINVAL;
+    *out = NULL;
+    rc = colls_socket_path(socket_path, path, sizeof(path));
+    if (rc < 0)
+        return rc;
+    c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return COLLS_ENOMEM;
+    c->timeout_ms = -1;
+    c->route = COLLS_ROUTE_DEFAULT;
+    colls__q_init(&c->unexpected);
+    colls__q_init(&c->posted);
+    colls__q_init(&c->ctls);
+    colls__q_init(&c->peers);
+    colls__q_init(&c->streams);
+    if (uv_loop_init(&c->loop) != 0) {
+        free(c);
+        return COLLS_ENOMEM;
+    }
+    uv_timer_init(&c->loop, &c->timer);
+    c->timer.data = c;
+    c->daemon = colls__stream_new(c, COLLS__ST_DAEMON);
+    if (c->daemon == NULL) {
+        rc = COLLS_ENOMEM;
+        goto fail;
+    }
+    uv_pipe_init(&c->loop, &c->daemon->u.pipe, 0);
+    creq.data = &cc;
+    uv_pipe_connect(&creq, &c->daemon->u.pipe, path, colls_connect_cb);
+    while (!cc.done)
+        uv_run(&c->loop, UV_RUN_ONCE);
+    if (cc.status != 0) {
+        rc = cc.status == UV_ENOMEM ? COLLS_ENOMEM : COLLS_ECONNREFUSED;
+        goto fail;
+    }
+    rc = colls__stream_start(c->daemon);
+    if (rc < 0)
+        goto fail;
+    rc = colls_handshake(c);
+    if (rc < 0)
+        goto fail;
+    /* Without a listener this task still sends directly; it just cannot
+       be reached directly, and peers fall back to the daemon. */
+    colls__direct_listen(c);
+    *out = c;
+    return 0;
+fail:
+    colls_close_all(c);
+    colls_free_handle(c);
+    return rc;
+}
+
+/* DETACH was written (or failed). */
+static int
+colls_req_done_pred(void *arg)
+{
+    return ((struct colls_req *)arg)->done;
+}
+
+/*
+ * Detaches: tells the daemon, closes every connection and frees c.
+ * Requests still outstanding are abandoned (complete them first).
+ */
+int
+colls_detach(colls_t *c)
+{
+    struct colls_req r;
+    Envelope e;
+
+    if (c == NULL)
+        return COLLS_EINVAL;
+    if (c->conn_err == 0 && c->daemon != NULL) {
+        memset(&r, 0, sizeof(r));
+        r.c = c;
+        r.kind = COLLS__REQ_SEND;
+        envelope_init(&e);
+        e.kind = KIND__DETACH;
+        e.src = c->tid;
+        if (colls__write_env(c->daemon, &e, NULL, 0, &r) == 0)
+            colls__wait(c, colls_req_done_pred, &r, 0);
+    }
+    colls_close_all(c);
+    colls_free_handle(c);
+    return 0;
+}
+
+colls_tid_t
+colls_mytid(const colls_t *c)
+{
+    return c != NULL ? c->tid : 0;
+}
+
+/* Route of later sends: COLLS_ROUTE_DEFAULT or COLLS_ROUTE_DIRECT. */
+int
+colls_set_route(colls_t *c, int route)
+{
+    if (c == NULL ||
+        (route != COLLS_ROUTE_DEFAULT && route != COLLS_ROUTE_DIRECT))
+        return COLLS_EINVAL;
+    c->route = route;
+    return 0;
+}
+
+/* Timeout of blocking receives, probes and admin calls; -1 waits forever.
+   Sends are not cut short: they return once the bytes are written. */
+int
+colls_set_timeout(colls_t *c, int ms)
+{
+    if (c == NULL || ms < -1)
+        return COLLS_EINVAL;
+    c->timeout_ms = ms;
+    return 0;
+}
+
+/* Direct-route sends that had to go through the daemon instead. */
+uint64_t
+colls_route_fallbacks(const colls_t *c)
+{
+    return c != NULL ? c->fallbacks : 0;
+}
+
+/* Releases an array or string returned by the library. */
+void
+colls_free(void *p)
+{
+    free(p);
+}

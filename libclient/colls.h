@@ -154,6 +154,9 @@ COLLS_EXTERN int colls_set_route(colls_t *c, int route);
 /* Timeout in milliseconds for blocking calls; -1 (default) waits forever.
    A call that times out returns COLLS_ETIMEDOUT. */
 COLLS_EXTERN int colls_set_timeout(colls_t *c, int ms);
+/* Messages sent with COLLS_ROUTE_DIRECT that went through the daemon
+   because the peer could not be reached directly. */
+COLLS_EXTERN uint64_t colls_route_fallbacks(const colls_t *c);
 
 /* ---- point to point --------------------------------------------------- */
 

@@ -1,2 +1,425 @@
-/* libclient/p2p.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * p2p.c -- point-to-point messages: send, receive, probe, their
+ * non-blocking forms, and notification requests.
+ *
+ * Matching: a receive first looks through the queue of messages that
+ * arrived before anyone asked for them (in arrival order, so COLLS_ANY
+ * takes the oldest), then waits as a posted receive; a new message goes to
+ * the oldest posted receive it matches (conn.c).  A receive naming a
+ * source known to be dead or on a host known to be down fails with
+ * COLLS_EPEERDEAD / COLLS_EHOSTDOWN once nothing queued matches.
+ *
+ * Sends return once their bytes are handed to the kernel (the caller's
+ * buffer is free again); they are not cut short by colls_set_timeout().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Completion predicate for colls__wait. */
+static int
+p2p_done_pred(void *arg)
+{
+    return ((struct colls_req *)arg)->done;
+}
+
+/*
+ * Sends one DATA frame to dst on route, the payload from the npayload
+ * buffers (not copied; they must stay valid until req completes).  req
+ * gains a pending write.  0 or a COLLS_E* code (then nothing is pending).
+ */
+int
+colls__send_data(colls_t *c, colls_tid_t dst, int tag, int encoding,
+                 int byte_order, int route, const uv_buf_t *payload,
+                 unsigned npayload, struct colls_req *req)
+{
+    struct colls__wreq *wr;
+    uint64_t len = 0;
+    unsigned i;
+    int rc;
+
+    rc = colls__dst_status(c, dst);
+    if (rc < 0)
+        return rc;
+    if (c->daemon == NULL && c->conn_err)
+        return c->conn_err;
+    for (i = 0; i < npayload; i++)
+        len += payload[i].len;
+    if (len > c->max_message)
+        return COLLS_EMSGSIZE;
+    rc = colls__wreq_new(c, payload, npayload, req, &wr);
+    if (rc < 0)
+        return rc;
+    wr->dst = dst;
+    wr->tag = tag;
+    wr->encoding = encoding;
+    wr->byte_order = byte_order;
+    wr->req_id = colls__req_id(c);
+    if (route == COLLS_ROUTE_DIRECT && COLLS_TID_LOCAL(dst) != 0 &&
+        dst != c->tid)
+        return colls__direct_send(c, wr);
+    return colls__wreq_write(c->daemon, wr);
+}
+
+/*
+ * Waits until every write of send request r is done.  Not subject to the
+ * timeout: libuv holds the caller's buffers until then.
+ */
+static int
+p2p_wait_sent(colls_t *c, struct colls_req *r)
+{
+    while (!r->done)
+        uv_run(&c->loop, UV_RUN_ONCE);
+    return r->result;
+}
+
+/* Finds, unlinks and returns the oldest queued message matching. */
+static struct colls__rmsg *
+p2p_take(colls_t *c, colls_tid_t src, int tag, int remove)
+{
+    struct colls__queue *q;
+
+    for (q = c->unexpected.next; q != &c->unexpected; q = q->next) {
+        struct colls__rmsg *m = COLLS__CONTAINER(q, struct colls__rmsg, link);
+        if ((src == (colls_tid_t)COLLS_ANY || m->src == src) &&
+            (tag == COLLS_ANY || m->tag == tag)) {
+            if (remove)
+                colls__q_remove(&m->link);
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* Fills receive r from message m (consumed). */
+static void
+p2p_fill(struct colls_req *r, struct colls__rmsg *m)
+{
+    r->st.source = m->src;
+    r->st.tag = m->tag;
+    r->st.length = m->len;
+    r->done = 1;
+    if (r->want_msg) {
+        r->msg = m;
+        r->result = 0;
+        return;
+    }
+    if (m->len > 0 && r->cap > 0)
+        memcpy(r->buf, m->data, m->len < r->cap ? m->len : r->cap);
+    r->result = m->len > r->cap ? COLLS_ETRUNC : 0;
+    colls__rmsg_free(m);
+}
+
+/*
+ * Starts receive r: completes it from the queue, fails it if its source
+ * is known dead, or posts it.  Returns 0.
+ */
+int
+colls__recv_post(colls_t *c, struct colls_req *r)
+{
+    struct colls__rmsg *m = p2p_take(c, r->src, r->tag, 1);
+    int st;
+
+    if (m != NULL) {
+        p2p_fill(r, m);
+        return 0;
+    }
+    st = colls__src_status(c, r->src);
+    if (st < 0) {
+        r->st.source = r->src;
+        r->st.tag = r->tag;
+        r->result = st;
+        r->done = 1;
+        return 0;
+    }
+    colls__q_init(&r->link);
+    colls__q_push(&c->posted, &r->link);
+    return 0;
+}
+
+/*
+ * Waits for receive r (subject to the timeout).  On timeout or a lost
+ * connection the receive is withdrawn and that error returned; otherwise
+ * r's result.
+ */
+int
+colls__req_wait(struct colls_req *r)
+{
+    int rc = colls__wait(r->c, p2p_done_pred, r, 1);
+
+    if (!r->done) {
+        colls__q_remove(&r->link);
+        return rc < 0 ? rc : COLLS_EIO;
+    }
+    return r->result;
+}
+
+static void
+p2p_req_init(struct colls_req *r, colls_t *c, int kind)
+{
+    memset(r, 0, sizeof(*r));
+    r->c = c;
+    r->kind = kind;
+    colls__q_init(&r->link);
+}
+
+int
+colls_send(colls_t *c, colls_tid_t dst, int tag, const void *buf, size_t len)
+{
+    if (c == NULL)
+        return COLLS_EINVAL;
+    return colls_send_route(c, dst, tag, buf, len, c->route);
+}
+
+/* Sends len bytes (RAW, native order) to dst by route; returns once the
+   bytes are written. */
+int
+colls_send_route(colls_t *c, colls_tid_t dst, int tag, const void *buf,
+                 size_t len, int route)
+{
+    struct colls_req r;
+    uv_buf_t b;
+    int rc;
+
+    if (c == NULL || (buf == NULL && len > 0) ||
+        (route != COLLS_ROUTE_DEFAULT && route != COLLS_ROUTE_DIRECT))
+        return COLLS_EINVAL;
+    if (len > UINT32_MAX)
+        return COLLS_EMSGSIZE;
+    p2p_req_init(&r, c, COLLS__REQ_SEND);
+    b = uv_buf_init((char *)(uintptr_t)buf, (unsigned)len);
+    rc = colls__send_data(c, dst, tag, COLLS_ENC_RAW, dtype_native_order(),
+                          route, &b, len > 0 ? 1 : 0, &r);
+    if (rc < 0 && r.pending == 0)
+        return rc;
+    return p2p_wait_sent(c, &r);
+}
+
+int
+colls_recv(colls_t *c, colls_tid_t src, int tag, void *buf, size_t cap,
+           colls_status_t *st)
+{
+    struct colls_req r;
+    int rc;
+
+    if (c == NULL || (buf == NULL && cap > 0))
+        return COLLS_EINVAL;
+    p2p_req_init(&r, c, COLLS__REQ_RECV);
+    r.src = src;
+    r.tag = tag;
+    r.buf = buf;
+    r.cap = cap;
+    colls__recv_post(c, &r);
+    rc = colls__req_wait(&r);
+    if (st != NULL && r.done)
+        *st = r.st;
+    return rc;
+}
+
+int
+colls_nrecv(colls_t *c, colls_tid_t src, int tag, void *buf, size_t cap,
+            colls_status_t *st)
+{
+    struct colls_req r;
+    struct colls__rmsg *m;
+    int rc;
+
+    if (c == NULL || (buf == NULL && cap > 0))
+        return COLLS_EINVAL;
+    colls__poll(c);
+    m = p2p_take(c, src, tag, 1);
+    if (m == NULL) {
+        rc = colls__src_status(c, src);
+        if (rc < 0)
+            return rc;
+        return c->conn_err ? c->conn_err : COLLS_EAGAIN;
+    }
+    p2p_req_init(&r, c, COLLS__REQ_RECV);
+    r.buf = buf;
+    r.cap = cap;
+    p2p_fill(&r, m);
+    if (st != NULL)
+        *st = r.st;
+    return r.result;
+}
+
+struct p2p_probe {
+    colls_t *c;
+    uint64_t seen;
+    colls_tid_t src;
+};
+
+/* Something arrived, or the source died. */
+static int
+p2p_probe_pred(void *arg)
+{
+    struct p2p_probe *p = arg;
+
+    return p->c->arrivals != p->seen || colls__src_status(p->c, p->src) < 0;
+}
+
+int
+colls_probe(colls_t *c, colls_tid_t src, int tag, int block,
+            colls_status_t *st)
+{
+    struct colls__rmsg *m;
+    struct p2p_probe p;
+    int rc;
+
+    if (c == NULL)
+        return COLLS_EINVAL;
+    colls__poll(c);
+    for (;;) {
+        m = p2p_take(c, src, tag, 0);
+        if (m != NULL) {
+            if (st != NULL) {
+                st->source = m->src;
+                st->tag = m->tag;
+                st->length = m->len;
+            }
+            return 1;
+        }
+        rc = colls__src_status(c, src);
+        if (rc < 0)
+            return rc;
+        if (!block)
+            return c->conn_err ? c->conn_err : 0;
+        p.c = c;
+        p.seen = c->arrivals;
+        p.src = src;
+        rc = colls__wait(c, p2p_probe_pred, &p, 1);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+int
+colls_isend(colls_t *c, colls_tid_t dst, int tag, const void *buf, size_t len,
+            colls_req_t **req)
+{
+    struct colls_req *r;
+    uv_buf_t b;
+    int rc;
+
+    if (c == NULL || req == NULL || (buf == NULL && len > 0))
+        return COLLS_EINVAL;
+    if (len > UINT32_MAX)
+        return COLLS_EMSGSIZE;
+    r = malloc(sizeof(*r));
+    if (r == NULL)
+        return COLLS_ENOMEM;
+    p2p_req_init(r, c, COLLS__REQ_SEND);
+    b = uv_buf_init((char *)(uintptr_t)buf, (unsigned)len);
+    rc = colls__send_data(c, dst, tag, COLLS_ENC_RAW, dtype_native_order(),
+                          c->route, &b, len > 0 ? 1 : 0, r);
+    if (rc < 0 && r->pending == 0) {
+        free(r);
+        return rc;
+    }
+    *req = r;
+    return 0;
+}
+
+int
+colls_irecv(colls_t *c, colls_tid_t src, int tag, void *buf, size_t cap,
+            colls_req_t **req)
+{
+    struct colls_req *r;
+
+    if (c == NULL || req == NULL || (buf == NULL && cap > 0))
+        return COLLS_EINVAL;
+    r = malloc(sizeof(*r));
+    if (r == NULL)
+        return COLLS_ENOMEM;
+    p2p_req_init(r, c, COLLS__REQ_RECV);
+    r->src = src;
+    r->tag = tag;
+    r->buf = buf;
+    r->cap = cap;
+    colls__recv_post(c, r);
+    *req = r;
+    return 0;
+}
+
+/* Result of a finished request; frees it. */
+static int
+p2p_finish(struct colls_req *r, colls_status_t *st)
+{
+    int rc = r->result;
+
+    if (st != NULL)
+        *st = r->st;
+    colls__rmsg_free(r->msg);
+    free(r);
+    return rc;
+}
+
+/*
+ * Waits for req and frees it.  A receive that times out is withdrawn
+ * (COLLS_ETIMEDOUT, req freed all the same); a send always runs until its
+ * bytes are written.
+ */
+int
+colls_wait(colls_req_t *req, colls_status_t *st)
+{
+    int rc;
+
+    if (req == NULL)
+        return COLLS_EINVAL;
+    if (req->kind == COLLS__REQ_SEND) {
+        p2p_wait_sent(req->c, req);
+        return p2p_finish(req, st);
+    }
+    rc = colls__req_wait(req);
+    if (!req->done) {
+        free(req);
+        return rc;
+    }
+    return p2p_finish(req, st);
+}
+
+int
+colls_test(colls_req_t *req, int *done, colls_status_t *st)
+{
+    if (req == NULL || done == NULL)
+        return COLLS_EINVAL;
+    colls__poll(req->c);
+    if (!req->done && req->kind == COLLS__REQ_RECV && req->c->conn_err) {
+        colls__q_remove(&req->link);
+        req->result = req->c->conn_err;
+        req->done = 1;
+    }
+    *done = req->done;
+    if (!req->done)
+        return 0;
+    return p2p_finish(req, st);
+}
+
+/* Asks the daemon for a notification message (see colls.h). */
+int
+colls_notify(colls_t *c, int what, int who, int tag)
+{
+    struct colls_req r;
+    Envelope e;
+    NotifyReq nr = NOTIFY_REQ__INIT;
+    int rc;
+
+    if (c == NULL ||
+        (what != COLLS_NOTIFY_TASK_EXIT && what != COLLS_NOTIFY_HOST_DOWN))
+        return COLLS_EINVAL;
+    envelope_init(&e);
+    e.kind = KIND__NOTIFY_REQ;
+    e.src = c->tid;
+    e.req_id = colls__req_id(c);
+    nr.what = (uint32_t)what;
+    nr.who = who;
+    nr.tag = tag;
+    e.body_case = ENVELOPE__BODY_NOTIFY_REQ;
+    e.notify_req = &nr;
+    p2p_req_init(&r, c, COLLS__REQ_SEND);
+    rc = colls__write_env(c->daemon, &e, NULL, 0, &r);
+    if (rc < 0 && r.pending == 0)
+        return rc;
+    return p2p_wait_sent(c, &r);
+}
