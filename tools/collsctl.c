@@ -1,2 +1,163 @@
-/* tools/collsctl.c -- being written */
-int main(void) { return 0; }
+/*
+ * collsctl.c -- the operator's tool: `collsctl [--socket PATH] COMMAND
+ * [args]`.  Each command is an entry of the table below, defined in its own
+ * tools/cmd_*.c.  Exit status: 0 success, 1 failure, 2 usage error.
+ *
+ * --socket sets $COLLS_SOCKET for the command, so every attach (including
+ * those of commands that fork) uses it; collsctl attaches as an admin task
+ * ($COLLS_ADMIN=1) except where a command says otherwise (echo).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "tools/collsctl.h"
+
+static const struct collsctl_cmd *const collsctl_cmds[] = {
+    &cmd_status, &cmd_hosts,  &cmd_ps,  &cmd_stats,  &cmd_ping,
+    &cmd_pingpong, &cmd_echo, &cmd_add, &cmd_delete, &cmd_halt,
+    &cmd_compress,
+};
+
+#define COLLSCTL_NCMDS (sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]))
+
+int
+collsctl_usage(const struct collsctl_cmd *cmd)
+{
+    fprintf(stderr, "usage: collsctl %s%s%s\n", cmd->name,
+            cmd->usage[0] ? " " : "", cmd->usage);
+    return 2;
+}
+
+int
+collsctl_attach(struct colls **out)
+{
+    int rc = colls_attach(NULL, out);
+    const char *sock = getenv("COLLS_SOCKET");
+
+    if (rc < 0)
+        fprintf(stderr, "collsctl: cannot attach to the daemon%s%s: %s\n",
+                sock ? " at " : "", sock ? sock : "", colls_strerror(rc));
+    return rc;
+}
+
+int
+collsctl_parse_tid(const char *s, unsigned *tid)
+{
+    char *end;
+    unsigned long v;
+
+    if (s == NULL || *s == '\0')
+        return -1;
+    if (s[0] == 't')
+        v = strtoul(s + 1, &end, 16);
+    else
+        v = strtoul(s, &end, 0);
+    if (*end != '\0' || end == s || v > 0xffffffffUL)
+        return -1;
+    *tid = (unsigned)v;
+    return 0;
+}
+
+/* Host by hid (decimal), name, address, or address without the port. */
+int
+collsctl_resolve_host(struct colls *c, const char *s)
+{
+    colls_hostinfo_t *h;
+    char *end;
+    long v = strtol(s, &end, 10);
+    int n, i, rc, found = COLLS_ENOENT;
+
+    if (*s != '\0' && *end == '\0')
+        return v > 0 && v < 4096 ? (int)v : COLLS_EINVAL;
+    rc = colls_hosts(c, &h, &n);
+    if (rc < 0)
+        return rc;
+    for (i = 0; i < n && found < 0; i++) {
+        size_t l = strlen(s);
+        if (strcmp(h[i].name, s) == 0 || strcmp(h[i].addr, s) == 0 ||
+            (strncmp(h[i].addr, s, l) == 0 && h[i].addr[l] == ':'))
+            found = h[i].hid;
+    }
+    colls_free(h);
+    return found;
+}
+
+static void
+collsctl_help(FILE *f)
+{
+    size_t i;
+
+    fprintf(f, "usage: collsctl [--socket PATH] COMMAND [ARGS]\n"
+               "       collsctl help [COMMAND]\n\ncommands:\n");
+    for (i = 0; i < COLLSCTL_NCMDS; i++)
+        fprintf(f, "  %-9s %s\n", collsctl_cmds[i]->name,
+                collsctl_cmds[i]->help);
+    fprintf(f, "\n--socket PATH  the daemon's socket (default: $COLLS_SOCKET,"
+               "\n               else $XDG_RUNTIME_DIR/collsd/collsd.sock,"
+               "\n               else /tmp/collsd-$UID/collsd.sock)\n");
+}
+
+static const struct collsctl_cmd *
+collsctl_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < COLLSCTL_NCMDS; i++)
+        if (strcmp(collsctl_cmds[i]->name, name) == 0)
+            return collsctl_cmds[i];
+    return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+    const struct collsctl_cmd *cmd;
+    int i = 1;
+
+    while (i < argc && argv[i][0] == '-') {
+        if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+            setenv("COLLS_SOCKET", argv[i + 1], 1);
+            i += 2;
+        } else if (strncmp(argv[i], "--socket=", 9) == 0) {
+            setenv("COLLS_SOCKET", argv[i] + 9, 1);
+            i++;
+        } else if (strcmp(argv[i], "-h") == 0 ||
+                   strcmp(argv[i], "--help") == 0) {
+            collsctl_help(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "collsctl: unknown option %s\n", argv[i]);
+            collsctl_help(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        collsctl_help(stderr);
+        return 2;
+    }
+    if (strcmp(argv[i], "help") == 0) {
+        if (i + 1 < argc) {
+            cmd = collsctl_find(argv[i + 1]);
+            if (cmd == NULL) {
+                fprintf(stderr, "collsctl: no command %s\n", argv[i + 1]);
+                return 2;
+            }
+            printf("usage: collsctl %s %s\n  %s\n", cmd->name, cmd->usage,
+                   cmd->help);
+            return 0;
+        }
+        collsctl_help(stdout);
+        return 0;
+    }
+    cmd = collsctl_find(argv[i]);
+    if (cmd == NULL) {
+        fprintf(stderr, "collsctl: unknown command %s\n", argv[i]);
+        collsctl_help(stderr);
+        return 2;
+    }
+    setenv("COLLS_ADMIN", "1", 1);
+    setenv("COLLS_NAME", "collsctl", 0);
+    return cmd->exec(argc - i, argv + i);
+}

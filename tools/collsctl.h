@@ -18,4 +18,17 @@ extern const struct collsctl_cmd cmd_status, cmd_hosts, cmd_ps, cmd_stats,
     cmd_ping, cmd_pingpong, cmd_echo, cmd_add, cmd_delete, cmd_halt,
     cmd_compress;
 
+/* Helpers shared by the subcommands (tools/collsctl.c). */
+struct colls;
+/* Attaches to the daemon (--socket / $COLLS_SOCKET); prints why not.
+   0 or a COLLS_E* code. */
+int collsctl_attach(struct colls **out);
+/* Prints "usage: collsctl NAME USAGE" to stderr; returns 2. */
+int collsctl_usage(const struct collsctl_cmd *cmd);
+/* Parses a tid written as t<hex>, 0x<hex> or decimal.  0 or -1. */
+int collsctl_parse_tid(const char *s, unsigned *tid);
+/* A host given as hid, name or address (from the host table); the hid or
+   a COLLS_E* code. */
+int collsctl_resolve_host(struct colls *c, const char *s);
+
 #endif
