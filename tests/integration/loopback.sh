@@ -1,0 +1,43 @@
+#!/bin/sh
+# loopback.sh -- three collsd daemons on 127.0.0.1, tasks on each.
+#
+# 1. the machine forms (every daemon lists 3 hosts up);
+# 2. p2p-check: 6 workers (two per daemon) exchange every size, encoding
+#    and route pairwise, bytes and order checked; workers 0 and 1 also
+#    exchange 32 MiB messages;
+# 3. error codes: ETRUNC (both routes), ENOENT for bogus tids,
+#    EPEERDEAD when a task (on another daemon, and on the same one) dies
+#    while being waited for, and the task-exit notification;
+# 4. the daemons are still up afterwards and answer collsctl.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+P2P=$IT_B/tests/integration/p2p-check
+it_setup
+it_start 3 || exit 1
+it_wait_hosts 3 || exit 1
+it_ctl 1 hosts
+
+P2P_OPTS="--big --timeout-ms 60000" it_p2p all 1 1 2 3 1 2 3
+
+for i in 2 3; do
+    out=$(timeout 60 "$P2P" --socket "$(it_sock 1)" --mode etrunc \
+        --peer-socket "$(it_sock "$i")" 2>&1) ||
+        it_fail "ETRUNC with a task on daemon $i: $out"
+done
+out=$(timeout 60 "$P2P" --socket "$(it_sock 2)" --mode enoent 2>&1) ||
+    it_fail "ENOENT: $out"
+echo "$out"
+for i in 1 3; do
+    out=$(timeout 60 "$P2P" --socket "$(it_sock 1)" --mode peerdead \
+        --peer-socket "$(it_sock "$i")" 2>&1) ||
+        it_fail "EPEERDEAD with a task on daemon $i: $out"
+    echo "$out"
+done
+
+# Everything still answers, and no task is left attached.
+for i in 1 2 3; do
+    it_alive "$i" || it_fail "daemon $i died"
+done
+it_wait_hosts 3 || true
+it_ctl 1 ps || it_fail "collsctl ps"
+it_finish

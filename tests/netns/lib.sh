@@ -1,0 +1,305 @@
+# tests/netns/lib.sh -- emulated hosts in network namespaces (sourced).
+#
+# Each emulated host is a network namespace with one veth "eth0" on a bridge
+# that lives in a separate "switch" namespace, so nothing is added to the
+# root namespace but the netns names themselves.  Host I has the address
+# 10.77.0.I/24, and a long-lived "holder" process that owns its own UTS
+# (hostname hostI), mount (private tmpfs on /tmp, /run and /dev/shm) and IPC
+# namespaces; host_run / host_bg enter all four namespaces of the holder, so
+# every command started on a host sees that host's /tmp, hostname and SysV
+# IPC, and nothing host-local is shared between emulated hosts.
+#
+# Directories the test needs on every host (the run directory, the build
+# and source trees) are bind-mounted into each private /tmp when they live
+# under /tmp.  Names carry the PID of the sourcing shell so parallel runs
+# do not clash.  ns_teardown (installed on EXIT INT TERM) kills every
+# process in the namespaces, deletes them (links and nft tables go with
+# them) and removes the run directory, also when a test fails.
+#
+# Usage:
+#   . tests/netns/lib.sh
+#   ns_require                      # exits 77 unless root + netns work
+#   ns_setup 4                      # hosts 1..4; NS_RUN = shared run dir
+#   host_run 2 collsctl hosts      # foreground, inside host 2
+#   host_bg 1 log cmd args...       # background; pid in NS_LASTPID
+#   ns_limit 1 100mbit              # tbf on host 1's egress
+#   ns_loss 1 5                     # drop 5 % of UDP arriving at host 1
+#   ns_loss 1 0                     # remove the loss rule
+#   ns_pin_kill PID                 # kill one process started by host_bg
+#
+# NS_KEEP=1 keeps the run directory (logs) for debugging.
+
+NS_TAG="c$$"
+NS_N=0
+NS_RUN=""
+NS_PIDS=""
+NS_LASTPID=""
+NS_HOLDERS=""
+NS_NAMES=""
+NS_SHARE=""
+
+# Prints a message prefixed with the test name on stderr.
+ns_log()
+{
+    echo "[$(date +%H:%M:%S)] ${0##*/}: $*" >&2
+}
+
+# Exits 77 (skip) unless we are root and the tools and namespaces work.
+ns_require()
+{
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: ${0##*/} needs root for network namespaces" >&2
+        exit 77
+    fi
+    for t in ip unshare nsenter tc nft timeout; do
+        if ! command -v "$t" >/dev/null 2>&1; then
+            echo "SKIP: ${0##*/} needs $t" >&2
+            exit 77
+        fi
+    done
+    if ! ip netns add "${NS_TAG}probe" 2>/dev/null; then
+        echo "SKIP: cannot create network namespaces" >&2
+        exit 77
+    fi
+    if ! ip netns exec "${NS_TAG}probe" unshare --uts --mount --ipc \
+        --propagation private sh -c 'mount -t tmpfs t /tmp' 2>/dev/null; then
+        ip netns del "${NS_TAG}probe" 2>/dev/null
+        echo "SKIP: cannot create mount/uts/ipc namespaces" >&2
+        exit 77
+    fi
+    ip netns del "${NS_TAG}probe"
+}
+
+# Kills a list of pids: TERM, a short grace period, then KILL.
+ns_kill_pids()
+{
+    pids=$*
+    [ -n "$pids" ] || return 0
+    kill -TERM $pids 2>/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        alive=""
+        for p in $pids; do
+            kill -0 "$p" 2>/dev/null && alive="$alive $p"
+        done
+        [ -z "$alive" ] && return 0
+        sleep 0.1
+    done
+    kill -KILL $alive 2>/dev/null
+    return 0
+}
+
+# Removes everything ns_setup created.  Safe to call more than once and
+# after a partial setup.
+ns_teardown()
+{
+    rc=$?
+    trap - EXIT INT TERM
+    ns_kill_pids $NS_PIDS
+    for ns in $NS_NAMES; do
+        ns_kill_pids $(ip netns pids "$ns" 2>/dev/null)
+    done
+    ns_kill_pids $NS_HOLDERS
+    wait 2>/dev/null
+    for ns in $NS_NAMES; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    if [ -n "$NS_RUN" ] && [ -d "$NS_RUN" ]; then
+        if [ -n "${NS_KEEP:-}" ]; then
+            ns_log "run directory kept: $NS_RUN"
+        else
+            rm -rf "$NS_RUN"
+        fi
+    fi
+    NS_NAMES=""
+    NS_PIDS=""
+    NS_HOLDERS=""
+    exit "$rc"
+}
+
+# The namespace name of host I.
+ns_name()
+{
+    echo "${NS_TAG}h$1"
+}
+
+# The holder pid of host I.
+ns_holder()
+{
+    echo "$NS_HOLDERS" | tr ' ' '\n' | grep -v '^$' | sed -n "${1}p"
+}
+
+# The address of host I.
+ns_addr()
+{
+    echo "10.77.0.$1"
+}
+
+# Creates hosts 1..N on one bridge.  Sets NS_RUN (a shared directory) and
+# installs the teardown trap.  Extra directories to share on every host can
+# be given in NS_SHARE_EXTRA.
+ns_setup()
+{
+    NS_N=$1
+    trap ns_teardown EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    NS_RUN=$(mktemp -d /tmp/colls-netns.XXXXXX) || exit 99
+    chmod 755 "$NS_RUN"
+    NS_SHARE="$NS_RUN"
+    for d in "${top_builddir:-}" "${top_srcdir:-}" $NS_SHARE_EXTRA; do
+        [ -n "$d" ] || continue
+        d=$(cd "$d" && pwd -P)
+        case "$d" in
+        /tmp/*) NS_SHARE="$NS_SHARE $d" ;;
+        esac
+    done
+    sw="${NS_TAG}sw"
+    ip netns add "$sw" || exit 99
+    NS_NAMES="$sw"
+    ip -n "$sw" link add br0 type bridge || exit 99
+    ip -n "$sw" link set br0 up
+    ip -n "$sw" link set lo up
+    i=1
+    while [ "$i" -le "$NS_N" ]; do
+        ns=$(ns_name "$i")
+        ip netns add "$ns" || exit 99
+        NS_NAMES="$NS_NAMES $ns"
+        ip link add name eth0 netns "$ns" type veth peer name "p$i" \
+            netns "$sw" || exit 99
+        ip -n "$sw" link set "p$i" master br0 up
+        ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ip -n "$ns" link set lo up
+        ns_start_holder "$i"
+        i=$((i + 1))
+    done
+    ns_wait_links
+}
+
+# Starts the holder of host I: private hostname, /tmp, /run, /dev/shm and
+# IPC namespace, with the shared directories bind-mounted back in.
+ns_start_holder()
+{
+    i=$1
+    ready="$NS_RUN/.holder$i"
+    # The fd trick keeps a reference to each shared directory across the
+    # tmpfs mount that hides it; --no-canonicalize stops mount from
+    # resolving /proc/self/fd/N to the (now hidden) path.
+    script='set -e
+        hostname "host$1"
+        n=3
+        for d in $NS_SHARE; do
+            eval "exec $n<\"\$d\""
+            n=$((n + 1))
+        done
+        mount -t tmpfs -o mode=1777 tmpfs /tmp
+        mount -t tmpfs -o mode=755 tmpfs /run
+        mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+        n=3
+        for d in $NS_SHARE; do
+            mkdir -p "$d"
+            mount --no-canonicalize --bind "/proc/self/fd/$n" "$d"
+            eval "exec $n<&-"
+            n=$((n + 1))
+        done
+        : > "$2"
+        exec sleep 1000000'
+    NS_SHARE="$NS_SHARE" ip netns exec "$(ns_name "$i")" \
+        unshare --uts --mount --ipc --propagation private \
+        sh -c "$script" holder "$i" "$ready" </dev/null &
+    NS_HOLDERS="$NS_HOLDERS $!"
+    for _ in $(seq 1 100); do
+        [ -e "$ready" ] && return 0
+        sleep 0.05
+    done
+    ns_log "host $i did not come up"
+    exit 99
+}
+
+# Waits until IPv6 DAD and bridge forwarding have settled (the bridge
+# forwards at once; this only waits for the links to report UP).
+ns_wait_links()
+{
+    for _ in $(seq 1 50); do
+        down=0
+        i=1
+        while [ "$i" -le "$NS_N" ]; do
+            ip -n "$(ns_name "$i")" -br link show eth0 | grep -q 'UP' ||
+                down=1
+            i=$((i + 1))
+        done
+        [ "$down" = 0 ] && return 0
+        sleep 0.1
+    done
+}
+
+# Runs CMD... on host I in the foreground; returns its exit status.  The
+# working directory is NS_RUN.
+host_run()
+{
+    h=$(ns_holder "$1")
+    shift
+    nsenter -t "$h" -n -m -u -i --wd="$NS_RUN" -- "$@"
+}
+
+# Runs CMD... on host I in the background with stdout+stderr to LOG
+# (relative to NS_RUN unless absolute).  NS_LASTPID gets the pid, which
+# is also remembered for teardown.
+host_bg()
+{
+    h=$(ns_holder "$1")
+    log=$2
+    shift 2
+    case "$log" in
+    /*) ;;
+    *) log="$NS_RUN/$log" ;;
+    esac
+    nsenter -t "$h" -n -m -u -i --wd="$NS_RUN" -- "$@" >"$log" 2>&1 \
+        </dev/null &
+    NS_LASTPID=$!
+    NS_PIDS="$NS_PIDS $NS_LASTPID"
+}
+
+# Kills one background process (signal SIG, default KILL) and reaps it.
+ns_pin_kill()
+{
+    kill -"${2:-KILL}" "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+    return 0
+}
+
+# Shapes the egress of host I to RATE (tbf; e.g. 100mbit).  "off" removes.
+ns_limit()
+{
+    ns=$(ns_name "$1")
+    tc -n "$ns" qdisc del dev eth0 root 2>/dev/null
+    [ "$2" = off ] && return 0
+    tc -n "$ns" qdisc add dev eth0 root tbf rate "$2" burst 128kb \
+        latency 20ms
+}
+
+# Drops PCT percent of the UDP datagrams arriving at host I through eth0
+# (nftables numgen; this kernel has no netem).  The input hook is used, not
+# output: a drop on output makes the sender's sendmsg() fail with EPERM,
+# which is not what a lossy network does.  0 removes the rule.
+ns_loss()
+{
+    ns=$(ns_name "$1")
+    ip netns exec "$ns" nft delete table inet collsloss 2>/dev/null
+    [ "$2" = 0 ] && return 0
+    ip netns exec "$ns" nft -f - <<EOF
+table inet collsloss {
+    chain in {
+        type filter hook input priority 0; policy accept;
+        iifname "eth0" meta l4proto udp numgen random mod 100 < $2 counter drop
+    }
+}
+EOF
+}
+
+# Prints the packets dropped by host I's loss rule (0 if none).
+ns_loss_drops()
+{
+    ip netns exec "$(ns_name "$1")" nft list table inet collsloss \
+        2>/dev/null | sed -n 's/.*packets \([0-9]*\).*/\1/p' | head -1
+}
