@@ -1,8 +1,944 @@
-/* test-rel.c -- (being written) */
+/*
+ * test-rel.c -- the reliable transport over a simulated network.
+ *
+ * 2..4 struct rel instances live in one process.  Their ops->send puts
+ * datagrams into a priority queue ordered by a virtual clock (fixed
+ * latency; deterministic loss, duplication and extra delay for reordering
+ * from a seeded PRNG).  The loop advances the clock to the next datagram
+ * or to the earliest rel_next_timeout and calls rel_input / rel_timer, so
+ * every run is deterministic and takes no real time.
+ *
+ * Every message carries pseudo-random bytes from a per-message seed; the
+ * receiver checks length and bytes against the sender's list, in order,
+ * which proves delivery exactly once, intact and in order.
+ */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/rel.h"
+#include "proto/dgram.h"
 #include "tests/unit/suites.h"
+
+#define SIM_NODES    4
+#define SIM_MAXMSG   64
+#define SIM_LATENCY  50    /* us, one way */
+#define SIM_JITTER   300   /* us of extra delay for reordered datagrams */
+#define SIM_PORT     7000
+
+/* ck_assert writes to a file on every call: too slow per datagram. */
+#define HOT_ASSERT(c)                                                          \
+    do {                                                                       \
+        if (!(c))                                                              \
+            ck_abort_msg("assertion failed: %s", #c);                         \
+    } while (0)
+
+struct pkt {
+    uint64_t time, order;
+    int from, to;
+    size_t len;
+    uint8_t *data;
+};
+
+struct expect {
+    size_t len[SIM_MAXMSG];
+    uint64_t seed[SIM_MAXMSG];
+    int sent, got;
+};
+
+struct sim;
+
+struct node {
+    struct sim *sim;
+    int idx;
+    struct rel *r;
+    struct sockaddr_in addr;
+    uint32_t inc;
+    int resets;
+    uint32_t reset_inc;
+};
+
+struct sim {
+    struct node n[SIM_NODES];
+    int nn;
+    uint64_t now, order, rng;
+    double loss, dup, reorder;
+    int cut;        /* drop everything */
+    int eagain;     /* every eagain-th send fails with -1 */
+    unsigned long sends;
+    int writable;   /* a send failed: call rel_writable */
+    struct pkt *heap;
+    size_t hn, hcap;
+    struct expect ex[SIM_NODES][SIM_NODES]; /* [from][to] */
+    int errors;     /* deliveries that did not match */
+    unsigned long delivered_bytes;
+};
+
+/* ---- deterministic data --------------------------------------------- */
+
+static uint64_t
+sim_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double
+sim_unit(struct sim *s)
+{
+    return (double)(sim_rand(&s->rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void
+fill(uint8_t *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed * 2654435761u + 1;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = (uint8_t)(x >> 56);
+    }
+}
+
+static int
+check_fill(const uint8_t *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed * 2654435761u + 1;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        if (p[i] != (uint8_t)(x >> 56))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- the datagram queue (binary heap on time, then order) ----------- */
+
+static int
+pkt_before(const struct pkt *a, const struct pkt *b)
+{
+    return a->time < b->time || (a->time == b->time && a->order < b->order);
+}
+
+static void
+heap_push(struct sim *s, struct pkt p)
+{
+    size_t i;
+
+    if (s->hn == s->hcap) {
+        s->hcap = s->hcap ? s->hcap * 2 : 1024;
+        s->heap = realloc(s->heap, s->hcap * sizeof *s->heap);
+        HOT_ASSERT(s->heap != NULL);
+    }
+    i = s->hn++;
+    while (i > 0 && pkt_before(&p, &s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = p;
+}
+
+static struct pkt
+heap_pop(struct sim *s)
+{
+    struct pkt top = s->heap[0], last = s->heap[--s->hn];
+    size_t i = 0;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->hn)
+            break;
+        if (c + 1 < s->hn && pkt_before(&s->heap[c + 1], &s->heap[c]))
+            c++;
+        if (!pkt_before(&s->heap[c], &last))
+            break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (s->hn > 0)
+        s->heap[i] = last;
+    return top;
+}
+
+/* ---- rel callbacks -------------------------------------------------- */
+
+static void
+sim_enqueue(struct sim *s, int from, int to, const uint8_t *data, size_t len,
+            uint64_t delay)
+{
+    struct pkt p;
+
+    p.time = s->now + delay;
+    p.order = s->order++;
+    p.from = from;
+    p.to = to;
+    p.len = len;
+    p.data = malloc(len);
+    HOT_ASSERT(p.data != NULL);
+    memcpy(p.data, data, len);
+    heap_push(s, p);
+}
+
+static int
+sim_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
+         const struct iovec *iov, int iovcnt)
+{
+    struct node *nd = ctx;
+    struct sim *s = nd->sim;
+    const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+    uint8_t buf[DGRAM_MAX_LEN];
+    size_t len = 0;
+    int i, to;
+    uint64_t delay = SIM_LATENCY;
+
+    HOT_ASSERT(alen == sizeof(struct sockaddr_in));
+    s->sends++;
+    if (s->eagain && s->sends % (unsigned long)s->eagain == 0) {
+        s->writable = 1;
+        return -1;
+    }
+    for (i = 0; i < iovcnt; i++) {
+        HOT_ASSERT(len + iov[i].iov_len <= sizeof buf);
+        memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
+        len += iov[i].iov_len;
+    }
+    to = ntohs(sin->sin_port) - SIM_PORT;
+    if (to < 0 || to >= s->nn || s->cut)
+        return 0;
+    if (s->loss > 0 && sim_unit(s) < s->loss)
+        return 0;
+    if (s->reorder > 0 && sim_unit(s) < s->reorder)
+        delay += 1 + sim_rand(&s->rng) % SIM_JITTER;
+    sim_enqueue(s, nd->idx, to, buf, len, delay);
+    if (s->dup > 0 && sim_unit(s) < s->dup)
+        sim_enqueue(s, nd->idx, to, buf, len, delay + 7);
+    return 0;
+}
+
+static int
+hid_idx(int hid)
+{
+    return hid - 1;
+}
+
+static void
+sim_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
+{
+    struct node *nd = ctx;
+    struct sim *s = nd->sim;
+    struct expect *e = &s->ex[hid_idx(hid)][nd->idx];
+
+    if (e->got >= e->sent || e->len[e->got] != len ||
+        !check_fill(msg, len, e->seed[e->got]))
+        s->errors++;
+    e->got++;
+    s->delivered_bytes += len;
+    free(msg);
+}
+
+static void
+sim_reset(void *ctx, int hid, uint32_t new_inc)
+{
+    struct node *nd = ctx;
+
+    nd->resets++;
+    nd->reset_inc = new_inc;
+    (void)hid;
+}
+
+static const struct rel_ops sim_ops = {
+    .send = sim_send, .deliver = sim_deliver, .reset = sim_reset};
+
+/* ---- set-up and the event loop -------------------------------------- */
+
+static void
+node_addr(struct sockaddr_in *a, int idx)
+{
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)(SIM_PORT + idx));
+    a->sin_addr.s_addr = htonl(0x0a000001u + (uint32_t)idx);
+}
+
+/* (Re)creates node i's rel with incarnation inc and registers all peers. */
+static void
+node_start(struct sim *s, int i, const struct rel_config *cfg, uint32_t inc)
+{
+    struct node *nd = &s->n[i];
+    int j;
+
+    rel_free(nd->r);
+    nd->sim = s;
+    nd->idx = i;
+    nd->inc = inc;
+    node_addr(&nd->addr, i);
+    nd->r = rel_new(cfg, &sim_ops, nd, i + 1, inc);
+    ck_assert_ptr_nonnull(nd->r);
+    for (j = 0; j < s->nn; j++) {
+        struct sockaddr_in a;
+        if (j == i)
+            continue;
+        node_addr(&a, j);
+        ck_assert_int_eq(rel_peer_set(nd->r, j + 1, (struct sockaddr *)&a,
+                                      sizeof a, 0),
+                         0);
+    }
+}
+
+static struct sim *
+sim_new(int nn, const struct rel_config *cfg)
+{
+    struct sim *s = calloc(1, sizeof *s);
+    int i;
+
+    ck_assert_ptr_nonnull(s);
+    s->nn = nn;
+    s->now = 1000000;
+    s->rng = 42;
+    for (i = 0; i < nn; i++)
+        node_start(s, i, cfg, 100 + (uint32_t)i);
+    return s;
+}
+
+static void
+sim_free(struct sim *s)
+{
+    int i;
+
+    for (i = 0; i < s->nn; i++)
+        rel_free(s->n[i].r);
+    while (s->hn > 0)
+        free(heap_pop(s).data);
+    free(s->heap);
+    free(s);
+}
+
+/* Queues a message of len bytes from node a to node b. */
+static void
+sim_msg(struct sim *s, int a, int b, size_t len)
+{
+    struct expect *e = &s->ex[a][b];
+    uint8_t *buf = malloc(len ? len : 1);
+    struct iovec iov[2];
+    size_t half = len / 3;
+
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_lt(e->sent, SIM_MAXMSG);
+    e->len[e->sent] = len;
+    e->seed[e->sent] = sim_rand(&s->rng);
+    fill(buf, len, e->seed[e->sent]);
+    iov[0].iov_base = buf;
+    iov[0].iov_len = half;
+    iov[1].iov_base = buf + half;
+    iov[1].iov_len = len - half;
+    ck_assert_int_eq(rel_sendv(s->n[a].r, b + 1, iov, 2, s->now), 0);
+    e->sent++;
+    free(buf);
+}
+
+static int
+sim_all_done(struct sim *s)
+{
+    int i, j;
+
+    for (i = 0; i < s->nn; i++)
+        for (j = 0; j < s->nn; j++) {
+            if (s->ex[i][j].got != s->ex[i][j].sent)
+                return 0;
+            if (i != j && rel_queued(s->n[i].r, j + 1) != 0)
+                return 0;
+        }
+    return 1;
+}
+
+/*
+ * Runs the network until done(s) or virtual time passes until_us.
+ * Returns 1 if done, 0 on timeout or when nothing is left to happen.
+ */
+static int
+sim_run(struct sim *s, int (*done)(struct sim *), uint64_t until_us)
+{
+    while (done == NULL || !done(s)) {
+        uint64_t t = s->hn > 0 ? s->heap[0].time : UINT64_MAX;
+        int i;
+
+        for (i = 0; i < s->nn; i++) {
+            uint64_t u = rel_next_timeout(s->n[i].r);
+            if (u < t)
+                t = u;
+        }
+        if (s->writable)
+            t = s->now;
+        if (t == UINT64_MAX || t > until_us)
+            return done == NULL;
+        if (t > s->now)
+            s->now = t;
+        while (s->hn > 0 && s->heap[0].time <= s->now) {
+            struct pkt p = heap_pop(s);
+            struct node *from = &s->n[p.from];
+            rel_input(s->n[p.to].r, (struct sockaddr *)&from->addr,
+                      sizeof from->addr, p.data, p.len, s->now);
+            free(p.data);
+        }
+        for (i = 0; i < s->nn; i++)
+            if (rel_next_timeout(s->n[i].r) <= s->now)
+                rel_timer(s->n[i].r, s->now);
+        if (s->writable) {
+            s->writable = 0;
+            for (i = 0; i < s->nn; i++)
+                rel_writable(s->n[i].r, s->now);
+        }
+    }
+    return 1;
+}
+
+static void
+small_config(struct rel_config *cfg)
+{
+    rel_config_default(cfg);
+    cfg->rto_min_us = 2000;
+    cfg->rto_init_us = 20000;
+    cfg->rto_max_us = 2000000;
+}
+
+/* ---- tests ---------------------------------------------------------- */
+
+/* All pairs exchange every interesting size under the given faults. */
+static void
+run_sizes(int nn, double loss, double dup, double reorder, int eagain)
+{
+    struct rel_config cfg;
+    struct sim *s;
+    size_t frag;
+    int i, j, k;
+
+    small_config(&cfg);
+    frag = cfg.mtu - DGRAM_HDR_LEN;
+    s = sim_new(nn, &cfg);
+    s->loss = loss;
+    s->dup = dup;
+    s->reorder = reorder;
+    s->eagain = eagain;
+    {
+        const size_t sizes[] = {0,        1,        frag - 1, frag,
+                                frag + 1, cfg.mtu - 1, cfg.mtu, cfg.mtu + 1,
+                                100000,   3u << 20, 7,        0};
+        for (k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); k++)
+            for (i = 0; i < nn; i++)
+                for (j = 0; j < nn; j++)
+                    if (i != j)
+                        sim_msg(s, i, j, sizes[k]);
+    }
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 600000000ull), 1);
+    ck_assert_int_eq(s->errors, 0);
+    for (i = 0; i < nn; i++)
+        for (j = 0; j < nn; j++)
+            if (i != j) {
+                struct rel_peer_stats ps;
+                ck_assert_int_eq(rel_peer_stats(s->n[i].r, j + 1, &ps), 0);
+                ck_assert_uint_eq(ps.msgs_sent, 12);
+                ck_assert_uint_eq(ps.queued_bytes, 0);
+                ck_assert_uint_eq(ps.inflight, 0);
+                if (loss > 0)
+                    ck_assert_uint_gt(ps.retransmits, 0);
+                ck_assert_uint_gt(ps.srtt_us, 0);
+                ck_assert_int_eq(rel_peer_stats(s->n[j].r, i + 1, &ps), 0);
+                ck_assert_uint_eq(ps.msgs_recv, 12);
+                if (dup > 0)
+                    ck_assert_uint_gt(ps.dups_recv, 0);
+            }
+    sim_free(s);
+}
+
+START_TEST(test_rel_lossless)
+{
+    run_sizes(2, 0, 0, 0, 0);
+}
+END_TEST
+
+START_TEST(test_rel_loss5)
+{
+    run_sizes(3, 0.05, 0, 0, 0);
+}
+END_TEST
+
+START_TEST(test_rel_loss20)
+{
+    run_sizes(2, 0.20, 0, 0, 0);
+}
+END_TEST
+
+START_TEST(test_rel_dup_reorder)
+{
+    run_sizes(4, 0.02, 0.05, 0.10, 0);
+}
+END_TEST
+
+START_TEST(test_rel_eagain)
+{
+    run_sizes(2, 0.01, 0, 0, 7);
+}
+END_TEST
+
+/* One 32 MiB message at 5 % loss. */
+START_TEST(test_rel_32mb)
+{
+    struct rel_config cfg;
+    struct sim *s;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    s->loss = 0.05;
+    sim_msg(s, 0, 1, 32u << 20);
+    sim_msg(s, 0, 1, 5);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 600000000ull), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_uint_eq(s->delivered_bytes, (32u << 20) + 5);
+    sim_free(s);
+}
+END_TEST
+
+/* More than 65535 fragments: frag_idx/frag_cnt wrap as documented. */
+START_TEST(test_rel_many_fragments)
+{
+    struct rel_config cfg;
+    struct sim *s;
+
+    small_config(&cfg);
+    cfg.mtu = DGRAM_HDR_LEN + 64;
+    s = sim_new(2, &cfg);
+    s->loss = 0.02;
+    sim_msg(s, 0, 1, 65535 * 64 + 1);
+    sim_msg(s, 0, 1, 65535 * 64);
+    sim_msg(s, 0, 1, 70000 * 64 + 17);
+    sim_msg(s, 1, 0, 65534 * 64 + 63);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 600000000ull), 1);
+    ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
+
+/* The transport's own fault injection: counted, and still reliable. */
+START_TEST(test_rel_injection)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+    int k;
+
+    small_config(&cfg);
+    cfg.drop = 0.05;
+    cfg.dup = 0.05;
+    cfg.reorder = 0.05;
+    cfg.seed = 7;
+    s = sim_new(2, &cfg);
+    for (k = 0; k < 20; k++) {
+        sim_msg(s, 0, 1, (size_t)k * 10007);
+        sim_msg(s, 1, 0, (size_t)k * 3001 + 1);
+    }
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 600000000ull), 1);
+    ck_assert_int_eq(s->errors, 0);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_gt(st.injected_drops, 0);
+    ck_assert_uint_gt(st.injected_dups, 0);
+    ck_assert_uint_gt(st.injected_reorders, 0);
+    ck_assert_uint_ge(st.dgrams_out, st.injected_drops);
+    sim_free(s);
+}
+END_TEST
+
+/* Pacing: virtual time for 4 MB at 10 MB/s is at least 0.4 s minus burst. */
+START_TEST(test_rel_pacing)
+{
+    struct rel_config cfg;
+    struct sim *s;
+    uint64_t t0;
+
+    small_config(&cfg);
+    cfg.rate_bps = 10000000;
+    s = sim_new(2, &cfg);
+    t0 = s->now;
+    sim_msg(s, 0, 1, 4000000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 600000000ull), 1);
+    ck_assert_int_eq(s->errors, 0);
+    /* bytes incl. headers / rate, less the 2 ms bucket */
+    ck_assert_uint_ge(s->now - t0, 400000 - 2000);
+    ck_assert_uint_le(s->now - t0, 600000);
+    sim_free(s);
+}
+END_TEST
+
+static int
+got_first(struct sim *s)
+{
+    return s->ex[0][1].got >= 1;
+}
+
+/* A cut link: timeouts back the RTO off exponentially; healing recovers. */
+START_TEST(test_rel_rto_backoff)
+{
+    struct rel_config cfg;
+    struct rel_peer_stats ps;
+    struct sim *s;
+    uint64_t rto1, rto2;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 0, 1, 10);
+    ck_assert_int_eq(sim_run(s, got_first, s->now + 1000000), 1);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    s->cut = 1;
+    sim_msg(s, 0, 1, 20000);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.timeouts, 0);
+    ck_assert_uint_gt(ps.queued_bytes, 0);
+    ck_assert_uint_gt(ps.inflight, 0);
+    /* first timeout */
+    sim_run(s, NULL, rel_next_timeout(s->n[0].r));
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.timeouts, 1);
+    rto1 = ps.rto_us;
+    sim_run(s, NULL, rel_next_timeout(s->n[0].r));
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.timeouts, 2);
+    rto2 = ps.rto_us;
+    ck_assert_uint_eq(rto2, 2 * rto1);
+    /* many more: capped at rto_max */
+    sim_run(s, NULL, s->now + 20000000);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.rto_us, cfg.rto_max_us);
+    ck_assert_uint_gt(ps.retransmits, ps.timeouts);
+    s->cut = 0;
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 10000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    /* Karn: the backoff stays until a datagram sent once is acked */
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.rto_us, cfg.rto_max_us);
+    sim_msg(s, 0, 1, 100);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 10000000), 1);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_lt(ps.rto_us, cfg.rto_max_us);
+    sim_free(s);
+}
+END_TEST
+
+/*
+ * Node 1 restarts with a newer incarnation while its old datagrams are
+ * still in the network: node 0 resets its state (ops->reset), drops the
+ * stale datagrams, and both directions work again.
+ */
+START_TEST(test_rel_incarnation)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+    int k;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 0, 1, 5000);
+    sim_msg(s, 1, 0, 5000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    /* node 1 sends more, then dies before anything arrives */
+    for (k = 0; k < 5; k++)
+        rel_sendv(s->n[1].r, 1, NULL, 0, s->now);
+    ck_assert_uint_gt(s->hn, 0);
+    /* they are slow; meanwhile node 1 restarts and talks */
+    for (k = 0; k < (int)s->hn; k++)
+        s->heap[k].time += 5000;
+    node_start(s, 1, &cfg, 200);
+    memset(&s->ex, 0, sizeof s->ex);
+    s->n[0].resets = 0;
+    sim_msg(s, 1, 0, 3000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_uint_eq(s->n[0].reset_inc, 200);
+    /* the old incarnation's datagrams arrive: dropped as stale */
+    sim_run(s, NULL, s->now + 10000);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_ge(st.stale_inc, 5);
+    ck_assert_int_eq(s->ex[1][0].got, 1);
+    /* both directions work */
+    sim_msg(s, 0, 1, 4000);
+    sim_msg(s, 1, 0, 5);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    sim_free(s);
+}
+END_TEST
+
+/*
+ * Node 0 sends to node 1's old incarnation (it has not heard the new one):
+ * node 1 drops it, answers RESET, node 0 resets and then delivers.
+ */
+START_TEST(test_rel_reset_reply)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 1, 0, 100);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    node_start(s, 1, &cfg, 300);
+    memset(&s->ex, 0, sizeof s->ex);
+    s->n[0].resets = 0;
+    sim_msg(s, 0, 1, 100);
+    sim_run(s, NULL, s->now + 3 * SIM_LATENCY);
+    rel_stats(s->n[1].r, &st);
+    ck_assert_uint_ge(st.stale_inc, 1);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_uint_eq(s->n[0].reset_inc, 300);
+    /* the message queued before the reset was dropped (reset said so) */
+    ck_assert_uint_eq(rel_queued(s->n[0].r, 2), 0);
+    s->ex[0][1].sent = 0;
+    sim_msg(s, 0, 1, 1000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
+
+/* Builds one DATA datagram from hid 2 (inc 102) to hid 1 (inc 100). */
+static size_t
+make_data(uint8_t *buf, uint32_t seq, uint32_t msg_id, uint32_t msg_len,
+          uint16_t idx, uint16_t cnt, const uint8_t *data, uint16_t len)
+{
+    struct dgram_hdr h;
+
+    memset(&h, 0, sizeof h);
+    h.version = DGRAM_VERSION;
+    h.type = DGRAM_DATA;
+    h.src_hid = 2;
+    h.dst_hid = 1;
+    h.src_inc = 102;
+    h.dst_inc = 100;
+    h.seq = seq;
+    h.ack = 1;
+    h.msg_id = msg_id;
+    h.msg_len = msg_len;
+    h.frag_idx = idx;
+    h.frag_cnt = cnt;
+    h.len = len;
+    dgram_put(buf, &h);
+    if (len > 0)
+        memcpy(buf + DGRAM_HDR_LEN, data, len);
+    return DGRAM_HDR_LEN + (size_t)len;
+}
+
+/* Unknown sources, garbage, wrong hid: dropped and counted. */
+START_TEST(test_rel_unknown_source)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+    struct sockaddr_in stranger;
+    uint8_t buf[256], junk[100], abc[3];
+    size_t n;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    fill(abc, 3, 77);
+    n = make_data(buf, 1, 1, 3, 0, 1, abc, 3);
+    node_addr(&stranger, 3);
+    rel_input(s->n[0].r, (struct sockaddr *)&stranger, sizeof stranger, buf,
+              n, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.unknown_src, 1);
+    /* a hid nobody registered, from a known address */
+    buf[5] = 9;
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.unknown_src, 2);
+    memset(junk, 0xa5, sizeof junk);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, junk, sizeof junk, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.bad_dgrams, 1);
+    ck_assert_uint_eq(st.dgrams_in, 3);
+    ck_assert_int_eq(s->ex[1][0].got, 0);
+    /* the real one is delivered */
+    buf[5] = 2;
+    s->ex[1][0].sent = 1;
+    s->ex[1][0].len[0] = 3;
+    s->ex[1][0].seed[0] = 77;
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    ck_assert_int_eq(s->ex[1][0].got, 1);
+    ck_assert_uint_eq(rel_last_heard(s->n[0].r, 2), s->now);
+    ck_assert_uint_eq(rel_last_heard(s->n[0].r, 3), 0);
+    sim_free(s);
+}
+END_TEST
+
+/* max_message on both sides; inconsistent fragments are refused. */
+START_TEST(test_rel_max_message)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+    struct iovec iov;
+    uint8_t buf[256], d[64];
+    size_t n;
+
+    small_config(&cfg);
+    cfg.max_message = 10000;
+    s = sim_new(2, &cfg);
+    iov.iov_base = d;
+    iov.iov_len = 10001;
+    ck_assert_int_eq(rel_sendv(s->n[0].r, 2, &iov, 1, s->now),
+                     COLLS_EMSGSIZE);
+    ck_assert_int_eq(rel_sendv(s->n[0].r, 3, &iov, 1, s->now),
+                     COLLS_ENOENT);
+    memset(d, 'x', sizeof d);
+    /* seq 1: claims 20000 bytes: refused before allocation */
+    n = make_data(buf, 1, 1, 20000, 0, 15, d, 64);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    /* seq 2: the next fragment of it: discarded with it */
+    n = make_data(buf, 2, 1, 20000, 1, 15, d, 64);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.bad_dgrams, 1);
+    /* seq 3, 4: msg_len changes between fragments */
+    n = make_data(buf, 3, 2, 128, 0, 2, d, 64);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    n = make_data(buf, 4, 2, 129, 1, 2, d, 64);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.bad_dgrams, 2);
+    /* seq 5: does not start at fragment 0 */
+    n = make_data(buf, 5, 3, 128, 1, 2, d, 64);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.bad_dgrams, 3);
+    ck_assert_int_eq(s->ex[1][0].got, 0);
+    /* a sender with a larger limit: its big message is lost, later ok */
+    rel_free(s->n[1].r);
+    s->n[1].r = NULL;
+    cfg.max_message = 1 << 20;
+    node_start(s, 1, &cfg, 103);
+    {
+        struct rel_peer_stats ps;
+        sim_msg(s, 1, 0, 50000);
+        s->ex[1][0].sent = 0; /* the receiver refuses it */
+        sim_msg(s, 1, 0, 5000);
+        ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+        ck_assert_int_eq(s->errors, 0);
+        ck_assert_int_eq(s->ex[1][0].got, 1);
+        ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+        ck_assert_uint_eq(ps.msgs_recv, 1);
+    }
+    sim_free(s);
+}
+END_TEST
+
+/* Removing a peer (also from inside deliver) and bad arguments. */
+static void
+remove_in_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
+{
+    struct node *nd = ctx;
+
+    free(msg);
+    (void)len;
+    nd->sim->ex[hid - 1][nd->idx].got++;
+    rel_peer_remove(nd->r, hid);
+}
+
+START_TEST(test_rel_remove)
+{
+    struct rel_config cfg;
+    struct rel_ops ops = sim_ops;
+    struct sim *s;
+    struct sockaddr_in a;
+
+    small_config(&cfg);
+    ck_assert_ptr_null(rel_new(&cfg, NULL, NULL, 1, 1));
+    cfg.mtu = DGRAM_HDR_LEN;
+    ck_assert_ptr_null(rel_new(&cfg, &sim_ops, NULL, 1, 1));
+    small_config(&cfg);
+    cfg.window = 0;
+    ck_assert_ptr_null(rel_new(&cfg, &sim_ops, NULL, 1, 1));
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    node_addr(&a, 1);
+    ck_assert_int_eq(rel_peer_set(s->n[0].r, 0, (struct sockaddr *)&a,
+                                  sizeof a, 0),
+                     COLLS_EINVAL);
+    ck_assert_int_eq(rel_peer_set(s->n[0].r, 4096, (struct sockaddr *)&a,
+                                  sizeof a, 0),
+                     COLLS_EINVAL);
+    /* node 1 removes node 0 when the first message arrives */
+    rel_free(s->n[1].r);
+    ops.deliver = remove_in_deliver;
+    s->n[1].r = rel_new(&cfg, &ops, &s->n[1], 2, 101);
+    node_addr(&a, 0);
+    ck_assert_int_eq(rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a,
+                                  sizeof a, 0),
+                     0);
+    sim_msg(s, 0, 1, 3);
+    sim_msg(s, 0, 1, 4);
+    sim_msg(s, 0, 1, 3000);
+    sim_run(s, NULL, s->now + 100000);
+    ck_assert_int_eq(s->ex[0][1].got, 1);
+    /* ops->reset told node 1's owner that node 0 went */
+    ck_assert_int_eq(s->n[1].resets, 1);
+    ck_assert_uint_eq(s->n[1].reset_inc, 0);
+    ck_assert_int_eq(rel_peer_stats(s->n[1].r, 1, &(struct rel_peer_stats){0}),
+                     COLLS_ENOENT);
+    /* node 0 removes node 1 with data queued */
+    sim_msg(s, 0, 1, 100000);
+    rel_peer_remove(s->n[0].r, 2);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_uint_eq(s->n[0].reset_inc, 0);
+    ck_assert_uint_eq(rel_queued(s->n[0].r, 2), 0);
+    sim_free(s);
+}
+END_TEST
+
+/* One test case per test, so CK_RUN_CASE=name runs one. */
+static void
+add(Suite *s, const char *name, const TTest *t)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, t);
+    suite_add_tcase(s, tc);
+}
 
 Suite *
 suite_rel(void)
 {
-    return suite_create("rel");
+    Suite *s = suite_create("rel");
+
+    add(s, "lossless", test_rel_lossless);
+    add(s, "loss5", test_rel_loss5);
+    add(s, "loss20", test_rel_loss20);
+    add(s, "dup_reorder", test_rel_dup_reorder);
+    add(s, "eagain", test_rel_eagain);
+    add(s, "32mb", test_rel_32mb);
+    add(s, "many_fragments", test_rel_many_fragments);
+    add(s, "injection", test_rel_injection);
+    add(s, "pacing", test_rel_pacing);
+    add(s, "rto_backoff", test_rel_rto_backoff);
+    add(s, "incarnation", test_rel_incarnation);
+    add(s, "reset_reply", test_rel_reset_reply);
+    add(s, "unknown_source", test_rel_unknown_source);
+    add(s, "max_message", test_rel_max_message);
+    add(s, "remove", test_rel_remove);
+    return s;
 }
