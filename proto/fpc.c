@@ -245,20 +245,22 @@ fpc_encode_block(struct fpc_tables *t, const double *in, size_t count,
     uint64_t fh = 0, dh = 0, last = 0, r0, r1;
     uint8_t *codes = out + FPC_HDR;
     unsigned c0, c1, n0, n1;
+    /* A local copy: stores through the tables cannot alias it. */
+    struct fpc_tables tl = *t;
 
     if (room < FPC_HDR + ncodes)
         return 0;
     pos = FPC_HDR + ncodes;
     for (i = 0; i + 1 < count; i += 2) {
-        c0 = fpc_code_one(t, fpc_bits(in, i), &fh, &dh, &last, &r0, &n0);
-        c1 = fpc_code_one(t, fpc_bits(in, i + 1), &fh, &dh, &last, &r1, &n1);
+        c0 = fpc_code_one(&tl, fpc_bits(in, i), &fh, &dh, &last, &r0, &n0);
+        c1 = fpc_code_one(&tl, fpc_bits(in, i + 1), &fh, &dh, &last, &r1, &n1);
         codes[i / 2] = (uint8_t)(c0 << 4 | c1);
         if (fpc_put_res(out, room, &pos, r0, n0) != 0 ||
             fpc_put_res(out, room, &pos, r1, n1) != 0)
             return 0;
     }
     if (i < count) {
-        c0 = fpc_code_one(t, fpc_bits(in, i), &fh, &dh, &last, &r0, &n0);
+        c0 = fpc_code_one(&tl, fpc_bits(in, i), &fh, &dh, &last, &r0, &n0);
         codes[i / 2] = (uint8_t)(c0 << 4);
         if (fpc_put_res(out, room, &pos, r0, n0) != 0)
             return 0;
@@ -369,18 +371,62 @@ fpc_count(const uint8_t *in, size_t len, size_t *n)
     return fpc_scan(in, len, n, NULL);
 }
 
-/* Masks keeping the low nbytes bytes of a residual, nbytes = 0..8. */
-static const uint64_t fpc_keep[9] = {
-    0,
-    0xffull,
-    0xffffull,
-    0xffffffull,
-    0xffffffffull,
-    0xffffffffffull,
-    0xffffffffffffull,
-    0xffffffffffffffull,
-    ~0ull,
+/* Residual bytes for each 4-bit code (predictor bit ignored). */
+static const uint8_t fpc_code_bytes[16] = {
+    8, 7, 6, 5, 3, 2, 1, 0, 8, 7, 6, 5, 3, 2, 1, 0,
 };
+
+/* Masks keeping the low nbytes bytes of a residual, by 4-bit code. */
+static const uint64_t fpc_code_keep[16] = {
+    ~0ull,       0xffffffffffffffull, 0xffffffffffffull, 0xffffffffffull,
+    0xffffffull, 0xffffull,           0xffull,           0,
+    ~0ull,       0xffffffffffffffull, 0xffffffffffffull, 0xffffffffffull,
+    0xffffffull, 0xffffull,           0xffull,           0,
+};
+
+/* Decoder state of one block; a local, so table stores cannot alias it. */
+struct fpc_dec {
+    uint64_t *fcm, *dfcm, mask, fh, dh, last;
+    const uint8_t *in; /* block start */
+    size_t avail;      /* bytes readable from in (to end of stream) */
+    size_t end;        /* end of this block's payload, from in */
+    size_t pos;        /* next residual byte, from in */
+};
+
+/*
+ * Decodes the value with 4-bit code into *out and updates the predictors.
+ * Reads 8 bytes at once while that stays inside the stream; pos may then
+ * run past this block's end into the next block, but only for a corrupt
+ * block, which the caller's final pos == end check rejects.  Near the end
+ * of the stream, reads byte by byte within the block.  0 or -1.
+ */
+static inline int
+fpc_decode_one(struct fpc_dec *s, unsigned code, double *out)
+{
+    unsigned nb = fpc_code_bytes[code];
+    uint64_t x, v, d;
+
+    if (FPC_LIKELY(s->avail - s->pos >= 8)) {
+        memcpy(&x, s->in + s->pos, 8);
+        x = fpc_le64(x) & fpc_code_keep[code];
+    } else {
+        unsigned j;
+        if (s->pos > s->end || s->end - s->pos < nb)
+            return -1;
+        for (x = 0, j = 0; j < nb; j++)
+            x |= (uint64_t)s->in[s->pos + j] << (8 * j);
+    }
+    s->pos += nb;
+    v = x ^ (code & 8 ? s->dfcm[s->dh] + s->last : s->fcm[s->fh]);
+    d = v - s->last;
+    s->fcm[s->fh] = v;
+    s->fh = ((s->fh << 6) ^ (v >> 48)) & s->mask;
+    s->dfcm[s->dh] = d;
+    s->dh = ((s->dh << 2) ^ (d >> 40)) & s->mask;
+    s->last = v;
+    memcpy(out, &v, sizeof(v));
+    return 0;
+}
 
 /*
  * Decodes the block whose checked header h sits at in (avail bytes from
@@ -392,46 +438,28 @@ fpc_decode_block(struct fpc_tables *t, const struct fpc_hdr *h,
                  const uint8_t *in, size_t avail, double *out)
 {
     const uint8_t *codes = in + FPC_HDR;
-    size_t ncodes = (h->count + 1) / 2, end = FPC_HDR + h->size, pos, i;
-    uint64_t mask = ((uint64_t)1 << h->bits) - 1;
-    uint64_t fh = 0, dh = 0, last = 0;
+    size_t ncodes = (h->count + 1) / 2, i;
+    struct fpc_dec s;
 
     if ((h->count & 1) && (codes[ncodes - 1] & 0x0f) != 0)
         return COLLS_EBADMSG;
-    pos = FPC_HDR + ncodes;
-    for (i = 0; i < h->count; i++) {
-        unsigned code = (codes[i / 2] >> (i & 1 ? 0 : 4)) & 0x0f;
-        unsigned c = code & 7, nb = 8 - c - (c >= 4);
-        uint64_t x, pf, pd, v, d;
-
-        /*
-         * Fast path: 8 bytes readable within the stream.  pos may run past
-         * this block's end into the next block's bytes only for a corrupt
-         * block, which the final pos == end check rejects.
-         */
-        if (FPC_LIKELY(avail - pos >= 8)) {
-            memcpy(&x, in + pos, 8);
-            x = fpc_le64(x) & fpc_keep[nb];
-        } else {
-            unsigned j;
-            if (pos > end || end - pos < nb)
-                return COLLS_EBADMSG;
-            for (x = 0, j = 0; j < nb; j++)
-                x |= (uint64_t)in[pos + j] << (8 * j);
-        }
-        pos += nb;
-        pf = t->fcm[fh];
-        pd = t->dfcm[dh] + last;
-        v = x ^ (code & 8 ? pd : pf);
-        d = v - last;
-        t->fcm[fh] = v;
-        fh = ((fh << 6) ^ (v >> 48)) & mask;
-        t->dfcm[dh] = d;
-        dh = ((dh << 2) ^ (d >> 40)) & mask;
-        last = v;
-        memcpy(&out[i], &v, sizeof(v));
+    s.fcm = t->fcm;
+    s.dfcm = t->dfcm;
+    s.mask = ((uint64_t)1 << h->bits) - 1;
+    s.fh = s.dh = s.last = 0;
+    s.in = in;
+    s.avail = avail;
+    s.end = FPC_HDR + h->size;
+    s.pos = FPC_HDR + ncodes;
+    for (i = 0; i + 1 < h->count; i += 2) {
+        unsigned cb = codes[i / 2];
+        if (fpc_decode_one(&s, cb >> 4, &out[i]) != 0 ||
+            fpc_decode_one(&s, cb & 0x0f, &out[i + 1]) != 0)
+            return COLLS_EBADMSG;
     }
-    return pos == end ? 0 : COLLS_EBADMSG;
+    if (i < h->count && fpc_decode_one(&s, codes[i / 2] >> 4, &out[i]) != 0)
+        return COLLS_EBADMSG;
+    return s.pos == s.end ? 0 : COLLS_EBADMSG;
 }
 
 int
