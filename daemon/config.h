@@ -11,6 +11,11 @@
 #ifndef COLLS_DAEMON_CONFIG_H
 #define COLLS_DAEMON_CONFIG_H
 
+/* In daemon/, #include "config.h" finds this file before autoconf's; pull
+   that one in too (angle brackets search only -I paths, so this is the
+   generated config.h), so either spelling gets _GNU_SOURCE and HAVE_*. */
+#include <config.h>
+
 #include <stdint.h>
 #include <stdio.h>
 
