@@ -13,5 +13,7 @@ Suite *suite_reduce(void);
 Suite *suite_fpc(void);
 Suite *suite_rel(void);
 Suite *suite_config(void);
+Suite *suite_msg(void);
+Suite *suite_p2p(void);
 
 #endif

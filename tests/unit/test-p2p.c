@@ -1,0 +1,673 @@
+/*
+ * test-p2p.c -- libcolls against a scripted daemon.
+ *
+ * Each test forks a small fake daemon on a Unix socket in a fresh
+ * directory.  It answers the attach handshake and the admin requests with
+ * fixed data, and for DATA frames acts by tag: by default it sends the
+ * message back as if the destination had answered (source = destination,
+ * same tag, encoding, byte order and payload); special tags make it send
+ * TASK_EXIT, HOST_DOWN, SEND_FAILED or a burst of messages instead.
+ * ROUTE_REQ is answered with the address the task registered with
+ * ROUTE_REG, so a direct send connects to the task's own listener.
+ *
+ * What is checked: the handshake, matching (COLLS_ANY in arrival order,
+ * specific tags out of order), COLLS_ETRUNC, probe and nrecv, failure
+ * bookkeeping (EPEERDEAD, EHOSTDOWN, ENOENT instead of hanging),
+ * timeouts, non-blocking requests, packed messages in every encoding, a
+ * large message read into its own buffer, the admin calls, the direct
+ * route, and a daemon that goes away.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libclient/internal.h"
+#include "proto/bytes.h"
+#include "tests/unit/suites.h"
+
+#define ME 0x100005u     /* the tid the fake daemon hands out */
+#define PEER 0x100009u
+#define REMOTE 0x300001u /* a task on host 3 */
+
+enum {
+    T_EXIT = 901,  /* send TASK_EXIT {src = dst} */
+    T_DOWN = 902,  /* send HOST_DOWN {hid of dst} */
+    T_BURST = 903, /* send three messages from dst, tags 1, 2, 3 */
+    T_FAIL = 904,  /* send SEND_FAILED {dst, ENOENT} */
+};
+
+struct fake {
+    pid_t pid;
+    char dir[48];
+    char path[96];
+};
+
+static int
+read_full(int fd, void *p, size_t n)
+{
+    uint8_t *b = p;
+
+    while (n > 0) {
+        ssize_t r = read(fd, b, n);
+        if (r <= 0)
+            return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int
+write_full(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    while (n > 0) {
+        ssize_t r = write(fd, b, n);
+        if (r <= 0)
+            return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void
+fake_send(int fd, const Envelope *e, const void *payload, size_t plen)
+{
+    struct buf b;
+
+    buf_init(&b);
+    if (envelope_frame(&b, e, payload, plen) != 0 ||
+        write_full(fd, b.data, b.len) != 0)
+        _exit(3);
+    buf_free(&b);
+}
+
+static void
+fake_data(int fd, uint32_t src, int tag, const Envelope *like,
+          const void *payload, size_t plen)
+{
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__DATA;
+    e.src = src;
+    e.dst = ME;
+    e.tag = tag;
+    if (like != NULL) {
+        e.encoding = like->encoding;
+        e.byte_order = like->byte_order;
+    }
+    fake_send(fd, &e, payload, plen);
+}
+
+/* The fake daemon: serves one connection, then exits. */
+static void
+fake_serve(int ls)
+{
+    int fd = accept(ls, NULL, NULL);
+    char route_addr[128] = "";
+
+    if (fd < 0)
+        _exit(2);
+    for (;;) {
+        uint8_t hdr[8];
+        uint32_t flen, elen;
+        uint8_t *rest;
+        Envelope *in, e;
+        HostEntry he[2] = {HOST_ENTRY__INIT, HOST_ENTRY__INIT};
+        HostEntry *hp[2] = {&he[0], &he[1]};
+        HostTable ht = HOST_TABLE__INIT;
+        TaskEntry te = TASK_ENTRY__INIT;
+        TaskEntry *tp[1] = {&te};
+        TaskList tl = TASK_LIST__INIT;
+        StatsRep sr = STATS_REP__INIT;
+        PingRep pr = PING_REP__INIT;
+        AttachRep ar = ATTACH_REP__INIT;
+        RouteRep rr = ROUTE_REP__INIT;
+        HostOp op = HOST_OP__INIT;
+        const uint8_t *pl;
+        size_t plen;
+
+        if (read_full(fd, hdr, 8) != 0)
+            _exit(0);
+        flen = get_u32(hdr);
+        elen = get_u32(hdr + 4);
+        if (flen < 4 || elen > flen - 4 || flen > (64u << 20))
+            _exit(4);
+        rest = malloc(flen - 4);
+        if (rest == NULL || read_full(fd, rest, flen - 4) != 0 ||
+            envelope_unpack(rest, elen, &in) != 0)
+            _exit(5);
+        pl = rest + elen;
+        plen = flen - 4 - elen;
+        envelope_init(&e);
+        e.req_id = in->req_id;
+        switch (in->kind) {
+        case KIND__ATTACH_REQ:
+            e.kind = KIND__ATTACH_REP;
+            ar.tid = ME;
+            ar.hid = 1;
+            ar.incarnation = 77;
+            ar.direct_addr = "127.0.0.1";
+            e.body_case = ENVELOPE__BODY_ATTACH_REP;
+            e.attach_rep = &ar;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__ROUTE_REG:
+            if (in->body_case == ENVELOPE__BODY_ROUTE_REP)
+                snprintf(route_addr, sizeof(route_addr), "%s",
+                         in->route_rep->addr);
+            break;
+        case KIND__ROUTE_REQ:
+            e.kind = KIND__ROUTE_REP;
+            rr.tid = in->dst;
+            rr.addr = route_addr;
+            e.body_case = ENVELOPE__BODY_ROUTE_REP;
+            e.route_rep = &rr;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__DATA:
+            switch (in->tag) {
+            case T_EXIT:
+                e.kind = KIND__TASK_EXIT;
+                e.src = in->dst;
+                fake_send(fd, &e, NULL, 0);
+                break;
+            case T_DOWN:
+                e.kind = KIND__HOST_DOWN;
+                op.hid = (uint32_t)COLLS_TID_HID(in->dst);
+                e.body_case = ENVELOPE__BODY_HOST_OP;
+                e.host_op = &op;
+                fake_send(fd, &e, NULL, 0);
+                break;
+            case T_FAIL:
+                e.kind = KIND__SEND_FAILED;
+                e.dst = in->dst;
+                e.status = COLLS_ENOENT;
+                fake_send(fd, &e, NULL, 0);
+                break;
+            case T_BURST:
+                fake_data(fd, in->dst, 1, NULL, "a", 1);
+                fake_data(fd, in->dst, 2, NULL, "bb", 2);
+                fake_data(fd, in->dst, 3, NULL, "ccc", 3);
+                break;
+            default:
+                fake_data(fd, in->dst, in->tag, in, pl, plen);
+                break;
+            }
+            break;
+        case KIND__HOSTS_REQ:
+            e.kind = KIND__HOSTS_REP;
+            he[0].hid = 1;
+            he[0].name = "alpha";
+            he[0].addr = "127.0.0.1:5001";
+            he[0].ntasks = 2;
+            he[1].hid = 2;
+            he[1].state = COLLS_HOST_DOWN;
+            he[1].name = "beta";
+            he[1].addr = "127.0.0.1:5002";
+            he[1].rtt_us = 41.5;
+            ht.n_hosts = 2;
+            ht.hosts = hp;
+            e.body_case = ENVELOPE__BODY_HOST_TABLE;
+            e.host_table = &ht;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__TASKS_REQ:
+            e.kind = KIND__TASKS_REP;
+            te.tid = ME;
+            te.pid = (int32_t)in->dst; /* shows what was asked */
+            te.name = "test";
+            tl.n_tasks = 1;
+            tl.tasks = tp;
+            e.body_case = ENVELOPE__BODY_TASK_LIST;
+            e.task_list = &tl;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__STATS_REQ:
+            e.kind = KIND__STATS_REP;
+            sr.json = "{\"msgs\": 3}";
+            e.body_case = ENVELOPE__BODY_STATS_REP;
+            e.stats_rep = &sr;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__PING_REQ:
+            e.kind = KIND__PING_REP;
+            pr.rtt_us = (double)in->dst * 1000 + (double)in->count;
+            e.body_case = ENVELOPE__BODY_PING_REP;
+            e.ping_rep = &pr;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__ADD_HOST:
+            if (in->body_case == ENVELOPE__BODY_HOST_OP &&
+                strcmp(in->host_op->addr, "h:1") == 0) {
+                e.kind = KIND__ADMIN_REP;
+            } else {
+                e.kind = KIND__ERROR;
+                e.status = COLLS_EINVAL;
+            }
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case KIND__HALT:
+            e.kind = KIND__ADMIN_REP;
+            fake_send(fd, &e, NULL, 0);
+            _exit(0);
+        case KIND__DETACH:
+            _exit(0);
+        default:
+            break;
+        }
+        envelope_free(in);
+        free(rest);
+    }
+}
+
+static void
+fake_start(struct fake *f)
+{
+    struct sockaddr_un sa;
+    int ls;
+
+    snprintf(f->dir, sizeof(f->dir), "/tmp/colls-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/d.sock", f->dir);
+    ls = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(ls, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+    ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(ls, 4), 0);
+    f->pid = fork();
+    ck_assert_int_ge(f->pid, 0);
+    if (f->pid == 0) {
+        fake_serve(ls);
+        _exit(0);
+    }
+    close(ls);
+}
+
+/* Waits for the fake daemon to end and checks it ended cleanly. */
+static void
+fake_stop(struct fake *f)
+{
+    int status;
+
+    ck_assert_int_eq(waitpid(f->pid, &status, 0), f->pid);
+    unlink(f->path);
+    rmdir(f->dir);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
+static colls_t *
+attach(struct fake *f)
+{
+    colls_t *c = NULL;
+
+    signal(SIGPIPE, SIG_IGN);
+    fake_start(f);
+    ck_assert_int_eq(colls_attach(f->path, &c), 0);
+    ck_assert_uint_eq(colls_mytid(c), ME);
+    return c;
+}
+
+static void
+detach(struct fake *f, colls_t *c)
+{
+    ck_assert_int_eq(colls_detach(c), 0);
+    fake_stop(f);
+}
+
+START_TEST(test_attach_refused)
+{
+    colls_t *c = (colls_t *)1;
+
+    ck_assert_int_eq(colls_attach("/nonexistent/dir/sock", &c),
+                     COLLS_ECONNREFUSED);
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(colls_attach(NULL, NULL), COLLS_EINVAL);
+}
+END_TEST
+
+START_TEST(test_echo_and_trunc)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    char out[16];
+    colls_status_t st;
+
+    ck_assert_int_eq(colls_send(c, PEER, 7, "hello, ring", 11), 0);
+    memset(out, 0, sizeof(out));
+    ck_assert_int_eq(colls_recv(c, PEER, 7, out, sizeof(out), &st), 0);
+    ck_assert_str_eq(out, "hello, ring");
+    ck_assert_uint_eq(st.source, PEER);
+    ck_assert_int_eq(st.tag, 7);
+    ck_assert_uint_eq(st.length, 11);
+    /* too small a buffer: consumed, cap bytes stored, full length told */
+    ck_assert_int_eq(colls_send(c, PEER, 8, "0123456789", 10), 0);
+    memset(out, 0, sizeof(out));
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, 4, &st),
+                     COLLS_ETRUNC);
+    ck_assert_str_eq(out, "0123");
+    ck_assert_uint_eq(st.length, 10);
+    ck_assert_int_eq(colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, 4, &st),
+                     COLLS_EAGAIN);
+    /* zero-length message */
+    ck_assert_int_eq(colls_send(c, PEER, 9, NULL, 0), 0);
+    ck_assert_int_eq(colls_recv(c, PEER, 9, NULL, 0, &st), 0);
+    ck_assert_uint_eq(st.length, 0);
+    detach(&f, c);
+}
+END_TEST
+
+START_TEST(test_matching_order)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    char out[8];
+    colls_status_t st;
+
+    ck_assert_int_eq(colls_send(c, PEER, T_BURST, "", 0), 0);
+    /* wait until all three are queued, without taking any */
+    while (colls_probe(c, PEER, 3, 1, &st) != 1)
+        ;
+    ck_assert_uint_eq(st.length, 3);
+    ck_assert_int_eq(colls_probe(c, PEER, 2, 0, &st), 1);
+    ck_assert_int_eq(colls_probe(c, PEER, 4, 0, &st), 0);
+    /* a specific tag takes its message out of order ... */
+    ck_assert_int_eq(colls_recv(c, PEER, 2, out, sizeof(out), &st), 0);
+    ck_assert_int_eq(st.tag, 2);
+    ck_assert_mem_eq(out, "bb", 2);
+    /* ... and COLLS_ANY then takes the rest in arrival order */
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
+                                &st),
+                     0);
+    ck_assert_int_eq(st.tag, 1);
+    ck_assert_int_eq(colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
+                                 &st),
+                     0);
+    ck_assert_int_eq(st.tag, 3);
+    ck_assert_mem_eq(out, "ccc", 3);
+    detach(&f, c);
+}
+END_TEST
+
+START_TEST(test_peer_dead)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_req_t *req;
+    colls_status_t st;
+    char out[8];
+
+    /* a message from PEER is queued, then PEER exits */
+    ck_assert_int_eq(colls_send(c, PEER, 5, "last", 4), 0);
+    ck_assert_int_eq(colls_send(c, PEER, T_EXIT, "", 0), 0);
+    /* a posted receive that nothing queued matches fails when the news
+       arrives; the queued message is still delivered first */
+    ck_assert_int_eq(colls_irecv(c, PEER, 6, out, sizeof(out), &req), 0);
+    ck_assert_int_eq(colls_wait(req, &st), COLLS_EPEERDEAD);
+    ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
+                     0);
+    ck_assert_mem_eq(out, "last", 4);
+    ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
+                     COLLS_EPEERDEAD);
+    ck_assert_int_eq(colls_probe(c, PEER, COLLS_ANY, 1, &st),
+                     COLLS_EPEERDEAD);
+    ck_assert_int_eq(colls_send(c, PEER, 1, "x", 1), COLLS_EPEERDEAD);
+    /* SEND_FAILED: the destination does not exist */
+    ck_assert_int_eq(colls_send(c, PEER + 1, T_FAIL, "", 0), 0);
+    ck_assert_int_eq(colls_recv(c, PEER + 1, 1, out, sizeof(out), &st),
+                     COLLS_ENOENT);
+    detach(&f, c);
+}
+END_TEST
+
+START_TEST(test_host_down)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_req_t *req;
+    colls_status_t st;
+    char out[8];
+    int done = 0;
+
+    ck_assert_int_eq(colls_irecv(c, REMOTE, 1, out, sizeof(out), &req), 0);
+    ck_assert_int_eq(colls_test(req, &done, &st), 0);
+    ck_assert_int_eq(done, 0);
+    ck_assert_int_eq(colls_send(c, REMOTE, T_DOWN, "", 0), 0);
+    ck_assert_int_eq(colls_wait(req, &st), COLLS_EHOSTDOWN);
+    ck_assert_int_eq(colls_recv(c, REMOTE + 1, 1, out, sizeof(out), &st),
+                     COLLS_EHOSTDOWN);
+    ck_assert_int_eq(colls_send(c, REMOTE + 1, 1, "x", 1), COLLS_EHOSTDOWN);
+    /* tasks on other hosts are not affected */
+    ck_assert_int_eq(colls_send(c, PEER, 1, "y", 1), 0);
+    ck_assert_int_eq(colls_recv(c, PEER, 1, out, sizeof(out), &st), 0);
+    detach(&f, c);
+}
+END_TEST
+
+START_TEST(test_timeout)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_status_t st;
+    colls_req_t *req;
+    char out[8];
+
+    ck_assert_int_eq(colls_set_timeout(c, -2), COLLS_EINVAL);
+    ck_assert_int_eq(colls_set_timeout(c, 20), 0);
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, 77, out, sizeof(out), &st),
+                     COLLS_ETIMEDOUT);
+    ck_assert_int_eq(colls_irecv(c, PEER, 77, out, sizeof(out), &req), 0);
+    ck_assert_int_eq(colls_wait(req, &st), COLLS_ETIMEDOUT);
+    ck_assert_int_eq(colls_probe(c, PEER, 77, 1, &st), COLLS_ETIMEDOUT);
+    /* the withdrawn receives do not swallow a later message */
+    ck_assert_int_eq(colls_send(c, PEER, 77, "z", 1), 0);
+    ck_assert_int_eq(colls_set_timeout(c, -1), 0);
+    ck_assert_int_eq(colls_recv(c, PEER, 77, out, sizeof(out), &st), 0);
+    ck_assert_int_eq(out[0], 'z');
+    detach(&f, c);
+}
+END_TEST
+
+START_TEST(test_nonblocking)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_req_t *rr[4], *sr;
+    colls_status_t st;
+    int32_t in[4][16], out[16];
+    int i, j, done;
+
+    for (i = 0; i < 4; i++)
+        ck_assert_int_eq(colls_irecv(c, PEER, 40 + i, in[i], sizeof(in[i]),
+                                     &rr[i]),
+                         0);
+    /* sent in reverse order: each lands in its own posted receive */
+    for (i = 3; i >= 0; i--) {
+        for (j = 0; j < 16; j++)
+            out[j] = i * 100 + j;
+        ck_assert_int_eq(colls_isend(c, PEER, 40 + i, out, sizeof(out), &sr),
+                         0);
+        ck_assert_int_eq(colls_wait(sr, NULL), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        do
+            ck_assert_int_eq(colls_test(rr[i], &done, &st), 0);
+        while (!done);
+        ck_assert_int_eq(st.tag, 40 + i);
+        ck_assert_uint_eq(st.length, sizeof(out));
+        for (j = 0; j < 16; j++)
+            ck_assert_int_eq(in[i][j], i * 100 + j);
+    }
+    detach(&f, c);
+}
+END_TEST
+
+/* Packed messages in each encoding, through the echo. */
+START_TEST(test_msg_encodings)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    int enc = _i;
+    double d[5] = {0.1, -2, 3e100, 4, 5.5}, d2[5];
+    int16_t s[3] = {-7, 0, 32000}, s2[3];
+    colls_msg_t *m = colls_msg_new(enc), *r;
+    colls_status_t st;
+
+    ck_assert_int_eq(colls_pack(m, COLLS_DOUBLE, d, 5), 0);
+    ck_assert_int_eq(colls_pack(m, COLLS_INT16, s, 3), 0);
+    ck_assert_int_eq(colls_msg_send(c, PEER, 12, m), 0);
+    colls_msg_free(m);
+    ck_assert_int_eq(colls_msg_recv(c, PEER, 12, &r), 0);
+    ck_assert_int_eq(colls_msg_info(r, &st), 0);
+    ck_assert_uint_eq(st.source, PEER);
+    ck_assert_uint_eq(st.length, enc == COLLS_ENC_DEFAULT ? 52 : 46);
+    ck_assert_int_eq(colls_unpack(r, COLLS_DOUBLE, d2, 5), 0);
+    ck_assert_int_eq(colls_unpack(r, COLLS_INT16, s2, 3), 0);
+    ck_assert_mem_eq(d2, d, sizeof(d));
+    ck_assert_mem_eq(s2, s, sizeof(s));
+    colls_msg_free(r);
+    detach(&f, c);
+}
+END_TEST
+
+/* A 5 MiB message both ways (read straight into its own buffer). */
+START_TEST(test_large)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    size_t n = 5u << 20, i;
+    uint8_t *a = malloc(n), *b = malloc(n);
+    colls_status_t st;
+
+    for (i = 0; i < n; i++)
+        a[i] = (uint8_t)(i * 7 + (i >> 13));
+    ck_assert_int_eq(colls_send(c, PEER, 3, a, n), 0);
+    ck_assert_int_eq(colls_recv(c, PEER, 3, b, n, &st), 0);
+    ck_assert_uint_eq(st.length, n);
+    ck_assert_int_eq(memcmp(a, b, n), 0);
+    free(a);
+    free(b);
+    detach(&f, c);
+}
+END_TEST
+
+START_TEST(test_admin)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_hostinfo_t *h;
+    colls_taskinfo_t *t;
+    char *json;
+    double rtt;
+    int n;
+    char out[4];
+
+    ck_assert_int_eq(colls_hosts(c, &h, &n), 0);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(h[0].name, "alpha");
+    ck_assert_str_eq(h[1].addr, "127.0.0.1:5002");
+    ck_assert_int_eq(h[1].state, COLLS_HOST_DOWN);
+    ck_assert(h[1].rtt_us == 41.5);
+    colls_free(h);
+    ck_assert_int_eq(colls_tasks(c, COLLS_ANY, &t, &n), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(t[0].pid, -1); /* asked for 0xffffffff: all hosts */
+    colls_free(t);
+    ck_assert_int_eq(colls_tasks(c, 3, &t, &n), 0);
+    ck_assert_int_eq(t[0].pid, 3);
+    colls_free(t);
+    ck_assert_int_eq(colls_stats_json(c, &json), 0);
+    ck_assert_str_eq(json, "{\"msgs\": 3}");
+    colls_free(json);
+    ck_assert_int_eq(colls_ping(c, 2, 100, &rtt), 0);
+    ck_assert(rtt == 2100.0);
+    ck_assert_int_eq(colls_ping(c, 0, 100, &rtt), COLLS_EINVAL);
+    ck_assert_int_eq(colls_add_host(c, "h:1"), 0);
+    ck_assert_int_eq(colls_add_host(c, "other:2"), COLLS_EINVAL);
+    ck_assert_int_eq(colls_delete_host(c, 0), COLLS_EINVAL);
+    /* halt: the daemon answers and goes away; receives then fail */
+    ck_assert_int_eq(colls_halt(c), 0);
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
+                                NULL),
+                     COLLS_ESHUTDOWN);
+    ck_assert_int_eq(colls_send(c, PEER, 1, "x", 1), COLLS_ESHUTDOWN);
+    detach(&f, c);
+}
+END_TEST
+
+/* Direct route: the fake resolves every tid to this task's own
+   listener, so the message comes back over TCP, not via the daemon. */
+START_TEST(test_direct)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_msg_t *m, *r;
+    colls_status_t st;
+    char out[16];
+    int i;
+
+    ck_assert_int_eq(colls_set_route(c, 7), COLLS_EINVAL);
+    for (i = 0; i < 3; i++) {
+        char msg[16];
+        snprintf(msg, sizeof(msg), "d%d", i);
+        ck_assert_int_eq(
+            colls_send_route(c, PEER, 20 + i, msg, 3, COLLS_ROUTE_DIRECT), 0);
+    }
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
+                                    &st),
+                         0);
+        /* the hello named this task, and order is kept on the route */
+        ck_assert_uint_eq(st.source, ME);
+        ck_assert_int_eq(st.tag, 20 + i);
+        ck_assert_int_eq(out[1], '0' + i);
+    }
+    ck_assert_uint_eq(colls_route_fallbacks(c), 0);
+    /* a packed message keeps its route; received, it remembers it */
+    m = colls_msg_new(COLLS_ENC_INPLACE);
+    ck_assert_int_eq(colls_pack(m, COLLS_BYTE, "inplace", 7), 0);
+    ck_assert_int_eq(colls_msg_set_route(m, COLLS_ROUTE_DIRECT), 0);
+    ck_assert_int_eq(colls_msg_send(c, PEER, 30, m), 0);
+    colls_msg_free(m);
+    ck_assert_int_eq(colls_msg_recv(c, COLLS_ANY, 30, &r), 0);
+    ck_assert_int_eq(colls__msg_route(r), COLLS_ROUTE_DIRECT);
+    ck_assert_int_eq(colls_unpack(r, COLLS_BYTE, out, 7), 0);
+    ck_assert_mem_eq(out, "inplace", 7);
+    colls_msg_free(r);
+    detach(&f, c);
+}
+END_TEST
+
+Suite *
+suite_p2p(void)
+{
+    Suite *s = suite_create("p2p");
+    TCase *tc = tcase_create("p2p");
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_attach_refused);
+    tcase_add_test(tc, test_echo_and_trunc);
+    tcase_add_test(tc, test_matching_order);
+    tcase_add_test(tc, test_peer_dead);
+    tcase_add_test(tc, test_host_down);
+    tcase_add_test(tc, test_timeout);
+    tcase_add_test(tc, test_nonblocking);
+    tcase_add_loop_test(tc, test_msg_encodings, COLLS_ENC_DEFAULT,
+                        COLLS_ENC_INPLACE + 1);
+    tcase_add_test(tc, test_large);
+    tcase_add_test(tc, test_admin);
+    tcase_add_test(tc, test_direct);
+    suite_add_tcase(s, tc);
+    return s;
+}
