@@ -1,2 +1,763 @@
-/* daemon/admin.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * admin.c -- collsctl's requests and the requests waiting on other
+ * daemons.
+ *
+ * Every request from a task carries a req_id that its reply repeats.  A
+ * request that needs another daemon (ps of a remote host, ping, a remote
+ * route) becomes a struct pending with its own id, sent on the daemon
+ * wire; the answer finds it by that id, or admin_cron times it out after
+ * --request-timeout, or admin_host_down answers it when the host dies.
+ * A pending request never points at the task: the reply goes to the
+ * task's tid if it is still attached.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "daemon/admin.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/rel.h"
+#include "daemon/stats.h"
+#include "daemon/task.h"
+#include "proto/envelope.h"
+
+#define ADMIN_TASKS_ALL 0xffffffffu
+#define ADMIN_PING_MAX (16u * 1024 * 1024)   /* bytes per daemon echo */
+
+/* ---- pending requests --------------------------------------------------- */
+
+struct pending *
+admin_pending_new(struct daemon *d, int kind, uint32_t task_tid,
+                  uint64_t task_req)
+{
+    static const TaskList init = TASK_LIST__INIT;
+    struct pending *p = calloc(1, sizeof(*p));
+
+    if (p == NULL)
+        return NULL;
+    p->kind = (enum pending_kind)kind;
+    p->id = ++d->next_req;
+    p->task_tid = task_tid;
+    p->task_req = task_req;
+    p->start_us = platform_now_us();
+    p->deadline_us = p->start_us +
+                     (uint64_t)d->cfg->request_timeout_ms * 1000u;
+    p->list = init;
+    p->next = d->pending;
+    d->pending = p;
+    return p;
+}
+
+struct pending *
+admin_pending_find(struct daemon *d, uint64_t id)
+{
+    struct pending *p;
+
+    for (p = d->pending; p != NULL; p = p->next)
+        if (p->id == id)
+            return p;
+    return NULL;
+}
+
+/* Frees the task entries collected by a PEND_TASKS. */
+static void
+admin_list_free(TaskList *l)
+{
+    size_t i;
+
+    for (i = 0; i < l->n_tasks; i++) {
+        free(l->tasks[i]->name);
+        free(l->tasks[i]->direct_addr);
+        free(l->tasks[i]);
+    }
+    free(l->tasks);
+    l->tasks = NULL;
+    l->n_tasks = 0;
+}
+
+void
+admin_pending_done(struct daemon *d, struct pending *p)
+{
+    struct pending **pp;
+
+    for (pp = &d->pending; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    admin_list_free(&p->list);
+    free(p);
+}
+
+/* Appends one task entry (strings copied) to l; 0 or COLLS_ENOMEM. */
+static int
+admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
+               const char *direct)
+{
+    static const TaskEntry init = TASK_ENTRY__INIT;
+    TaskEntry **nv, *te;
+
+    nv = realloc(l->tasks, (l->n_tasks + 1) * sizeof(*nv));
+    if (nv == NULL)
+        return COLLS_ENOMEM;
+    l->tasks = nv;
+    te = malloc(sizeof(*te));
+    if (te == NULL)
+        return COLLS_ENOMEM;
+    *te = init;
+    te->tid = tid;
+    te->pid = pid;
+    te->uid = uid;
+    te->name = strdup(name != NULL ? name : "");
+    te->direct_addr = strdup(direct != NULL ? direct : "");
+    if (te->name == NULL || te->direct_addr == NULL) {
+        free(te->name);
+        free(te->direct_addr);
+        free(te);
+        return COLLS_ENOMEM;
+    }
+    l->tasks[l->n_tasks++] = te;
+    return 0;
+}
+
+/* Adds this daemon's attached tasks to l. */
+static int
+admin_list_local(struct daemon *d, TaskList *l)
+{
+    struct task *t;
+    int rc;
+
+    for (t = d->tasks; t != NULL; t = t->next) {
+        if (t->state != TASK_ST_ACTIVE)
+            continue;
+        rc = admin_list_add(l, t->tid, (int)t->pid, (int)t->uid, t->name,
+                            t->direct_addr);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Sends TASKS_REP with list l to task tid (if still attached). */
+static void
+admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id,
+                  TaskList *l, int status)
+{
+    struct task *t = task_find(d, tid);
+    Envelope r;
+
+    if (t == NULL)
+        return;
+    envelope_init(&r);
+    r.kind = KIND__TASKS_REP;
+    r.src = COLLS_DAEMON_TID(d->hid);
+    r.dst = tid;
+    r.req_id = req_id;
+    r.status = status;
+    r.body_case = ENVELOPE__BODY_TASK_LIST;
+    r.task_list = l;
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+/* Sends PING_REP to task tid. */
+static void
+admin_ping_reply(struct daemon *d, uint32_t tid, uint64_t req_id,
+                 double rtt_us, int status)
+{
+    struct task *t = task_find(d, tid);
+    PingRep pr = PING_REP__INIT;
+    Envelope r;
+
+    if (t == NULL)
+        return;
+    envelope_init(&r);
+    r.kind = KIND__PING_REP;
+    r.src = COLLS_DAEMON_TID(d->hid);
+    r.dst = tid;
+    r.req_id = req_id;
+    r.status = status;
+    pr.rtt_us = rtt_us;
+    r.body_case = ENVELOPE__BODY_PING_REP;
+    r.ping_rep = &pr;
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+/* Sends ROUTE_REP with an error to task tid. */
+static void
+admin_route_fail(struct daemon *d, struct pending *p, int status)
+{
+    struct task *t = task_find(d, p->task_tid);
+    RouteRep rep = ROUTE_REP__INIT;
+    Envelope r;
+
+    if (t == NULL)
+        return;
+    envelope_init(&r);
+    r.kind = KIND__ROUTE_REP;
+    r.src = COLLS_DAEMON_TID(d->hid);
+    r.dst = p->task_tid;
+    r.req_id = p->task_req;
+    r.status = status;
+    rep.tid = p->dst;
+    r.body_case = ENVELOPE__BODY_ROUTE_REP;
+    r.route_rep = &rep;
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+/* Ends p with status (timeout, host down). */
+static void
+admin_pending_fail(struct daemon *d, struct pending *p, int status)
+{
+    switch (p->kind) {
+    case PEND_TASKS:
+        /* What was collected is the answer; hosts that did not answer
+           are missing from it. */
+        admin_tasks_reply(d, p->task_tid, p->task_req, &p->list,
+                          p->list.n_tasks > 0 ? 0 : status);
+        break;
+    case PEND_ROUTE:
+        admin_route_fail(d, p, status);
+        break;
+    case PEND_PING:
+        admin_ping_reply(d, p->task_tid, p->task_req, 0, status);
+        break;
+    }
+    admin_pending_done(d, p);
+}
+
+void
+admin_cron(struct daemon *d, uint64_t now_us)
+{
+    struct pending *p, *next;
+
+    for (p = d->pending; p != NULL; p = next) {
+        next = p->next;
+        if (now_us >= p->deadline_us) {
+            d->st.requests_timed_out++;
+            admin_pending_fail(d, p, COLLS_ETIMEDOUT);
+        }
+    }
+}
+
+void
+admin_host_down(struct daemon *d, int hid)
+{
+    struct pending *p, *next;
+
+    for (p = d->pending; p != NULL; p = next) {
+        next = p->next;
+        if (!p->asked[hid])
+            continue;
+        if (p->kind == PEND_TASKS) {
+            p->asked[hid] = 0;
+            if (--p->waiting <= 0) {
+                admin_tasks_reply(d, p->task_tid, p->task_req, &p->list, 0);
+                admin_pending_done(d, p);
+            }
+        } else {
+            admin_pending_fail(d, p, COLLS_EHOSTDOWN);
+        }
+    }
+}
+
+/* ---- requests from tasks ------------------------------------------------ */
+
+/* TASKS_REQ {dst = hid, 0 local, 0xffffffff all}. */
+static void
+admin_tasks_req(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    uint32_t dst = e->dst;
+    struct pending *p;
+    Envelope q;
+    int hid;
+
+    if (dst == 0 || dst == (uint32_t)d->hid) {
+        TaskList l = TASK_LIST__INIT;
+        int rc = admin_list_local(d, &l);
+
+        admin_tasks_reply(d, t->tid, e->req_id, &l, rc);
+        admin_list_free(&l);
+        return;
+    }
+    if (dst != ADMIN_TASKS_ALL && !host_is_up(d, (int)dst)) {
+        TaskList l = TASK_LIST__INIT;
+
+        admin_tasks_reply(d, t->tid, e->req_id, &l,
+                          dst <= DAEMON_MAX_HID && d->hosts[dst] != NULL
+                              ? COLLS_EHOSTDOWN
+                              : COLLS_ENOENT);
+        return;
+    }
+    p = admin_pending_new(d, PEND_TASKS, t->tid, e->req_id);
+    if (p == NULL) {
+        task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
+        return;
+    }
+    envelope_init(&q);
+    q.kind = KIND__TASKS_QUERY;
+    q.src = COLLS_DAEMON_TID(d->hid);
+    q.req_id = p->id;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        if (hid == d->hid || !host_is_up(d, hid) ||
+            (dst != ADMIN_TASKS_ALL && (uint32_t)hid != dst))
+            continue;
+        if (net_send(d, hid, &q, NULL, 0) == 0) {
+            p->asked[hid] = 1;
+            p->waiting++;
+        }
+    }
+    if (dst == ADMIN_TASKS_ALL && admin_list_local(d, &p->list) != 0) {
+        admin_pending_fail(d, p, COLLS_ENOMEM);
+        return;
+    }
+    if (p->waiting == 0) {
+        admin_tasks_reply(d, t->tid, e->req_id, &p->list, 0);
+        admin_pending_done(d, p);
+    }
+}
+
+/* PING_REQ {dst = hid, count = bytes}: ECHO_REQ, RTT on ECHO_REP. */
+static void
+admin_ping_req(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    int hid = (int)e->dst, rc;
+    struct pending *p;
+    uint8_t *payload = NULL;
+    Envelope q;
+
+    if (e->count > ADMIN_PING_MAX) {
+        admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_EMSGSIZE);
+        return;
+    }
+    if (hid == 0 || hid == d->hid) {
+        admin_ping_reply(d, t->tid, e->req_id, 0, 0);
+        return;
+    }
+    if (!host_is_up(d, hid)) {
+        admin_ping_reply(d, t->tid, e->req_id, 0,
+                         hid > 0 && hid <= DAEMON_MAX_HID &&
+                                 d->hosts[hid] != NULL
+                             ? COLLS_EHOSTDOWN
+                             : COLLS_ENOENT);
+        return;
+    }
+    if (e->count > 0 && (payload = calloc(1, (size_t)e->count)) == NULL) {
+        admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_ENOMEM);
+        return;
+    }
+    p = admin_pending_new(d, PEND_PING, t->tid, e->req_id);
+    if (p == NULL) {
+        free(payload);
+        admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_ENOMEM);
+        return;
+    }
+    p->asked[hid] = 1;
+    p->waiting = 1;
+    envelope_init(&q);
+    q.kind = KIND__ECHO_REQ;
+    q.src = COLLS_DAEMON_TID(d->hid);
+    q.dst = COLLS_DAEMON_TID(hid);
+    q.req_id = p->id;
+    q.count = e->count;
+    p->start_us = platform_now_us();
+    rc = net_send(d, hid, &q, payload, (size_t)e->count);
+    free(payload);
+    if (rc != 0)
+        admin_pending_fail(d, p, rc);
+}
+
+/* HOSTS_REQ: the table as this daemon sees it. */
+static void
+admin_hosts_req(struct task *t, const Envelope *e)
+{
+    HostTable ht;
+    Envelope r;
+    int rc = host_table_fill(t->d, &ht);
+
+    if (rc != 0) {
+        task_error(t, e->req_id, rc, "out of memory");
+        return;
+    }
+    envelope_init(&r);
+    r.kind = KIND__HOSTS_REP;
+    r.src = COLLS_DAEMON_TID(t->d->hid);
+    r.dst = t->tid;
+    r.req_id = e->req_id;
+    r.body_case = ENVELOPE__BODY_HOST_TABLE;
+    r.host_table = &ht;
+    task_queue_env(t, &r, NULL, 0, NULL);
+    host_table_free(&ht);
+}
+
+/* STATS_REQ: the JSON document. */
+static void
+admin_stats_req(struct task *t, const Envelope *e)
+{
+    StatsRep sr = STATS_REP__INIT;
+    struct buf b;
+    Envelope r;
+    int rc;
+
+    buf_init(&b);
+    rc = admin_stats_json(t->d, &b);
+    if (rc != 0) {
+        buf_free(&b);
+        task_error(t, e->req_id, rc, "cannot build statistics");
+        return;
+    }
+    envelope_init(&r);
+    r.kind = KIND__STATS_REP;
+    r.src = COLLS_DAEMON_TID(t->d->hid);
+    r.dst = t->tid;
+    r.req_id = e->req_id;
+    sr.json = (char *)buf_head(&b);
+    r.body_case = ENVELOPE__BODY_STATS_REP;
+    r.stats_rep = &sr;
+    task_queue_env(t, &r, NULL, 0, NULL);
+    buf_free(&b);
+}
+
+void
+admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
+                   size_t plen)
+{
+    struct daemon *d = t->d;
+    int rc;
+
+    switch ((int)e->kind) {
+    case KIND__STATUS_REQ:
+        task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
+        break;
+    case KIND__HOSTS_REQ:
+        admin_hosts_req(t, e);
+        break;
+    case KIND__TASKS_REQ:
+        admin_tasks_req(t, e);
+        break;
+    case KIND__STATS_REQ:
+        admin_stats_req(t, e);
+        break;
+    case KIND__PING_REQ:
+        admin_ping_req(t, e);
+        break;
+    case KIND__ADD_HOST:
+        if (e->body_case != ENVELOPE__BODY_HOST_OP ||
+            e->host_op->addr == NULL || e->host_op->addr[0] == '\0') {
+            d->st.bad_requests++;
+            task_error(t, e->req_id, COLLS_EINVAL, "ADD_HOST needs addr");
+            break;
+        }
+        rc = host_add(d, e->host_op->addr);
+        log_info("task t%x: add host %s: %s", t->tid, e->host_op->addr,
+                 log_errstr(rc));
+        task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
+        break;
+    case KIND__DELETE_HOST:
+        if (e->body_case != ENVELOPE__BODY_HOST_OP) {
+            d->st.bad_requests++;
+            task_error(t, e->req_id, COLLS_EINVAL, "DELETE_HOST needs hid");
+            break;
+        }
+        rc = host_delete(d, (int)e->host_op->hid);
+        log_info("task t%x: delete host %u: %s", t->tid, e->host_op->hid,
+                 log_errstr(rc));
+        task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
+        break;
+    case KIND__HALT:
+        log_info("task t%x (%s) halts the machine", t->tid, t->name);
+        task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
+        host_halt_all(d);
+        break;
+    default:
+        d->st.unknown_kinds++;
+        task_error(t, e->req_id, COLLS_ENOTSUP, "unknown admin request");
+        break;
+    }
+}
+
+/* ---- from other daemons ------------------------------------------------- */
+
+void
+admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
+               const uint8_t *payload, size_t plen)
+{
+    struct pending *p;
+    Envelope r;
+    size_t i;
+
+    switch ((int)e->kind) {
+    case KIND__TASKS_QUERY: {
+        TaskList l = TASK_LIST__INIT;
+
+        envelope_init(&r);
+        r.kind = KIND__TASKS_ANSWER;
+        r.src = COLLS_DAEMON_TID(d->hid);
+        r.req_id = e->req_id;
+        r.status = admin_list_local(d, &l);
+        r.body_case = ENVELOPE__BODY_TASK_LIST;
+        r.task_list = &l;
+        net_send(d, hid, &r, NULL, 0);
+        admin_list_free(&l);
+        break;
+    }
+    case KIND__TASKS_ANSWER:
+        p = admin_pending_find(d, e->req_id);
+        if (p == NULL || p->kind != PEND_TASKS || !p->asked[hid])
+            break;
+        p->asked[hid] = 0;
+        if (e->body_case == ENVELOPE__BODY_TASK_LIST)
+            for (i = 0; i < e->task_list->n_tasks; i++) {
+                const TaskEntry *te = e->task_list->tasks[i];
+
+                if (COLLS_TID_HID(te->tid) != hid)
+                    continue;   /* a daemon speaks for its own tasks */
+                admin_list_add(&p->list, te->tid, te->pid, te->uid, te->name,
+                               te->direct_addr);
+            }
+        if (--p->waiting <= 0) {
+            admin_tasks_reply(d, p->task_tid, p->task_req, &p->list, 0);
+            admin_pending_done(d, p);
+        }
+        break;
+    case KIND__ECHO_REQ:
+        envelope_init(&r);
+        r.kind = KIND__ECHO_REP;
+        r.src = COLLS_DAEMON_TID(d->hid);
+        r.dst = e->src;
+        r.req_id = e->req_id;
+        r.count = plen;
+        net_send(d, hid, &r, payload, plen);
+        break;
+    case KIND__ECHO_REP:
+        p = admin_pending_find(d, e->req_id);
+        if (p == NULL || p->kind != PEND_PING || !p->asked[hid])
+            break;
+        {
+            uint64_t rtt = platform_now_us() - p->start_us;
+
+            stats_hist_add(&d->st.ping_rtt_us, rtt);
+            admin_ping_reply(d, p->task_tid, p->task_req, (double)rtt,
+                             plen == e->count ? 0 : COLLS_EBADMSG);
+        }
+        admin_pending_done(d, p);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+/* name/value pairs of the daemon counters, for JSON and Prometheus. */
+#define ADMIN_COUNTERS(d, X)                                                   \
+    X(tasks_attached) X(tasks_exited) X(attach_refused) X(frames_in)          \
+    X(frames_out) X(bytes_in) X(bytes_out) X(data_local) X(data_to_peer)      \
+    X(data_from_peer) X(data_echo) X(send_failed) X(notifies_sent)            \
+    X(peer_msgs_out) X(peer_msgs_in) X(peer_send_errors) X(heartbeats_out)    \
+    X(heartbeats_in) X(hosts_down) X(hosts_joined) X(requests_timed_out)      \
+    X(pauses) X(resumes)
+#define ADMIN_ERRORS(d, X)                                                     \
+    X(bad_frames) X(bad_envelopes) X(unknown_kinds) X(bad_requests)           \
+    X(bad_peer_msgs) X(bad_join_dgrams)
+
+static const char *const admin_host_states[] = {"up", "down", "joining"};
+
+int
+admin_stats_json(struct daemon *d, struct buf *b)
+{
+    struct stats_json j;
+    struct rel_stats rs;
+    struct task *t;
+    int hid;
+
+    rel_stats(d->rel, &rs);
+    stats_json_init(&j, b);
+    stats_json_obj_begin(&j, NULL);
+
+    stats_json_obj_begin(&j, "daemon");
+    stats_json_u64(&j, "hid", (uint64_t)d->hid);
+    stats_json_u64(&j, "incarnation", d->inc);
+    stats_json_str(&j, "name", d->name);
+    stats_json_str(&j, "addr", d->listen_addr);
+    stats_json_i64(&j, "pid", (int64_t)getpid());
+    stats_json_double(&j, "uptime_s",
+                      (double)(platform_now_us() - d->start_us) / 1e6);
+    stats_json_u64(&j, "epoch", d->epoch);
+    stats_json_u64(&j, "tasks", (uint64_t)d->ntasks);
+    stats_json_obj_end(&j);
+
+    stats_json_obj_begin(&j, "counters");
+#define X(n) stats_json_u64(&j, #n, d->st.n);
+    ADMIN_COUNTERS(d, X)
+#undef X
+    stats_json_obj_end(&j);
+
+    stats_json_obj_begin(&j, "errors");
+#define X(n) stats_json_u64(&j, #n, d->st.n);
+    ADMIN_ERRORS(d, X)
+#undef X
+    stats_json_u64(&j, "bad_dgrams", rs.bad_dgrams);
+    stats_json_u64(&j, "unknown_src", rs.unknown_src);
+    stats_json_u64(&j, "stale_inc", rs.stale_inc);
+    stats_json_obj_end(&j);
+
+    stats_json_obj_begin(&j, "transport");
+    stats_json_u64(&j, "dgrams_in", rs.dgrams_in);
+    stats_json_u64(&j, "dgrams_out", rs.dgrams_out);
+    stats_json_u64(&j, "injected_drops", rs.injected_drops);
+    stats_json_u64(&j, "injected_dups", rs.injected_dups);
+    stats_json_u64(&j, "injected_reorders", rs.injected_reorders);
+    stats_json_obj_end(&j);
+
+    stats_json_obj_begin(&j, "histograms");
+    stats_json_hist(&j, "msg_bytes", &d->st.msg_bytes);
+    stats_json_hist(&j, "ping_rtt_us", &d->st.ping_rtt_us);
+    stats_json_obj_end(&j);
+
+    stats_json_arr_begin(&j, "peers");
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+        struct rel_peer_stats ps;
+
+        if (h == NULL || hid == d->hid)
+            continue;
+        stats_json_obj_begin(&j, NULL);
+        stats_json_u64(&j, "hid", (uint64_t)hid);
+        stats_json_str(&j, "name", h->name);
+        stats_json_str(&j, "addr", h->addr);
+        stats_json_str(&j, "state", h->state >= 0 && h->state <= 2
+                                        ? admin_host_states[h->state]
+                                        : "?");
+        stats_json_u64(&j, "incarnation", h->inc);
+        stats_json_u64(&j, "msgs_in", h->msgs_in);
+        stats_json_u64(&j, "msgs_out", h->msgs_out);
+        if (rel_peer_stats(d->rel, hid, &ps) == 0) {
+            stats_json_u64(&j, "srtt_us", ps.srtt_us);
+            stats_json_u64(&j, "rttvar_us", ps.rttvar_us);
+            stats_json_u64(&j, "rto_us", ps.rto_us);
+            stats_json_u64(&j, "msgs_sent", ps.msgs_sent);
+            stats_json_u64(&j, "msgs_recv", ps.msgs_recv);
+            stats_json_u64(&j, "bytes_sent", ps.bytes_sent);
+            stats_json_u64(&j, "bytes_recv", ps.bytes_recv);
+            stats_json_u64(&j, "dgrams_sent", ps.dgrams_sent);
+            stats_json_u64(&j, "dgrams_recv", ps.dgrams_recv);
+            stats_json_u64(&j, "retransmits", ps.retransmits);
+            stats_json_u64(&j, "fast_retransmits", ps.fast_retransmits);
+            stats_json_u64(&j, "timeouts", ps.timeouts);
+            stats_json_u64(&j, "dups_recv", ps.dups_recv);
+            stats_json_u64(&j, "acks_sent", ps.acks_sent);
+            stats_json_u64(&j, "acks_recv", ps.acks_recv);
+            stats_json_u64(&j, "queued_bytes", ps.queued_bytes);
+            stats_json_u64(&j, "inflight", ps.inflight);
+        }
+        stats_json_obj_end(&j);
+    }
+    stats_json_arr_end(&j);
+
+    stats_json_arr_begin(&j, "tasks");
+    for (t = d->tasks; t != NULL; t = t->next) {
+        char tid[16];
+
+        if (t->state != TASK_ST_ACTIVE)
+            continue;
+        snprintf(tid, sizeof(tid), "t%x", t->tid);
+        stats_json_obj_begin(&j, NULL);
+        stats_json_str(&j, "tid", tid);
+        stats_json_str(&j, "name", t->name);
+        stats_json_i64(&j, "pid", (int64_t)t->pid);
+        stats_json_bool(&j, "admin", t->admin);
+        stats_json_u64(&j, "frames_in", t->st.frames_in);
+        stats_json_u64(&j, "frames_out", t->st.frames_out);
+        stats_json_u64(&j, "bytes_in", t->st.bytes_in);
+        stats_json_u64(&j, "bytes_out", t->st.bytes_out);
+        stats_json_u64(&j, "msgs_sent", t->st.msgs_sent);
+        stats_json_u64(&j, "msgs_recv", t->st.msgs_recv);
+        stats_json_u64(&j, "send_failed", t->st.send_failed);
+        stats_json_u64(&j, "pauses", t->st.pauses);
+        stats_json_u64(&j, "queued_bytes", t->out_bytes);
+        stats_json_bool(&j, "paused", t->paused);
+        stats_json_obj_end(&j);
+    }
+    stats_json_arr_end(&j);
+
+    stats_json_obj_end(&j);
+    return stats_json_finish(&j);
+}
+
+/* Appends printf-style text to b, remembering the first error. */
+static void __attribute__((format(printf, 3, 4)))
+admin_prom(struct buf *b, int *err, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (*err == 0 && n > 0)
+        *err = buf_append(b, line, (size_t)n < sizeof(line) ? (size_t)n
+                                                            : sizeof(line) - 1);
+}
+
+int
+admin_stats_prometheus(struct daemon *d, struct buf *b)
+{
+    struct rel_stats rs;
+    int err = 0, hid;
+
+    rel_stats(d->rel, &rs);
+    admin_prom(b, &err, "# collsd host %d incarnation %08x\n", d->hid, d->inc);
+    admin_prom(b, &err, "collsd_tasks %d\n", d->ntasks);
+    admin_prom(b, &err, "collsd_epoch %llu\n", (unsigned long long)d->epoch);
+#define X(n)                                                                   \
+    admin_prom(b, &err, "collsd_" #n "_total %llu\n",                          \
+               (unsigned long long)d->st.n);
+    ADMIN_COUNTERS(d, X)
+    ADMIN_ERRORS(d, X)
+#undef X
+    admin_prom(b, &err, "collsd_dgrams_in_total %llu\n",
+               (unsigned long long)rs.dgrams_in);
+    admin_prom(b, &err, "collsd_dgrams_out_total %llu\n",
+               (unsigned long long)rs.dgrams_out);
+    admin_prom(b, &err, "collsd_bad_dgrams_total %llu\n",
+               (unsigned long long)rs.bad_dgrams);
+    admin_prom(b, &err, "collsd_unknown_src_total %llu\n",
+               (unsigned long long)rs.unknown_src);
+    admin_prom(b, &err, "collsd_stale_inc_total %llu\n",
+               (unsigned long long)rs.stale_inc);
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+        struct rel_peer_stats ps;
+
+        if (h == NULL || hid == d->hid)
+            continue;
+        admin_prom(b, &err, "collsd_peer_up{hid=\"%d\"} %d\n", hid,
+                   h->state == COLLS_HOST_UP);
+        if (rel_peer_stats(d->rel, hid, &ps) != 0)
+            continue;
+        admin_prom(b, &err, "collsd_peer_srtt_us{hid=\"%d\"} %llu\n", hid,
+                   (unsigned long long)ps.srtt_us);
+        admin_prom(b, &err, "collsd_peer_retransmits_total{hid=\"%d\"} %llu\n",
+                   hid, (unsigned long long)ps.retransmits);
+        admin_prom(b, &err, "collsd_peer_bytes_sent_total{hid=\"%d\"} %llu\n",
+                   hid, (unsigned long long)ps.bytes_sent);
+        admin_prom(b, &err, "collsd_peer_bytes_recv_total{hid=\"%d\"} %llu\n",
+                   hid, (unsigned long long)ps.bytes_recv);
+        admin_prom(b, &err, "collsd_peer_queued_bytes{hid=\"%d\"} %llu\n", hid,
+                   (unsigned long long)ps.queued_bytes);
+    }
+    return err;
+}

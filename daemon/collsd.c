@@ -1,2 +1,329 @@
-/* daemon/collsd.c -- being written */
-int main(void) { return 0; }
+/*
+ * collsd.c -- main(): options, start-up, the loop, shutdown.
+ *
+ * Start-up order: options; the socket directory (0700); the UDP socket
+ * and transport; the host table (hostfile, join or one host); the task
+ * socket (after the join, when joining); then, unless --foreground, the
+ * daemon forks into the background (errors up to here reach the
+ * terminal) and writes its pid file next to the socket.
+ *
+ * The loop: one event_base, three priorities (0 signals, 1 I/O, 2 the
+ * end-of-turn flush, net.c).  The cron timer runs every CRON_US:
+ * heartbeats and dead hosts, request timeouts, stuck connections, dead
+ * task frees.
+ *
+ * SIGTERM/SIGINT: stop; every task connection is closed, the socket and
+ * the pid file are removed, exit 0.  SIGHUP: re-read the hostfile and
+ * reopen the log file.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "colls.h"
+#include "daemon/admin.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/task.h"
+#include "proto/envelope.h"
+
+extern char **environ;
+
+#define CRON_US 20000u
+
+static void
+collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+    uint64_t now = platform_now_us();
+
+    host_cron(d, now);
+    admin_cron(d, now);
+    task_cron(d, now);
+    net_kick(d);
+}
+
+static void
+collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct daemon *d = arg;
+    int rc;
+
+    switch (sig) {
+    case SIGHUP:
+        log_info("SIGHUP: re-reading the hostfile, reopening the log");
+        log_reopen();
+        rc = host_reload(d);
+        if (rc != 0)
+            log_warn("hostfile not applied: %s", log_errstr(rc));
+        net_kick(d);
+        break;
+    default:
+        log_info("signal %d: shutting down", (int)sig);
+        host_stop(d, 0, 0);
+        break;
+    }
+}
+
+/* GET /metrics (Prometheus text) and /stats.json. */
+static void
+collsd_http_cb(struct evhttp_request *req, void *arg)
+{
+    struct daemon *d = arg;
+    const char *uri = evhttp_request_get_uri(req);
+    struct evbuffer *out;
+    struct buf b;
+    int rc, json;
+
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
+        evhttp_send_error(req, 405, "only GET");
+        return;
+    }
+    json = strncmp(uri, "/stats.json", 11) == 0;
+    if (!json && strncmp(uri, "/metrics", 8) != 0) {
+        evhttp_send_error(req, HTTP_NOTFOUND, "try /metrics or /stats.json");
+        return;
+    }
+    buf_init(&b);
+    rc = json ? admin_stats_json(d, &b) : admin_stats_prometheus(d, &b);
+    out = evbuffer_new();
+    if (rc != 0 || out == NULL) {
+        buf_free(&b);
+        if (out != NULL)
+            evbuffer_free(out);
+        evhttp_send_error(req, HTTP_INTERNAL, "no memory");
+        return;
+    }
+    evbuffer_add(out, buf_head(&b), buf_avail(&b));
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      json ? "application/json"
+                           : "text/plain; version=0.0.4");
+    evhttp_send_reply(req, HTTP_OK, "OK", out);
+    evbuffer_free(out);
+    buf_free(&b);
+}
+
+/* Starts the HTTP metrics listener; 0 or a negative code. */
+static int
+collsd_http_start(struct daemon *d)
+{
+    char host[DAEMON_ADDR_LEN];
+    const char *spec = d->cfg->http, *colon = strrchr(spec, ':');
+
+    if (colon == NULL || (size_t)(colon - spec) >= sizeof(host))
+        return COLLS_EINVAL;
+    memcpy(host, spec, (size_t)(colon - spec));
+    host[colon - spec] = '\0';
+    d->http = evhttp_new(d->base);
+    if (d->http == NULL)
+        return COLLS_ENOMEM;
+    if (evhttp_bind_socket(d->http, host, (uint16_t)atoi(colon + 1)) != 0) {
+        log_error("--http %s: cannot listen", spec);
+        return COLLS_EIO;
+    }
+    evhttp_set_gencb(d->http, collsd_http_cb, d);
+    log_info("metrics at http://%s/metrics", spec);
+    return 0;
+}
+
+/* The pid file path: --pidfile, else collsd.pid next to the socket. */
+static char *
+collsd_pid_path(const struct config *cfg)
+{
+    const char *slash = strrchr(cfg->socket, '/');
+    char path[PATH_MAX];
+
+    if (cfg->pidfile[0] != '\0')
+        return strdup(cfg->pidfile);
+    if (slash == NULL)
+        snprintf(path, sizeof(path), "collsd.pid");
+    else
+        snprintf(path, sizeof(path), "%.*s/collsd.pid",
+                 (int)(slash - cfg->socket), cfg->socket);
+    return strdup(path);
+}
+
+static int
+collsd_write_pid(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (f == NULL)
+        return -errno;
+    fprintf(f, "%ld\n", (long)getpid());
+    return fclose(f) == 0 ? 0 : COLLS_EIO;
+}
+
+/* Frees what survived the loop. */
+static void
+collsd_cleanup(struct daemon *d)
+{
+    task_close_all(d);
+    task_unlisten(d);
+    while (d->pending != NULL)
+        admin_pending_done(d, d->pending);
+    while (d->notifies != NULL) {
+        struct notify *n = d->notifies;
+
+        d->notifies = n->next;
+        free(n);
+    }
+    if (d->http != NULL)
+        evhttp_free(d->http);
+    net_close(d);
+    host_free_all(d);
+    if (d->cron_ev != NULL)
+        event_free(d->cron_ev);
+}
+
+int
+main(int argc, char **argv)
+{
+    static struct daemon dd;   /* large: not on the stack */
+    struct daemon *d = &dd;
+    struct config cfg;
+    struct event *sigs[3] = {NULL, NULL, NULL};
+    const int signums[3] = {SIGTERM, SIGINT, SIGHUP};
+    char err[CONFIG_ERR_LEN];
+    struct timeval tv = {0, CRON_US};
+    char *logpath = NULL;
+    int rc, i, joining, pid_written = 0;
+
+    rc = config_parse(&cfg, argc, argv, environ, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "collsd: %s\n", err);
+        config_free(&cfg);
+        return 2;
+    }
+    if (cfg.help) {
+        config_usage(stdout, "collsd");
+        config_free(&cfg);
+        return 0;
+    }
+    if (cfg.version) {
+        printf("collsd %s (protocol %d)\n", PACKAGE_VERSION, COLLS_PROTO_VERSION);
+        config_free(&cfg);
+        return 0;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    log_set_level(cfg.log_level);
+    if (cfg.log_file[0] != '\0') {
+        logpath = strdup(cfg.log_file);
+    } else if (!cfg.foreground) {
+        /* In the background stderr goes nowhere: log next to the socket. */
+        const char *slash = strrchr(cfg.socket, '/');
+
+        if (slash != NULL && asprintf(&logpath, "%.*s/collsd.log",
+                                      (int)(slash - cfg.socket),
+                                      cfg.socket) < 0)
+            logpath = NULL;
+    }
+
+    d->cfg = &cfg;
+    d->inc = platform_incarnation();
+    d->start_us = platform_now_us();
+    d->listen_fd = -1;
+    d->next_local = 1;
+    rc = platform_secure_dir(cfg.socket, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "collsd: %s\n", err);
+        goto out;
+    }
+    if (logpath != NULL && (rc = log_open(logpath)) != 0) {
+        fprintf(stderr, "collsd: log file %s: %s\n", logpath,
+                log_errstr(rc));
+        goto out;
+    }
+    d->pid_path = collsd_pid_path(&cfg);
+
+    d->base = event_base_new();
+    if (d->base == NULL || event_base_priority_init(d->base, 3) != 0) {
+        rc = COLLS_ENOMEM;
+        goto out;
+    }
+    rc = net_open(d);
+    if (rc != 0)
+        goto out;
+    rc = host_init(d);
+    if (rc < 0)
+        goto out;
+    joining = rc == 1;
+    if (!joining && (rc = task_listen(d)) != 0)
+        goto out;
+    if (cfg.http[0] != '\0' && (rc = collsd_http_start(d)) != 0)
+        goto out;
+    log_info("collsd %s: host %d, incarnation %08x, udp %s, socket %s",
+             PACKAGE_VERSION, d->hid, d->inc, d->listen_addr, cfg.socket);
+    snprintf(d->direct_ip, sizeof(d->direct_ip), "%.*s",
+             (int)(strrchr(d->listen_addr, ':') - d->listen_addr),
+             d->listen_addr);
+    if (strcmp(d->direct_ip, "0.0.0.0") == 0)
+        snprintf(d->direct_ip, sizeof(d->direct_ip), "127.0.0.1");
+
+    if (!cfg.foreground) {
+        rc = platform_daemonize(0);
+        if (rc != 0)
+            goto out;
+        if (event_reinit(d->base) != 0) {
+            log_error("event_reinit failed after fork");
+            rc = COLLS_EIO;
+            goto out;
+        }
+    }
+    if (d->pid_path != NULL) {
+        rc = collsd_write_pid(d->pid_path);
+        if (rc != 0)
+            log_warn("pid file %s: %s", d->pid_path, log_errstr(rc));
+        pid_written = rc == 0;
+    }
+
+    for (i = 0; i < 3; i++) {
+        sigs[i] = evsignal_new(d->base, signums[i], collsd_signal_cb, d);
+        if (sigs[i] == NULL) {
+            rc = COLLS_ENOMEM;
+            goto out;
+        }
+        event_priority_set(sigs[i], 0);
+        evsignal_add(sigs[i], NULL);
+    }
+    d->cron_ev = event_new(d->base, -1, EV_PERSIST, collsd_cron_cb, d);
+    if (d->cron_ev == NULL) {
+        rc = COLLS_ENOMEM;
+        goto out;
+    }
+    event_add(d->cron_ev, &tv);
+
+    event_base_dispatch(d->base);
+    rc = d->exit_code;
+    log_info("collsd host %d stopping (exit %d)", d->hid, rc);
+out:
+    collsd_cleanup(d);
+    for (i = 0; i < 3; i++)
+        if (sigs[i] != NULL)
+            event_free(sigs[i]);
+    if (pid_written)
+        unlink(d->pid_path);
+    free(d->pid_path);
+    if (d->base != NULL)
+        event_base_free(d->base);
+    log_close();
+    free(logpath);
+    config_free(&cfg);
+    if (rc < 0)
+        fprintf(stderr, "collsd: %s\n", log_errstr(rc));
+    return rc == 0 ? 0 : 1;
+}

@@ -594,10 +594,36 @@ config_parse(struct config *cfg, int argc, char **argv, char **envp,
     return config_check(cfg, err, errlen);
 }
 
+/* Prints "  head  text" with text wrapped at 79 columns under itself. */
+static void
+config_wrap(FILE *out, const char *head, const char *text)
+{
+    const int indent = 31, width = 79;
+    const char *p = text;
+    int first = 1;
+
+    while (*p != '\0') {
+        int n = (int)strlen(p), cut = n;
+
+        if (n > width - indent) {
+            cut = width - indent;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = width - indent;
+        }
+        fprintf(out, "  %-28s %.*s\n", first ? head : "", cut, p);
+        first = 0;
+        p += cut;
+        while (*p == ' ')
+            p++;
+    }
+}
+
 void
 config_usage(FILE *out, const char *prog)
 {
-    char sock[PATH_MAX], ename[64], head[64];
+    char sock[PATH_MAX], ename[64], head[64], line[PATH_MAX + 128];
     size_t i;
 
     fprintf(out,
@@ -618,18 +644,19 @@ config_usage(FILE *out, const char *prog)
 
         snprintf(head, sizeof(head), "--%s%s%s", o->name, o->arg ? " " : "",
                  o->arg ? o->arg : "");
-        fprintf(out, "  %-28s %s\n", head, o->help);
+        config_wrap(out, head, o->help);
         if (o->flags & CFG_F_NOENV)
             continue;
         config_env_name(o->name, ename, sizeof(ename));
         if (o->type == CFG_BOOL || def[0] == '\0')
-            fprintf(out, "  %-28s [env %s]\n", "", ename);
+            snprintf(line, sizeof(line), "[env %s]", ename);
         else if (o->type == CFG_INT || o->type == CFG_SIZE ||
                  o->type == CFG_DOUBLE)
-            fprintf(out, "  %-28s [default %s, range %.12g..%.12g; env %s]\n",
-                    "", def, o->min, o->max, ename);
+            snprintf(line, sizeof(line), "[default %s, range %.12g..%.12g; "
+                     "env %s]", def, o->min, o->max, ename);
         else
-            fprintf(out, "  %-28s [default %s; env %s]\n", "", def, ename);
+            snprintf(line, sizeof(line), "[default %s; env %s]", def, ename);
+        config_wrap(out, "", line);
     }
     fprintf(out,
             "\nSignals: SIGHUP re-reads the hostfile and reopens the log;\n"

@@ -1,1 +1,224 @@
-/* daemon/daemon.h -- being written */
+/*
+ * daemon.h -- collsd's core structures, shared by the daemon's own files
+ * (never by proto/ or the library).
+ *
+ * One struct daemon holds the state of the process: the event base, the
+ * options, the UDP transport, the host table, the attached tasks, pending
+ * requests to other daemons, notifications and counters.  Everything runs
+ * on one libevent loop in one thread, so nothing here is locked.
+ *
+ * Lifetimes: a task is unlinked from every table the moment it dies and
+ * parked on the graveyard list; net_flush_cb (end of each loop turn) and
+ * the cron free the graveyard, so no callback ever frees the object it is
+ * running for.  Other objects refer to tasks by tid, never by pointer
+ * across callbacks.
+ */
+#ifndef COLLS_DAEMON_DAEMON_H
+#define COLLS_DAEMON_DAEMON_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "colls.h"
+#include "daemon/stats.h"
+#include "proto/buf.h"
+#include "proto/colls.pb-c.h"
+#include "proto/dgram.h"
+#include "proto/frame.h"
+
+struct event_base;
+struct event;
+struct evhttp;
+struct config;
+struct udp;
+struct rel;
+
+#define DAEMON_MAX_HID DGRAM_MAX_HID
+#define DAEMON_MAX_LOCAL 0xfffffu       /* tid local numbers 1..this */
+#define DAEMON_NAME_LEN 64
+#define DAEMON_ADDR_LEN 64
+#define DAEMON_TASK_BUCKETS 1024
+
+/* ---- hosts -------------------------------------------------------------- */
+
+struct host {
+    int hid;
+    int state;                  /* COLLS_HOST_UP / _DOWN / _JOINING */
+    uint32_t inc;               /* incarnation, 0 = not known yet */
+    uint32_t dead_inc;          /* incarnation declared down (ignored) */
+    char name[DAEMON_NAME_LEN];
+    char addr[DAEMON_ADDR_LEN]; /* "a.b.c.d:port" */
+    struct sockaddr_in sa;
+    int ntasks;                 /* from its heartbeats */
+    uint64_t epoch;             /* its table epoch, from heartbeats */
+    uint64_t last_heard_us;     /* a message from it was delivered */
+    uint64_t since_us;          /* entered the current state */
+    uint64_t msgs_in, msgs_out;
+};
+
+/* ---- tasks -------------------------------------------------------------- */
+
+/* One connection's state; transitions only forward. */
+enum task_state {
+    TASK_ST_HANDSHAKE,  /* connected, waiting for ATTACH_REQ */
+    TASK_ST_ACTIVE,     /* attached: has a tid, frames are served */
+    TASK_ST_CLOSING,    /* refused or broken: flushing output, then close */
+    TASK_ST_DEAD,       /* closed; on the graveyard until the loop frees it */
+    TASK_STATE_MAX
+};
+
+/* One queued output frame: head bytes inline, then an optional body that
+   lives in owner (freed when written) or in head too (owner NULL). */
+struct task_out {
+    struct task_out *next;
+    const uint8_t *body;
+    size_t body_len;
+    void *owner;
+    size_t head_len;
+    size_t sent;                /* bytes of head + body already written */
+    uint8_t head[];
+};
+
+struct task_stats {
+    uint64_t frames_in, frames_out, bytes_in, bytes_out;
+    uint64_t msgs_sent, msgs_recv, send_failed, pauses;
+};
+
+struct task {
+    struct daemon *d;
+    struct task *next, *prev;   /* d->tasks list */
+    struct task *hnext;         /* d->task_hash chain */
+    enum task_state state;
+    int fd;
+    struct event *rev, *wev;
+    uint32_t tid;
+    pid_t pid;
+    uid_t uid;
+    int admin;
+    char name[DAEMON_NAME_LEN];
+    char direct_addr[DAEMON_ADDR_LEN];   /* ROUTE_REG, "" if none */
+    uint64_t attached_us, closing_us;
+
+    /* input: frames are parsed from in; a frame too big for it is read
+       straight into big (env + payload), sized after frame_peek. */
+    struct buf in;
+    uint8_t *big;
+    size_t big_len, big_got;
+    struct frame_info big_fi;
+    int paused;                 /* reading stopped (backpressure) */
+    uint32_t wait_tid;          /* paused on this local task's queue */
+    int wait_hid;               /* ... or on this peer's rel queue */
+
+    /* output */
+    struct task_out *out_head, **out_tail;
+    uint64_t out_bytes;         /* queued, not yet written */
+    struct task_stats st;
+};
+
+/* ---- requests to other daemons, waiting for an answer ------------------ */
+
+enum pending_kind {
+    PEND_TASKS,     /* TASKS_REQ fan-out: collect TASKS_ANSWERs */
+    PEND_ROUTE,     /* ROUTE_REQ forwarded to dst's daemon */
+    PEND_PING,      /* ECHO_REQ for PING_REQ */
+};
+
+struct pending {
+    struct pending *next;
+    enum pending_kind kind;
+    uint64_t id;                /* our req_id on the daemon wire */
+    uint32_t task_tid;          /* who asked */
+    uint64_t task_req;          /* the task's req_id */
+    uint32_t dst;               /* ROUTE: the tid asked about */
+    uint64_t start_us, deadline_us;
+    int waiting;                /* answers still expected */
+    unsigned char asked[DAEMON_MAX_HID + 1];  /* PEND_TASKS: hosts asked */
+    TaskList list;              /* PEND_TASKS: collected entries */
+};
+
+/* ---- notifications ------------------------------------------------------ */
+
+struct notify {
+    struct notify *next;
+    uint32_t tid;               /* the task to tell */
+    uint32_t what;              /* COLLS_NOTIFY_* */
+    int32_t who;                /* tid, hid, or -1 any host */
+    int32_t tag;
+};
+
+/* ---- counters ----------------------------------------------------------- */
+
+struct daemon_stats {
+    uint64_t tasks_attached, tasks_exited, attach_refused;
+    uint64_t frames_in, frames_out, bytes_in, bytes_out;
+    uint64_t bad_frames, bad_envelopes, unknown_kinds, bad_requests;
+    uint64_t bad_peer_msgs, bad_join_dgrams;
+    uint64_t data_local, data_to_peer, data_from_peer, data_echo;
+    uint64_t send_failed, notifies_sent;
+    uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
+    uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;
+    uint64_t requests_timed_out, pauses, resumes;
+    struct stats_hist msg_bytes;    /* payload sizes of DATA from tasks */
+    struct stats_hist ping_rtt_us;  /* daemon echo round trips */
+};
+
+/* ---- the daemon --------------------------------------------------------- */
+
+struct daemon {
+    struct event_base *base;
+    struct config *cfg;
+    int hid;                    /* 0 while joining */
+    uint32_t inc;               /* this incarnation, never 0 */
+    char name[DAEMON_NAME_LEN];
+    char listen_addr[DAEMON_ADDR_LEN];  /* bound UDP address */
+    char direct_ip[DAEMON_ADDR_LEN];    /* IP tasks bind direct routes to */
+    uint64_t start_us;
+    int stopping;               /* shutting down: refuse new work */
+    int exit_code;
+    uint64_t stop_at_us;        /* stop by then even if peers lag */
+
+    /* network (net.c) */
+    struct udp *udp;
+    struct rel *rel;
+    struct event *udp_rev, *udp_wev, *rel_ev, *flush_ev;
+    uint64_t rel_deadline_us;
+
+    /* hosts (host.c) */
+    struct host *hosts[DAEMON_MAX_HID + 1];
+    uint64_t epoch;
+    int joining;                /* --join: waiting for a hid */
+    uint64_t join_start_us, join_last_us;
+    struct sockaddr_in join_sa;
+    uint64_t last_heartbeat_us;
+
+    /* tasks (task.c) */
+    int listen_fd;
+    struct event *accept_ev;
+    char *sock_path, *pid_path;
+    struct task *tasks;         /* live tasks (any state but DEAD) */
+    struct task *task_hash[DAEMON_TASK_BUCKETS];   /* ACTIVE, by tid */
+    struct task *graveyard;     /* DEAD, freed from the loop */
+    uint32_t next_local;        /* next tid local number; never reused */
+    int ntasks;                 /* ACTIVE tasks */
+    int npaused;                /* tasks with reading paused */
+
+    /* requests (admin.c, route.c) */
+    struct pending *pending;
+    uint64_t next_req;
+    struct notify *notifies;
+
+    struct evhttp *http;
+    struct event *cron_ev;
+    struct daemon_stats st;
+};
+
+/* tid helpers */
+static inline int
+daemon_tid_is_daemon(uint32_t tid)
+{
+    return COLLS_TID_LOCAL(tid) == 0;
+}
+
+#endif

@@ -1,2 +1,1080 @@
-/* daemon/host.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * host.c -- the host table and membership.
+ *
+ * Table: d->hosts[hid] (1..4095), our own entry included; d->epoch grows
+ * with every change.  States: JOINING (listed, never heard), UP, DOWN.
+ *
+ * Liveness: every --heartbeat ms each daemon sends HEARTBEAT (seq = its
+ * incarnation, body: table epoch, task count) to every host that is UP
+ * or JOINING.  A host not heard for --dead-after is declared DOWN by
+ * whoever notices: HOST_DOWN {hid, incarnation} to every daemon and local
+ * task, its transport streams dropped (and re-created empty, so that a
+ * restart can come back).  A DOWN host comes back only with a new
+ * incarnation (a heartbeat whose seq differs from the one declared dead).
+ * A restart noticed before the timeout (the transport reports a newer
+ * incarnation) is announced to local tasks as HOST_DOWN of the old one.
+ *
+ * Join: a daemon started with --join sends join datagrams (net.h) with
+ * HOST_JOIN to the given daemon until it gets a HOST_TABLE back.  The
+ * daemon with the lowest live hid (the "assigner") gives it a hid (the
+ * one already recorded for its address, else the lowest free one),
+ * raises the epoch and pushes HOST_TABLE to every daemon; a member that
+ * is not the assigner forwards the HOST_JOIN to it.  ADD_HOST and
+ * DELETE_HOST are likewise carried out by the assigner.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "colls.h"
+#include "daemon/admin.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/rel.h"
+#include "daemon/route.h"
+#include "daemon/task.h"
+#include "proto/bytes.h"
+#include "proto/envelope.h"
+
+#define HOST_JOIN_RETRY_US 250000u
+
+static const char *const host_state_names[] = {"up", "down", "joining"};
+
+static const char *
+host_state_name(int s)
+{
+    return s >= 0 && s <= COLLS_HOST_JOINING ? host_state_names[s] : "?";
+}
+
+int
+host_parse_addr(const char *s, int default_port, struct sockaddr_in *sa)
+{
+    char host[DAEMON_ADDR_LEN];
+    const char *colon = strrchr(s, ':');
+    size_t hlen = colon != NULL ? (size_t)(colon - s) : strlen(s);
+    long port = default_port;
+    struct addrinfo hints, *res = NULL;
+    char *end;
+
+    if (hlen == 0 || hlen >= sizeof(host))
+        return COLLS_EINVAL;
+    memcpy(host, s, hlen);
+    host[hlen] = '\0';
+    if (colon != NULL) {
+        errno = 0;
+        port = strtol(colon + 1, &end, 10);
+        if (colon[1] == '\0' || *end != '\0' || errno != 0 || port < 0 ||
+            port > 65535)
+            return COLLS_EINVAL;
+    }
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &sa->sin_addr) == 1)
+        return 0;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_DGRAM;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL)
+        return COLLS_EINVAL;
+    sa->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static void
+host_format(const struct sockaddr_in *sa, char *out, size_t len)
+{
+    char ip[INET_ADDRSTRLEN];
+
+    inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof(ip));
+    snprintf(out, len, "%s:%u", ip, (unsigned)ntohs(sa->sin_port));
+}
+
+static int
+host_sa_equal(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+    return a->sin_port == b->sin_port &&
+           a->sin_addr.s_addr == b->sin_addr.s_addr;
+}
+
+/* Creates or returns the entry for hid. */
+static struct host *
+host_get(struct daemon *d, int hid)
+{
+    struct host *h = d->hosts[hid];
+
+    if (h == NULL) {
+        h = calloc(1, sizeof(*h));
+        if (h == NULL)
+            return NULL;
+        h->hid = hid;
+        h->state = COLLS_HOST_JOINING;
+        h->since_us = platform_now_us();
+        d->hosts[hid] = h;
+    }
+    return h;
+}
+
+static void
+host_set_state(struct host *h, int state)
+{
+    if (h->state != state) {
+        log_info("host %d (%s, %s) is %s", h->hid, h->name, h->addr,
+                 host_state_name(state));
+        h->state = state;
+        h->since_us = platform_now_us();
+    }
+}
+
+/* Tells the transport where hid is (inc 0: whoever answers there). */
+static void
+host_rel_set(struct daemon *d, struct host *h)
+{
+    if (h->hid != d->hid)
+        rel_peer_set(d->rel, h->hid, (const struct sockaddr *)&h->sa,
+                     sizeof(h->sa), h->inc);
+}
+
+/* The lowest hid that is up (ourselves included): assigns hids. */
+static int
+host_assigner(struct daemon *d)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL &&
+            (hid == d->hid || d->hosts[hid]->state == COLLS_HOST_UP))
+            return hid;
+    return d->hid;
+}
+
+int
+host_is_up(struct daemon *d, int hid)
+{
+    if (hid < 1 || hid > DAEMON_MAX_HID || d->hosts[hid] == NULL)
+        return 0;
+    return hid == d->hid || d->hosts[hid]->state == COLLS_HOST_UP;
+}
+
+/* Sends e to every other host that is up (and JOINING ones if asked). */
+static void
+host_broadcast(struct daemon *d, const Envelope *e, int joining_too)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+
+        if (h == NULL || hid == d->hid)
+            continue;
+        if (h->state == COLLS_HOST_UP ||
+            (joining_too && h->state == COLLS_HOST_JOINING))
+            net_send(d, hid, e, NULL, 0);
+    }
+}
+
+/* ---- table as a message ------------------------------------------------- */
+
+int
+host_table_fill(struct daemon *d, HostTable *ht)
+{
+    static const HostTable init = HOST_TABLE__INIT;
+    size_t n = 0;
+    int hid;
+
+    *ht = init;
+    ht->epoch = d->epoch;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL)
+            n++;
+    ht->hosts = calloc(n > 0 ? n : 1, sizeof(*ht->hosts));
+    if (ht->hosts == NULL)
+        return COLLS_ENOMEM;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        static const HostEntry einit = HOST_ENTRY__INIT;
+        struct host *h = d->hosts[hid];
+        struct rel_peer_stats ps;
+        HostEntry *he;
+
+        if (h == NULL)
+            continue;
+        he = malloc(sizeof(*he));
+        if (he == NULL) {
+            host_table_free(ht);
+            return COLLS_ENOMEM;
+        }
+        *he = einit;
+        he->hid = (uint32_t)hid;
+        he->state = (uint32_t)(hid == d->hid ? COLLS_HOST_UP : h->state);
+        he->incarnation = h->inc;
+        he->name = h->name;
+        he->addr = h->addr;
+        he->ntasks = (uint32_t)(hid == d->hid ? d->ntasks : h->ntasks);
+        if (hid != d->hid && rel_peer_stats(d->rel, hid, &ps) == 0)
+            he->rtt_us = (double)ps.srtt_us;
+        ht->hosts[ht->n_hosts++] = he;
+    }
+    return 0;
+}
+
+void
+host_table_free(HostTable *ht)
+{
+    size_t i;
+
+    for (i = 0; i < ht->n_hosts; i++)
+        free(ht->hosts[i]);
+    free(ht->hosts);
+    ht->hosts = NULL;
+    ht->n_hosts = 0;
+}
+
+/* Pushes our table to hid (0: to every other host). */
+static void
+host_push_table(struct daemon *d, int hid)
+{
+    HostTable ht;
+    Envelope e;
+
+    if (host_table_fill(d, &ht) != 0)
+        return;
+    envelope_init(&e);
+    e.kind = KIND__HOST_TABLE;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.body_case = ENVELOPE__BODY_HOST_TABLE;
+    e.host_table = &ht;
+    if (hid == 0)
+        host_broadcast(d, &e, 1);
+    else
+        net_send(d, hid, &e, NULL, 0);
+    host_table_free(&ht);
+}
+
+/* ---- down, restart, removal --------------------------------------------- */
+
+/*
+ * Declares h down: announced to every daemon (if announce) and local
+ * task, streams to it dropped and re-created empty.
+ */
+static void
+host_declare_down(struct daemon *d, struct host *h, int announce)
+{
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+
+    if (h->state == COLLS_HOST_DOWN || h->hid == d->hid)
+        return;
+    log_warn("host %d (%s, %s, incarnation %08x) declared down", h->hid,
+             h->name, h->addr, h->inc);
+    host_set_state(h, COLLS_HOST_DOWN);
+    h->dead_inc = h->inc;
+    d->st.hosts_down++;
+    if (announce) {
+        envelope_init(&e);
+        e.kind = KIND__HOST_DOWN;
+        e.src = COLLS_DAEMON_TID(d->hid);
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+        op.hid = (uint32_t)h->hid;
+        op.incarnation = h->inc;
+        host_broadcast(d, &e, 0);
+    }
+    route_host_down(d, h->hid, h->inc);
+    rel_peer_remove(d->rel, h->hid);
+    h->inc = 0;
+    host_rel_set(d, h);
+}
+
+/* h runs a new incarnation: what ran before is gone. */
+static void
+host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
+{
+    uint32_t old = h->inc;
+
+    if (inc == 0 || inc == h->inc)
+        return;
+    if (old != 0 && h->state == COLLS_HOST_UP) {
+        log_warn("host %d (%s) restarted: incarnation %08x -> %08x", h->hid,
+                 h->addr, old, inc);
+        route_host_down(d, h->hid, old);
+    }
+    h->inc = inc;
+    h->dead_inc = 0;
+    h->last_heard_us = platform_now_us();
+    host_set_state(h, COLLS_HOST_UP);
+}
+
+/* Removes hid from the table (DELETE_HOST, a table without it). */
+static void
+host_remove(struct daemon *d, int hid)
+{
+    struct host *h = d->hosts[hid];
+
+    if (h == NULL || hid == d->hid)
+        return;
+    if (h->state == COLLS_HOST_UP)
+        route_host_down(d, hid, h->inc);
+    rel_peer_remove(d->rel, hid);
+    log_info("host %d (%s) removed from the table", hid, h->addr);
+    d->hosts[hid] = NULL;
+    free(h);
+}
+
+void
+host_peer_reset(struct daemon *d, int hid, uint32_t new_inc)
+{
+    struct host *h = hid > 0 && hid <= DAEMON_MAX_HID ? d->hosts[hid] : NULL;
+
+    if (h == NULL || new_inc == 0 || h->state == COLLS_HOST_DOWN)
+        return;   /* removal, or a dead host: heartbeats decide */
+    host_new_incarnation(d, h, new_inc);
+}
+
+int
+host_heard(struct daemon *d, int hid, const Envelope *e)
+{
+    struct host *h = hid > 0 && hid <= DAEMON_MAX_HID ? d->hosts[hid] : NULL;
+
+    if (h == NULL || hid == d->hid)
+        return -1;
+    if (h->state == COLLS_HOST_DOWN) {
+        uint32_t inc = (uint32_t)e->seq;
+
+        if (e->kind != KIND__HEARTBEAT || inc == 0 || inc == h->dead_inc)
+            return -1;
+        host_new_incarnation(d, h, inc);
+    }
+    h->msgs_in++;
+    h->last_heard_us = platform_now_us();
+    if (h->state == COLLS_HOST_JOINING)
+        host_set_state(h, COLLS_HOST_UP);
+    return 0;
+}
+
+/* ---- adopting a table --------------------------------------------------- */
+
+/* Takes over a newer table: adds, updates and removes hosts. */
+static void
+host_adopt_table(struct daemon *d, const HostTable *ht)
+{
+    unsigned char present[DAEMON_MAX_HID + 1];
+    size_t i;
+    int hid;
+
+    if (ht->epoch <= d->epoch)
+        return;
+    memset(present, 0, sizeof(present));
+    for (i = 0; i < ht->n_hosts; i++) {
+        const HostEntry *he = ht->hosts[i];
+        struct sockaddr_in sa;
+        struct host *h;
+
+        if (he->hid < 1 || he->hid > DAEMON_MAX_HID || he->addr == NULL ||
+            host_parse_addr(he->addr, 0, &sa) != 0) {
+            d->st.bad_peer_msgs++;
+            continue;
+        }
+        hid = (int)he->hid;
+        present[hid] = 1;
+        if (hid == d->hid)
+            continue;
+        h = host_get(d, hid);
+        if (h == NULL)
+            continue;
+        if (!host_sa_equal(&h->sa, &sa) ||
+            (he->incarnation != 0 && he->incarnation != h->inc &&
+             he->incarnation != h->dead_inc)) {
+            int fresh = h->addr[0] == '\0';
+
+            h->sa = sa;
+            host_format(&sa, h->addr, sizeof(h->addr));
+            if (he->incarnation != 0 && he->incarnation != h->dead_inc)
+                host_new_incarnation(d, h, he->incarnation);
+            if (fresh && he->state == COLLS_HOST_UP) {
+                h->last_heard_us = platform_now_us();
+                host_set_state(h, COLLS_HOST_UP);
+            }
+            host_rel_set(d, h);
+        }
+        snprintf(h->name, sizeof(h->name), "%s",
+                 he->name != NULL ? he->name : "");
+    }
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL && !present[hid] && hid != d->hid)
+            host_remove(d, hid);
+    log_info("host table epoch %llu -> %llu (%zu hosts)",
+             (unsigned long long)d->epoch, (unsigned long long)ht->epoch,
+             ht->n_hosts);
+    d->epoch = ht->epoch;
+}
+
+/* ---- joining ------------------------------------------------------------ */
+
+/* The joiner's side: sends (again) HOST_JOIN to the contact daemon. */
+static void
+host_send_join(struct daemon *d)
+{
+    HostJoin hj = HOST_JOIN__INIT;
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__HOST_JOIN;
+    e.body_case = ENVELOPE__BODY_HOST_JOIN;
+    e.host_join = &hj;
+    hj.name = d->name;
+    hj.addr = d->listen_addr;
+    hj.incarnation = d->inc;
+    net_send_join(d, &d->join_sa, &e);
+    d->join_last_us = platform_now_us();
+}
+
+/* The joiner got its table: adopt hid and table, open for tasks. */
+static void
+host_join_done(struct daemon *d, const HostTable *ht)
+{
+    size_t i;
+    int hid = 0, rc;
+
+    for (i = 0; i < ht->n_hosts; i++)
+        if (ht->hosts[i]->incarnation == d->inc && ht->hosts[i]->hid >= 1 &&
+            ht->hosts[i]->hid <= DAEMON_MAX_HID)
+            hid = (int)ht->hosts[i]->hid;
+    if (hid == 0) {
+        d->st.bad_join_dgrams++;
+        return;
+    }
+    d->hid = hid;
+    rel_set_hid(d->rel, hid);
+    if (host_get(d, hid) == NULL)
+        return;
+    d->hosts[hid]->inc = d->inc;
+    d->hosts[hid]->state = COLLS_HOST_UP;
+    snprintf(d->hosts[hid]->name, sizeof(d->hosts[hid]->name), "%s", d->name);
+    host_parse_addr(d->listen_addr, 0, &d->hosts[hid]->sa);
+    snprintf(d->hosts[hid]->addr, sizeof(d->hosts[hid]->addr), "%s",
+             d->listen_addr);
+    d->joining = 0;
+    d->epoch = 0;
+    host_adopt_table(d, ht);
+    log_info("joined the machine as host %d (epoch %llu)", hid,
+             (unsigned long long)d->epoch);
+    rc = task_listen(d);
+    if (rc != 0)
+        host_stop(d, 1, 0);
+}
+
+/* The assigner's side: gives the daemon at sa a hid and tells all. */
+static void
+host_assign(struct daemon *d, const struct sockaddr_in *sa, const char *name,
+            uint32_t inc)
+{
+    struct host *h = NULL;
+    HostTable ht;
+    Envelope e;
+    int hid, changed = 0;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL && hid != d->hid &&
+            host_sa_equal(&d->hosts[hid]->sa, sa)) {
+            h = d->hosts[hid];
+            break;
+        }
+    if (h == NULL) {
+        for (hid = 1; hid <= DAEMON_MAX_HID && d->hosts[hid] != NULL; hid++)
+            ;
+        if (hid > DAEMON_MAX_HID) {
+            log_warn("join refused: the host table is full");
+            return;
+        }
+        h = host_get(d, hid);
+        if (h == NULL)
+            return;
+        h->sa = *sa;
+        host_format(sa, h->addr, sizeof(h->addr));
+        changed = 1;
+        d->st.hosts_joined++;
+    }
+    if (h->inc != inc) {
+        if (h->state == COLLS_HOST_DOWN)
+            h->dead_inc = 0;
+        host_new_incarnation(d, h, inc);
+        changed = 1;
+    }
+    h->last_heard_us = platform_now_us();
+    host_set_state(h, COLLS_HOST_UP);
+    snprintf(h->name, sizeof(h->name), "%s", name != NULL ? name : "");
+    if (changed) {
+        d->epoch++;
+        log_info("host %d (%s, %s) joins; epoch %llu", h->hid, h->name,
+                 h->addr, (unsigned long long)d->epoch);
+        rel_peer_remove(d->rel, h->hid);
+        host_rel_set(d, h);
+        host_push_table(d, 0);
+    }
+    /* The joiner has no hid yet: answer with a join datagram. */
+    if (host_table_fill(d, &ht) != 0)
+        return;
+    envelope_init(&e);
+    e.kind = KIND__HOST_TABLE;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.body_case = ENVELOPE__BODY_HOST_TABLE;
+    e.host_table = &ht;
+    net_send_join(d, &h->sa, &e);
+    host_table_free(&ht);
+}
+
+/* A HOST_JOIN, from a join datagram (from) or forwarded by a member. */
+static void
+host_join_request(struct daemon *d, const HostJoin *hj,
+                  const struct sockaddr_in *from)
+{
+    int assigner = host_assigner(d);
+    char addr[DAEMON_ADDR_LEN];
+
+    if (assigner != d->hid) {
+        HostJoin fwd = *hj;
+        Envelope e;
+
+        host_format(from, addr, sizeof(addr));
+        fwd.addr = addr;
+        envelope_init(&e);
+        e.kind = KIND__HOST_JOIN;
+        e.src = COLLS_DAEMON_TID(d->hid);
+        e.body_case = ENVELOPE__BODY_HOST_JOIN;
+        e.host_join = &fwd;
+        net_send(d, assigner, &e, NULL, 0);
+        return;
+    }
+    host_assign(d, from, hj->name, hj->incarnation);
+}
+
+void
+host_join_dgram(struct daemon *d, const struct sockaddr *from,
+                socklen_t alen, const uint8_t *p, size_t len)
+{
+    struct sockaddr_in sa;
+    Envelope *e = NULL;
+    uint32_t elen;
+
+    if (from->sa_family != AF_INET || alen < sizeof(sa) || len < 4 ||
+        (elen = get_u32(p)) != len - 4 || elen == 0 ||
+        envelope_unpack(p + 4, elen, &e) != 0) {
+        d->st.bad_join_dgrams++;
+        return;
+    }
+    memcpy(&sa, from, sizeof(sa));
+    if (e->kind == KIND__HOST_JOIN && e->body_case == ENVELOPE__BODY_HOST_JOIN &&
+        !d->joining && d->hid > 0 && e->host_join->incarnation != 0) {
+        host_join_request(d, e->host_join, &sa);
+    } else if (e->kind == KIND__HOST_TABLE &&
+               e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining &&
+               host_sa_equal(&sa, &d->join_sa)) {
+        host_join_done(d, e->host_table);
+    } else if (e->kind == KIND__HOST_TABLE &&
+               e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining) {
+        /* The answer came from the assigner, not from our contact. */
+        host_join_done(d, e->host_table);
+    } else {
+        d->st.bad_join_dgrams++;
+    }
+    envelope_free(e);
+}
+
+/* ---- messages from daemons ---------------------------------------------- */
+
+/* HOST_DOWN from another daemon. */
+static void
+host_peer_down(struct daemon *d, int from, const HostOp *op)
+{
+    struct host *h;
+
+    if (op->hid < 1 || op->hid > DAEMON_MAX_HID)
+        return;
+    if ((int)op->hid == d->hid) {
+        log_warn("host %d says this daemon is down (incarnation %08x)", from,
+                 op->incarnation);
+        return;
+    }
+    h = d->hosts[op->hid];
+    if (h == NULL || h->state == COLLS_HOST_DOWN)
+        return;
+    if (op->incarnation != 0 && h->inc != 0 && op->incarnation != h->inc)
+        return;   /* about an incarnation we no longer know */
+    host_declare_down(d, h, 0);
+}
+
+void
+host_peer_msg(struct daemon *d, int hid, const Envelope *e)
+{
+    struct host *h = d->hosts[hid];
+    struct sockaddr_in sa;
+
+    switch ((int)e->kind) {
+    case KIND__HEARTBEAT:
+        d->st.heartbeats_in++;
+        if ((uint32_t)e->seq != 0 && (uint32_t)e->seq != h->inc)
+            host_new_incarnation(d, h, (uint32_t)e->seq);
+        if (e->body_case == ENVELOPE__BODY_HEARTBEAT) {
+            h->ntasks = (int)e->heartbeat->ntasks;
+            h->epoch = e->heartbeat->table_epoch;
+            if (h->epoch < d->epoch && host_assigner(d) == d->hid)
+                host_push_table(d, hid);
+        }
+        break;
+    case KIND__HOST_TABLE:
+        if (e->body_case == ENVELOPE__BODY_HOST_TABLE)
+            host_adopt_table(d, e->host_table);
+        break;
+    case KIND__HOST_DOWN:
+        if (e->body_case == ENVELOPE__BODY_HOST_OP)
+            host_peer_down(d, hid, e->host_op);
+        break;
+    case KIND__HOST_JOIN:
+        if (e->body_case == ENVELOPE__BODY_HOST_JOIN &&
+            e->host_join->addr != NULL &&
+            host_parse_addr(e->host_join->addr, 0, &sa) == 0)
+            host_join_request(d, e->host_join, &sa);
+        break;
+    case KIND__ADD_HOST:
+        if (e->body_case == ENVELOPE__BODY_HOST_OP &&
+            e->host_op->addr != NULL)
+            host_add(d, e->host_op->addr);
+        break;
+    case KIND__DELETE_HOST:
+        if (e->body_case == ENVELOPE__BODY_HOST_OP)
+            host_delete(d, (int)e->host_op->hid);
+        break;
+    case KIND__HALT_ALL:
+        log_info("halt requested by host %d", hid);
+        host_stop(d, 0, 200000);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- admin operations --------------------------------------------------- */
+
+/* Forwards an admin operation to the assigner; 1 if forwarded. */
+static int
+host_forward(struct daemon *d, int kind, int hid, const char *addr)
+{
+    int assigner = host_assigner(d);
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+
+    if (assigner == d->hid)
+        return 0;
+    envelope_init(&e);
+    e.kind = (Kind)kind;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.body_case = ENVELOPE__BODY_HOST_OP;
+    e.host_op = &op;
+    op.hid = (uint32_t)hid;
+    op.addr = (char *)(addr != NULL ? addr : "");
+    net_send(d, assigner, &e, NULL, 0);
+    return 1;
+}
+
+int
+host_add(struct daemon *d, const char *addr)
+{
+    struct sockaddr_in sa;
+    struct host *h;
+    int hid, port = 0;
+
+    if (d->hosts[d->hid] != NULL)
+        port = ntohs(d->hosts[d->hid]->sa.sin_port);
+    if (host_parse_addr(addr, port, &sa) != 0)
+        return COLLS_EINVAL;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL && host_sa_equal(&d->hosts[hid]->sa, &sa))
+            return COLLS_EEXIST;
+    if (host_forward(d, KIND__ADD_HOST, 0, addr))
+        return 0;
+    for (hid = 1; hid <= DAEMON_MAX_HID && d->hosts[hid] != NULL; hid++)
+        ;
+    if (hid > DAEMON_MAX_HID)
+        return COLLS_ENOBUFS;
+    h = host_get(d, hid);
+    if (h == NULL)
+        return COLLS_ENOMEM;
+    h->sa = sa;
+    host_format(&sa, h->addr, sizeof(h->addr));
+    d->epoch++;
+    log_info("host %d (%s) added; epoch %llu", hid, h->addr,
+             (unsigned long long)d->epoch);
+    host_rel_set(d, h);
+    host_push_table(d, 0);
+    return 0;
+}
+
+int
+host_delete(struct daemon *d, int hid)
+{
+    Envelope e;
+
+    if (hid < 1 || hid > DAEMON_MAX_HID || d->hosts[hid] == NULL)
+        return COLLS_ENOENT;
+    if (hid == d->hid) {
+        host_stop(d, 0, 200000);
+        return 0;
+    }
+    if (host_forward(d, KIND__DELETE_HOST, hid, NULL))
+        return 0;
+    envelope_init(&e);
+    e.kind = KIND__HALT_ALL;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    if (d->hosts[hid]->state == COLLS_HOST_UP)
+        net_send(d, hid, &e, NULL, 0);
+    host_remove(d, hid);
+    d->epoch++;
+    host_push_table(d, 0);
+    return 0;
+}
+
+void
+host_halt_all(struct daemon *d)
+{
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__HALT_ALL;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    host_broadcast(d, &e, 0);
+    log_info("halting the machine");
+    host_stop(d, 0, 500000);
+}
+
+void
+host_stop(struct daemon *d, int exit_code, uint64_t linger_us)
+{
+    if (!d->stopping)
+        d->exit_code = exit_code;
+    d->stopping = 1;
+    d->stop_at_us = platform_now_us() + linger_us;
+    if (linger_us == 0)
+        event_base_loopbreak(d->base);
+}
+
+/* ---- hostfile ----------------------------------------------------------- */
+
+struct host_line {
+    struct sockaddr_in sa;
+    char name[DAEMON_NAME_LEN];
+};
+
+/*
+ * Reads the hostfile: one host per line, "addr[:port] [name=N]", blank
+ * lines and # comments ignored.  Returns the number of hosts (*out
+ * allocated) or a negative code.
+ */
+static int
+host_read_file(const char *path, int default_port, struct host_line **out)
+{
+    struct host_line *v = NULL;
+    char line[512];
+    int n = 0, lineno = 0, rc = 0;
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL) {
+        rc = -errno;
+        log_error("hostfile %s: %s", path, strerror(errno));
+        return rc;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *s = line, *addr, *tok, *hash = strchr(line, '#');
+        struct host_line *nv;
+
+        lineno++;
+        if (hash != NULL)
+            *hash = '\0';
+        addr = strtok(s, " \t\r\n");
+        if (addr == NULL)
+            continue;
+        if (n >= DAEMON_MAX_HID) {
+            log_error("hostfile %s: more than %d hosts", path, DAEMON_MAX_HID);
+            rc = COLLS_EINVAL;
+            goto out;
+        }
+        nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+        if (nv == NULL) {
+            rc = COLLS_ENOMEM;
+            goto out;
+        }
+        v = nv;
+        memset(&v[n], 0, sizeof(v[n]));
+        if (host_parse_addr(addr, default_port, &v[n].sa) != 0) {
+            log_error("hostfile %s:%d: bad address '%s'", path, lineno, addr);
+            rc = COLLS_EINVAL;
+            goto out;
+        }
+        while ((tok = strtok(NULL, " \t\r\n")) != NULL) {
+            if (strncmp(tok, "name=", 5) == 0) {
+                snprintf(v[n].name, sizeof(v[n].name), "%s", tok + 5);
+            } else {
+                log_error("hostfile %s:%d: unknown field '%s'", path, lineno,
+                          tok);
+                rc = COLLS_EINVAL;
+                goto out;
+            }
+        }
+        n++;
+    }
+out:
+    fclose(f);
+    if (rc != 0) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    return n;
+}
+
+/* Finds our line: same address and port as --listen (any address when
+   we listen on 0.0.0.0: the port decides). */
+static int
+host_find_self(struct daemon *d, const struct host_line *v, int n)
+{
+    struct sockaddr_in me;
+    int i;
+
+    if (host_parse_addr(d->listen_addr, 0, &me) != 0)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (host_sa_equal(&v[i].sa, &me) ||
+            (me.sin_addr.s_addr == htonl(INADDR_ANY) &&
+             v[i].sa.sin_port == me.sin_port))
+            return i + 1;
+    return 0;
+}
+
+/* Applies the hostfile lines to the table (start and SIGHUP). */
+static int
+host_apply_file(struct daemon *d, const struct host_line *v, int n)
+{
+    int hid;
+
+    for (hid = 1; hid <= n; hid++) {
+        struct host *h = host_get(d, hid);
+
+        if (h == NULL)
+            return COLLS_ENOMEM;
+        if (hid == d->hid)
+            continue;
+        if (v[hid - 1].name[0] != '\0' || h->name[0] == '\0')
+            snprintf(h->name, sizeof(h->name), "%s", v[hid - 1].name);
+        if (!host_sa_equal(&h->sa, &v[hid - 1].sa)) {
+            if (h->addr[0] != '\0') {
+                log_info("host %d moves from %s", hid, h->addr);
+                rel_peer_remove(d->rel, hid);
+                h->inc = 0;
+            }
+            h->sa = v[hid - 1].sa;
+            host_format(&h->sa, h->addr, sizeof(h->addr));
+            host_rel_set(d, h);
+        }
+    }
+    for (hid = n + 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL && hid != d->hid)
+            host_remove(d, hid);
+    return 0;
+}
+
+/* Our own entry. */
+static int
+host_init_self(struct daemon *d)
+{
+    struct host *me = host_get(d, d->hid);
+
+    if (me == NULL)
+        return COLLS_ENOMEM;
+    me->inc = d->inc;
+    me->state = COLLS_HOST_UP;
+    snprintf(me->name, sizeof(me->name), "%s", d->name);
+    host_parse_addr(d->listen_addr, 0, &me->sa);
+    snprintf(me->addr, sizeof(me->addr), "%s", d->listen_addr);
+    rel_set_hid(d->rel, d->hid);
+    return 0;
+}
+
+int
+host_init(struct daemon *d)
+{
+    const struct config *cfg = d->cfg;
+    struct host_line *v = NULL;
+    struct sockaddr_in me;
+    int n, rc;
+
+    if (cfg->name[0] != '\0')
+        snprintf(d->name, sizeof(d->name), "%s", cfg->name);
+    else
+        platform_hostname(d->name, sizeof(d->name));
+    if (host_parse_addr(d->listen_addr, 0, &me) != 0)
+        return COLLS_EINVAL;
+    if (cfg->join[0] != '\0') {
+        if (host_parse_addr(cfg->join, 0, &d->join_sa) != 0) {
+            log_error("--join %s: bad address", cfg->join);
+            return COLLS_EINVAL;
+        }
+        d->joining = 1;
+        d->join_start_us = platform_now_us();
+        log_info("joining the machine at %s", cfg->join);
+        host_send_join(d);
+        return 1;
+    }
+    d->epoch = 1;
+    if (cfg->hostfile[0] == '\0') {
+        d->hid = 1;
+        return host_init_self(d);
+    }
+    n = host_read_file(cfg->hostfile, ntohs(me.sin_port), &v);
+    if (n < 0)
+        return n;
+    d->hid = host_find_self(d, v, n);
+    if (d->hid == 0) {
+        log_error("hostfile %s: no line for this daemon's --listen %s",
+                  cfg->hostfile, d->listen_addr);
+        free(v);
+        return COLLS_ENOENT;
+    }
+    if (v[d->hid - 1].name[0] != '\0' && cfg->name[0] == '\0')
+        snprintf(d->name, sizeof(d->name), "%s", v[d->hid - 1].name);
+    rc = host_init_self(d);
+    if (rc == 0)
+        rc = host_apply_file(d, v, n);
+    free(v);
+    log_info("host %d of %d (hostfile %s)", d->hid, n, cfg->hostfile);
+    return rc;
+}
+
+int
+host_reload(struct daemon *d)
+{
+    struct host_line *v = NULL;
+    int n, self, rc;
+
+    if (d->cfg->hostfile[0] == '\0' || d->hid == 0)
+        return 0;
+    n = host_read_file(d->cfg->hostfile,
+                       ntohs(d->hosts[d->hid]->sa.sin_port), &v);
+    if (n < 0)
+        return n;
+    self = host_find_self(d, v, n);
+    if (self != d->hid) {
+        log_error("hostfile %s: this daemon moved from line %d to %d; "
+                  "kept the old table", d->cfg->hostfile, d->hid, self);
+        free(v);
+        return COLLS_EINVAL;
+    }
+    rc = host_apply_file(d, v, n);
+    free(v);
+    d->epoch++;
+    log_info("hostfile re-read: %d hosts, epoch %llu", n,
+             (unsigned long long)d->epoch);
+    return rc;
+}
+
+/* ---- periodic work ------------------------------------------------------ */
+
+/* Sends HEARTBEAT (seq = our incarnation) to every host up or joining. */
+static void
+host_heartbeat(struct daemon *d)
+{
+    Heartbeat hb = HEARTBEAT__INIT;
+    Envelope e;
+    int hid;
+
+    envelope_init(&e);
+    e.kind = KIND__HEARTBEAT;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.seq = d->inc;
+    e.body_case = ENVELOPE__BODY_HEARTBEAT;
+    e.heartbeat = &hb;
+    hb.table_epoch = d->epoch;
+    hb.ntasks = (uint32_t)d->ntasks;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+
+        if (h == NULL || hid == d->hid || h->state == COLLS_HOST_DOWN)
+            continue;
+        d->st.heartbeats_out++;
+        net_send(d, hid, &e, NULL, 0);
+    }
+}
+
+void
+host_cron(struct daemon *d, uint64_t now)
+{
+    uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
+    int hid;
+
+    if (d->stopping) {
+        int busy = 0;
+
+        for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+            if (hid != d->hid && d->hosts[hid] != NULL &&
+                d->hosts[hid]->state == COLLS_HOST_UP &&
+                net_queued(d, hid) > 0)
+                busy = 1;
+        if (!busy || now >= d->stop_at_us)
+            event_base_loopbreak(d->base);
+        return;
+    }
+    if (d->joining) {
+        if (now - d->join_start_us > (uint64_t)d->cfg->join_timeout_ms * 1000u) {
+            log_error("no answer from %s: could not join", d->cfg->join);
+            host_stop(d, 1, 0);
+        } else if (now - d->join_last_us >= HOST_JOIN_RETRY_US) {
+            host_send_join(d);
+        }
+        return;
+    }
+    if (now - d->last_heartbeat_us >= (uint64_t)d->cfg->heartbeat_ms * 1000u) {
+        d->last_heartbeat_us = now;
+        host_heartbeat(d);
+    }
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+        uint64_t last;
+
+        if (h == NULL || hid == d->hid)
+            continue;
+        if (h->state == COLLS_HOST_UP) {
+            last = rel_last_heard(d->rel, hid);
+            if (last < h->last_heard_us)
+                last = h->last_heard_us;
+            if (last < h->since_us)
+                last = h->since_us;
+            if (now > last && now - last > dead)
+                host_declare_down(d, h, 1);
+        } else if (h->state == COLLS_HOST_JOINING && now - h->since_us > dead) {
+            /* Listed but never heard: down, quietly. */
+            host_set_state(h, COLLS_HOST_DOWN);
+        }
+    }
+}
+
+void
+host_free_all(struct daemon *d)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        free(d->hosts[hid]);
+        d->hosts[hid] = NULL;
+    }
+}

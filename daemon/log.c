@@ -116,6 +116,22 @@ log_level_name(int level)
     return level >= 0 && level < LOG_LVL_MAX ? log_names[level] : "?";
 }
 
+const char *
+log_errstr(int code)
+{
+    switch (code) {
+    case 0:
+        return "success";
+#define LOG_ERR_CASE(name, value, text)                                        \
+    case value:                                                                \
+        return text;
+        COLLS_ERRNO_MAP(LOG_ERR_CASE)
+#undef LOG_ERR_CASE
+    default:
+        return "unknown error";
+    }
+}
+
 void
 log_write(int level, const char *fmt, ...)
 {

@@ -35,6 +35,9 @@ void log_set_level(int level);
 int log_level_parse(const char *name);
 const char *log_level_name(int level);
 
+/* Text of a COLLS_E* code (the daemon does not link libcolls). */
+const char *log_errstr(int code);
+
 /* Writes one line: "2026-11-22T01:02:03.456Z collsd[pid] LEVEL text". */
 void log_write(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -77,6 +77,14 @@ platform_random_u32(void)
     return v;
 }
 
+uint32_t
+platform_incarnation(void)
+{
+    uint32_t v = (uint32_t)(platform_wall_us() / 1000u);
+
+    return v != 0 ? v : 1;
+}
+
 int
 platform_secure_dir(const char *path, char *err, size_t errlen)
 {

@@ -19,8 +19,15 @@ uint64_t platform_wall_us(void);
    negative COLLS_E* code (COLLS_ENOTSUP where the system cannot tell). */
 int platform_peer_cred(int fd, uid_t *uid, pid_t *pid);
 
-/* A random 32-bit number that is never 0 (incarnations). */
+/* A random 32-bit number that is never 0. */
 uint32_t platform_random_u32(void);
+/*
+ * A daemon incarnation: never 0, and later than any earlier start's in
+ * serial-number order (the transport keeps the newer of two, rel.c), so
+ * it comes from the wall clock in milliseconds (wraps after 49 days; a
+ * restart is compared only with the incarnation it replaces).
+ */
+uint32_t platform_incarnation(void);
 
 /*
  * Creates the directory that holds path (the socket) with mode 0700 if

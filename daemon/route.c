@@ -1,2 +1,611 @@
-/* daemon/route.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * route.c -- where messages go.
+ *
+ * DATA from a task: the daemon sets src (a task cannot forge it), then
+ *   dst local task   -> queued to its connection (payload not copied when
+ *                       it arrived in its own buffer);
+ *   dst remote task  -> its daemon, over the transport (rel_sendv from the
+ *                       payload in place);
+ *   dst a daemon tid -> that daemon echoes it to the sender, ENV_F_ECHO;
+ *   otherwise        -> SEND_FAILED {dst, status, req_id} to the sender.
+ * DATA from a daemon to a local task is queued with the message buffer
+ * the transport delivered (no copy, the packed envelope is reused).
+ *
+ * Memory bounds.  A sender is paused (not read) while its destination
+ * task's queue or the transport queue towards the destination's host is
+ * over --task-queue-limit, so local traffic and outgoing traffic are
+ * bounded per destination.  Traffic arriving from other daemons cannot be
+ * paused per task (one ordered stream per pair of hosts serves every task;
+ * holding it back would stall the others): it is always queued, never
+ * dropped.  Its volume is bounded by the senders' side: each sending task
+ * is held to --task-queue-limit of unacknowledged bytes in its daemon's
+ * transport, and the transport acknowledges only what it delivered, so a
+ * slow reader costs at most (remote senders) x (limit) plus one window
+ * per peer of buffered data.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/admin.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/route.h"
+#include "daemon/task.h"
+#include "proto/bytes.h"
+#include "proto/envelope.h"
+
+/* Flags a task may set on its DATA; the rest are the daemon's. */
+#define ROUTE_TASK_FLAGS ENV_F_FPC
+
+/* Tells task t (if attached) that its message to dst failed. */
+static void
+route_send_failed_local(struct daemon *d, uint32_t sender, uint32_t dst,
+                        int status, uint64_t req_id)
+{
+    struct task *t = task_find(d, sender);
+    Envelope e;
+
+    d->st.send_failed++;
+    if (t == NULL)
+        return;
+    t->st.send_failed++;
+    envelope_init(&e);
+    e.kind = KIND__SEND_FAILED;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.dst = dst;
+    e.status = status;
+    e.req_id = req_id;
+    task_queue_env(t, &e, NULL, 0, NULL);
+}
+
+/* Status for a local tid that is not attached. */
+static int
+route_local_status(struct daemon *d, uint32_t tid)
+{
+    return COLLS_TID_LOCAL(tid) < d->next_local ? COLLS_EPEERDEAD
+                                                : COLLS_ENOENT;
+}
+
+/* Status for a remote host that cannot take messages; 0 if it can. */
+static int
+route_host_status(struct daemon *d, int hid)
+{
+    const struct host *h = hid > 0 && hid <= DAEMON_MAX_HID ? d->hosts[hid]
+                                                           : NULL;
+
+    if (h == NULL)
+        return COLLS_ENOENT;
+    return h->state == COLLS_HOST_UP ? 0 : COLLS_EHOSTDOWN;
+}
+
+/* Pauses t when dst's queue is over the limit. */
+static void
+route_check_task_queue(struct task *t, const struct task *dst)
+{
+    if (dst->out_bytes > (uint64_t)t->d->cfg->task_queue_limit &&
+        dst != t)
+        task_pause_on_task(t, dst->tid);
+}
+
+/* DATA from task t. */
+static void
+route_data(struct task *t, const Envelope *in, const uint8_t *payload,
+           size_t plen, uint8_t *owner)
+{
+    struct daemon *d = t->d;
+    uint32_t dst = in->dst;
+    int hid = COLLS_TID_HID(dst), rc;
+    Envelope f;
+
+    t->st.msgs_sent++;
+    stats_hist_add(&d->st.msg_bytes, plen);
+    envelope_init(&f);
+    f.kind = KIND__DATA;
+    f.src = t->tid;
+    f.dst = dst;
+    f.tag = in->tag;
+    f.dtype = in->dtype;
+    f.count = in->count;
+    f.encoding = in->encoding;
+    f.byte_order = in->byte_order;
+    f.flags = in->flags & ROUTE_TASK_FLAGS;
+    f.req_id = in->req_id;
+    f.route = in->route;
+
+    if (hid == d->hid) {
+        struct task *u;
+
+        if (daemon_tid_is_daemon(dst)) {
+            d->st.data_echo++;
+            f.src = COLLS_DAEMON_TID(d->hid);
+            f.dst = t->tid;
+            f.flags |= ENV_F_ECHO;
+            task_queue_env(t, &f, payload, plen, owner);
+            return;
+        }
+        u = task_find(d, dst);
+        if (u == NULL) {
+            free(owner);
+            route_send_failed_local(d, t->tid, dst, route_local_status(d, dst),
+                                    in->req_id);
+            return;
+        }
+        d->st.data_local++;
+        u->st.msgs_recv++;
+        task_queue_env(u, &f, payload, plen, owner);
+        route_check_task_queue(t, u);
+        return;
+    }
+    rc = route_host_status(d, hid);
+    if (rc == 0)
+        rc = net_send(d, hid, &f, payload, plen);
+    free(owner);
+    if (rc != 0) {
+        route_send_failed_local(d, t->tid, dst, rc, in->req_id);
+        return;
+    }
+    d->st.data_to_peer++;
+    if (net_queued(d, hid) > (uint64_t)d->cfg->task_queue_limit)
+        task_pause_on_host(t, hid);
+}
+
+/* Sends the NOTIFY DATA {what, who} with tag to task tid. */
+static void
+route_notify_fire(struct daemon *d, uint32_t tid, uint32_t what, int32_t who,
+                  int32_t tag)
+{
+    struct task *t = task_find(d, tid);
+    uint8_t body[8];
+    Envelope e;
+
+    if (t == NULL)
+        return;
+    put_u32(body, what);
+    put_u32(body + 4, (uint32_t)who);
+    envelope_init(&e);
+    e.kind = KIND__DATA;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.dst = tid;
+    e.tag = tag;
+    e.flags = ENV_F_NOTIFY;
+    e.dtype = COLLS_BYTE;
+    e.count = sizeof(body);
+    d->st.notifies_sent++;
+    task_queue_env(t, &e, body, sizeof(body), NULL);
+}
+
+/* Is task tid known to be gone (its exit or host already seen)? */
+static int
+route_tid_gone(struct daemon *d, uint32_t tid)
+{
+    int hid = COLLS_TID_HID(tid);
+
+    if (hid == d->hid)
+        return task_find(d, tid) == NULL;
+    return route_host_status(d, hid) != 0;
+}
+
+/* NOTIFY_REQ {what, who, tag}: fires at once if it already happened. */
+static void
+route_notify_req(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    const NotifyReq *r = e->notify_req;
+    struct notify *n;
+
+    if (e->body_case != ENVELOPE__BODY_NOTIFY_REQ ||
+        (r->what != COLLS_NOTIFY_TASK_EXIT &&
+         r->what != COLLS_NOTIFY_HOST_DOWN) ||
+        (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
+         (r->who < 1 || r->who > DAEMON_MAX_HID))) {
+        d->st.bad_requests++;
+        task_error(t, e->req_id, COLLS_EINVAL, "bad NOTIFY_REQ");
+        return;
+    }
+    if ((r->what == COLLS_NOTIFY_TASK_EXIT && route_tid_gone(d, (uint32_t)r->who)) ||
+        (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
+         !host_is_up(d, r->who))) {
+        route_notify_fire(d, t->tid, r->what, r->who, r->tag);
+        return;
+    }
+    n = calloc(1, sizeof(*n));
+    if (n == NULL) {
+        task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
+        return;
+    }
+    n->tid = t->tid;
+    n->what = r->what;
+    n->who = r->who;
+    n->tag = r->tag;
+    n->next = d->notifies;
+    d->notifies = n;
+}
+
+/*
+ * Fires and removes the notifications matching (what, who); for
+ * HOST_DOWN, also those asking about any host (kept) and TASK_EXIT of
+ * tasks on that host.
+ */
+static void
+route_notify_event(struct daemon *d, uint32_t what, int32_t who)
+{
+    struct notify **pp = &d->notifies, *n;
+
+    while ((n = *pp) != NULL) {
+        int fire = 0, keep = 0;
+
+        if (n->what == what && n->who == who)
+            fire = 1;
+        else if (what == COLLS_NOTIFY_HOST_DOWN &&
+                 n->what == COLLS_NOTIFY_HOST_DOWN && n->who == -1)
+            fire = keep = 1;
+        else if (what == COLLS_NOTIFY_HOST_DOWN &&
+                 n->what == COLLS_NOTIFY_TASK_EXIT &&
+                 COLLS_TID_HID((uint32_t)n->who) == who)
+            fire = 1;
+        if (fire)
+            route_notify_fire(d, n->tid, n->what,
+                              n->what == what ? who : n->who, n->tag);
+        if (fire && !keep) {
+            *pp = n->next;
+            free(n);
+        } else {
+            pp = &n->next;
+        }
+    }
+}
+
+/* Drops the notifications requested by tid (it exited). */
+static void
+route_notify_forget(struct daemon *d, uint32_t tid)
+{
+    struct notify **pp = &d->notifies, *n;
+
+    while ((n = *pp) != NULL) {
+        if (n->tid == tid) {
+            *pp = n->next;
+            free(n);
+        } else {
+            pp = &n->next;
+        }
+    }
+}
+
+/* Task tid (anywhere) exited: TASK_EXIT to local tasks, notifies. */
+static void
+route_exit_local(struct daemon *d, uint32_t tid)
+{
+    struct task *t;
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__TASK_EXIT;
+    e.src = tid;
+    for (t = d->tasks; t != NULL; t = t->next) {
+        if (t->state != TASK_ST_ACTIVE || t->tid == tid)
+            continue;
+        e.dst = t->tid;
+        task_queue_env(t, &e, NULL, 0, NULL);
+    }
+    route_notify_forget(d, tid);
+    route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
+}
+
+void
+route_task_exit(struct daemon *d, uint32_t tid)
+{
+    Envelope e;
+    int hid;
+
+    envelope_init(&e);
+    e.kind = KIND__TASK_EXIT;
+    e.src = tid;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (hid != d->hid && d->hosts[hid] != NULL &&
+            d->hosts[hid]->state == COLLS_HOST_UP)
+            net_send(d, hid, &e, NULL, 0);
+    route_exit_local(d, tid);
+}
+
+void
+route_host_down(struct daemon *d, int hid, uint32_t inc)
+{
+    HostOp op = HOST_OP__INIT;
+    struct task *t;
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__HOST_DOWN;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.body_case = ENVELOPE__BODY_HOST_OP;
+    e.host_op = &op;
+    op.hid = (uint32_t)hid;
+    op.incarnation = inc;
+    for (t = d->tasks; t != NULL; t = t->next) {
+        if (t->state != TASK_ST_ACTIVE)
+            continue;
+        e.dst = t->tid;
+        task_queue_env(t, &e, NULL, 0, NULL);
+    }
+    route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
+    admin_host_down(d, hid);
+}
+
+/* Answers task t's ROUTE_REQ for a local tid. */
+static void
+route_rep_local(struct daemon *d, uint32_t dst, RouteRep *rep, int *status)
+{
+    struct task *u = task_find(d, dst);
+
+    rep->tid = dst;
+    if (u == NULL)
+        *status = route_local_status(d, dst);
+    else if (u->direct_addr[0] == '\0')
+        *status = COLLS_ENOENT;
+    else
+        rep->addr = u->direct_addr;
+}
+
+/* Sends ROUTE_REP to task t. */
+static void
+route_rep_to_task(struct task *t, uint64_t req_id, uint32_t dst,
+                  const char *addr, int status)
+{
+    RouteRep rep = ROUTE_REP__INIT;
+    Envelope r;
+
+    envelope_init(&r);
+    r.kind = KIND__ROUTE_REP;
+    r.src = COLLS_DAEMON_TID(t->d->hid);
+    r.dst = t->tid;
+    r.req_id = req_id;
+    r.status = status;
+    rep.tid = dst;
+    if (addr != NULL)
+        rep.addr = (char *)addr;
+    r.body_case = ENVELOPE__BODY_ROUTE_REP;
+    r.route_rep = &rep;
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+/* ROUTE_REQ {dst}: local answer, or asks dst's daemon. */
+static void
+route_route_req(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    int hid = COLLS_TID_HID(e->dst), status = 0;
+    struct pending *p;
+    Envelope q;
+
+    if (hid == d->hid) {
+        RouteRep rep = ROUTE_REP__INIT;
+
+        route_rep_local(d, e->dst, &rep, &status);
+        route_rep_to_task(t, e->req_id, e->dst, rep.addr, status);
+        return;
+    }
+    status = route_host_status(d, hid);
+    if (status != 0) {
+        route_rep_to_task(t, e->req_id, e->dst, NULL, status);
+        return;
+    }
+    p = admin_pending_new(d, PEND_ROUTE, t->tid, e->req_id);
+    if (p == NULL) {
+        route_rep_to_task(t, e->req_id, e->dst, NULL, COLLS_ENOMEM);
+        return;
+    }
+    p->dst = e->dst;
+    p->asked[hid] = 1;
+    p->waiting = 1;
+    envelope_init(&q);
+    q.kind = KIND__ROUTE_REQ;
+    q.src = t->tid;
+    q.dst = e->dst;
+    q.req_id = p->id;
+    status = net_send(d, hid, &q, NULL, 0);
+    if (status != 0) {
+        admin_pending_done(d, p);
+        route_rep_to_task(t, e->req_id, e->dst, NULL, status);
+    }
+}
+
+/* ROUTE_REG {route_rep: tid, addr}: the task's direct listener. */
+static void
+route_route_reg(struct task *t, const Envelope *e)
+{
+    const char *addr;
+
+    if (e->body_case != ENVELOPE__BODY_ROUTE_REP ||
+        (addr = e->route_rep->addr) == NULL ||
+        strlen(addr) >= sizeof(t->direct_addr)) {
+        t->d->st.bad_requests++;
+        task_error(t, e->req_id, COLLS_EINVAL, "bad ROUTE_REG");
+        return;
+    }
+    snprintf(t->direct_addr, sizeof(t->direct_addr), "%s", addr);
+}
+
+void
+route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
+                 size_t plen, uint8_t *owner)
+{
+    struct daemon *d = t->d;
+
+    switch ((int)e->kind) {
+    case KIND__DATA:
+        route_data(t, e, payload, plen, owner);
+        return;
+    case KIND__DETACH:
+        free(owner);
+        task_close(t, "detached");
+        return;
+    case KIND__NOTIFY_REQ:
+        route_notify_req(t, e);
+        break;
+    case KIND__ROUTE_REG:
+        route_route_reg(t, e);
+        break;
+    case KIND__ROUTE_REQ:
+        route_route_req(t, e);
+        break;
+    case KIND__STATUS_REQ:
+    case KIND__HOSTS_REQ:
+    case KIND__TASKS_REQ:
+    case KIND__STATS_REQ:
+    case KIND__PING_REQ:
+    case KIND__ADD_HOST:
+    case KIND__DELETE_HOST:
+    case KIND__HALT:
+        admin_task_request(t, e, payload, plen);
+        break;
+    case KIND__ATTACH_REQ:
+        d->st.bad_requests++;
+        task_error(t, e->req_id, COLLS_EPROTO, "already attached");
+        break;
+    default:
+        d->st.unknown_kinds++;
+        log_debug("task t%x: unknown kind %d", t->tid, (int)e->kind);
+        task_error(t, e->req_id, COLLS_ENOTSUP, "unknown message kind");
+        break;
+    }
+    free(owner);
+}
+
+/* DATA from daemon hid. */
+static void
+route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
+                size_t len, size_t off)
+{
+    struct task *u;
+    Envelope f;
+
+    if (COLLS_TID_HID(e->dst) != d->hid) {
+        d->st.bad_peer_msgs++;
+        free(msg);
+        return;
+    }
+    if (daemon_tid_is_daemon(e->dst)) {
+        /* Echo back to the sender, over the same stream. */
+        f = *e;
+        f.base.unknown_fields = NULL;
+        f.base.n_unknown_fields = 0;
+        f.src = COLLS_DAEMON_TID(d->hid);
+        f.dst = e->src;
+        f.flags |= ENV_F_ECHO;
+        d->st.data_echo++;
+        if (COLLS_TID_HID(e->src) == hid)
+            net_send(d, hid, &f, msg + off, len - off);
+        free(msg);
+        return;
+    }
+    u = task_find(d, e->dst);
+    if (u == NULL) {
+        envelope_init(&f);
+        f.kind = KIND__SEND_FAILED;
+        f.src = e->src;
+        f.dst = e->dst;
+        f.status = route_local_status(d, e->dst);
+        f.req_id = e->req_id;
+        d->st.send_failed++;
+        net_send(d, hid, &f, NULL, 0);
+        free(msg);
+        return;
+    }
+    d->st.data_from_peer++;
+    u->st.msgs_recv++;
+    /* Reuse the packed envelope and the payload where they lie. */
+    task_queue_packed(u, msg + 4, off - 4, len - 4, msg);
+}
+
+/* ROUTE_REQ from daemon hid about one of our tasks. */
+static void
+route_peer_route_req(struct daemon *d, int hid, const Envelope *e)
+{
+    RouteRep rep = ROUTE_REP__INIT;
+    int status = 0;
+    Envelope r;
+
+    route_rep_local(d, e->dst, &rep, &status);
+    envelope_init(&r);
+    r.kind = KIND__ROUTE_REP;
+    r.src = COLLS_DAEMON_TID(d->hid);
+    r.dst = e->src;
+    r.req_id = e->req_id;
+    r.status = status;
+    r.body_case = ENVELOPE__BODY_ROUTE_REP;
+    r.route_rep = &rep;
+    net_send(d, hid, &r, NULL, 0);
+}
+
+/* ROUTE_REP from a daemon: relay to the task that asked. */
+static void
+route_peer_route_rep(struct daemon *d, int hid, const Envelope *e)
+{
+    struct pending *p = admin_pending_find(d, e->req_id);
+    struct task *t;
+
+    if (p == NULL || p->kind != PEND_ROUTE || !p->asked[hid])
+        return;   /* timed out already */
+    t = task_find(d, p->task_tid);
+    if (t != NULL)
+        route_rep_to_task(t, p->task_req, p->dst,
+                          e->body_case == ENVELOPE__BODY_ROUTE_REP
+                              ? e->route_rep->addr
+                              : NULL,
+                          e->status);
+    admin_pending_done(d, p);
+}
+
+void
+route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
+                 size_t len, size_t payload_off)
+{
+    if (host_heard(d, hid, e) != 0) {
+        free(msg);
+        return;
+    }
+    switch ((int)e->kind) {
+    case KIND__DATA:
+        route_peer_data(d, hid, e, msg, len, payload_off);
+        return;
+    case KIND__SEND_FAILED:
+        route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);
+        break;
+    case KIND__TASK_EXIT:
+        if (COLLS_TID_HID(e->src) == hid)
+            route_exit_local(d, e->src);
+        break;
+    case KIND__ROUTE_REQ:
+        route_peer_route_req(d, hid, e);
+        break;
+    case KIND__ROUTE_REP:
+        route_peer_route_rep(d, hid, e);
+        break;
+    case KIND__HEARTBEAT:
+    case KIND__HOST_TABLE:
+    case KIND__HOST_DOWN:
+    case KIND__HOST_JOIN:
+    case KIND__HALT_ALL:
+    case KIND__ADD_HOST:
+    case KIND__DELETE_HOST:
+        host_peer_msg(d, hid, e);
+        break;
+    case KIND__ECHO_REQ:
+    case KIND__ECHO_REP:
+    case KIND__TASKS_QUERY:
+    case KIND__TASKS_ANSWER:
+        admin_peer_msg(d, hid, e, msg + payload_off, len - payload_off);
+        break;
+    default:
+        d->st.bad_peer_msgs++;
+        log_debug("host %d: unexpected kind %d", hid, (int)e->kind);
+        break;
+    }
+    free(msg);
+}

@@ -1,1 +1,38 @@
-/* daemon/route.h -- being written */
+/*
+ * route.h -- where messages go: task input dispatch, DATA routing (local,
+ * remote over the transport, daemon echo), SEND_FAILED, direct-route
+ * address service, notifications, TASK_EXIT and HOST_DOWN fan-out.
+ */
+#ifndef COLLS_DAEMON_ROUTE_H
+#define COLLS_DAEMON_ROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/colls.pb-c.h"
+
+struct daemon;
+struct task;
+
+/*
+ * A frame from attached task t: envelope e (borrowed) and its payload.
+ * owner, if not NULL, is the allocation holding the payload; route takes
+ * it (passes it on or frees it).
+ */
+void route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
+                      size_t plen, uint8_t *owner);
+
+/*
+ * A message from daemon hid: envelope e (borrowed), the whole message msg
+ * (len bytes, taken: packed envelope at msg + 4, payload from msg +
+ * payload_off).
+ */
+void route_peer_input(struct daemon *d, int hid, const Envelope *e,
+                      uint8_t *msg, size_t len, size_t payload_off);
+
+/* A local task ended: tell every daemon and local task, fire notifies. */
+void route_task_exit(struct daemon *d, uint32_t tid);
+/* Host hid (incarnation inc) is down: tell local tasks, fire notifies. */
+void route_host_down(struct daemon *d, int hid, uint32_t inc);
+
+#endif

@@ -1,2 +1,858 @@
-/* daemon/task.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * task.c -- the task server.
+ *
+ * Each connection is a struct task moving through enum task_state:
+ * HANDSHAKE (waiting for ATTACH_REQ) -> ACTIVE (has a tid) -> CLOSING
+ * (error written, then closed) -> DEAD (on the graveyard, freed from the
+ * loop by task_reap).  Only ACTIVE tasks are in the tid hash, so nothing is
+ * delivered to a task after it left ACTIVE.
+ *
+ * Input: bytes are read into t->in and whole frames are handed to
+ * route_task_input.  A frame larger than the read buffer is read straight
+ * into its own allocation (t->big, sized after frame_peek validated both
+ * lengths against the limits), which then travels on with the message
+ * without another copy.  A malformed frame gets ERROR and the connection
+ * closes.
+ *
+ * Output: a list of struct task_out written with writev.  Writing is tried
+ * at once when the queue was empty, else on EV_WRITE.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "colls.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/route.h"
+#include "daemon/task.h"
+#include "proto/envelope.h"
+#include "proto/frame.h"
+
+#define TASK_READ_CHUNK (64u * 1024)   /* bytes per read into t->in */
+#define TASK_IOV_MAX 64                /* iovecs per writev */
+#define TASK_CLOSING_US 2000000u       /* give up flushing an error */
+#define TASK_HANDSHAKE_US 10000000u    /* attach within this time */
+
+static const char *const task_state_names[TASK_STATE_MAX] = {
+    "handshake", "active", "closing", "dead",
+};
+
+static void task_read_cb(evutil_socket_t fd, short what, void *arg);
+static void task_write_cb(evutil_socket_t fd, short what, void *arg);
+static void task_process_input(struct task *t);
+
+const char *
+task_state_name(int state)
+{
+    return state >= 0 && state < TASK_STATE_MAX ? task_state_names[state]
+                                                : "?";
+}
+
+static unsigned
+task_bucket(uint32_t tid)
+{
+    return (tid ^ (tid >> 10)) % DAEMON_TASK_BUCKETS;
+}
+
+struct task *
+task_find(struct daemon *d, uint32_t tid)
+{
+    struct task *t;
+
+    for (t = d->task_hash[task_bucket(tid)]; t != NULL; t = t->hnext)
+        if (t->tid == tid)
+            return t;
+    return NULL;
+}
+
+static void
+task_hash_remove(struct task *t)
+{
+    struct task **pp = &t->d->task_hash[task_bucket(t->tid)];
+
+    for (; *pp != NULL; pp = &(*pp)->hnext)
+        if (*pp == t) {
+            *pp = t->hnext;
+            t->hnext = NULL;
+            return;
+        }
+}
+
+/* ---- listener ----------------------------------------------------------- */
+
+static void
+task_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+    struct daemon *d = arg;
+    struct task *t;
+    int fd, rc, conns = 0;
+    uid_t uid = (uid_t)-1;
+    pid_t pid = 0;
+
+    fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            log_warn("accept: %s", strerror(errno));
+        return;
+    }
+    for (t = d->tasks; t != NULL; t = t->next)
+        conns++;
+    if (d->stopping || conns >= d->cfg->max_tasks + 16) {
+        d->st.attach_refused++;
+        close(fd);
+        return;
+    }
+    rc = platform_peer_cred(fd, &uid, &pid);
+    if (rc != 0)
+        log_warn("peer credentials: %s", log_errstr(rc));
+    t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        close(fd);
+        return;
+    }
+    t->d = d;
+    t->fd = fd;
+    t->uid = uid;
+    t->pid = pid;
+    t->state = TASK_ST_HANDSHAKE;
+    t->attached_us = platform_now_us();
+    t->out_tail = &t->out_head;
+    buf_init(&t->in);
+    t->rev = event_new(d->base, fd, EV_READ | EV_PERSIST, task_read_cb, t);
+    t->wev = event_new(d->base, fd, EV_WRITE | EV_PERSIST, task_write_cb, t);
+    if (t->rev == NULL || t->wev == NULL) {
+        if (t->rev != NULL)
+            event_free(t->rev);
+        if (t->wev != NULL)
+            event_free(t->wev);
+        close(fd);
+        free(t);
+        return;
+    }
+    t->next = d->tasks;
+    if (d->tasks != NULL)
+        d->tasks->prev = t;
+    d->tasks = t;
+    event_add(t->rev, NULL);
+}
+
+int
+task_listen(struct daemon *d)
+{
+    struct sockaddr_un sa;
+    char err[256];
+    const char *path = d->cfg->socket;
+    int fd, rc;
+
+    rc = platform_secure_dir(path, err, sizeof(err));
+    if (rc != 0) {
+        log_error("socket directory: %s", err);
+        return rc;
+    }
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        log_error("socket path too long: %s", path);
+        return COLLS_EINVAL;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        int probe;
+
+        if (errno != EADDRINUSE)
+            goto fail;
+        /* A socket nobody answers on is left over from a crash. */
+        probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 &&
+            connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+            close(probe);
+            close(fd);
+            log_error("%s: another daemon is listening there", path);
+            return COLLS_EEXIST;
+        }
+        if (probe >= 0)
+            close(probe);
+        unlink(path);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+            goto fail;
+    }
+    chmod(path, 0700);
+    if (listen(fd, 128) != 0)
+        goto fail;
+    d->listen_fd = fd;
+    d->accept_ev = event_new(d->base, fd, EV_READ | EV_PERSIST,
+                             task_accept_cb, d);
+    if (d->accept_ev == NULL) {
+        close(fd);
+        return COLLS_ENOMEM;
+    }
+    event_add(d->accept_ev, NULL);
+    d->sock_path = strdup(path);
+    return 0;
+fail:
+    rc = -errno;
+    log_error("%s: %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+void
+task_unlisten(struct daemon *d)
+{
+    if (d->accept_ev != NULL) {
+        event_free(d->accept_ev);
+        d->accept_ev = NULL;
+    }
+    if (d->listen_fd > 0) {
+        close(d->listen_fd);
+        d->listen_fd = -1;
+    }
+    if (d->sock_path != NULL) {
+        unlink(d->sock_path);
+        free(d->sock_path);
+        d->sock_path = NULL;
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void
+task_out_free(struct task_out *o)
+{
+    free(o->owner);
+    free(o);
+}
+
+/* Drops every queued frame (the task is gone). */
+static void
+task_out_clear(struct task *t)
+{
+    struct task_out *o, *next;
+
+    for (o = t->out_head; o != NULL; o = next) {
+        next = o->next;
+        task_out_free(o);
+    }
+    t->out_head = NULL;
+    t->out_tail = &t->out_head;
+    t->out_bytes = 0;
+}
+
+/*
+ * Writes as much queued output as the socket takes.  Returns 0, or -1 if
+ * the connection broke (t is then closed).
+ */
+static int
+task_flush(struct task *t)
+{
+    struct iovec iov[TASK_IOV_MAX];
+    struct task_out *o;
+    ssize_t n;
+    int cnt;
+
+    while (t->out_head != NULL) {
+        cnt = 0;
+        for (o = t->out_head; o != NULL && cnt < TASK_IOV_MAX - 1;
+             o = o->next) {
+            size_t s = o->sent;
+
+            if (s < o->head_len) {
+                iov[cnt].iov_base = o->head + s;
+                iov[cnt].iov_len = o->head_len - s;
+                cnt++;
+                s = 0;
+            } else {
+                s -= o->head_len;
+            }
+            if (o->body_len > s) {
+                iov[cnt].iov_base = (void *)(o->body + s);
+                iov[cnt].iov_len = o->body_len - s;
+                cnt++;
+            }
+        }
+        n = writev(t->fd, iov, cnt);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                break;
+            task_close(t, strerror(errno));
+            return -1;
+        }
+        t->st.bytes_out += (uint64_t)n;
+        t->d->st.bytes_out += (uint64_t)n;
+        while (n > 0 && (o = t->out_head) != NULL) {
+            size_t left = o->head_len + o->body_len - o->sent;
+
+            if ((size_t)n < left) {
+                o->sent += (size_t)n;
+                t->out_bytes -= (uint64_t)n;
+                n = 0;
+                break;
+            }
+            n -= (ssize_t)left;
+            t->out_bytes -= left;
+            t->out_head = o->next;
+            if (t->out_head == NULL)
+                t->out_tail = &t->out_head;
+            task_out_free(o);
+        }
+    }
+    if (t->out_head == NULL) {
+        event_del(t->wev);
+        if (t->state == TASK_ST_CLOSING) {
+            task_close(t, "closed after error");
+            return -1;
+        }
+    } else if (!event_pending(t->wev, EV_WRITE, NULL)) {
+        event_add(t->wev, NULL);
+    }
+    if (t->d->npaused > 0)
+        net_kick(t->d);
+    return 0;
+}
+
+static void
+task_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct task *t = arg;
+
+    task_flush(t);
+    net_kick(t->d);
+}
+
+/* Appends o to t's queue and tries to write if the queue was idle. */
+static int
+task_enqueue(struct task *t, struct task_out *o)
+{
+    int idle = t->out_head == NULL;
+
+    o->next = NULL;
+    *t->out_tail = o;
+    t->out_tail = &o->next;
+    t->out_bytes += o->head_len + o->body_len;
+    t->st.frames_out++;
+    t->d->st.frames_out++;
+    if (idle)
+        task_flush(t);
+    return 0;
+}
+
+/* Can t take output? */
+static int
+task_writable_state(const struct task *t)
+{
+    return t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE ||
+           t->state == TASK_ST_CLOSING;
+}
+
+int
+task_queue_env(struct task *t, const Envelope *e, const void *payload,
+               size_t plen, void *owner)
+{
+    size_t elen = envelope__get_packed_size(e);
+    size_t inl = owner != NULL ? 0 : plen;
+    struct task_out *o;
+
+    if (!task_writable_state(t) || elen == 0 || elen > UINT32_MAX ||
+        plen > SIZE_MAX - FRAME_HDR_LEN - elen - sizeof(*o)) {
+        free(owner);
+        return COLLS_ENOTCONN;
+    }
+    o = malloc(sizeof(*o) + FRAME_HDR_LEN + elen + inl);
+    if (o == NULL) {
+        free(owner);
+        return COLLS_ENOMEM;
+    }
+    if (frame_put_header(o->head, (uint32_t)elen, plen) != 0) {
+        free(o);
+        free(owner);
+        return COLLS_EMSGSIZE;
+    }
+    envelope__pack(e, o->head + FRAME_HDR_LEN);
+    o->sent = 0;
+    if (owner != NULL) {
+        o->head_len = FRAME_HDR_LEN + elen;
+        o->body = payload;
+        o->body_len = plen;
+        o->owner = owner;
+    } else {
+        if (plen > 0)
+            memcpy(o->head + FRAME_HDR_LEN + elen, payload, plen);
+        o->head_len = FRAME_HDR_LEN + elen + plen;
+        o->body = NULL;
+        o->body_len = 0;
+        o->owner = NULL;
+    }
+    return task_enqueue(t, o);
+}
+
+int
+task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
+                  size_t body_len, void *owner)
+{
+    struct task_out *o;
+
+    if (!task_writable_state(t) || env_len == 0 || env_len > body_len) {
+        free(owner);
+        return COLLS_ENOTCONN;
+    }
+    o = malloc(sizeof(*o) + FRAME_HDR_LEN);
+    if (o == NULL) {
+        free(owner);
+        return COLLS_ENOMEM;
+    }
+    if (frame_put_header(o->head, (uint32_t)env_len, body_len - env_len) !=
+        0) {
+        free(o);
+        free(owner);
+        return COLLS_EMSGSIZE;
+    }
+    o->head_len = FRAME_HDR_LEN;
+    o->body = body;
+    o->body_len = body_len;
+    o->owner = owner;
+    o->sent = 0;
+    return task_enqueue(t, o);
+}
+
+int
+task_reply(struct task *t, int kind, uint64_t req_id, int status)
+{
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = (Kind)kind;
+    e.src = COLLS_DAEMON_TID(t->d->hid);
+    e.dst = t->tid;
+    e.req_id = req_id;
+    e.status = status;
+    return task_queue_env(t, &e, NULL, 0, NULL);
+}
+
+int
+task_error(struct task *t, uint64_t req_id, int status, const char *msg)
+{
+    Envelope e;
+    Error er = ERROR__INIT;
+
+    envelope_init(&e);
+    e.kind = KIND__ERROR;
+    e.src = COLLS_DAEMON_TID(t->d->hid);
+    e.dst = t->tid;
+    e.req_id = req_id;
+    e.status = status;
+    er.message = (char *)msg;
+    e.body_case = ENVELOPE__BODY_ERROR;
+    e.error = &er;
+    return task_queue_env(t, &e, NULL, 0, NULL);
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+/* Leaves ACTIVE: out of the tid hash, exit announced to the machine. */
+static void
+task_deactivate(struct task *t)
+{
+    struct daemon *d = t->d;
+
+    if (t->state != TASK_ST_ACTIVE)
+        return;
+    task_hash_remove(t);
+    d->ntasks--;
+    d->st.tasks_exited++;
+    t->state = TASK_ST_CLOSING;
+    route_task_exit(d, t->tid);
+}
+
+static void
+task_unpause(struct task *t)
+{
+    if (t->paused) {
+        t->paused = 0;
+        t->d->npaused--;
+    }
+}
+
+void
+task_close(struct task *t, const char *why)
+{
+    struct daemon *d = t->d;
+
+    if (t->state == TASK_ST_DEAD)
+        return;
+    if (t->tid != 0)
+        log_info("task t%x (%s, pid %ld) %s: %s", t->tid, t->name,
+                 (long)t->pid, t->state == TASK_ST_ACTIVE ? "exits" : "closed",
+                 why);
+    task_deactivate(t);
+    task_unpause(t);
+    t->state = TASK_ST_DEAD;
+    event_del(t->rev);
+    event_del(t->wev);
+    close(t->fd);
+    t->fd = -1;
+    task_out_clear(t);
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else
+        d->tasks = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    t->next = d->graveyard;
+    t->prev = NULL;
+    d->graveyard = t;
+    net_kick(d);
+}
+
+void
+task_fail(struct task *t, int status, const char *msg)
+{
+    if (t->state == TASK_ST_DEAD || t->state == TASK_ST_CLOSING)
+        return;
+    log_warn("task t%x (pid %ld): %s (%s); closing", t->tid, (long)t->pid,
+             msg, log_errstr(status));
+    task_error(t, 0, status, msg);
+    if (t->state == TASK_ST_DEAD)
+        return;
+    task_deactivate(t);
+    t->state = TASK_ST_CLOSING;
+    t->closing_us = platform_now_us();
+    event_del(t->rev);
+    task_unpause(t);
+    if (t->out_head == NULL)
+        task_close(t, msg);
+}
+
+void
+task_reap(struct daemon *d)
+{
+    struct task *t;
+
+    while ((t = d->graveyard) != NULL) {
+        d->graveyard = t->next;
+        event_free(t->rev);
+        event_free(t->wev);
+        buf_free(&t->in);
+        free(t->big);
+        free(t);
+    }
+}
+
+void
+task_close_all(struct daemon *d)
+{
+    while (d->tasks != NULL)
+        task_close(d->tasks, "daemon shutting down");
+    task_reap(d);
+}
+
+void
+task_cron(struct daemon *d, uint64_t now_us)
+{
+    struct task *t, *next;
+
+    for (t = d->tasks; t != NULL; t = next) {
+        next = t->next;
+        if (t->state == TASK_ST_CLOSING &&
+            now_us - t->closing_us > TASK_CLOSING_US)
+            task_close(t, "error not read in time");
+        else if (t->state == TASK_ST_HANDSHAKE &&
+                 now_us - t->attached_us > TASK_HANDSHAKE_US)
+            task_close(t, "no ATTACH_REQ in time");
+    }
+}
+
+/* ---- backpressure ------------------------------------------------------- */
+
+static void
+task_pause(struct task *t)
+{
+    if (!t->paused) {
+        t->paused = 1;
+        t->st.pauses++;
+        t->d->npaused++;
+        t->d->st.pauses++;
+    }
+    event_del(t->rev);
+}
+
+void
+task_pause_on_task(struct task *t, uint32_t dst_tid)
+{
+    t->wait_tid = dst_tid;
+    t->wait_hid = 0;
+    task_pause(t);
+}
+
+void
+task_pause_on_host(struct task *t, int hid)
+{
+    t->wait_tid = 0;
+    t->wait_hid = hid;
+    task_pause(t);
+}
+
+void
+task_resume_paused(struct daemon *d)
+{
+    uint64_t low = (uint64_t)d->cfg->task_queue_limit / 2;
+    struct task *t, *next, *dst;
+
+    for (t = d->tasks; t != NULL && d->npaused > 0; t = next) {
+        next = t->next;
+        if (!t->paused || t->state != TASK_ST_ACTIVE)
+            continue;
+        if (t->wait_tid != 0) {
+            dst = task_find(d, t->wait_tid);
+            if (dst != NULL && dst->out_bytes > low)
+                continue;
+        } else if (t->wait_hid != 0) {
+            struct host *h = d->hosts[t->wait_hid];
+
+            if (h != NULL && h->state == COLLS_HOST_UP &&
+                net_queued(d, t->wait_hid) > low)
+                continue;
+        }
+        task_unpause(t);
+        d->st.resumes++;
+        event_add(t->rev, NULL);
+        task_process_input(t);   /* frames already buffered */
+        /* next may have died meanwhile: restart from the head. */
+        next = d->tasks;
+    }
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+/* Answers ATTACH_REQ: checks, assigns the tid, goes ACTIVE. */
+static void
+task_attach(struct task *t, Envelope *e)
+{
+    struct daemon *d = t->d;
+    AttachRep rep = ATTACH_REP__INIT;
+    Envelope r;
+    int status = 0;
+
+    envelope_init(&r);
+    r.kind = KIND__ATTACH_REP;
+    r.src = COLLS_DAEMON_TID(d->hid);
+    r.req_id = e->req_id;
+    if (e->kind != KIND__ATTACH_REQ ||
+        e->body_case != ENVELOPE__BODY_ATTACH_REQ) {
+        d->st.bad_requests++;
+        task_fail(t, COLLS_EPROTO, "first message must be ATTACH_REQ");
+        return;
+    }
+    if (e->attach_req->version != COLLS_PROTO_VERSION)
+        status = COLLS_EVERSION;
+    else if (t->uid != geteuid() &&
+             (d->cfg->allow_uid < 0 || (uid_t)d->cfg->allow_uid != t->uid))
+        status = COLLS_EPERM;
+    else if (d->stopping)
+        status = COLLS_ESHUTDOWN;
+    else if (d->ntasks >= d->cfg->max_tasks ||
+             d->next_local > DAEMON_MAX_LOCAL)
+        status = COLLS_EAGAIN;
+    if (status != 0) {
+        d->st.attach_refused++;
+        log_warn("attach from pid %ld uid %ld refused: %s", (long)t->pid,
+                 (long)t->uid, log_errstr(status));
+        r.status = status;
+        task_queue_env(t, &r, NULL, 0, NULL);
+        if (t->state == TASK_ST_DEAD)
+            return;
+        t->state = TASK_ST_CLOSING;
+        t->closing_us = platform_now_us();
+        event_del(t->rev);
+        if (t->out_head == NULL)
+            task_close(t, "attach refused");
+        return;
+    }
+    t->tid = COLLS_DAEMON_TID(d->hid) | d->next_local++;
+    if (e->attach_req->pid > 0 && t->pid == 0)
+        t->pid = e->attach_req->pid;
+    snprintf(t->name, sizeof(t->name), "%s",
+             e->attach_req->name != NULL ? e->attach_req->name : "");
+    t->admin = e->attach_req->admin;
+    t->attached_us = platform_now_us();
+    t->state = TASK_ST_ACTIVE;
+    t->hnext = d->task_hash[task_bucket(t->tid)];
+    d->task_hash[task_bucket(t->tid)] = t;
+    d->ntasks++;
+    d->st.tasks_attached++;
+    r.dst = t->tid;
+    r.body_case = ENVELOPE__BODY_ATTACH_REP;
+    r.attach_rep = &rep;
+    rep.tid = t->tid;
+    rep.hid = (uint32_t)d->hid;
+    rep.incarnation = d->inc;
+    rep.max_message = (uint64_t)d->cfg->max_message;
+    rep.direct_addr = d->direct_ip;
+    log_info("task t%x attached: %s pid %ld uid %ld%s", t->tid, t->name,
+             (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "");
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+/*
+ * One whole frame: envelope bytes at env (env_len), payload after it.
+ * owner, if not NULL, is the allocation holding both (passed on).
+ */
+static void
+task_frame(struct task *t, const uint8_t *env, size_t env_len,
+           const uint8_t *payload, size_t plen, uint8_t *owner)
+{
+    Envelope *e = NULL;
+    int rc;
+
+    t->st.frames_in++;
+    t->d->st.frames_in++;
+    rc = envelope_unpack(env, env_len, &e);
+    if (rc != 0) {
+        t->d->st.bad_envelopes++;
+        free(owner);
+        task_fail(t, rc, rc == COLLS_EVERSION ? "protocol version mismatch"
+                                              : "malformed envelope");
+        return;
+    }
+    if (t->state == TASK_ST_HANDSHAKE) {
+        free(owner);
+        task_attach(t, e);
+    } else {
+        route_task_input(t, e, payload, plen, owner);
+    }
+    envelope_free(e);
+}
+
+/* Frame limits for task input. */
+static void
+task_limits(const struct daemon *d, struct frame_limits *lim)
+{
+    frame_limits_default(lim);
+    lim->max_payload = (uint64_t)d->cfg->max_message;
+}
+
+/*
+ * Parses and dispatches the complete frames buffered in t->in, until the
+ * buffer runs dry, the task pauses or leaves the states that read.
+ */
+static void
+task_process_input(struct task *t)
+{
+    struct frame_limits lim;
+    struct frame_info fi;
+    int rc;
+
+    task_limits(t->d, &lim);
+    while ((t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE) &&
+           !t->paused && t->big == NULL) {
+        size_t avail = buf_avail(&t->in);
+        const uint8_t *p = buf_head(&t->in);
+
+        rc = frame_peek(p, avail, &lim, &fi);
+        if (rc == COLLS_EAGAIN)
+            break;
+        if (rc != 0) {
+            t->d->st.bad_frames++;
+            task_fail(t, rc, rc == COLLS_EMSGSIZE ? "frame over the limits"
+                                                  : "malformed frame");
+            return;
+        }
+        if (t->state == TASK_ST_HANDSHAKE && fi.payload_len > 0) {
+            t->d->st.bad_frames++;
+            task_fail(t, COLLS_EPROTO, "payload before attach");
+            return;
+        }
+        if (avail >= fi.total_len) {
+            /* Whole frame in the buffer: route copies what it keeps. */
+            task_frame(t, p + FRAME_HDR_LEN, fi.env_len,
+                       p + FRAME_HDR_LEN + fi.env_len, fi.payload_len, NULL);
+            buf_consume(&t->in, fi.total_len);
+            continue;
+        }
+        if (fi.total_len > TASK_READ_CHUNK) {
+            /* Large frame: the rest goes straight into its own buffer. */
+            size_t body = fi.env_len + fi.payload_len;
+            size_t have = avail - FRAME_HDR_LEN;
+
+            t->big = malloc(body);
+            if (t->big == NULL) {
+                task_fail(t, COLLS_ENOMEM, "out of memory for a frame");
+                return;
+            }
+            memcpy(t->big, p + FRAME_HDR_LEN, have);
+            t->big_len = body;
+            t->big_got = have;
+            t->big_fi = fi;
+            buf_consume(&t->in, avail);
+        }
+        break;
+    }
+}
+
+/* Completes a big frame once all of it arrived. */
+static void
+task_big_done(struct task *t)
+{
+    uint8_t *big = t->big;
+    struct frame_info fi = t->big_fi;
+
+    t->big = NULL;
+    t->big_len = t->big_got = 0;
+    task_frame(t, big, fi.env_len, big + fi.env_len, fi.payload_len, big);
+}
+
+static void
+task_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct task *t = arg;
+    ssize_t n;
+
+    if (t->big != NULL) {
+        n = read(fd, t->big + t->big_got, t->big_len - t->big_got);
+    } else {
+        if (buf_reserve(&t->in, TASK_READ_CHUNK) != 0) {
+            task_fail(t, COLLS_ENOMEM, "out of memory");
+            goto out;
+        }
+        n = read(fd, t->in.data + t->in.len, t->in.cap - t->in.len);
+    }
+    if (n == 0) {
+        task_close(t, "connection closed");
+        goto out;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            task_close(t, strerror(errno));
+        goto out;
+    }
+    t->st.bytes_in += (uint64_t)n;
+    t->d->st.bytes_in += (uint64_t)n;
+    if (t->big != NULL) {
+        t->big_got += (size_t)n;
+        if (t->big_got == t->big_len)
+            task_big_done(t);
+    } else {
+        t->in.len += (size_t)n;
+    }
+    task_process_input(t);
+out:
+    net_kick(t->d);
+}

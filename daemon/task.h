@@ -1,1 +1,65 @@
-/* daemon/task.h -- being written */
+/*
+ * task.h -- the task server: the Unix socket, one connection per attached
+ * task, framed input with backpressure, queued output.
+ *
+ * Output queued to a task is never dropped while the task lives; a sender
+ * whose destination's queue (or the transport queue towards the
+ * destination's host) is over --task-queue-limit stops being read until it
+ * drains to half the limit.
+ */
+#ifndef COLLS_DAEMON_TASK_H
+#define COLLS_DAEMON_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/colls.pb-c.h"
+
+struct daemon;
+struct task;
+
+/* Creates the socket directory (0700), binds and listens.  0 or a
+   negative COLLS_E* code. */
+int task_listen(struct daemon *d);
+/* Closes the listener and unlinks the socket. */
+void task_unlisten(struct daemon *d);
+/* Closes every connection (shutdown). */
+void task_close_all(struct daemon *d);
+
+/* The attached (ACTIVE) task with this tid, or NULL. */
+struct task *task_find(struct daemon *d, uint32_t tid);
+
+/*
+ * Queues one frame to t: envelope e, then plen payload bytes.  If owner
+ * is not NULL the payload lies inside owner, which is freed once written
+ * (or at once on error); otherwise the payload is copied.  0, or a
+ * negative COLLS_E* code if t is not accepting output.
+ */
+int task_queue_env(struct task *t, const Envelope *e, const void *payload,
+                   size_t plen, void *owner);
+/* Queues a frame whose packed envelope (env_len bytes) and payload lie
+   contiguous at body (body_len bytes in all) inside owner (taken). */
+int task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
+                      size_t body_len, void *owner);
+
+/* Replies with kind/status/req_id and no body. */
+int task_reply(struct task *t, int kind, uint64_t req_id, int status);
+/* Sends ERROR {status, message} (req_id as given). */
+int task_error(struct task *t, uint64_t req_id, int status, const char *msg);
+/* Sends ERROR, then closes once the error is written (bad input). */
+void task_fail(struct task *t, int status, const char *msg);
+/* Ends a task now: announces its exit, closes, defers the free. */
+void task_close(struct task *t, const char *why);
+
+/* Stops reading from t until the queue it waits on drains. */
+void task_pause_on_task(struct task *t, uint32_t dst_tid);
+void task_pause_on_host(struct task *t, int hid);
+/* Resumes paused tasks whose wait is over (end of loop turn). */
+void task_resume_paused(struct daemon *d);
+/* Frees closed tasks (end of loop turn, cron); closes stuck CLOSING. */
+void task_reap(struct daemon *d);
+void task_cron(struct daemon *d, uint64_t now_us);
+
+const char *task_state_name(int state);
+
+#endif

@@ -1,0 +1,348 @@
+/*
+ * net.c -- the UDP socket and the reliable transport, wired to the loop.
+ *
+ * Receive: udp fd readable -> udp_recv_batch -> join datagrams to
+ * host.c, everything else to rel_input -> rel delivers whole messages to
+ * net_deliver, which unpacks the envelope and hands it to route.c.
+ * Send: net_send packs the envelope and calls rel_sendv; rel calls
+ * net_rel_send -> udp_send (batched).  The flush event then pushes the
+ * batch out with udp_flush and arms the transport timer at
+ * rel_next_timeout().
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <event2/event.h>
+
+#include "colls.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/rel.h"
+#include "daemon/route.h"
+#include "daemon/task.h"
+#include "daemon/udp.h"
+#include "proto/bytes.h"
+#include "proto/envelope.h"
+
+/* Batches read per readable event before giving other events a turn. */
+#define NET_READ_BATCHES 16
+
+static int
+net_rel_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
+             const struct iovec *iov, int iovcnt)
+{
+    struct daemon *d = ctx;
+
+    return udp_send(d->udp, addr, alen, iov, iovcnt);
+}
+
+/*
+ * rel's deliver callback: one whole message from daemon hid.  Checks the
+ * envelope length, unpacks it and passes envelope, payload and the
+ * message buffer (ownership) to route_peer_input.
+ */
+static void
+net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
+{
+    struct daemon *d = ctx;
+    Envelope *e = NULL;
+    uint32_t env_len;
+    int rc;
+
+    if (len < 4 || (env_len = get_u32(msg)) > len - 4 || env_len == 0 ||
+        env_len > NET_MAX_ENV) {
+        d->st.bad_peer_msgs++;
+        log_warn("host %d: malformed message (%zu bytes) dropped", hid, len);
+        free(msg);
+        return;
+    }
+    rc = envelope_unpack(msg + 4, env_len, &e);
+    if (rc != 0) {
+        d->st.bad_peer_msgs++;
+        log_warn("host %d: bad envelope (%s) dropped", hid,
+                 log_errstr(rc));
+        free(msg);
+        return;
+    }
+    d->st.peer_msgs_in++;
+    route_peer_input(d, hid, e, msg, len, 4 + env_len);
+    envelope_free(e);
+    net_kick(d);
+}
+
+static void
+net_reset(void *ctx, int hid, uint32_t new_inc)
+{
+    host_peer_reset(ctx, hid, new_inc);
+    net_kick(ctx);
+}
+
+/* One received datagram: a join datagram or one for the transport. */
+static void
+net_udp_recv(void *arg, const struct sockaddr *from, socklen_t alen,
+             const uint8_t *data, size_t len)
+{
+    struct daemon *d = arg;
+
+    if (len >= NET_JOIN_MAGIC_LEN &&
+        memcmp(data, NET_JOIN_MAGIC, NET_JOIN_MAGIC_LEN) == 0) {
+        host_join_dgram(d, from, alen, data + NET_JOIN_MAGIC_LEN,
+                        len - NET_JOIN_MAGIC_LEN);
+        return;
+    }
+    rel_input(d->rel, from, alen, data, len, platform_now_us());
+}
+
+static void
+net_udp_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+    int i;
+
+    for (i = 0; i < NET_READ_BATCHES; i++)
+        if (udp_recv_batch(d->udp, net_udp_recv, d) <= 0)
+            break;
+    net_kick(d);
+}
+
+static void
+net_udp_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+
+    if (udp_flush(d->udp) == 0)
+        rel_writable(d->rel, platform_now_us());
+    net_kick(d);
+}
+
+static void
+net_rel_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+
+    d->rel_deadline_us = UINT64_MAX;
+    rel_timer(d->rel, platform_now_us());
+    net_kick(d);
+}
+
+/* Arms the transport timer at rel_next_timeout() if that moved. */
+static void
+net_arm_timer(struct daemon *d)
+{
+    uint64_t next = rel_next_timeout(d->rel), now;
+    struct timeval tv;
+
+    if (next == d->rel_deadline_us)
+        return;
+    d->rel_deadline_us = next;
+    if (next == UINT64_MAX) {
+        evtimer_del(d->rel_ev);
+        return;
+    }
+    now = platform_now_us();
+    next = next > now ? next - now : 0;
+    tv.tv_sec = (time_t)(next / 1000000u);
+    tv.tv_usec = (suseconds_t)(next % 1000000u);
+    evtimer_add(d->rel_ev, &tv);
+}
+
+/*
+ * End of a loop turn: push batched datagrams out (watch for writability
+ * if the kernel refused some), re-arm the transport timer, free dead
+ * tasks, resume readers whose destinations drained.
+ */
+static void
+net_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+
+    if (udp_pending(d->udp) && udp_flush(d->udp) != 0 &&
+        !event_pending(d->udp_wev, EV_WRITE, NULL))
+        event_add(d->udp_wev, NULL);
+    task_reap(d);
+    if (d->npaused > 0)
+        task_resume_paused(d);
+    /* Resuming may have sent more. */
+    if (udp_pending(d->udp) && udp_flush(d->udp) != 0 &&
+        !event_pending(d->udp_wev, EV_WRITE, NULL))
+        event_add(d->udp_wev, NULL);
+    net_arm_timer(d);
+}
+
+void
+net_kick(struct daemon *d)
+{
+    if (d->flush_ev != NULL)
+        event_active(d->flush_ev, EV_TIMEOUT, 0);
+}
+
+int
+net_open(struct daemon *d)
+{
+    static const struct rel_ops ops = {
+        .send = net_rel_send,
+        .deliver = net_deliver,
+        .reset = net_reset,
+    };
+    const struct config *cfg = d->cfg;
+    struct rel_config rc;
+    int err;
+
+    err = udp_open(cfg->listen, &d->udp);
+    if (err != 0) {
+        log_error("cannot open UDP socket on %s: %s", cfg->listen,
+                  log_errstr(err));
+        return err;
+    }
+    snprintf(d->listen_addr, sizeof(d->listen_addr), "%s",
+             udp_local_name(d->udp));
+    rel_config_default(&rc);
+    rc.mtu = (size_t)cfg->mtu;
+    rc.max_message = (size_t)cfg->max_message + NET_MAX_ENV + 4;
+    rc.window = (unsigned)cfg->window;
+    rc.rto_min_us = (uint64_t)cfg->rto_min_us;
+    if (rc.rto_init_us < rc.rto_min_us)
+        rc.rto_init_us = rc.rto_min_us;
+    rc.rate_bps = (uint64_t)cfg->rate;
+    rc.drop = cfg->fault_drop;
+    rc.dup = cfg->fault_dup;
+    rc.reorder = cfg->fault_reorder;
+    rc.seed = (uint64_t)cfg->fault_seed;
+    d->rel = rel_new(&rc, &ops, d, d->hid, d->inc);
+    if (d->rel == NULL)
+        return COLLS_ENOMEM;
+    d->rel_deadline_us = UINT64_MAX;
+    d->udp_rev = event_new(d->base, udp_fd(d->udp), EV_READ | EV_PERSIST,
+                           net_udp_read_cb, d);
+    d->udp_wev = event_new(d->base, udp_fd(d->udp), EV_WRITE,
+                           net_udp_write_cb, d);
+    d->rel_ev = evtimer_new(d->base, net_rel_timer_cb, d);
+    d->flush_ev = event_new(d->base, -1, 0, net_flush_cb, d);
+    if (d->udp_rev == NULL || d->udp_wev == NULL || d->rel_ev == NULL ||
+        d->flush_ev == NULL)
+        return COLLS_ENOMEM;
+    /* Lowest priority: runs after every other callback of the turn. */
+    event_priority_set(d->flush_ev, 2);
+    event_add(d->udp_rev, NULL);
+    return 0;
+}
+
+void
+net_close(struct daemon *d)
+{
+    struct event **evs[] = {&d->udp_rev, &d->udp_wev, &d->rel_ev,
+                            &d->flush_ev};
+    size_t i;
+
+    for (i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+        if (*evs[i] != NULL)
+            event_free(*evs[i]);
+        *evs[i] = NULL;
+    }
+    if (d->rel != NULL)
+        rel_free(d->rel);
+    d->rel = NULL;
+    if (d->udp != NULL)
+        udp_close(d->udp);
+    d->udp = NULL;
+}
+
+/* Packs e into buf (stack) or a fresh allocation; returns the pointer. */
+static uint8_t *
+net_pack(const Envelope *e, uint8_t *stackbuf, size_t stacklen, size_t *len)
+{
+    size_t n = envelope__get_packed_size(e);
+    uint8_t *p = n <= stacklen ? stackbuf : malloc(n);
+
+    if (p == NULL)
+        return NULL;
+    *len = envelope__pack(e, p);
+    return p;
+}
+
+int
+net_send(struct daemon *d, int hid, const Envelope *e, const void *payload,
+         size_t plen)
+{
+    uint8_t stackbuf[1024], lenbuf[4], *env;
+    struct iovec iov[3];
+    size_t elen;
+    int rc;
+
+    if (hid == d->hid || hid <= 0 || hid > DAEMON_MAX_HID)
+        return COLLS_EINVAL;
+    env = net_pack(e, stackbuf, sizeof(stackbuf), &elen);
+    if (env == NULL)
+        return COLLS_ENOMEM;
+    if (elen > NET_MAX_ENV) {
+        rc = COLLS_EMSGSIZE;
+        goto out;
+    }
+    put_u32(lenbuf, (uint32_t)elen);
+    iov[0].iov_base = lenbuf;
+    iov[0].iov_len = 4;
+    iov[1].iov_base = env;
+    iov[1].iov_len = elen;
+    iov[2].iov_base = (void *)payload;
+    iov[2].iov_len = plen;
+    rc = rel_sendv(d->rel, hid, iov, plen > 0 ? 3 : 2, platform_now_us());
+    if (rc == 0) {
+        d->st.peer_msgs_out++;
+        if (d->hosts[hid] != NULL)
+            d->hosts[hid]->msgs_out++;
+    } else {
+        d->st.peer_send_errors++;
+        log_debug("send to host %d failed: %s", hid, log_errstr(rc));
+    }
+    net_kick(d);
+out:
+    if (env != stackbuf)
+        free(env);
+    return rc;
+}
+
+int
+net_send_join(struct daemon *d, const struct sockaddr_in *to,
+              const Envelope *e)
+{
+    uint8_t stackbuf[1024], lenbuf[4], *env;
+    struct iovec iov[3];
+    size_t elen;
+    int rc;
+
+    env = net_pack(e, stackbuf, sizeof(stackbuf), &elen);
+    if (env == NULL)
+        return COLLS_ENOMEM;
+    if (elen + 8 > DGRAM_MAX_LEN) {
+        rc = COLLS_EMSGSIZE;
+        goto out;
+    }
+    put_u32(lenbuf, (uint32_t)elen);
+    iov[0].iov_base = (void *)NET_JOIN_MAGIC;
+    iov[0].iov_len = NET_JOIN_MAGIC_LEN;
+    iov[1].iov_base = lenbuf;
+    iov[1].iov_len = 4;
+    iov[2].iov_base = env;
+    iov[2].iov_len = elen;
+    rc = udp_send(d->udp, (const struct sockaddr *)to, sizeof(*to), iov, 3)
+             == 0 ? 0 : COLLS_EAGAIN;
+    net_kick(d);
+out:
+    if (env != stackbuf)
+        free(env);
+    return rc;
+}
+
+uint64_t
+net_queued(struct daemon *d, int hid)
+{
+    return rel_queued(d->rel, hid);
+}

@@ -1,0 +1,49 @@
+/*
+ * net.h -- glue between the daemon's loop and its UDP transport: the one
+ * UDP socket (udp.h), the reliable transport on top (rel.h), their events,
+ * and sending envelopes to other daemons.
+ *
+ * A daemon-to-daemon message is  u32 env_len | packed Envelope | payload,
+ * handed to rel_sendv as iovecs (no copy here).  Before it has a hid, a
+ * joining daemon exchanges plain "join datagrams" instead:  "CJN1" | u32
+ * env_len | packed Envelope  (HOST_JOIN out, HOST_TABLE back), which the
+ * receive path tells from transport datagrams by the magic.
+ *
+ * Sends only queue; net_kick() schedules one flush event that runs after
+ * the callbacks of the current loop turn (lowest priority): it flushes the
+ * UDP batch, re-arms the transport timer, frees dead tasks and resumes
+ * paused readers.
+ */
+#ifndef COLLS_DAEMON_NET_H
+#define COLLS_DAEMON_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "proto/colls.pb-c.h"
+
+struct daemon;
+
+#define NET_JOIN_MAGIC "CJN1"
+#define NET_JOIN_MAGIC_LEN 4
+/* Largest packed envelope we send or accept between daemons. */
+#define NET_MAX_ENV (1024u * 1024)
+
+/* Opens the UDP socket on cfg->listen, creates the transport and the
+   events.  0 or a negative COLLS_E* code. */
+int net_open(struct daemon *d);
+void net_close(struct daemon *d);
+
+/* Sends e (+ payload) to daemon hid.  0 or a negative COLLS_E* code. */
+int net_send(struct daemon *d, int hid, const Envelope *e,
+             const void *payload, size_t plen);
+/* Sends a join datagram to addr (unreliable; the caller retries). */
+int net_send_join(struct daemon *d, const struct sockaddr_in *to,
+                  const Envelope *e);
+/* Schedules the end-of-turn flush. */
+void net_kick(struct daemon *d);
+/* Bytes queued towards hid and not yet acknowledged. */
+uint64_t net_queued(struct daemon *d, int hid);
+
+#endif
