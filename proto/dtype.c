@@ -43,8 +43,7 @@
 #endif
 #if defined(__x86_64__) && defined(__ELF__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define DTYPE_CLONES                                                           \
-    __attribute__((target_clones("avx2", "ssse3", "default")))
+#define DTYPE_CLONES __attribute__((target_clones("avx2", "ssse3", "default")))
 #endif
 #endif
 #ifndef DTYPE_CLONES
@@ -57,11 +56,11 @@ static const struct {
     unsigned char size; /* bytes in memory */
     unsigned char wire; /* bytes of one item in XDR (BYTE: 1, then pad) */
 } dtype_info[COLLS_DTYPE_MAX] = {
-    [COLLS_BYTE] = {"byte", 1, 1},       [COLLS_INT8] = {"int8", 1, 4},
-    [COLLS_INT16] = {"int16", 2, 4},     [COLLS_INT32] = {"int32", 4, 4},
-    [COLLS_INT64] = {"int64", 8, 8},     [COLLS_UINT8] = {"uint8", 1, 4},
-    [COLLS_UINT16] = {"uint16", 2, 4},   [COLLS_UINT32] = {"uint32", 4, 4},
-    [COLLS_UINT64] = {"uint64", 8, 8},   [COLLS_FLOAT] = {"float", 4, 4},
+    [COLLS_BYTE] = {"byte", 1, 1},     [COLLS_INT8] = {"int8", 1, 4},
+    [COLLS_INT16] = {"int16", 2, 4},   [COLLS_INT32] = {"int32", 4, 4},
+    [COLLS_INT64] = {"int64", 8, 8},   [COLLS_UINT8] = {"uint8", 1, 4},
+    [COLLS_UINT16] = {"uint16", 2, 4}, [COLLS_UINT32] = {"uint32", 4, 4},
+    [COLLS_UINT64] = {"uint64", 8, 8}, [COLLS_FLOAT] = {"float", 4, 4},
     [COLLS_DOUBLE] = {"double", 8, 8},
 };
 
@@ -231,8 +230,8 @@ xdr_size(int dtype, size_t count, size_t *out)
 }
 
 int
-xdr_encode(int dtype, const void *src, size_t count, uint8_t *dst,
-           size_t cap, size_t *written)
+xdr_encode(int dtype, const void *src, size_t count, uint8_t *dst, size_t cap,
+           size_t *written)
 {
     const uint8_t *s = src;
     size_t need;
@@ -272,8 +271,8 @@ out:
 }
 
 int
-xdr_decode(int dtype, const uint8_t *src, size_t len, void *dst,
-           size_t count, size_t *consumed)
+xdr_decode(int dtype, const uint8_t *src, size_t len, void *dst, size_t count,
+           size_t *consumed)
 {
     uint8_t *d = dst;
     size_t need;
@@ -317,8 +316,8 @@ out:
 }
 
 int
-raw_decode(int dtype, int src_order, const uint8_t *src, size_t len,
-           void *dst, size_t count)
+raw_decode(int dtype, int src_order, const uint8_t *src, size_t len, void *dst,
+           size_t count)
 {
     size_t size;
 

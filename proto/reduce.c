@@ -129,6 +129,8 @@ REDUCE_FMINMAX(double, double, uint64_t)
     X(float, COLLS_FLOAT, float, uint32_t)                                     \
     X(double, COLLS_DOUBLE, double, uint64_t)
 
+/* The kernels and the table are laid out by hand. */
+/* clang-format off */
 /* Kernels of the integer types: all ten operators. */
 #define REDUCE_INT_KERNELS(name, id, ctype, wtype)                             \
     REDUCE_DEFINE(sum, name, ctype, (ctype)((wtype)x + (wtype)y))              \
@@ -178,6 +180,8 @@ static const reduce_fn reduce_table[COLLS_OP_MAX][COLLS_DTYPE_MAX] = {
     REDUCE_FLOAT_TYPES(REDUCE_ROW_FLOAT)
     REDUCE_ROW_BITS(byte, COLLS_BYTE)
 };
+
+/* clang-format on */
 
 static const char *const reduce_names[COLLS_OP_MAX] = {
     [COLLS_SUM] = "sum",   [COLLS_PROD] = "prod", [COLLS_MIN] = "min",

@@ -23,7 +23,7 @@
 #include "proto/reduce.h"
 #include "tests/bench/bench.h"
 
-#define BENCH_NOPS 5
+#define BENCH_NOPS    5
 #define BENCH_MAXREPS 64
 
 enum { OP_MEMCPY, OP_SUM_DOUBLE, OP_SUM_INT32, OP_XDR_ENC, OP_XDR_DEC };
@@ -131,8 +131,8 @@ bench_size(size_t size, int iters, int reps)
             gbs[op][r] = (double)size * iters / t / 1e9;
         }
     }
-    printf("\n%zu KiB buffers, %d rounds of %d calls each:\n", size >> 10,
-           reps, iters);
+    printf("\n%zu KiB buffers, %d rounds of %d calls each:\n", size >> 10, reps,
+           iters);
     printf("  %-18s %8s  %-15s %7s  %s\n", "operation", "GB/s", "min..max",
            "ratio", "target");
     for (op = 0; op < BENCH_NOPS; op++) {
@@ -144,9 +144,8 @@ bench_size(size_t size, int iters, int reps)
                    med[op], spread, "1.00x", "baseline");
             continue;
         }
-        printf("  %-18s %8.1f  %-15s %6.2fx  >= %.1fx %s\n",
-               bench_ops[op].name, med[op], spread, med[op] / med[OP_MEMCPY],
-               bench_ops[op].target,
+        printf("  %-18s %8.1f  %-15s %6.2fx  >= %.1fx %s\n", bench_ops[op].name,
+               med[op], spread, med[op] / med[OP_MEMCPY], bench_ops[op].target,
                med[op] / med[OP_MEMCPY] >= bench_ops[op].target ? "ok"
                                                                 : "MISSED");
     }

@@ -46,8 +46,8 @@ fuzz_xdr_check(int dtype, const uint8_t *p, size_t len, void *items,
 
 /* RAW: decode from the given order, convert back, compare. */
 static void
-fuzz_raw_check(int dtype, int order, const uint8_t *p, size_t len,
-               void *items, size_t count)
+fuzz_raw_check(int dtype, int order, const uint8_t *p, size_t len, void *items,
+               size_t count)
 {
     size_t bytes = count * dtype_size(dtype);
     int rc = raw_decode(dtype, order, p, len, items, count);

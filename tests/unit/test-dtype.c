@@ -206,8 +206,8 @@ START_TEST(test_raw_roundtrip)
     int dtype = _i;
     size_t size = dtype_size(dtype);
     int native = dtype_native_order();
-    int other = native == COLLS_ORDER_LITTLE ? COLLS_ORDER_BIG
-                                             : COLLS_ORDER_LITTLE;
+    int other =
+        native == COLLS_ORDER_LITTLE ? COLLS_ORDER_BIG : COLLS_ORDER_LITTLE;
 
     for (size_t c = 0; c < NCOUNTS; c++) {
         size_t n = counts[c], len = n * size;
@@ -256,28 +256,23 @@ START_TEST(test_raw_orders)
     uint16_t u16[2] = {0, 0};
     double d = 0;
 
-    ck_assert_int_eq(raw_decode(COLLS_UINT32, COLLS_ORDER_BIG, be32, 4, &u32,
-                                1),
-                     0);
+    ck_assert_int_eq(
+        raw_decode(COLLS_UINT32, COLLS_ORDER_BIG, be32, 4, &u32, 1), 0);
     ck_assert_uint_eq(u32, 0x01020304u);
     u32 = 0;
-    ck_assert_int_eq(raw_decode(COLLS_UINT32, COLLS_ORDER_LITTLE, le32, 4,
-                                &u32, 1),
-                     0);
+    ck_assert_int_eq(
+        raw_decode(COLLS_UINT32, COLLS_ORDER_LITTLE, le32, 4, &u32, 1), 0);
     ck_assert_uint_eq(u32, 0x01020304u);
-    ck_assert_int_eq(raw_decode(COLLS_UINT16, COLLS_ORDER_BIG, be16, 4, u16,
-                                2),
+    ck_assert_int_eq(raw_decode(COLLS_UINT16, COLLS_ORDER_BIG, be16, 4, u16, 2),
                      0);
     ck_assert_uint_eq(u16[0], 0xfedc);
     ck_assert_uint_eq(u16[1], 0x0001);
-    ck_assert_int_eq(raw_decode(COLLS_DOUBLE, COLLS_ORDER_LITTLE, le64, 8, &d,
-                                1),
-                     0);
+    ck_assert_int_eq(
+        raw_decode(COLLS_DOUBLE, COLLS_ORDER_LITTLE, le64, 8, &d, 1), 0);
     ck_assert(d == -2.5);
     /* Single bytes never change. */
     uint8_t b[3] = {0, 0, 0};
-    ck_assert_int_eq(raw_decode(COLLS_INT8, COLLS_ORDER_BIG, be32, 3, b, 3),
-                     0);
+    ck_assert_int_eq(raw_decode(COLLS_INT8, COLLS_ORDER_BIG, be32, 3, b, 3), 0);
     ck_assert_mem_eq(b, be32, 3);
 }
 END_TEST
@@ -291,14 +286,12 @@ check_vector(int dtype, const void *value, size_t count, const uint8_t *want,
     size_t written = 0, consumed = 0, size = dtype_size(dtype);
 
     memset(enc, 0xee, sizeof(enc));
-    ck_assert_int_eq(xdr_encode(dtype, value, count, enc, sizeof(enc),
-                                &written),
-                     0);
+    ck_assert_int_eq(
+        xdr_encode(dtype, value, count, enc, sizeof(enc), &written), 0);
     ck_assert_uint_eq(written, want_len);
     ck_assert_mem_eq(enc, want, want_len);
     ck_assert_uint_eq(enc[want_len], 0xee); /* nothing past the end */
-    ck_assert_int_eq(xdr_decode(dtype, want, want_len, back, count,
-                                &consumed),
+    ck_assert_int_eq(xdr_decode(dtype, want, want_len, back, count, &consumed),
                      0);
     ck_assert_uint_eq(consumed, want_len);
     ck_assert_mem_eq(back, value, count * size);
@@ -338,10 +331,9 @@ START_TEST(test_xdr_vectors)
                  (const uint8_t[]){0xde, 0xad, 0xbe, 0xef}, 4);
     check_vector(COLLS_INT64, &i64, 1,
                  (const uint8_t[]){0, 0, 0, 0, 0, 0, 0, 0x01}, 8);
-    check_vector(COLLS_INT64, &i64n, 1,
-                 (const uint8_t[]){0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                   0xfe},
-                 8);
+    check_vector(
+        COLLS_INT64, &i64n, 1,
+        (const uint8_t[]){0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe}, 8);
     check_vector(COLLS_UINT64, &u64, 1,
                  (const uint8_t[]){1, 2, 3, 4, 5, 6, 7, 8}, 8);
     check_vector(COLLS_FLOAT, &f, 1, (const uint8_t[]){0x3f, 0x80, 0x00, 0x00},
@@ -373,8 +365,7 @@ START_TEST(test_short_input)
     ck_assert_int_eq(xdr_decode(dtype, in, need - 1, out, 3, &consumed),
                      COLLS_EPROTO);
     ck_assert_uint_eq(consumed, 99);
-    ck_assert_int_eq(xdr_decode(dtype, in, 0, out, 1, &consumed),
-                     COLLS_EPROTO);
+    ck_assert_int_eq(xdr_decode(dtype, in, 0, out, 1, &consumed), COLLS_EPROTO);
     ck_assert_int_eq(xdr_decode(dtype, in, need, out, 3, &consumed), 0);
     ck_assert_uint_eq(consumed, need);
     /* More input than needed is fine: only need bytes are consumed. */
@@ -453,10 +444,8 @@ START_TEST(test_widened_range)
 
     ck_assert_int_eq(decode_word(COLLS_UINT16, 0x0000ffff, &u16), 0);
     ck_assert_uint_eq(u16, 65535);
-    ck_assert_int_eq(decode_word(COLLS_UINT16, 0x00010000, &u16),
-                     COLLS_EPROTO);
-    ck_assert_int_eq(decode_word(COLLS_UINT16, 0xffffffff, &u16),
-                     COLLS_EPROTO);
+    ck_assert_int_eq(decode_word(COLLS_UINT16, 0x00010000, &u16), COLLS_EPROTO);
+    ck_assert_int_eq(decode_word(COLLS_UINT16, 0xffffffff, &u16), COLLS_EPROTO);
 
     /* One bad word in the middle of a long, otherwise valid vector. */
     enum { N = 1001 };
@@ -465,8 +454,7 @@ START_TEST(test_widened_range)
     size_t consumed = 0;
     ck_assert_ptr_nonnull(in);
     ck_assert_ptr_nonnull(out);
-    ck_assert_int_eq(xdr_decode(COLLS_INT16, in, 4 * N, out, N, &consumed),
-                     0);
+    ck_assert_int_eq(xdr_decode(COLLS_INT16, in, 4 * N, out, N, &consumed), 0);
     put_be(in + 4 * 517, 0x00012345, 4);
     ck_assert_int_eq(xdr_decode(COLLS_INT16, in, 4 * N, out, N, &consumed),
                      COLLS_EPROTO);
@@ -487,9 +475,9 @@ START_TEST(test_bad_args)
                          COLLS_EDTYPE);
         ck_assert_int_eq(xdr_decode(bad[i], buf, sizeof(buf), out, 1, &done),
                          COLLS_EDTYPE);
-        ck_assert_int_eq(raw_decode(bad[i], COLLS_ORDER_BIG, buf, sizeof(buf),
-                                    out, 1),
-                         COLLS_EDTYPE);
+        ck_assert_int_eq(
+            raw_decode(bad[i], COLLS_ORDER_BIG, buf, sizeof(buf), out, 1),
+            COLLS_EDTYPE);
         /* An invalid dtype leaves the buffer alone. */
         uint8_t keep[4] = {1, 2, 3, 4};
         dtype_swap(bad[i], keep, 1);
@@ -544,21 +532,21 @@ START_TEST(test_overflow)
     ck_assert_int_eq(xdr_size(COLLS_BYTE, SIZE_MAX - 2, &sz), COLLS_EMSGSIZE);
     ck_assert_int_eq(xdr_size(COLLS_BYTE, SIZE_MAX, &sz), COLLS_EMSGSIZE);
 
-    ck_assert_int_eq(xdr_encode(COLLS_INT64, buf, SIZE_MAX / 4, out,
-                                sizeof(out), &done),
-                     COLLS_EMSGSIZE);
+    ck_assert_int_eq(
+        xdr_encode(COLLS_INT64, buf, SIZE_MAX / 4, out, sizeof(out), &done),
+        COLLS_EMSGSIZE);
     /* A count no input can hold is short input, whatever len says. */
-    ck_assert_int_eq(xdr_decode(COLLS_INT64, buf, SIZE_MAX, out,
-                                SIZE_MAX / 4, &done),
-                     COLLS_EPROTO);
-    ck_assert_int_eq(xdr_decode(COLLS_BYTE, buf, SIZE_MAX, out, SIZE_MAX,
-                                &done),
-                     COLLS_EPROTO);
+    ck_assert_int_eq(
+        xdr_decode(COLLS_INT64, buf, SIZE_MAX, out, SIZE_MAX / 4, &done),
+        COLLS_EPROTO);
+    ck_assert_int_eq(
+        xdr_decode(COLLS_BYTE, buf, SIZE_MAX, out, SIZE_MAX, &done),
+        COLLS_EPROTO);
     ck_assert_int_eq(raw_decode(COLLS_DOUBLE, COLLS_ORDER_BIG, buf, SIZE_MAX,
                                 out, SIZE_MAX / 8 + 1),
                      COLLS_EPROTO);
-    ck_assert_int_eq(raw_decode(COLLS_INT16, COLLS_ORDER_LITTLE, buf,
-                                SIZE_MAX, out, SIZE_MAX / 2 + 1),
+    ck_assert_int_eq(raw_decode(COLLS_INT16, COLLS_ORDER_LITTLE, buf, SIZE_MAX,
+                                out, SIZE_MAX / 2 + 1),
                      COLLS_EPROTO);
     ck_assert_uint_eq(done, 0);
 }

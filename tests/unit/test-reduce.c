@@ -21,9 +21,9 @@
 #include "tests/unit/suites.h"
 
 static const size_t counts[] = {0, 1, 17, 1000};
-#define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
+#define NCOUNTS  (sizeof(counts) / sizeof(counts[0]))
 #define MAXCOUNT 1000
-#define GUARD 16 /* bytes checked after each result */
+#define GUARD    16 /* bytes checked after each result */
 
 static uint64_t rng_state = 0x2545f4914f6cdd1du;
 
@@ -146,10 +146,18 @@ ref_apply(int op, int dtype, uint8_t *out, const uint8_t *a, const uint8_t *b,
             memcpy(&x, a + 8 * i, 8);
             memcpy(&y, b + 8 * i, 8);
             switch (op) {
-            case COLLS_SUM: r = x + y; break;
-            case COLLS_PROD: r = x * y; break;
-            case COLLS_MIN: r = ref_fminmax(0, x, y); break;
-            case COLLS_MAX: r = ref_fminmax(1, x, y); break;
+            case COLLS_SUM:
+                r = x + y;
+                break;
+            case COLLS_PROD:
+                r = x * y;
+                break;
+            case COLLS_MIN:
+                r = ref_fminmax(0, x, y);
+                break;
+            case COLLS_MAX:
+                r = ref_fminmax(1, x, y);
+                break;
             }
             memcpy(out + 8 * i, &r, 8);
             continue;
@@ -159,26 +167,54 @@ ref_apply(int op, int dtype, uint8_t *out, const uint8_t *a, const uint8_t *b,
             memcpy(&x, a + 4 * i, 4);
             memcpy(&y, b + 4 * i, 4);
             switch (op) {
-            case COLLS_SUM: r = x + y; break;
-            case COLLS_PROD: r = x * y; break;
-            case COLLS_MIN: r = ref_fminmaxf(0, x, y); break;
-            case COLLS_MAX: r = ref_fminmaxf(1, x, y); break;
+            case COLLS_SUM:
+                r = x + y;
+                break;
+            case COLLS_PROD:
+                r = x * y;
+                break;
+            case COLLS_MIN:
+                r = ref_fminmaxf(0, x, y);
+                break;
+            case COLLS_MAX:
+                r = ref_fminmaxf(1, x, y);
+                break;
             }
             memcpy(out + 4 * i, &r, 4);
             continue;
         }
         uint64_t x = load_int(dtype, a, i), y = load_int(dtype, b, i), r = 0;
         switch (op) {
-        case COLLS_SUM: r = x + y; break;
-        case COLLS_PROD: r = x * y; break;
-        case COLLS_MIN: r = int_less(dtype, y, x) ? y : x; break;
-        case COLLS_MAX: r = int_less(dtype, x, y) ? y : x; break;
-        case COLLS_LAND: r = x != 0 && y != 0; break;
-        case COLLS_LOR: r = x != 0 || y != 0; break;
-        case COLLS_LXOR: r = (x != 0) != (y != 0); break;
-        case COLLS_BAND: r = x & y; break;
-        case COLLS_BOR: r = x | y; break;
-        case COLLS_BXOR: r = x ^ y; break;
+        case COLLS_SUM:
+            r = x + y;
+            break;
+        case COLLS_PROD:
+            r = x * y;
+            break;
+        case COLLS_MIN:
+            r = int_less(dtype, y, x) ? y : x;
+            break;
+        case COLLS_MAX:
+            r = int_less(dtype, x, y) ? y : x;
+            break;
+        case COLLS_LAND:
+            r = x != 0 && y != 0;
+            break;
+        case COLLS_LOR:
+            r = x != 0 || y != 0;
+            break;
+        case COLLS_LXOR:
+            r = (x != 0) != (y != 0);
+            break;
+        case COLLS_BAND:
+            r = x & y;
+            break;
+        case COLLS_BOR:
+            r = x | y;
+            break;
+        case COLLS_BXOR:
+            r = x ^ y;
+            break;
         }
         store_int(dtype, out, i, r);
     }
@@ -188,8 +224,8 @@ ref_apply(int op, int dtype, uint8_t *out, const uint8_t *a, const uint8_t *b,
 static double
 random_special(uint64_t r)
 {
-    static const double special[] = {0.0,  -0.0, 1.0, -1.0, 2.5,
-                                     -2.5, 1e300, -1e-300};
+    static const double special[] = {0.0, -0.0, 1.0,   -1.0,
+                                     2.5, -2.5, 1e300, -1e-300};
     switch (r % 8) {
     case 0:
         return NAN;
@@ -393,13 +429,11 @@ START_TEST(test_wraparound)
 
     ck_assert_int_eq(reduce_apply(COLLS_SUM, COLLS_UINT8, u8a, u8b, 1), 0);
     ck_assert_uint_eq(u8a[0], 44);
-    ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_UINT16, u16a, u16b, 1),
-                     0);
+    ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_UINT16, u16a, u16b, 1), 0);
     ck_assert_uint_eq(u16a[0], 90000 % 65536);
     ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_INT16, i16a, i16b, 1), 0);
     ck_assert_int_eq(i16a[0], -32768);
-    ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_UINT32, u32a, u32b, 1),
-                     0);
+    ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_UINT32, u32a, u32b, 1), 0);
     ck_assert_uint_eq(u32a[0], 1);
 
     ck_assert_int_eq(reduce_apply(COLLS_SUM, COLLS_UINT64, u64a, u64b, 2), 0);
@@ -407,8 +441,7 @@ START_TEST(test_wraparound)
     ck_assert_uint_eq(u64a[1], 1ull << 33);
     u64a[0] = UINT64_MAX;
     u64a[1] = 1ull << 32;
-    ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_UINT64, u64a, u64b, 2),
-                     0);
+    ck_assert_int_eq(reduce_apply(COLLS_PROD, COLLS_UINT64, u64a, u64b, 2), 0);
     ck_assert_uint_eq(u64a[0], UINT64_MAX - 1); /* 2^65 - 2 wrapped */
     ck_assert_uint_eq(u64a[1], 0);
 
@@ -559,9 +592,8 @@ END_TEST
 
 START_TEST(test_names)
 {
-    static const char *const names[] = {"sum",  "prod", "min",  "max",
-                                        "land", "lor",  "lxor", "band",
-                                        "bor",  "bxor"};
+    static const char *const names[] = {"sum", "prod", "min",  "max", "land",
+                                        "lor", "lxor", "band", "bor", "bxor"};
 
     ck_assert_int_eq(sizeof(names) / sizeof(names[0]), COLLS_OP_MAX);
     for (int op = 0; op < COLLS_OP_MAX; op++)
