@@ -1,0 +1,250 @@
+/*
+ * alg.c -- the registry of algorithm tables, argument checking, and small
+ * helpers shared by the builders in daemon/alg/.
+ *
+ * alg_build() is the one entry point that validates arguments coming from
+ * outside (sizes, ranks, datatype/operator pairs, overflow of P * size)
+ * before a builder runs; builders may then trust them.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "colls.h"
+#include "proto/dtype.h"
+#include "proto/reduce.h"
+#include "daemon/alg/alg.h"
+
+const struct alg *
+alg_table(int op, size_t *n)
+{
+    switch (op) {
+    case SCHED_OP_BARRIER:
+        *n = alg_barrier_count;
+        return alg_barrier_table;
+    case SCHED_OP_BCAST:
+        *n = alg_bcast_count;
+        return alg_bcast_table;
+    case SCHED_OP_REDUCE:
+        *n = alg_reduce_count;
+        return alg_reduce_table;
+    case SCHED_OP_ALLREDUCE:
+        *n = alg_allreduce_count;
+        return alg_allreduce_table;
+    case SCHED_OP_GATHER:
+    case SCHED_OP_GATHERV:
+        *n = alg_gather_count;
+        return alg_gather_table;
+    case SCHED_OP_SCATTER:
+    case SCHED_OP_SCATTERV:
+        *n = alg_scatter_count;
+        return alg_scatter_table;
+    case SCHED_OP_ALLGATHER:
+    case SCHED_OP_ALLGATHERV:
+        *n = alg_allgather_count;
+        return alg_allgather_table;
+    case SCHED_OP_ALLTOALL:
+    case SCHED_OP_ALLTOALLV:
+        *n = alg_alltoall_count;
+        return alg_alltoall_table;
+    case SCHED_OP_REDUCE_SCATTER:
+        *n = alg_reduce_scatter_count;
+        return alg_reduce_scatter_table;
+    case SCHED_OP_SCAN:
+    case SCHED_OP_EXSCAN:
+        *n = alg_scan_count;
+        return alg_scan_table;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}
+
+const struct alg *
+alg_find(int op, const char *name, int *index)
+{
+    size_t i, n;
+    const struct alg *t = alg_table(op, &n);
+
+    for (i = 0; i < n; i++)
+        if (strcmp(t[i].name, name) == 0) {
+            if (index != NULL)
+                *index = (int)i;
+            return &t[i];
+        }
+    return NULL;
+}
+
+/* 1 for the v-variants. */
+static int
+alg_is_v(int op)
+{
+    return op == SCHED_OP_GATHERV || op == SCHED_OP_SCATTERV ||
+           op == SCHED_OP_ALLGATHERV || op == SCHED_OP_ALLTOALLV;
+}
+
+/* 1 for operations that reduce data. */
+static int
+alg_is_reduction(int op)
+{
+    return op == SCHED_OP_REDUCE || op == SCHED_OP_ALLREDUCE ||
+           op == SCHED_OP_REDUCE_SCATTER || op == SCHED_OP_SCAN ||
+           op == SCHED_OP_EXSCAN;
+}
+
+int
+alg_usable(const struct alg *alg, const struct alg_args *a)
+{
+    if ((alg->flags & ALG_POW2) && (a->P & (a->P - 1)) != 0)
+        return 0;
+    if ((alg->flags & ALG_NO_V) && alg_is_v(a->op))
+        return 0;
+    /* Every operator of colls.h is commutative; a future one that is not
+       must be refused here for ALG_COMMUTATIVE rows. */
+    if ((alg->flags & ALG_COMMUTATIVE) && alg_is_reduction(a->op) &&
+        (a->rop < 0 || a->rop >= COLLS_OP_MAX))
+        return 0;
+    if (alg->applicable != NULL && !alg->applicable(a))
+        return 0;
+    return 1;
+}
+
+/* Checks that the P counts (and offsets) fit in size_t together. */
+static int
+alg_check_v(int P, const size_t *counts, const size_t *displs)
+{
+    size_t total = 0;
+    int r;
+
+    if (counts == NULL || displs == NULL)
+        return COLLS_EINVAL;
+    for (r = 0; r < P; r++) {
+        if (total + counts[r] < total ||
+            displs[r] + counts[r] < displs[r])
+            return COLLS_EINVAL;
+        total += counts[r];
+    }
+    return 0;
+}
+
+/* Validates a (see alg_build). */
+static int
+alg_check(const struct alg_args *a)
+{
+    int rc;
+
+    if (a->P < 1 || a->rank < 0 || a->rank >= a->P || a->root < 0 ||
+        a->root >= a->P || a->op < 0 || a->op >= SCHED_OP_MAX)
+        return COLLS_EINVAL;
+    if (a->op != SCHED_OP_BARRIER && !dtype_valid(a->dtype))
+        return COLLS_EDTYPE;
+    if (alg_is_reduction(a->op)) {
+        if ((rc = reduce_check(a->rop, a->dtype)) != 0)
+            return rc;
+        if (a->size % dtype_size(a->dtype) != 0)
+            return COLLS_EINVAL;
+    }
+    if ((size_t)a->P > SIZE_MAX / 2 / (a->size ? a->size : 1))
+        return COLLS_EINVAL;
+    switch (a->op) {
+    case SCHED_OP_GATHERV:
+    case SCHED_OP_SCATTERV:
+    case SCHED_OP_ALLGATHERV:
+        return alg_check_v(a->P, a->counts, a->displs);
+    case SCHED_OP_ALLTOALLV:
+        if ((rc = alg_check_v(a->P, a->scounts, a->sdispls)) != 0)
+            return rc;
+        return alg_check_v(a->P, a->rcounts, a->rdispls);
+    default:
+        return 0;
+    }
+}
+
+int
+alg_build(const struct alg *alg, const struct alg_args *a, struct sched *s)
+{
+    int rc;
+
+    sched_init(s, a->op, a->P > 0 ? a->P : 1, 0, a->dtype, a->rop);
+    if ((rc = alg_check(a)) != 0)
+        return rc;
+    if (!alg_usable(alg, a))
+        return COLLS_ENOTSUP;
+    sched_init(s, a->op, a->P, a->rank, a->dtype, a->rop);
+    rc = alg->build(s, a);
+    if (rc == 0)
+        return sched_finish(s);
+    sched_free(s);
+    return rc;
+}
+
+size_t
+alg_esize(const struct alg_args *a)
+{
+    size_t e = a->op == SCHED_OP_BARRIER ? 1 : dtype_size(a->dtype);
+
+    return e ? e : 1;
+}
+
+size_t
+alg_blen(const struct alg_args *a, int r)
+{
+    return a->counts != NULL ? a->counts[r] : a->size;
+}
+
+size_t
+alg_boff(const struct alg_args *a, int r)
+{
+    return a->displs != NULL ? a->displs[r] : (size_t)r * a->size;
+}
+
+size_t
+alg_btotal(const struct alg_args *a)
+{
+    size_t t = 0;
+    int r;
+
+    for (r = 0; r < a->P; r++)
+        t += alg_blen(a, r);
+    return t;
+}
+
+void
+alg_xfer_blocks(struct sched *s, int kind, int peer, int buf,
+                const struct alg_args *a, int lo, int cnt)
+{
+    int i = 0;
+
+    while (i < cnt) {
+        int b = (lo + i) % a->P;
+        size_t off = alg_boff(a, b), len = alg_blen(a, b);
+
+        for (i++; i < cnt; i++) {
+            int nb = (lo + i) % a->P;
+
+            if (alg_boff(a, nb) != off + len)
+                break;
+            len += alg_blen(a, nb);
+        }
+        if (kind == SCHED_SEND)
+            sched_send(s, peer, buf, off, len);
+        else
+            sched_recv(s, peer, buf, off, len);
+    }
+}
+
+void
+alg_xfer_all(struct sched *s, int kind, int peer, const struct alg_args *a)
+{
+    if (a->op == SCHED_OP_ALLGATHER || a->op == SCHED_OP_ALLGATHERV)
+        alg_xfer_blocks(s, kind, peer, SCHED_BUF_RECV, a, 0, a->P);
+    else if (kind == SCHED_SEND)
+        sched_send(s, peer, SCHED_BUF_RECV, 0, a->size);
+    else
+        sched_recv(s, peer, SCHED_BUF_RECV, 0, a->size);
+}
+
+size_t
+alg_seg(const struct alg_args *a)
+{
+    return a->seg ? a->seg : ALG_DEFAULT_SEG;
+}

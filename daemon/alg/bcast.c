@@ -1,0 +1,267 @@
+/*
+ * bcast.c -- broadcast algorithms.  Data lives in SCHED_BUF_RECV: the
+ * root's on entry, everyone's on exit.  Trees use virtual ranks (root 0).
+ * k = ceil(n / seg) segments for the segmented ones.
+ *
+ *   flat              root sends to everyone        L + (P-1) g(n)
+ *   chain             v -> v+1                      (P-1) (L + g(n))
+ *   chain_seg         pipelined chain               (P-1+k-1) (L + g(n/k))
+ *   binary            heap-ordered binary tree      floor(log2 P) (L + 2g(n))
+ *   binomial          binomial tree                 ceil(log2 P) (L + g(n))
+ *   binomial_seg      pipelined binomial tree       ceil(log2 P) (L + g(s))
+ *                                                   + (k-1) ceil(log2 P) g(s)
+ *   scatter_allgather binomial scatter of P chunks, ring allgather
+ *                     (van de Geijn)                ceil(log2 P) L + g(n)
+ *                                                   + (P-1) (L + g(n/P))
+ */
+#include "colls.h"
+#include "daemon/alg/alg.h"
+#include "daemon/alg/topo.h"
+
+#define R SCHED_BUF_RECV
+
+static int
+alg_bcast_flat(struct sched *s, const struct alg_args *a)
+{
+    int r;
+
+    if (a->rank != a->root) {
+        alg_xfer_all(s, SCHED_RECV, a->root, a);
+        return 0;
+    }
+    for (r = 1; r < a->P; r++)
+        alg_xfer_all(s, SCHED_SEND, topo_rank(r, a->root, a->P), a);
+    return 0;
+}
+
+static double
+cost_bcast_flat(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return p->L + (P - 1) * topo_plogp_g(p, n);
+}
+
+/*
+ * Pipelined chain over virtual ranks.  With k segments, position v > 0
+ * receives segment t from v-1 in round t and forwards segment t-1 to v+1
+ * in the same round, so k + 1 rounds; the root sends all k at once.
+ * k = 1 is the plain chain.
+ */
+static int
+bcast_chain_k(struct sched *s, const struct alg_args *a, size_t segsz,
+              size_t k)
+{
+    int v = topo_vrank(a->rank, a->root, a->P);
+    int prev = topo_rank(v - 1 + a->P, a->root, a->P);
+    int next = topo_rank(v + 1, a->root, a->P);
+    size_t t, off, len;
+
+    if (a->P == 1)
+        return 0;
+    if (v == 0) {
+        for (t = 0; t < k; t++) {
+            topo_seg(a->size, segsz, t, &off, &len);
+            sched_send(s, next, R, off, len);
+        }
+        return 0;
+    }
+    for (t = 0; t <= k; t++) {
+        if (t < k) {
+            topo_seg(a->size, segsz, t, &off, &len);
+            sched_recv(s, prev, R, off, len);
+        }
+        if (t >= 1 && v < a->P - 1) {
+            topo_seg(a->size, segsz, t - 1, &off, &len);
+            sched_send(s, next, R, off, len);
+        }
+        sched_round(s);
+    }
+    return 0;
+}
+
+static int
+alg_bcast_chain(struct sched *s, const struct alg_args *a)
+{
+    return bcast_chain_k(s, a, a->size ? a->size : 1, 1);
+}
+
+static double
+cost_bcast_chain(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return (P - 1) * (p->L + topo_plogp_g(p, n));
+}
+
+static int
+alg_bcast_chain_seg(struct sched *s, const struct alg_args *a)
+{
+    size_t segsz, k = topo_nseg(a->size, alg_seg(a), 1, &segsz);
+
+    return bcast_chain_k(s, a, segsz, k);
+}
+
+static double
+cost_bcast_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    size_t segsz, k = topo_nseg(n, seg, 1, &segsz);
+
+    if (P == 1)
+        return 0.0;
+    return (double)(P - 1 + k - 1) *
+           (p->L + topo_plogp_g(p, n < segsz ? n : segsz));
+}
+
+/* Binary tree: receive from the parent, then send to both children. */
+static int
+alg_bcast_binary(struct sched *s, const struct alg_args *a)
+{
+    int ch[2], i, n, v = topo_vrank(a->rank, a->root, a->P);
+
+    if (v > 0) {
+        alg_xfer_all(s, SCHED_RECV, topo_rank((v - 1) / 2, a->root, a->P),
+                     a);
+        sched_round(s);
+    }
+    n = topo_binary_children(v, a->P, ch);
+    for (i = 0; i < n; i++)
+        alg_xfer_all(s, SCHED_SEND, topo_rank(ch[i], a->root, a->P), a);
+    return 0;
+}
+
+static double
+cost_bcast_binary(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    int depth = topo_ceil_log2(P + 1) - 1;
+
+    (void)seg;
+    return depth * (p->L + 2.0 * topo_plogp_g(p, n));
+}
+
+/* Binomial tree: receive from the parent, then send to the children,
+   largest subtree first.  Also the release of composite algorithms. */
+int
+alg_bcast_binomial(struct sched *s, const struct alg_args *a)
+{
+    int ch[32], i, n, v = topo_vrank(a->rank, a->root, a->P);
+
+    if (v > 0) {
+        alg_xfer_all(s, SCHED_RECV,
+                     topo_rank(topo_binomial_parent(v), a->root, a->P), a);
+        sched_round(s);
+    }
+    n = topo_binomial_children(v, a->P, ch);
+    for (i = n - 1; i >= 0; i--)
+        alg_xfer_all(s, SCHED_SEND, topo_rank(ch[i], a->root, a->P), a);
+    return 0;
+}
+
+static double
+cost_bcast_binomial(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_ceil_log2(P) * (p->L + topo_plogp_g(p, n));
+}
+
+/* Pipelined binomial tree: segment t arrives in round t and is forwarded
+   to every child in round t + 1. */
+static int
+alg_bcast_binomial_seg(struct sched *s, const struct alg_args *a)
+{
+    int ch[32], i, n, v = topo_vrank(a->rank, a->root, a->P);
+    int parent = topo_rank(topo_binomial_parent(v), a->root, a->P);
+    size_t segsz, k = topo_nseg(a->size, alg_seg(a), 1, &segsz), t, off, len;
+
+    n = topo_binomial_children(v, a->P, ch);
+    for (t = 0; t <= k; t++) {
+        if (v > 0 && t < k) {
+            topo_seg(a->size, segsz, t, &off, &len);
+            sched_recv(s, parent, R, off, len);
+        }
+        /* The root has every segment: it sends segment t in round t. */
+        if (v == 0 ? t < k : t >= 1) {
+            topo_seg(a->size, segsz, v == 0 ? t : t - 1, &off, &len);
+            for (i = n - 1; i >= 0; i--)
+                sched_send(s, topo_rank(ch[i], a->root, a->P), R, off, len);
+        }
+        sched_round(s);
+    }
+    return 0;
+}
+
+static double
+cost_bcast_binomial_seg(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    size_t segsz, k = topo_nseg(n, seg, 1, &segsz);
+    double g = topo_plogp_g(p, n < segsz ? n : segsz);
+    int d = topo_ceil_log2(P);
+
+    return d * (p->L + g) + (double)(k - 1) * d * g;
+}
+
+/*
+ * Scatter + allgather: the vector is cut in P chunks, chunk u belonging to
+ * virtual rank u.  A binomial scatter gives each virtual rank its subtree's
+ * chunks; a ring then circulates the chunks (P - 1 rounds).
+ */
+static int
+alg_bcast_scatter_allgather(struct sched *s, const struct alg_args *a)
+{
+    int P = a->P, v = topo_vrank(a->rank, a->root, P), ch[32], i, n;
+    size_t off, len, off2, len2;
+
+    if (P == 1)
+        return 0;
+    if (v > 0) {
+        /* chunks [v, v + size(v)) are one contiguous range */
+        topo_split(a->size, (size_t)P, 1, (size_t)v, &off, &len);
+        topo_split(a->size, (size_t)P, 1,
+                   (size_t)(v + topo_binomial_size(v, P) - 1), &off2, &len2);
+        sched_recv(s, topo_rank(topo_binomial_parent(v), a->root, P), R, off,
+                   off2 + len2 - off);
+        sched_round(s);
+    }
+    n = topo_binomial_children(v, P, ch);
+    for (i = n - 1; i >= 0; i--) {
+        topo_split(a->size, (size_t)P, 1, (size_t)ch[i], &off, &len);
+        topo_split(a->size, (size_t)P, 1,
+                   (size_t)(ch[i] + topo_binomial_size(ch[i], P) - 1), &off2,
+                   &len2);
+        sched_send(s, topo_rank(ch[i], a->root, P), R, off,
+                   off2 + len2 - off);
+    }
+    sched_round(s);
+    for (i = 0; i < P - 1; i++) {
+        topo_split(a->size, (size_t)P, 1, (size_t)((v - i + P) % P), &off,
+                   &len);
+        sched_send(s, topo_rank(v + 1, a->root, P), R, off, len);
+        topo_split(a->size, (size_t)P, 1, (size_t)((v - i - 1 + 2 * P) % P),
+                   &off, &len);
+        sched_recv(s, topo_rank(v - 1 + P, a->root, P), R, off, len);
+        sched_round(s);
+    }
+    return 0;
+}
+
+static double
+cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n,
+                             size_t seg)
+{
+    (void)seg;
+    return topo_ceil_log2(P) * p->L + topo_plogp_g(p, n - n / (size_t)P) +
+           (P - 1) * (p->L + topo_plogp_g(p, n / (size_t)P));
+}
+
+const struct alg alg_bcast_table[] = {
+    {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL},
+    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL},
+    {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg, ALG_SEGMENTED,
+     NULL},
+    {"binary", alg_bcast_binary, cost_bcast_binary, 0, NULL},
+    {"binomial", alg_bcast_binomial, cost_bcast_binomial, 0, NULL},
+    {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
+     ALG_SEGMENTED, NULL},
+    {"scatter_allgather", alg_bcast_scatter_allgather,
+     cost_bcast_scatter_allgather, 0, NULL},
+};
+const size_t alg_bcast_count =
+    sizeof(alg_bcast_table) / sizeof(alg_bcast_table[0]);

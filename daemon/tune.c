@@ -1,0 +1,311 @@
+/*
+ * tune.c -- algorithm selection: forced name, pLogP cost, or rules table.
+ *
+ * The rules are data: rows matched top to bottom, first usable match wins
+ * (a row whose algorithm cannot run, e.g. bruck for alltoallv, is
+ * skipped).  They encode DESIGN.md section 4's thresholds: butterfly (or
+ * its tree analogue, binomial) for very small data, tournament / halving
+ * for medium, ring or pipelines for large.  Sizes are bytes per rank.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/tune.h"
+
+#define K ((size_t)1024)
+#define ANY_P 1, INT_MAX
+#define UPTO(x) 0, (x)
+#define ABOVE(x) (x) + 1, SIZE_MAX
+#define ALL 0, SIZE_MAX
+
+const struct tune_rule tune_default_rules[] = {
+    {SCHED_OP_BARRIER, ANY_P, ALL, "dissemination", 0},
+
+    {SCHED_OP_BCAST, 1, 3, UPTO(512 * K), "binomial", 0},
+    {SCHED_OP_BCAST, ANY_P, UPTO(4 * K), "binomial", 0},
+    {SCHED_OP_BCAST, ANY_P, UPTO(512 * K), "scatter_allgather", 0},
+    {SCHED_OP_BCAST, ANY_P, ALL, "chain_seg", 64 * K},
+
+    {SCHED_OP_REDUCE, ANY_P, UPTO(4 * K), "binomial", 0},
+    {SCHED_OP_REDUCE, ANY_P, UPTO(512 * K), "rsag", 0},
+    {SCHED_OP_REDUCE, ANY_P, ALL, "chain_seg", 64 * K},
+
+    {SCHED_OP_ALLREDUCE, ANY_P, UPTO(4 * K), "butterfly", 0},
+    {SCHED_OP_ALLREDUCE, ANY_P, UPTO(256 * K), "tournament", 0},
+    {SCHED_OP_ALLREDUCE, ANY_P, ALL, "ring", 0},
+
+    {SCHED_OP_ALLGATHER, ANY_P, UPTO(1 * K), "butterfly", 0},
+    {SCHED_OP_ALLGATHER, ANY_P, UPTO(64 * K), "tournament", 0},
+    {SCHED_OP_ALLGATHER, ANY_P, ALL, "ring", 0},
+
+    {SCHED_OP_GATHER, ANY_P, UPTO(64 * K), "binomial", 0},
+    {SCHED_OP_GATHER, ANY_P, ALL, "flat", 0},
+    {SCHED_OP_SCATTER, ANY_P, UPTO(64 * K), "binomial", 0},
+    {SCHED_OP_SCATTER, ANY_P, ALL, "flat", 0},
+
+    {SCHED_OP_ALLTOALL, ANY_P, UPTO(256), "bruck", 0},
+    {SCHED_OP_ALLTOALL, ANY_P, ALL, "pairwise", 0},
+
+    {SCHED_OP_REDUCE_SCATTER, ANY_P, UPTO(64 * K), "halving", 0},
+    {SCHED_OP_REDUCE_SCATTER, ANY_P, ALL, "ring", 0},
+
+    {SCHED_OP_SCAN, 1, 2, ALL, "linear", 0},
+    {SCHED_OP_SCAN, ANY_P, ALL, "recursive_doubling", 0},
+    {SCHED_OP_EXSCAN, 1, 2, ALL, "linear", 0},
+    {SCHED_OP_EXSCAN, ANY_P, ALL, "recursive_doubling", 0},
+};
+const size_t tune_default_nrules =
+    sizeof(tune_default_rules) / sizeof(tune_default_rules[0]);
+
+/* Segment sizes tried for segmented algorithms by the cost model. */
+static const size_t tune_segs[] = {4 * K,   16 * K,  64 * K,
+                                   256 * K, 1024 * K};
+
+/* The operation whose rules a v-variant uses. */
+static int
+tune_base_op(int op)
+{
+    switch (op) {
+    case SCHED_OP_GATHERV:
+        return SCHED_OP_GATHER;
+    case SCHED_OP_SCATTERV:
+        return SCHED_OP_SCATTER;
+    case SCHED_OP_ALLGATHERV:
+        return SCHED_OP_ALLGATHER;
+    case SCHED_OP_ALLTOALLV:
+        return SCHED_OP_ALLTOALL;
+    default:
+        return op;
+    }
+}
+
+/* Bytes per rank the rules and costs look at (mean block for v). */
+static size_t
+tune_size(const struct alg_args *a)
+{
+    size_t t = 0;
+    int r;
+
+    if (a->op == SCHED_OP_ALLTOALLV && a->scounts != NULL) {
+        for (r = 0; r < a->P; r++)
+            t += a->scounts[r];
+        return t / (size_t)a->P;
+    }
+    if (a->counts != NULL) {
+        for (r = 0; r < a->P; r++)
+            t += a->counts[r];
+        return t / (size_t)a->P;
+    }
+    return a->size;
+}
+
+/* Rules: first row matching (op, P, size) whose algorithm is usable. */
+static int
+tune_by_rules(const struct alg_args *a, struct tune_choice *c)
+{
+    int op = tune_base_op(a->op), idx;
+    size_t i, n = tune_size(a), cnt;
+    const struct alg *t;
+
+    for (i = 0; i < tune_default_nrules; i++) {
+        const struct tune_rule *r = &tune_default_rules[i];
+        const struct alg *alg;
+
+        if (r->op != op || a->P < r->pmin || a->P > r->pmax || n < r->smin ||
+            n > r->smax)
+            continue;
+        alg = alg_find(a->op, r->alg, &idx);
+        if (alg == NULL || !alg_usable(alg, a))
+            continue;
+        c->alg = alg;
+        c->index = idx;
+        c->seg = (alg->flags & ALG_SEGMENTED) ? r->seg : 0;
+        c->source = TUNE_RULES;
+        return 0;
+    }
+    /* no rule: the first usable algorithm of the table */
+    t = alg_table(a->op, &cnt);
+    for (i = 0; i < cnt; i++)
+        if (alg_usable(&t[i], a)) {
+            c->alg = &t[i];
+            c->index = (int)i;
+            c->seg = (t[i].flags & ALG_SEGMENTED) ? ALG_DEFAULT_SEG : 0;
+            c->source = TUNE_RULES;
+            return 0;
+        }
+    return COLLS_EINVAL;
+}
+
+/* Cost: the cheapest usable (algorithm, segment); ties keep the first. */
+static int
+tune_by_cost(const struct alg_args *a, const struct plogp *p,
+             struct tune_choice *c)
+{
+    size_t i, j, cnt, n = tune_size(a);
+    const struct alg *t = alg_table(a->op, &cnt);
+    double best = -1.0;
+
+    for (i = 0; i < cnt; i++) {
+        if (!alg_usable(&t[i], a))
+            continue;
+        for (j = 0; j < sizeof(tune_segs) / sizeof(tune_segs[0]); j++) {
+            size_t seg = (t[i].flags & ALG_SEGMENTED) ? tune_segs[j] : 0;
+            double cost = t[i].cost(p, a->P, n, seg);
+
+            if (best < 0.0 || cost < best) {
+                best = cost;
+                c->alg = &t[i];
+                c->index = (int)i;
+                c->seg = seg;
+            }
+            /* one evaluation for unsegmented ones, and no segment
+               larger than the data matters */
+            if (!(t[i].flags & ALG_SEGMENTED) || tune_segs[j] >= n)
+                break;
+        }
+    }
+    if (best < 0.0)
+        return COLLS_EINVAL;
+    c->predicted = best;
+    c->source = TUNE_COST;
+    return 0;
+}
+
+int
+tune_parse_force(const char *spec, char *name, size_t cap, size_t *seg)
+{
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+
+    *seg = 0;
+    if (len == 0 || len >= cap)
+        return COLLS_EINVAL;
+    memcpy(name, spec, len);
+    name[len] = '\0';
+    if (colon != NULL) {
+        char *end;
+        unsigned long long v;
+
+        if (!isdigit((unsigned char)colon[1]))
+            return COLLS_EINVAL;
+        v = strtoull(colon + 1, &end, 10);
+        if (*end == 'k' || *end == 'K') {
+            v *= 1024;
+            end++;
+        } else if (*end == 'm' || *end == 'M') {
+            v *= 1024 * 1024;
+            end++;
+        }
+        if (*end != '\0' || v == 0 || v > (1ull << 32))
+            return COLLS_EINVAL;
+        *seg = (size_t)v;
+    }
+    return 0;
+}
+
+const char *
+tune_env_force(int op)
+{
+    char var[64] = "COLLS_ALG_";
+    const char *name = sched_op_name(op);
+    size_t i, o = strlen(var);
+
+    for (i = 0; name[i] != '\0' && o + 1 < sizeof(var); i++)
+        var[o++] = (char)toupper((unsigned char)name[i]);
+    var[o] = '\0';
+    return getenv(var);
+}
+
+int
+tune_choose(const struct alg_args *a, const struct plogp *p,
+            const char *force, struct tune_choice *out)
+{
+    char name[64];
+    size_t seg;
+    int rc, idx, fallback = TUNE_FALLBACK_NONE;
+
+    memset(out, 0, sizeof(*out));
+    out->predicted = -1.0;
+    if (a->P < 1 || a->op < 0 || a->op >= SCHED_OP_MAX)
+        return COLLS_EINVAL;
+    if (force == NULL)
+        force = tune_env_force(a->op);
+    if (force != NULL && force[0] != '\0') {
+        const struct alg *alg = NULL;
+
+        if (tune_parse_force(force, name, sizeof(name), &seg) == 0)
+            alg = alg_find(a->op, name, &idx);
+        if (alg == NULL) {
+            fallback = TUNE_FALLBACK_UNKNOWN;
+        } else if (!alg_usable(alg, a)) {
+            fallback = TUNE_FALLBACK_UNUSABLE;
+        } else {
+            out->alg = alg;
+            out->index = idx;
+            out->seg = (alg->flags & ALG_SEGMENTED)
+                           ? (seg ? seg : ALG_DEFAULT_SEG)
+                           : 0;
+            out->source = TUNE_FORCED;
+            if (p != NULL)
+                out->predicted = alg->cost(p, a->P, tune_size(a), out->seg);
+            return 0;
+        }
+    }
+    rc = p != NULL ? tune_by_cost(a, p, out) : tune_by_rules(a, out);
+    out->fallback = fallback;
+    return rc;
+}
+
+int
+tune_print(FILE *f, const struct plogp *p, const int *Ps, size_t nP,
+           const size_t *sizes, size_t nsizes)
+{
+    static const int ops[] = {
+        SCHED_OP_BARRIER, SCHED_OP_BCAST,     SCHED_OP_REDUCE,
+        SCHED_OP_ALLREDUCE, SCHED_OP_GATHER,  SCHED_OP_SCATTER,
+        SCHED_OP_ALLGATHER, SCHED_OP_ALLTOALL, SCHED_OP_REDUCE_SCATTER,
+        SCHED_OP_SCAN,    SCHED_OP_EXSCAN};
+    size_t o, i, j;
+    int lines = 0;
+
+    if (fprintf(f, "%-15s %5s %10s  %-24s %-24s %12s\n", "operation", "P",
+                "bytes", "rules", "cost", "predicted_us") < 0)
+        return COLLS_EIO;
+    lines++;
+    for (o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+        for (i = 0; i < nP; i++)
+            for (j = 0; j < nsizes; j++) {
+                struct alg_args a = {.op = ops[o], .P = Ps[i],
+                                     .size = sizes[j], .dtype = COLLS_DOUBLE,
+                                     .rop = COLLS_SUM};
+                struct tune_choice rc, cc;
+                char rbuf[48], cbuf[48] = "-";
+                double pred = -1.0;
+
+                if (tune_choose(&a, NULL, "", &rc) != 0)
+                    continue;
+                if (rc.seg)
+                    snprintf(rbuf, sizeof(rbuf), "%s:%zu", rc.alg->name,
+                             rc.seg);
+                else
+                    snprintf(rbuf, sizeof(rbuf), "%s", rc.alg->name);
+                if (p != NULL && tune_choose(&a, p, "", &cc) == 0) {
+                    if (cc.seg)
+                        snprintf(cbuf, sizeof(cbuf), "%s:%zu", cc.alg->name,
+                                 cc.seg);
+                    else
+                        snprintf(cbuf, sizeof(cbuf), "%s", cc.alg->name);
+                    pred = cc.predicted;
+                }
+                if (fprintf(f, "%-15s %5d %10zu  %-24s %-24s %12.1f\n",
+                            sched_op_name(ops[o]), Ps[i], sizes[j], rbuf,
+                            cbuf, pred) < 0)
+                    return COLLS_EIO;
+                lines++;
+            }
+    return lines;
+}

@@ -1,0 +1,80 @@
+/*
+ * tune.h -- choosing an algorithm (and segment size) for a collective.
+ *
+ * Three sources, in order of precedence:
+ *   forced   per-group option, or environment COLLS_ALG_<OP>=name[:segment]
+ *            (<OP> is sched_op_name() in upper case, e.g. COLLS_ALG_BCAST);
+ *            a forced algorithm that cannot run (unknown name, or not
+ *            applicable: needs a power of two, no v-variant, ...) yields
+ *            the choice the other sources make, with choice.fallback set
+ *            so the caller logs and counts it -- never silently;
+ *   cost     with measured pLogP parameters, every applicable algorithm's
+ *            cost formula (and a ladder of segment sizes for segmented
+ *            ones) is evaluated and the cheapest wins;
+ *   rules    without them, the default rules table (data, below).
+ * Nothing here does I/O except tune_print (to a stdio stream).
+ */
+#ifndef COLLS_DAEMON_TUNE_H
+#define COLLS_DAEMON_TUNE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "daemon/alg/alg.h"
+
+/* One row of the rules table: op, P in [pmin, pmax], size (bytes per
+   rank, alg_args.size) in [smin, smax] -> algorithm and segment. */
+struct tune_rule {
+    int op;
+    int pmin, pmax;
+    size_t smin, smax;
+    const char *alg;
+    size_t seg;
+};
+
+extern const struct tune_rule tune_default_rules[];
+extern const size_t tune_default_nrules;
+
+enum tune_source { TUNE_RULES = 0, TUNE_COST, TUNE_FORCED };
+
+enum tune_fallback {
+    TUNE_FALLBACK_NONE = 0,
+    TUNE_FALLBACK_UNKNOWN,  /* forced name unknown or malformed */
+    TUNE_FALLBACK_UNUSABLE  /* forced algorithm not applicable here */
+};
+
+struct tune_choice {
+    const struct alg *alg; /* never NULL on success */
+    int index;             /* row in alg_table(op) (for sched_key.alg) */
+    size_t seg;            /* segment bytes (0: not segmented) */
+    double predicted;      /* us; negative when no pLogP parameters */
+    int source;            /* enum tune_source */
+    int fallback;          /* enum tune_fallback */
+};
+
+/*
+ * Chooses for a (op, P, size, dtype/operator, v-counts).  p: measured
+ * parameters or NULL.  force: the group's option "name[:segment]", NULL to
+ * consult COLLS_ALG_<OP>, or "" for no forcing.  Returns 0, or
+ * COLLS_EINVAL when the operation has no usable algorithm at all.
+ */
+int tune_choose(const struct alg_args *a, const struct plogp *p,
+                const char *force, struct tune_choice *out);
+
+/* Parses "name[:segment]" (segment in bytes, optional k/m suffix) into
+   name (cap bytes) and *seg (0 when absent).  0 or COLLS_EINVAL. */
+int tune_parse_force(const char *spec, char *name, size_t cap, size_t *seg);
+
+/* The environment's forced algorithm for op, or NULL. */
+const char *tune_env_force(int op);
+
+/*
+ * Prints the decision table: for every operation (v-variants share their
+ * base operation's rows), each P of Ps and each size of sizes, the rules'
+ * choice and, with p, the cost-based choice and its predicted time.
+ * Returns the number of lines written or a negative COLLS_E* code.
+ */
+int tune_print(FILE *f, const struct plogp *p, const int *Ps, size_t nP,
+               const size_t *sizes, size_t nsizes);
+
+#endif
