@@ -319,21 +319,28 @@ END_TEST
 
 /*
  * Each block stands alone: block k decodes from its own bytes, and equals
- * the stream made by compressing the slice by itself.
+ * the stream made by compressing the slice by itself.  Loop index: block
+ * and table sizes, covering both ways of clearing the tables between
+ * blocks (memset for large blocks, replay for small ones).
  */
 START_TEST(test_blocks_independent)
 {
-    size_t n = 10 * 700 + 123, b = 700, bound = fpc_bound(n, b), clen;
-    size_t off = 0, k = 0, m, sub_len;
+    static const struct {
+        size_t block;
+        unsigned bits;
+    } cfg[] = {{700, 12}, {7, 16}, {1, 10}, {100, 16}, {300, 4}};
+    size_t b = cfg[_i].block, n = 10 * b + b / 3 + 1;
+    unsigned bits = cfg[_i].bits;
+    size_t bound = fpc_bound(n, b), clen, off = 0, k = 0, m, sub_len;
     uint8_t *c = malloc(bound), *sub = malloc(fpc_bound(b, b));
     double *v = xmalloc_dbl(n), *d = xmalloc_dbl(b);
 
     ck_assert_ptr_nonnull(c);
     ck_assert_ptr_nonnull(sub);
     fill(v, n, K_SMOOTH, 3);
-    for (m = 0; m < n; m += 97) /* some irregularity */
+    for (m = 0; m < n; m += 5) /* some irregularity */
         v[m] = from_bits(0x7ff8000000000000ull + m);
-    ck_assert_int_eq(fpc_compress(v, n, 12, b, c, bound, &clen), 0);
+    ck_assert_int_eq(fpc_compress(v, n, bits, b, c, bound, &clen), 0);
     while (off < clen) {
         size_t cnt = get_u32(c + off + 4), len = HDR + get_u32(c + off + 8);
         size_t want = k * b + b <= n ? b : n - k * b;
@@ -343,9 +350,9 @@ START_TEST(test_blocks_independent)
         ck_assert_int_eq(fpc_decompress(c + off, len, d, b, &m), 0);
         ck_assert_uint_eq(m, cnt);
         ck_assert(memcmp(d, v + k * b, cnt * sizeof(double)) == 0);
-        ck_assert_int_eq(
-            fpc_compress(v + k * b, cnt, 12, b, sub, fpc_bound(b, b), &sub_len),
-            0);
+        ck_assert_int_eq(fpc_compress(v + k * b, cnt, bits, b, sub,
+                                      fpc_bound(b, b), &sub_len),
+                         0);
         ck_assert_uint_eq(sub_len, len);
         ck_assert(memcmp(sub, c + off, len) == 0);
         off += len;
@@ -456,6 +463,21 @@ START_TEST(test_bad_headers)
     }
     /* Odd block (7 values): the unused low nibble must be zero. */
     expect_bad(c, clen, HDR + 3, (uint8_t)(c[HDR + 3] | 1), E, 0);
+    /* An empty block (count 0, size 0) is not a block, alone or after
+     * valid ones. */
+    {
+        static const uint8_t empty[HDR] = {0x46, 0x50, 0x01, 0x10};
+        uint8_t b[256];
+        double d[13];
+        size_t m;
+
+        ck_assert_int_eq(fpc_decompress(empty, HDR, d, 13, &m), E);
+        ck_assert_int_eq(fpc_count(empty, HDR, &m), E);
+        memcpy(b, c, clen);
+        memcpy(b + clen, empty, HDR);
+        ck_assert_int_eq(fpc_decompress(b, clen + HDR, d, 13, &m), E);
+        ck_assert_int_eq(fpc_count(b, clen + HDR, &m), E);
+    }
     /* Trailing junk after the last block. */
     {
         uint8_t b[256];
@@ -541,7 +563,7 @@ suite_fpc(void)
     tcase_add_test(tc, test_bound);
     tcase_add_test(tc, test_compresses);
     tcase_add_test(tc, test_format);
-    tcase_add_test(tc, test_blocks_independent);
+    tcase_add_loop_test(tc, test_blocks_independent, 0, 5);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(big, test_paper_sets, 0, 15);
     tcase_set_timeout(big, 120);
