@@ -28,6 +28,56 @@ envelope_init(Envelope *e)
     e->version = COLLS_PROTO_VERSION;
 }
 
+/* Largest field number protobuf allows (2^29 - 1). */
+#define ENVELOPE_MAX_FIELD 0x1fffffffu
+
+/*
+ * 1 if every unknown field in m and in the messages it holds has a legal
+ * field number.  protobuf-c 1.4 accepts field number 0 when its tag is
+ * written in more than one byte ("80 00") and keeps it as an unknown field,
+ * which it then packs as a bare 0 byte that no decoder accepts: an
+ * envelope re-packed for forwarding would be poison to the next hop.  The
+ * schema has no recursive messages, so the recursion is at most three deep.
+ */
+static int
+envelope_unknown_ok(const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    const char *base = (const char *)m;
+    unsigned i;
+    size_t j;
+
+    for (i = 0; i < m->n_unknown_fields; i++)
+        if (m->unknown_fields[i].tag == 0 ||
+            m->unknown_fields[i].tag > ENVELOPE_MAX_FIELD)
+            return 0;
+    for (i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *v =
+                *(ProtobufCMessage *const *const *)(base + f->offset);
+
+            for (j = 0; j < n; j++)
+                if (!envelope_unknown_ok(v[j]))
+                    return 0;
+        } else {
+            const ProtobufCMessage *sub;
+
+            if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0 &&
+                *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+                continue;
+            sub = *(ProtobufCMessage *const *)(base + f->offset);
+            if (sub != NULL && !envelope_unknown_ok(sub))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /*
  * Range checks on a decoded envelope.  The version comes first: a peer of
  * another version may legitimately use values this one does not know.
@@ -42,6 +92,8 @@ envelope_check(const Envelope *e)
     if (e->encoding > COLLS_ENC_INPLACE)
         return COLLS_EPROTO;
     if (e->byte_order > COLLS_ORDER_BIG)
+        return COLLS_EPROTO;
+    if (!envelope_unknown_ok(&e->base))
         return COLLS_EPROTO;
     return 0;
 }

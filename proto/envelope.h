@@ -29,8 +29,11 @@ void envelope_init(Envelope *e);
 /*
  * Unpacks an envelope of len bytes (len <= lim->max_env is checked by the
  * caller via frame_peek).  Returns 0 and *out (free with envelope_free);
- * COLLS_EPROTO if protobuf decoding fails or a field is out of range
- * (dtype, encoding, byte order); COLLS_EVERSION if the version differs.
+ * COLLS_EPROTO if protobuf decoding fails, a field is out of range
+ * (dtype, encoding, byte order) or an unknown field has an illegal number
+ * (0, which protobuf-c lets through); COLLS_EVERSION if the version
+ * differs (checked first).  Kind is not checked: any int32 is kept, and
+ * unknown fields are kept and packed again unchanged.
  */
 int envelope_unpack(const uint8_t *buf, size_t len, Envelope **out);
 void envelope_free(Envelope *e);

@@ -408,6 +408,39 @@ START_TEST(test_unknown_fields)
 END_TEST
 
 /*
+ * protobuf-c takes field number 0 written in two bytes ("80 00") as an
+ * unknown field and would pack it as a single 0 byte that nobody decodes;
+ * such envelopes are rejected, at the top level and in nested messages.
+ */
+START_TEST(test_field_zero)
+{
+    static const uint8_t top[] = {0x08, 0x01, 0x80, 0x00, 0x07};
+    static const uint8_t top_len[] = {0x08, 0x01, 0x82, 0x00, 0x01, 'a'};
+    /* heartbeat {table_epoch 5, field 0 varint 7} */
+    static const uint8_t nested[] = {0x08, 0x01, 0xfa, 0x01, 0x05,
+                                     0x08, 0x05, 0x80, 0x00, 0x07};
+    /* host_table {hosts [{hid 1, field 0 varint 7}]} */
+    static const uint8_t deep[] = {0x08, 0x01, 0xc2, 0x01, 0x07, 0x12,
+                                   0x05, 0x08, 0x01, 0x80, 0x00, 0x07};
+    /* The same three with field 99 instead: accepted. */
+    static const uint8_t deep99[] = {0x08, 0x01, 0xc2, 0x01, 0x07, 0x12,
+                                     0x05, 0x08, 0x01, 0x98, 0x06, 0x07};
+    Envelope *e = NULL;
+
+    ck_assert_int_eq(unpack_rc(top, sizeof(top)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(top_len, sizeof(top_len)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(nested, sizeof(nested)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(deep, sizeof(deep)), COLLS_EPROTO);
+    ck_assert_int_eq(envelope_unpack(deep99, sizeof(deep99), &e), 0);
+    ck_assert_int_eq(e->body_case, ENVELOPE__BODY_HOST_TABLE);
+    ck_assert_uint_eq(e->host_table->n_hosts, 1);
+    ck_assert_uint_eq(e->host_table->hosts[0]->hid, 1);
+    ck_assert_uint_eq(e->host_table->hosts[0]->base.n_unknown_fields, 1);
+    envelope_free(e);
+}
+END_TEST
+
+/*
  * Kind is a proto3 open enum: protobuf-c stores any int32 found on the wire
  * and packs it back unchanged.  The daemon answers unknown kinds; decoding
  * them must simply work.
@@ -463,6 +496,7 @@ suite_envelope(void)
     tcase_add_test(tc, test_ranges);
     tcase_add_test(tc, test_unknown_fields);
     tcase_add_test(tc, test_unknown_kind);
+    tcase_add_test(tc, test_field_zero);
     tcase_add_test(tc, test_free_null);
     suite_add_tcase(s, tc);
     return s;
