@@ -114,6 +114,8 @@ struct task {
     /* output */
     struct task_out *out_head, **out_tail;
     uint64_t out_bytes;         /* queued, not yet written */
+    int wdead;                  /* writing failed (peer closed): output is
+                                   dropped, input is still read to EOF */
     struct task_stats st;
 };
 

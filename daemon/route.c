@@ -519,6 +519,8 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     }
     d->st.data_from_peer++;
     u->st.msgs_recv++;
+    log_trace("DATA t%x -> t%x tag %d, %zu bytes, from host %d", e->src,
+              e->dst, e->tag, len - off, hid);
     /* Reuse the packed envelope and the payload where they lie. */
     task_queue_packed(u, msg + 4, off - 4, len - 4, msg);
 }
@@ -578,6 +580,7 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
         route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);
         break;
     case KIND__TASK_EXIT:
+        log_trace("TASK_EXIT t%x from host %d", e->src, hid);
         if (COLLS_TID_HID(e->src) == hid)
             route_exit_local(d, e->src);
         break;

@@ -293,7 +293,18 @@ task_flush(struct task *t)
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 break;
-            task_close(t, strerror(errno));
+            if (t->state != TASK_ST_ACTIVE) {
+                task_close(t, strerror(errno));
+                return -1;
+            }
+            /* The task closed its end; frames it wrote before that may
+               still wait in our receive buffer and must be routed, so
+               keep reading until EOF and drop output from now on. */
+            log_debug("task t%x: write: %s; reading to EOF", t->tid,
+                      strerror(errno));
+            t->wdead = 1;
+            task_out_clear(t);
+            event_del(t->wev);
             return -1;
         }
         t->st.bytes_out += (uint64_t)n;
@@ -359,8 +370,8 @@ task_enqueue(struct task *t, struct task_out *o)
 static int
 task_writable_state(const struct task *t)
 {
-    return t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE ||
-           t->state == TASK_ST_CLOSING;
+    return !t->wdead && (t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE ||
+           t->state == TASK_ST_CLOSING);
 }
 
 int
