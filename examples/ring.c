@@ -268,16 +268,24 @@ ring_member(colls_t *c, const struct ring_opts *o)
     for (i = 0; i < o->laps; i++) {
         hop = (uint32_t)i * (uint32_t)n + (uint32_t)pos;
         rc = ring_recv_token(c, tids[pos - 1], hop, &lap, data, o->size);
-        if (rc < 0)
+        if (rc < 0) {
+            fprintf(stderr, "ring: t%x: lap %d: receiving from t%x: %s\n",
+                    (unsigned)me, i, (unsigned)tids[pos - 1],
+                    colls_strerror(rc));
             break;
+        }
         ring_mutate(data, o->size, hop, me);
         rc = ring_send_token(c, tids[(pos + 1) % n], lap, hop + 1, data,
                              o->size);
-        if (rc < 0)
+        if (rc < 0) {
+            fprintf(stderr, "ring: t%x: lap %d: sending to t%x: %s\n",
+                    (unsigned)me, i, (unsigned)tids[(pos + 1) % n],
+                    colls_strerror(rc));
             break;
+        }
     }
     free(data);
-    return rc < 0 ? ring_fail("token", rc) : 0;
+    return rc < 0 ? 1 : 0;
 }
 
 /* Attaches to socket (NULL: default) and plays role index. */

@@ -4,13 +4,15 @@
  *
  * colls_attach() connects a uv_pipe_t to the daemon's socket, exchanges
  * ATTACH_REQ / ATTACH_REP, then opens the direct-route listener and
- * registers it (direct.c).  colls_detach() says DETACH, closes every handle,
- * runs the loop until the close callbacks ran and frees everything.
+ * registers it (direct.c).  colls_detach() says DETACH, waits (at most
+ * COLLS__DETACH_MS) for the daemon to close the connection, so everything
+ * sent before was read, then closes every handle, runs the loop until the
+ * close callbacks ran and frees everything.
  *
  * Socket path: the argument, else $COLLS_SOCKET, else
  * $XDG_RUNTIME_DIR/collsd/collsd.sock, else /tmp/collsd-<uid>/collsd.sock
  * (docs/protocol.md).  $COLLS_ADMIN=1 makes the attach an admin one
- * (collsctl sets it); $COLLS_NAME overrides the program name reported.
+ * (collsctl sets it); $COLLS_TASK_NAME overrides the program name reported.
  * The attach handshake itself waits at most COLLS__ATTACH_MS.
  */
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "internal.h"
 
 #define COLLS__ATTACH_MS 10000
+#define COLLS__DETACH_MS 2000
 
 /* Timer callback: the current blocking call ran out of time. */
 static void
@@ -130,7 +133,7 @@ colls_prog_name(char *name, size_t cap)
 {
     char exe[4096];
     size_t sz = sizeof(exe);
-    const char *env = getenv("COLLS_NAME");
+    const char *env = getenv("COLLS_TASK_NAME");
     const char *base;
     size_t n;
 
@@ -320,6 +323,13 @@ colls_req_done_pred(void *arg)
     return ((struct colls_req *)arg)->done;
 }
 
+/* The daemon closed the connection. */
+static int
+colls_conn_gone_pred(void *arg)
+{
+    return ((colls_t *)arg)->conn_err != 0;
+}
+
 /*
  * Detaches: tells the daemon, closes every connection and frees c.
  * Requests still outstanding are abandoned (complete them first).
@@ -339,8 +349,13 @@ colls_detach(colls_t *c)
         envelope_init(&e);
         e.kind = KIND__DETACH;
         e.src = c->tid;
-        if (colls__write_env(c->daemon, &e, NULL, 0, &r) == 0)
+        if (colls__write_env(c->daemon, &e, NULL, 0, &r) == 0) {
             colls__wait(c, colls_req_done_pred, &r, 0);
+            /* Linger until the daemon closes: closing first could make
+               its next write fail before it read our last messages. */
+            c->timeout_ms = COLLS__DETACH_MS;
+            colls__wait(c, colls_conn_gone_pred, c, 1);
+        }
     }
     colls_close_all(c);
     colls_free_handle(c);

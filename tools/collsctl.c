@@ -158,6 +158,6 @@ main(int argc, char **argv)
         return 2;
     }
     setenv("COLLS_ADMIN", "1", 1);
-    setenv("COLLS_NAME", "collsctl", 0);
+    setenv("COLLS_TASK_NAME", "collsctl", 0);
     return cmd->exec(argc - i, argv + i);
 }
