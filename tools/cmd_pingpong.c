@@ -7,7 +7,7 @@
  * else bytes), sends it, receives the echo and unpacks it; the first
  * repetition of each size also checks the echoed bytes.  Per size the
  * median of the repetitions is kept, then t(n) = alpha + n / beta is fitted
- * by least squares over all sizes.
+ * by least squares over all sizes, weighted by 1/t^2 (relative errors).
  *   default route: the partner is a daemon's built-in echo, by default the
  *                  first other host that is up (--to names any tid,
  *                  --host a hid);
@@ -143,7 +143,7 @@ pingpong_exec(int argc, char **argv)
     int opt, rc = 0, have_to = 0;
     uint8_t *sbuf = NULL, *rbuf = NULL;
     double *t = NULL, sizes[64], medians[64];
-    double sx = 0, sy = 0, sxx = 0, sxy = 0, alpha, beta, slope;
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, alpha, beta, slope;
 
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -269,15 +269,19 @@ pingpong_exec(int argc, char **argv)
         if (n >= max || nsizes == 64)
             break;
     }
+    /* Weighted least squares, weights 1/t^2: minimises relative errors,
+       so the small sizes fix alpha and the large ones beta. */
     for (i = 0; i < nsizes; i++) {
-        sx += sizes[i];
-        sy += medians[i];
-        sxx += sizes[i] * sizes[i];
-        sxy += sizes[i] * medians[i];
+        double w = 1.0 / (medians[i] * medians[i]);
+        sw += w;
+        sx += w * sizes[i];
+        sy += w * medians[i];
+        sxx += w * sizes[i] * sizes[i];
+        sxy += w * sizes[i] * medians[i];
     }
-    if (nsizes >= 2 && nsizes * sxx - sx * sx > 0) {
-        slope = (nsizes * sxy - sx * sy) / (nsizes * sxx - sx * sx);
-        alpha = (sy - slope * sx) / nsizes;
+    if (nsizes >= 2 && sw * sxx - sx * sx > 0) {
+        slope = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
+        alpha = (sy - slope * sx) / sw;
         beta = slope > 0 ? 1.0 / slope : INFINITY;
         if (csv)
             printf("# fit t(n) = alpha + n/beta: alpha_us=%.2f "

@@ -60,28 +60,45 @@ collsctl_parse_tid(const char *s, unsigned *tid)
     return 0;
 }
 
-/* Host by hid (decimal), name, address, or address without the port. */
+/*
+ * Host by hid (decimal), name, address, or address without the port.  A
+ * name or full address must match exactly; an address without the port
+ * only when one host has it (several daemons may share an IP): otherwise
+ * COLLS_EINVAL after saying it is ambiguous.
+ */
 int
 collsctl_resolve_host(struct colls *c, const char *s)
 {
     colls_hostinfo_t *h;
     char *end;
     long v = strtol(s, &end, 10);
-    int n, i, rc, found = COLLS_ENOENT;
+    size_t l = strlen(s);
+    int n, i, rc, exact = COLLS_ENOENT, prefix = COLLS_ENOENT, nprefix = 0;
 
     if (*s != '\0' && *end == '\0')
         return v > 0 && v < 4096 ? (int)v : COLLS_EINVAL;
     rc = colls_hosts(c, &h, &n);
     if (rc < 0)
         return rc;
-    for (i = 0; i < n && found < 0; i++) {
-        size_t l = strlen(s);
-        if (strcmp(h[i].name, s) == 0 || strcmp(h[i].addr, s) == 0 ||
-            (strncmp(h[i].addr, s, l) == 0 && h[i].addr[l] == ':'))
-            found = h[i].hid;
+    for (i = 0; i < n; i++) {
+        if (strcmp(h[i].name, s) == 0 || strcmp(h[i].addr, s) == 0) {
+            exact = h[i].hid;
+            break;
+        }
+        if (strncmp(h[i].addr, s, l) == 0 && h[i].addr[l] == ':') {
+            prefix = h[i].hid;
+            nprefix++;
+        }
     }
     colls_free(h);
-    return found;
+    if (exact > 0)
+        return exact;
+    if (nprefix > 1) {
+        fprintf(stderr, "collsctl: %d hosts have address %s; give the port "
+                        "or the host id\n", nprefix, s);
+        return COLLS_EINVAL;
+    }
+    return prefix;
 }
 
 static void
