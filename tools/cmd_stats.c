@@ -1,9 +1,12 @@
 /*
  * cmd_stats.c -- `collsctl stats [--json] [--watch SECONDS]`: the daemon's
  * statistics.  --json prints the document as the daemon sent it; otherwise
- * it is flattened into a two-column table, one row per counter, named by
- * its path in the document (peers.2.rtt_us), so every counter the daemon
- * reports is shown whatever its layout.  --watch redraws every SECONDS.
+ * each top-level section is rendered by its shape, so every counter the
+ * daemon reports is shown whatever its layout: an object of counters as
+ * name/value pairs, an object of objects (histograms) one line each with
+ * their scalars, an array of objects (peers, tasks) as a table with one
+ * row per field and one column per element.  --watch redraws every
+ * SECONDS.
  */
 #include <ctype.h>
 #include <getopt.h>
@@ -16,184 +19,284 @@
 #include "tools/collsctl.h"
 
 #define STATS_MAX_DEPTH 32
-#define STATS_PATH_MAX 256
+#define STATS_COLS 3 /* elements side by side in a transposed table */
 
-struct stats_parser {
-    const char *p;
-    char path[STATS_PATH_MAX];
-    int depth;
-    int rows;
+enum { J_SCALAR, J_ARRAY, J_OBJECT };
+
+/* A parsed JSON value; scalars keep their text (strings unescaped). */
+struct jnode {
+    int type;
+    char *key;          /* member name inside an object, else NULL */
+    char *text;         /* J_SCALAR */
+    struct jnode **kid; /* J_ARRAY, J_OBJECT */
+    size_t n, cap;
 };
 
 static void
-stats_ws(struct stats_parser *sp)
+jfree(struct jnode *j)
 {
-    while (isspace((unsigned char)*sp->p))
-        sp->p++;
+    size_t i;
+
+    if (j == NULL)
+        return;
+    for (i = 0; i < j->n; i++)
+        jfree(j->kid[i]);
+    free(j->kid);
+    free(j->key);
+    free(j->text);
+    free(j);
 }
 
-/* Reads a JSON string at sp->p into out (truncated to cap).  0 or -1. */
-static int
-stats_string(struct stats_parser *sp, char *out, size_t cap)
-{
-    size_t n = 0;
-
-    if (*sp->p != '"')
-        return -1;
-    sp->p++;
-    while (*sp->p != '"') {
-        char ch = *sp->p;
-        if (ch == '\0')
-            return -1;
-        if (ch == '\\') {
-            sp->p++;
-            switch (*sp->p) {
-            case 'n':
-                ch = ' ';
-                break;
-            case 't':
-                ch = ' ';
-                break;
-            case 'u':
-                ch = '?';
-                if (strlen(sp->p) < 5)
-                    return -1;
-                sp->p += 4;
-                break;
-            case '\0':
-                return -1;
-            default:
-                ch = *sp->p;
-                break;
-            }
-        }
-        if (n + 1 < cap)
-            out[n++] = ch;
-        sp->p++;
-    }
-    sp->p++;
-    if (cap > 0)
-        out[n] = '\0';
-    return 0;
-}
-
-static int stats_value(struct stats_parser *sp);
-
-/* Extends the path with key for the duration of one value. */
-static int
-stats_child(struct stats_parser *sp, const char *key)
-{
-    size_t old = strlen(sp->path);
-    int rc;
-
-    if (old > 0 && old + 1 < sizeof(sp->path))
-        strcat(sp->path, ".");
-    strncat(sp->path, key, sizeof(sp->path) - strlen(sp->path) - 1);
-    rc = stats_value(sp);
-    sp->path[old] = '\0';
-    return rc;
-}
-
-/* Prints one leaf row. */
 static void
-stats_row(struct stats_parser *sp, const char *val, size_t len)
+jws(const char **p)
 {
-    printf("  %-48s %.*s\n", sp->path[0] ? sp->path : "(value)", (int)len,
-           val);
-    sp->rows++;
+    while (isspace((unsigned char)**p))
+        (*p)++;
 }
 
-/* Parses one JSON value at sp->p, printing its leaves.  0 or -1. */
-static int
-stats_value(struct stats_parser *sp)
+/* A JSON string at *p, unescaped into a new allocation; NULL if bad. */
+static char *
+jstring(const char **p)
 {
-    char key[128];
-    int idx = 0;
+    const char *q = *p;
+    char *out, *o;
 
-    stats_ws(sp);
-    if (++sp->depth > STATS_MAX_DEPTH)
-        return -1;
-    if (*sp->p == '{') {
-        sp->p++;
-        stats_ws(sp);
-        if (*sp->p == '}') {
-            sp->p++;
-            goto done;
+    if (*q != '"')
+        return NULL;
+    out = malloc(strlen(q) + 1);
+    if (out == NULL)
+        return NULL;
+    o = out;
+    for (q++; *q != '"'; q++) {
+        if (*q == '\0')
+            goto bad;
+        if (*q != '\\') {
+            *o++ = *q;
+            continue;
         }
-        for (;;) {
-            stats_ws(sp);
-            if (stats_string(sp, key, sizeof(key)) < 0)
-                return -1;
-            stats_ws(sp);
-            if (*sp->p++ != ':')
-                return -1;
-            if (stats_child(sp, key) < 0)
-                return -1;
-            stats_ws(sp);
-            if (*sp->p == ',') {
-                sp->p++;
-                continue;
-            }
-            if (*sp->p++ != '}')
-                return -1;
-            goto done;
-        }
-    }
-    if (*sp->p == '[') {
-        sp->p++;
-        stats_ws(sp);
-        if (*sp->p == ']') {
-            sp->p++;
-            goto done;
-        }
-        for (;;) {
-            snprintf(key, sizeof(key), "%d", idx++);
-            if (stats_child(sp, key) < 0)
-                return -1;
-            stats_ws(sp);
-            if (*sp->p == ',') {
-                sp->p++;
-                continue;
-            }
-            if (*sp->p++ != ']')
-                return -1;
-            goto done;
+        q++;
+        switch (*q) {
+        case 'n':
+        case 't':
+        case 'r':
+            *o++ = ' ';
+            break;
+        case 'u':
+            if (strlen(q) < 5)
+                goto bad;
+            *o++ = '?';
+            q += 4;
+            break;
+        case '\0':
+            goto bad;
+        default:
+            *o++ = *q;
+            break;
         }
     }
-    if (*sp->p == '"') {
-        char val[256];
-        if (stats_string(sp, val, sizeof(val)) < 0)
+    *o = '\0';
+    *p = q + 1;
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+static int
+jadd(struct jnode *parent, struct jnode *kid)
+{
+    if (parent->n == parent->cap) {
+        size_t ncap = parent->cap ? parent->cap * 2 : 8;
+        struct jnode **nk = realloc(parent->kid, ncap * sizeof(*nk));
+        if (nk == NULL)
             return -1;
-        stats_row(sp, val, strlen(val));
-        goto done;
+        parent->kid = nk;
+        parent->cap = ncap;
     }
-    {
-        const char *start = sp->p;
-        while (*sp->p && strchr("+-.0123456789eEtruefalsn", *sp->p))
-            sp->p++;
-        if (sp->p == start)
-            return -1;
-        stats_row(sp, start, (size_t)(sp->p - start));
-    }
-done:
-    sp->depth--;
+    parent->kid[parent->n++] = kid;
     return 0;
 }
 
-/* Prints json as a table; falls back to the raw text if it is not JSON. */
+/* Parses one value at *p; NULL on malformed input or out of memory. */
+static struct jnode *
+jparse(const char **p, int depth)
+{
+    struct jnode *j = calloc(1, sizeof(*j)), *kid;
+    char close;
+    char *key = NULL;
+
+    if (j == NULL || depth > STATS_MAX_DEPTH)
+        goto bad;
+    jws(p);
+    if (**p == '{' || **p == '[') {
+        j->type = **p == '{' ? J_OBJECT : J_ARRAY;
+        close = **p == '{' ? '}' : ']';
+        (*p)++;
+        jws(p);
+        if (**p == close) {
+            (*p)++;
+            return j;
+        }
+        for (;;) {
+            jws(p);
+            if (j->type == J_OBJECT) {
+                key = jstring(p);
+                jws(p);
+                if (key == NULL || **p != ':')
+                    goto bad;
+                (*p)++;
+            }
+            kid = jparse(p, depth + 1);
+            if (kid == NULL)
+                goto bad;
+            kid->key = key;
+            key = NULL;
+            if (jadd(j, kid) < 0) {
+                jfree(kid);
+                goto bad;
+            }
+            jws(p);
+            if (**p == ',') {
+                (*p)++;
+                continue;
+            }
+            if (**p != close)
+                goto bad;
+            (*p)++;
+            return j;
+        }
+    }
+    j->type = J_SCALAR;
+    if (**p == '"') {
+        j->text = jstring(p);
+    } else {
+        const char *start = *p;
+        while (**p && strchr("+-.0123456789eEtruefalsn", **p))
+            (*p)++;
+        if (*p == start)
+            goto bad;
+        j->text = strndup(start, (size_t)(*p - start));
+    }
+    if (j->text == NULL)
+        goto bad;
+    return j;
+bad:
+    free(key);
+    jfree(j);
+    return NULL;
+}
+
+/* 1 if every child of j is a scalar. */
+static int
+jflat(const struct jnode *j)
+{
+    size_t i;
+
+    for (i = 0; i < j->n; i++)
+        if (j->kid[i]->type != J_SCALAR)
+            return 0;
+    return 1;
+}
+
+/* Object of scalars: name/value pairs, two to a line. */
+static void
+stats_pairs(const struct jnode *j)
+{
+    size_t i;
+
+    for (i = 0; i < j->n; i++)
+        printf("%s  %-22s %14s%s", i % 2 ? "  " : "", j->kid[i]->key,
+               j->kid[i]->text, i % 2 || i + 1 == j->n ? "\n" : "");
+}
+
+/* One line of name=value for the scalars of j (arrays are left out). */
+static void
+stats_inline(const struct jnode *j)
+{
+    size_t i;
+
+    for (i = 0; i < j->n; i++)
+        if (j->kid[i]->type == J_SCALAR && j->kid[i]->key != NULL)
+            printf(" %s=%s", j->kid[i]->key, j->kid[i]->text);
+    printf("\n");
+}
+
+/* Array of objects: one row per field, one column per element. */
+static void
+stats_transposed(const struct jnode *j)
+{
+    size_t from, i, e;
+
+    for (from = 0; from < j->n; from += STATS_COLS) {
+        const struct jnode *first = j->kid[from];
+        if (first->type != J_OBJECT)
+            continue;
+        for (i = 0; i < first->n; i++) {
+            if (first->kid[i]->type != J_SCALAR)
+                continue;
+            printf("  %-20s", first->kid[i]->key);
+            for (e = from; e < j->n && e < from + STATS_COLS; e++) {
+                const struct jnode *el = j->kid[e];
+                const char *v = "-";
+                if (el->type == J_OBJECT && i < el->n &&
+                    el->kid[i]->type == J_SCALAR)
+                    v = el->kid[i]->text;
+                printf(" %18.18s", v);
+            }
+            printf("\n");
+        }
+        if (from + STATS_COLS < j->n)
+            printf("\n");
+    }
+}
+
+/* Renders the document section by section; raw text if not JSON. */
 static void
 stats_table(const char *json)
 {
-    struct stats_parser sp;
+    const char *p = json;
+    struct jnode *root = jparse(&p, 0);
+    size_t i, k;
 
-    memset(&sp, 0, sizeof(sp));
-    sp.p = json;
-    printf("  %-48s %s\n", "COUNTER", "VALUE");
-    if (stats_value(&sp) < 0) {
-        printf("(the daemon's statistics are not valid JSON; raw text:)\n%s\n",
-               json);
+    if (root == NULL || root->type != J_OBJECT) {
+        printf("%s\n", json);
+        jfree(root);
         return;
     }
+    for (i = 0; i < root->n; i++) {
+        const struct jnode *v = root->kid[i];
+        switch (v->type) {
+        case J_SCALAR:
+            printf("%-24s %s\n", v->key, v->text);
+            break;
+        case J_OBJECT:
+            printf("%s\n", v->key);
+            if (jflat(v)) {
+                stats_pairs(v);
+                break;
+            }
+            for (k = 0; k < v->n; k++) {
+                const struct jnode *x = v->kid[k];
+                printf("  %-20s", x->key);
+                if (x->type == J_SCALAR)
+                    printf(" %s\n", x->text);
+                else
+                    stats_inline(x);
+            }
+            break;
+        default:
+            printf("%s (%zu)\n", v->key, v->n);
+            if (jflat(v)) {
+                for (k = 0; k < v->n; k++)
+                    printf(" %s", v->kid[k]->text);
+                printf("\n");
+            } else {
+                stats_transposed(v);
+            }
+            break;
+        }
+    }
+    jfree(root);
 }
 
 static int
