@@ -56,6 +56,7 @@ struct host {
     uint64_t last_heard_us;     /* a message from it was delivered */
     uint64_t since_us;          /* entered the current state */
     uint64_t msgs_in, msgs_out;
+    int listed;                 /* comes from the hostfile */
 };
 
 /* ---- tasks -------------------------------------------------------------- */

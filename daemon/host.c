@@ -219,7 +219,7 @@ host_table_fill(struct daemon *d, HostTable *ht)
         *he = einit;
         he->hid = (uint32_t)hid;
         he->state = (uint32_t)(hid == d->hid ? COLLS_HOST_UP : h->state);
-        he->incarnation = h->inc;
+        he->incarnation = h->inc != 0 ? h->inc : h->dead_inc;
         he->name = h->name;
         he->addr = h->addr;
         he->ntasks = (uint32_t)(hid == d->hid ? d->ntasks : h->ntasks);
@@ -873,6 +873,7 @@ host_apply_file(struct daemon *d, const struct host_line *v, int n)
 
         if (h == NULL)
             return COLLS_ENOMEM;
+        h->listed = 1;
         if (hid == d->hid)
             continue;
         if (v[hid - 1].name[0] != '\0' || h->name[0] == '\0')
@@ -888,8 +889,9 @@ host_apply_file(struct daemon *d, const struct host_line *v, int n)
             host_rel_set(d, h);
         }
     }
+    /* Hosts that joined later stay; lines that went away are removed. */
     for (hid = n + 1; hid <= DAEMON_MAX_HID; hid++)
-        if (d->hosts[hid] != NULL && hid != d->hid)
+        if (d->hosts[hid] != NULL && d->hosts[hid]->listed && hid != d->hid)
             host_remove(d, hid);
     return 0;
 }
