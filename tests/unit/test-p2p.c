@@ -15,7 +15,7 @@
  * bookkeeping (EPEERDEAD, EHOSTDOWN, ENOENT instead of hanging),
  * timeouts, non-blocking requests, packed messages in every encoding, a
  * large message read into its own buffer, the admin calls, the direct
- * route, and a daemon that goes away.
+ * route and its fallback to the daemon, and a daemon that goes away.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +33,8 @@
 #define ME 0x100005u     /* the tid the fake daemon hands out */
 #define PEER 0x100009u
 #define REMOTE 0x300001u /* a task on host 3 */
+#define UNREACHABLE 0x10000au /* its direct address refuses connections */
+#define UNKNOWN 0x10000bu     /* ROUTE_REQ answers ENOENT */
 
 enum {
     T_EXIT = 901,  /* send TASK_EXIT {src = dst} */
@@ -167,8 +169,17 @@ fake_serve(int ls)
             break;
         case KIND__ROUTE_REQ:
             e.kind = KIND__ROUTE_REP;
+            if (in->dst == UNREACHABLE) {
+                /* nothing listens on port 1 */
+                rr.addr = "127.0.0.1:1";
+            } else if (in->dst == UNKNOWN) {
+                e.status = COLLS_ENOENT;
+                fake_send(fd, &e, NULL, 0);
+                break;
+            } else {
+                rr.addr = route_addr;
+            }
             rr.tid = in->dst;
-            rr.addr = route_addr;
             e.body_case = ENVELOPE__BODY_ROUTE_REP;
             e.route_rep = &rr;
             fake_send(fd, &e, NULL, 0);
@@ -649,6 +660,39 @@ START_TEST(test_direct)
 }
 END_TEST
 
+/* Direct sends to peers that cannot be reached go via the daemon, in
+   order, and are counted. */
+START_TEST(test_direct_fallback)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_status_t st;
+    char out[8];
+    int i;
+
+    ck_assert_int_eq(colls_set_route(c, COLLS_ROUTE_DIRECT), 0);
+    for (i = 0; i < 3; i++) {
+        char b = (char)('a' + i);
+        ck_assert_int_eq(colls_send(c, UNREACHABLE, 50 + i, &b, 1), 0);
+        ck_assert_int_eq(colls_send(c, UNKNOWN, 60 + i, &b, 1), 0);
+    }
+    for (i = 0; i < 3; i++) {
+        /* the fake daemon's echo: the source is the destination */
+        ck_assert_int_eq(colls_recv(c, UNREACHABLE, COLLS_ANY, out,
+                                    sizeof(out), &st),
+                         0);
+        ck_assert_int_eq(st.tag, 50 + i);
+        ck_assert_int_eq(out[0], 'a' + i);
+        ck_assert_int_eq(colls_recv(c, UNKNOWN, COLLS_ANY, out, sizeof(out),
+                                    &st),
+                         0);
+        ck_assert_int_eq(st.tag, 60 + i);
+    }
+    ck_assert_uint_eq(colls_route_fallbacks(c), 6);
+    detach(&f, c);
+}
+END_TEST
+
 Suite *
 suite_p2p(void)
 {
@@ -668,6 +712,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_large);
     tcase_add_test(tc, test_admin);
     tcase_add_test(tc, test_direct);
+    tcase_add_test(tc, test_direct_fallback);
     suite_add_tcase(s, tc);
     return s;
 }
