@@ -29,7 +29,8 @@ for t in $targets; do
         grep -E '^#[0-9]+[[:space:]]+DONE|^stat::' "$work.log"
     else
         status=1
-        grep -E 'ERROR|SUMMARY|^#[0-9]+[[:space:]]+(pulse|NEW)' "$work.log" | tail -n 6
+        grep -E 'ERROR|SUMMARY|^#[0-9]+[[:space:]]+(pulse|NEW)' "$work.log" |
+            tail -n 6
         grep -E '^ +#[0-9]+ ' "$work.log" | head -n 12
         grep -E 'Test unit written' "$work.log"
     fi
