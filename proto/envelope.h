@@ -39,8 +39,11 @@ int envelope_unpack(const uint8_t *buf, size_t len, Envelope **out);
 void envelope_free(Envelope *e);
 
 /*
- * Appends a whole frame (header, envelope, payload) to b.  plen may be 0.
- * Returns 0, COLLS_EMSGSIZE or COLLS_ENOMEM.
+ * Appends a whole frame (header, envelope, payload) to b.  plen may be 0
+ * (payload may then be NULL); payload must not point into b, which may
+ * move.  Returns 0, COLLS_EMSGSIZE, COLLS_ENOMEM, or COLLS_EINVAL for a
+ * NULL payload with plen > 0 or an envelope that packs to nothing (no
+ * version); b is unchanged on error.
  */
 int envelope_frame(struct buf *b, const Envelope *e, const void *payload,
                    size_t plen);
