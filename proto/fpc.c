@@ -168,8 +168,9 @@ fpc_bound(size_t n, size_t block)
 
     if (n == 0)
         return 0;
-    /* 8.5 bytes per value plus headers: refuse to wrap, saturate. */
-    if (n > (SIZE_MAX - FPC_HDR) / 10)
+    /* At most FPC_HDR + 9 bytes per value (block 1): saturate rather
+     * than wrap for sizes no buffer could hold. */
+    if (n > SIZE_MAX / (FPC_HDR + 9))
         return SIZE_MAX;
     full = n / b;
     rest = n % b;
@@ -181,7 +182,7 @@ fpc_bound(size_t n, size_t block)
 
 /*
  * Codes one value: updates the predictors, returns its 4-bit code and the
- * residual in *res (to be written as nbytes low bytes, see fpc_nbytes).
+ * residual in *res, to be stored as its *nbytes low bytes.
  */
 static inline unsigned
 fpc_code_one(const struct fpc_tables *t, uint64_t v, uint64_t *fh, uint64_t *dh,

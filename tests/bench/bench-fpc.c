@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "colls.h"
 #include "proto/fpc.h"
 #include "tests/bench/bench.h"
 

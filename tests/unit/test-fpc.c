@@ -204,6 +204,9 @@ START_TEST(test_bound)
     ck_assert_uint_eq(fpc_bound(FPC_DEFAULT_BLOCK + 1, 0),
                       2 * HDR + FPC_DEFAULT_BLOCK / 2 + 1 +
                           (FPC_DEFAULT_BLOCK + 1) * 8);
+    /* Sizes no buffer could hold saturate instead of wrapping. */
+    ck_assert_uint_eq(fpc_bound(SIZE_MAX / 8, 1), SIZE_MAX);
+    ck_assert_uint_lt(fpc_bound(SIZE_MAX / 24, 1), SIZE_MAX);
     fill(v, n, K_RANDOM, 5);
     clen = roundtrip(v, n, FPC_DEFAULT_TABLE_BITS, 1000);
     ck_assert_uint_le(clen, fpc_bound(n, 1000));
