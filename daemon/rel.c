@@ -50,10 +50,12 @@
  * Memory per peer: the queued messages, one transmit ring and one reorder
  * ring of window datagrams each, and one message being reassembled.
  *
- * Incarnations are compared with serial arithmetic (a clock-derived
- * incarnation works; a random one does not).  A datagram whose dst_inc is
- * not ours is answered with DGRAM_RESET (at most every 10 ms per peer),
- * whose newer src_inc makes the peer reset its state for us.
+ * Incarnations are not ordered (the daemon draws them at random): a
+ * src_inc that differs from the peer's known one is a new incarnation
+ * unless it is one of the last REL_OLD_INCS the peer had, which are stale.
+ * A datagram whose dst_inc is not ours is answered with DGRAM_RESET (at
+ * most every 10 ms per peer), whose new src_inc makes the peer reset its
+ * state for us.
  *
  * Callbacks (ops->deliver, ops->reset) may call rel_sendv and
  * rel_peer_remove, but not rel_free; removed peers are freed when the
@@ -77,6 +79,7 @@
 #define REL_RESET_GAP_US 10000u /* least time between two RESETs */
 #define REL_PACE_US      2000u  /* token bucket depth, in time at rate */
 #define REL_TS_UNIT_US   16u    /* tsval unit */
+#define REL_OLD_INCS     4      /* past incarnations remembered per peer */
 
 enum { SLOT_FREE, SLOT_INFLIGHT, SLOT_SACKED, SLOT_LOST };
 
@@ -119,6 +122,8 @@ struct rel_peer {
     struct sockaddr_storage addr;
     socklen_t alen;
     uint32_t inc;
+    uint32_t old_inc[REL_OLD_INCS]; /* ring of past incarnations */
+    unsigned old_n;
     uint64_t last_heard;
     uint64_t last_reset_us;
     struct rel_peer_stats st;
@@ -371,6 +376,18 @@ peer_free_mem(struct rel *r, struct rel_peer *p)
     p->rx_buf = NULL;
 }
 
+/* 1 if inc is one of p's past incarnations. */
+static int
+peer_old_inc(const struct rel_peer *p, uint32_t inc)
+{
+    unsigned i;
+
+    for (i = 0; i < REL_OLD_INCS && i < p->old_n; i++)
+        if (p->old_inc[i] == inc)
+            return 1;
+    return 0;
+}
+
 /*
  * The peer has a new incarnation: forget both streams and tell the daemon.
  * The callback may remove the peer (check p->removed afterwards).
@@ -378,6 +395,8 @@ peer_free_mem(struct rel *r, struct rel_peer *p)
 static void
 peer_reset(struct rel *r, struct rel_peer *p, uint32_t new_inc)
 {
+    if (p->inc != 0)
+        p->old_inc[p->old_n++ % REL_OLD_INCS] = p->inc;
     peer_drop_streams(r, p);
     peer_init_streams(r, p);
     p->inc = new_inc;
@@ -1002,7 +1021,8 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     }
     p->rx_unacked++;
     consume(r, p, h, data);
-    while (!p->removed && p->rx_ooo > 0 && p->rx[p->rcv_nxt & r->mask].present) {
+    while (!p->removed && p->rx_ooo > 0 &&
+           p->rx[p->rcv_nxt & r->mask].present) {
         uint32_t k = p->rcv_nxt & r->mask;
         struct dgram_hdr hh = p->rx[k].h;
 
@@ -1043,7 +1063,7 @@ rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
         goto out;
     }
     if (p->inc != 0 && h.src_inc != p->inc) {
-        if ((int32_t)(h.src_inc - p->inc) < 0) {
+        if (h.src_inc == 0 || peer_old_inc(p, h.src_inc)) {
             r->st.stale_inc++;
             goto out;
         }
@@ -1196,7 +1216,7 @@ rel_peer_set(struct rel *r, int hid, const struct sockaddr *addr,
     memset(&p->addr, 0, sizeof p->addr);
     memcpy(&p->addr, addr, alen);
     p->alen = alen;
-    if (inc != 0 && p->inc != 0 && (int32_t)(inc - p->inc) > 0) {
+    if (inc != 0 && p->inc != 0 && inc != p->inc && !peer_old_inc(p, inc)) {
         rel_enter(r);
         peer_reset(r, p, inc);
         rel_leave(r);

@@ -1,2 +1,463 @@
-/* daemon/udp.c -- being written */
-typedef int colls_placeholder_unit_;
+/*
+ * udp.c -- the daemon's one UDP socket, with batched system calls (udp.h).
+ *
+ * Sending: udp_send copies each datagram into an arena and queues a
+ * struct mmsghdr for it; udp_flush pushes the queue out with sendmmsg()
+ * (sendto() in a loop where configure found no sendmmsg).  With UDP GSO
+ * (HAVE_DECL_UDP_SEGMENT, and the kernel accepts it) a run of datagrams
+ * to the same address, all of one size but the last, which may be
+ * shorter, goes out as one message with a UDP_SEGMENT control message:
+ * one trip through the stack for up to UDP_GSO_MAX datagrams.  A socket
+ * that refuses GSO once (EIO, EINVAL) falls back to plain datagrams.
+ *
+ * Invariant: queued datagrams are [shead, sn) of out[]; shead > 0 only
+ * after a flush that would have blocked.  The arena is reset when the
+ * queue is empty.
+ *
+ * Receiving: recvmmsg() into UDP_BATCH buffers of the largest datagram
+ * size (recvfrom() in a loop without it); truncated datagrams are
+ * dropped.  With UDP_GRO the kernel may hand over several datagrams of
+ * one size (the last may be shorter) in one buffer, with their size in a
+ * control message: they are split again before the callback.  On
+ * loopback a GSO send then reaches the receiver in one piece.  Errors
+ * other than "would block" drop the datagram concerned:
+ * UDP is unreliable and the transport above retransmits.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "daemon/udp.h"
+
+#define UDP_BATCH     64               /* datagrams per system call */
+#define UDP_ARENA     (UDP_BATCH * 16384) /* bytes of queued datagrams */
+#define UDP_DGRAM_MAX 65536            /* receive buffer per datagram */
+#define UDP_SOCKBUF   (4 << 20)
+#define UDP_GSO_MAX   64               /* segments per GSO message */
+#define UDP_GSO_BYTES 65000            /* bytes per GSO message */
+
+#if defined(HAVE_DECL_UDP_SEGMENT) && HAVE_DECL_UDP_SEGMENT
+#define UDP_HAVE_GSO 1
+#else
+#define UDP_HAVE_GSO 0
+#endif
+#if UDP_HAVE_GSO && defined(UDP_GRO) && defined(HAVE_RECVMMSG)
+#define UDP_HAVE_GRO 1
+#else
+#define UDP_HAVE_GRO 0
+#endif
+
+/* One queued datagram. */
+struct udp_out {
+    size_t off, len; /* in the arena */
+    struct sockaddr_storage addr;
+    socklen_t alen;
+};
+
+struct udp {
+    int fd;
+    int gso; /* 1 while the kernel takes UDP_SEGMENT */
+    int gro; /* 1 if the kernel may coalesce received datagrams */
+    char name[64];
+    struct udp_out out[UDP_BATCH];
+    unsigned shead, sn;
+    size_t soff;
+    uint8_t *arena;
+    size_t arena_len;
+    uint8_t *rbuf;
+    struct sockaddr_storage raddr[UDP_BATCH];
+};
+
+/* Maps an errno from socket set-up to a COLLS_E* code. */
+static int
+udp_err(int e)
+{
+    switch (e) {
+    case EADDRINUSE:
+        return COLLS_EEXIST;
+    case EACCES:
+    case EPERM:
+        return COLLS_EPERM;
+    case ENOMEM:
+    case ENOBUFS:
+        return COLLS_ENOMEM;
+    case EADDRNOTAVAIL:
+    case EINVAL:
+        return COLLS_EINVAL;
+    default:
+        return COLLS_EIO;
+    }
+}
+
+/* Asks for a large buffer: the *BUFFORCE option (root) first. */
+static void
+udp_bufsize(int fd, int force_opt, int opt)
+{
+    int v = UDP_SOCKBUF;
+
+    if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) == 0)
+        return;
+    (void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+}
+
+/* Parses "a.b.c.d:port" (port 0..65535). */
+static int
+udp_parse(const char *s, struct sockaddr_in *sin)
+{
+    const char *colon = strrchr(s, ':');
+    char host[64], *end;
+    unsigned long port;
+
+    if (colon == NULL || (size_t)(colon - s) >= sizeof host)
+        return COLLS_EINVAL;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    errno = 0;
+    port = strtoul(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || errno != 0 || port > 65535)
+        return COLLS_EINVAL;
+    memset(sin, 0, sizeof *sin);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons((uint16_t)port);
+    if (host[0] == '\0' || strcmp(host, "*") == 0)
+        sin->sin_addr.s_addr = htonl(INADDR_ANY);
+    else if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+        return COLLS_EINVAL;
+    return 0;
+}
+
+int
+udp_open(const char *addr_port, struct udp **out)
+{
+    struct sockaddr_in sin;
+    socklen_t slen = sizeof sin;
+    struct udp *u;
+    char ip[INET_ADDRSTRLEN];
+    int rc;
+
+    *out = NULL;
+    if (addr_port == NULL || (rc = udp_parse(addr_port, &sin)) != 0)
+        return COLLS_EINVAL;
+    u = calloc(1, sizeof *u);
+    if (u == NULL)
+        return COLLS_ENOMEM;
+    u->fd = -1;
+    u->arena_len = UDP_ARENA;
+    u->arena = malloc(u->arena_len);
+    u->rbuf = malloc((size_t)UDP_BATCH * UDP_DGRAM_MAX);
+    if (u->arena == NULL || u->rbuf == NULL) {
+        rc = COLLS_ENOMEM;
+        goto fail;
+    }
+    u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (u->fd < 0) {
+        rc = udp_err(errno);
+        goto fail;
+    }
+    udp_bufsize(u->fd, SO_SNDBUFFORCE, SO_SNDBUF);
+    udp_bufsize(u->fd, SO_RCVBUFFORCE, SO_RCVBUF);
+    if (bind(u->fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+        getsockname(u->fd, (struct sockaddr *)&sin, &slen) != 0) {
+        rc = udp_err(errno);
+        goto fail;
+    }
+    u->gso = UDP_HAVE_GSO;
+#if UDP_HAVE_GRO
+    {
+        int one = 1;
+        u->gro = setsockopt(u->fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    }
+#endif
+    inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip);
+    snprintf(u->name, sizeof u->name, "%s:%u", ip, ntohs(sin.sin_port));
+    *out = u;
+    return 0;
+fail:
+    if (u->fd >= 0)
+        close(u->fd);
+    free(u->arena);
+    free(u->rbuf);
+    free(u);
+    return rc;
+}
+
+void
+udp_close(struct udp *u)
+{
+    if (u == NULL)
+        return;
+    close(u->fd);
+    free(u->arena);
+    free(u->rbuf);
+    free(u);
+}
+
+int
+udp_fd(const struct udp *u)
+{
+    return u->fd;
+}
+
+const char *
+udp_local_name(const struct udp *u)
+{
+    return u->name;
+}
+
+int
+udp_pending(const struct udp *u)
+{
+    return u->shead < u->sn;
+}
+
+/* 1 if errno says the socket buffer is full. */
+static int
+udp_would_block(int e)
+{
+    return e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS;
+}
+
+/*
+ * How many datagrams from index i on can go as one GSO message: same
+ * address, same length except a shorter last one.
+ */
+static unsigned
+udp_gso_run(const struct udp *u, unsigned i)
+{
+    const struct udp_out *a = &u->out[i];
+    size_t total = a->len;
+    unsigned n = 1;
+
+    if (!u->gso)
+        return 1;
+    while (i + n < u->sn && n < UDP_GSO_MAX) {
+        const struct udp_out *b = &u->out[i + n];
+        if (b->len > a->len || b->alen != a->alen ||
+            memcmp(&b->addr, &a->addr, a->alen) != 0 ||
+            total + b->len > UDP_GSO_BYTES)
+            break;
+        total += b->len;
+        n++;
+        if (b->len < a->len)
+            break;
+    }
+    return n;
+}
+
+#if UDP_HAVE_GSO
+/* Fills the UDP_SEGMENT control message for segments of seg bytes. */
+static void
+udp_gso_cmsg(struct msghdr *mh, char *cbuf, size_t clen, uint16_t seg)
+{
+    struct cmsghdr *c;
+
+    memset(cbuf, 0, clen);
+    mh->msg_control = cbuf;
+    mh->msg_controllen = clen;
+    c = CMSG_FIRSTHDR(mh);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof seg);
+    memcpy(CMSG_DATA(c), &seg, sizeof seg);
+}
+#endif
+
+/*
+ * Builds up to UDP_BATCH messages from the queue starting at shead.
+ * cnt[k] gets the datagrams in message k.  Returns the message count.
+ */
+static unsigned
+udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov,
+          unsigned *cnt, char (*cbuf)[CMSG_SPACE(sizeof(uint16_t))])
+{
+    unsigned i = u->shead, k = 0;
+
+    while (i < u->sn) {
+        struct udp_out *o = &u->out[i];
+        unsigned n = udp_gso_run(u, i), j;
+        size_t total = 0;
+
+        for (j = 0; j < n; j++)
+            total += u->out[i + j].len;
+        memset(&mm[k], 0, sizeof mm[k]);
+        iov[k].iov_base = u->arena + o->off;
+        iov[k].iov_len = total;
+        mm[k].msg_hdr.msg_name = &o->addr;
+        mm[k].msg_hdr.msg_namelen = o->alen;
+        mm[k].msg_hdr.msg_iov = &iov[k];
+        mm[k].msg_hdr.msg_iovlen = 1;
+#if UDP_HAVE_GSO
+        if (n > 1)
+            udp_gso_cmsg(&mm[k].msg_hdr, cbuf[k], sizeof cbuf[k],
+                         (uint16_t)o->len);
+#else
+        (void)cbuf;
+#endif
+        cnt[k++] = n;
+        i += n;
+    }
+    return k;
+}
+
+int
+udp_flush(struct udp *u)
+{
+    struct mmsghdr mm[UDP_BATCH];
+    struct iovec iov[UDP_BATCH];
+    unsigned cnt[UDP_BATCH];
+    char cbuf[UDP_BATCH][CMSG_SPACE(sizeof(uint16_t))];
+
+    while (u->shead < u->sn) {
+        unsigned k = udp_build(u, mm, iov, cnt, cbuf), j;
+        int n;
+
+#ifdef HAVE_SENDMMSG
+        n = sendmmsg(u->fd, mm, k, MSG_DONTWAIT);
+#else
+        for (n = 0; n < (int)k; n++)
+            if (sendmsg(u->fd, &mm[n].msg_hdr, MSG_DONTWAIT) < 0)
+                break;
+        if (n == 0)
+            n = -1;
+#endif
+        if (n < 0) {
+            if (udp_would_block(errno))
+                return -1;
+            if (cnt[0] > 1 && (errno == EIO || errno == EINVAL ||
+                               errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
+                u->gso = 0; /* no GSO here: send one by one */
+                continue;
+            }
+            n = 1; /* this message cannot go: drop it */
+        }
+        for (j = 0; j < (unsigned)n; j++)
+            u->shead += cnt[j];
+    }
+    u->shead = u->sn = 0;
+    u->soff = 0;
+    return 0;
+}
+
+int
+udp_send(void *arg, const struct sockaddr *addr, socklen_t alen,
+         const struct iovec *iov, int iovcnt)
+{
+    struct udp *u = arg;
+    struct udp_out *o;
+    size_t len = 0;
+    int i;
+
+    for (i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (len > u->arena_len || alen > sizeof o->addr)
+        return 0; /* cannot be sent by UDP at all: dropped */
+    if (u->sn == UDP_BATCH || u->soff + len > u->arena_len) {
+        if (udp_flush(u) != 0)
+            return -1;
+    }
+    o = &u->out[u->sn++];
+    o->off = u->soff;
+    o->len = len;
+    memcpy(&o->addr, addr, alen);
+    o->alen = alen;
+    for (i = 0; i < iovcnt; i++) {
+        memcpy(u->arena + u->soff, iov[i].iov_base, iov[i].iov_len);
+        u->soff += iov[i].iov_len;
+    }
+    return 0;
+}
+
+#if UDP_HAVE_GRO
+/* The segment size of a coalesced receive, or 0 for a single datagram. */
+static size_t
+udp_gro_size(struct msghdr *mh)
+{
+    struct cmsghdr *c;
+
+    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(c), sizeof seg);
+            return seg > 0 ? (size_t)seg : 0;
+        }
+    }
+    return 0;
+}
+#endif
+
+int
+udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
+{
+    int n, i;
+#ifdef HAVE_RECVMMSG
+    struct mmsghdr mm[UDP_BATCH];
+    struct iovec iov[UDP_BATCH];
+#if UDP_HAVE_GRO
+    char cbuf[UDP_BATCH][CMSG_SPACE(sizeof(int))];
+#endif
+
+    for (i = 0; i < UDP_BATCH; i++) {
+        memset(&mm[i], 0, sizeof mm[i]);
+        iov[i].iov_base = u->rbuf + (size_t)i * UDP_DGRAM_MAX;
+        iov[i].iov_len = UDP_DGRAM_MAX;
+        mm[i].msg_hdr.msg_name = &u->raddr[i];
+        mm[i].msg_hdr.msg_namelen = sizeof u->raddr[i];
+        mm[i].msg_hdr.msg_iov = &iov[i];
+        mm[i].msg_hdr.msg_iovlen = 1;
+#if UDP_HAVE_GRO
+        if (u->gro) {
+            mm[i].msg_hdr.msg_control = cbuf[i];
+            mm[i].msg_hdr.msg_controllen = sizeof cbuf[i];
+        }
+#endif
+    }
+    n = recvmmsg(u->fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+    if (n <= 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        const uint8_t *p = u->rbuf + (size_t)i * UDP_DGRAM_MAX;
+        size_t len = mm[i].msg_len, seg = 0;
+
+        if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
+            continue;
+#if UDP_HAVE_GRO
+        if (u->gro)
+            seg = udp_gro_size(&mm[i].msg_hdr);
+#endif
+        if (seg == 0 || seg >= len) {
+            fn(arg, (struct sockaddr *)&u->raddr[i],
+               mm[i].msg_hdr.msg_namelen, p, len);
+            continue;
+        }
+        while (len > 0) {
+            size_t k = len < seg ? len : seg;
+            fn(arg, (struct sockaddr *)&u->raddr[i],
+               mm[i].msg_hdr.msg_namelen, p, k);
+            p += k;
+            len -= k;
+        }
+    }
+#else
+    for (n = 0; n < UDP_BATCH; n++) {
+        socklen_t alen = sizeof u->raddr[0];
+        ssize_t r = recvfrom(u->fd, u->rbuf, UDP_DGRAM_MAX, MSG_DONTWAIT,
+                             (struct sockaddr *)&u->raddr[0], &alen);
+        if (r < 0)
+            break;
+        fn(arg, (struct sockaddr *)&u->raddr[0], alen, u->rbuf, (size_t)r);
+    }
+    (void)i;
+#endif
+    return n;
+}
