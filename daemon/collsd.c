@@ -74,7 +74,7 @@ collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
         break;
     default:
         log_info("signal %d: shutting down", (int)sig);
-        host_stop(d, 0, 0);
+        host_stop(d, 0, 300000);
         break;
     }
 }
@@ -172,7 +172,8 @@ collsd_write_pid(const char *path)
 static void
 collsd_cleanup(struct daemon *d)
 {
-    task_close_all(d);
+    task_close_all(d, 0);
+    task_reap(d);
     task_unlisten(d);
     while (d->pending != NULL)
         admin_pending_done(d, d->pending);

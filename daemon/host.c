@@ -611,6 +611,8 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
     h = d->hosts[op->hid];
     if (h == NULL || h->state == COLLS_HOST_DOWN)
         return;
+    if ((int)op->hid == from)
+        log_info("host %d leaves the machine", from);
     if (op->incarnation != 0 && h->inc != 0 && op->incarnation != h->inc)
         return;   /* about an incarnation we no longer know */
     host_declare_down(d, h, 0);
@@ -762,12 +764,36 @@ host_halt_all(struct daemon *d)
 void
 host_stop(struct daemon *d, int exit_code, uint64_t linger_us)
 {
-    if (!d->stopping)
-        d->exit_code = exit_code;
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+
+    if (d->stopping) {
+        if (linger_us == 0)
+            event_base_loopbreak(d->base);
+        return;
+    }
+    d->exit_code = exit_code;
     d->stopping = 1;
     d->stop_at_us = platform_now_us() + linger_us;
-    if (linger_us == 0)
+    if (linger_us == 0) {
         event_base_loopbreak(d->base);
+        return;
+    }
+    /* Leave cleanly: no new tasks, exits announced, then tell the others
+       we are gone so they need not wait for --dead-after. */
+    task_unlisten(d);
+    task_close_all(d, 1);
+    if (d->hid > 0 && !d->joining) {
+        envelope_init(&e);
+        e.kind = KIND__HOST_DOWN;
+        e.src = COLLS_DAEMON_TID(d->hid);
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+        op.hid = (uint32_t)d->hid;
+        op.incarnation = d->inc;
+        host_broadcast(d, &e, 0);
+    }
+    net_kick(d);
 }
 
 /* ---- hostfile ----------------------------------------------------------- */
@@ -1025,7 +1051,7 @@ host_cron(struct daemon *d, uint64_t now)
     int hid;
 
     if (d->stopping) {
-        int busy = 0;
+        int busy = d->tasks != NULL;
 
         for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
             if (hid != d->hid && d->hosts[hid] != NULL &&

@@ -568,11 +568,29 @@ task_reap(struct daemon *d)
 }
 
 void
-task_close_all(struct daemon *d)
+task_close_all(struct daemon *d, int graceful)
 {
-    while (d->tasks != NULL)
-        task_close(d->tasks, "daemon shutting down");
-    task_reap(d);
+    struct task *t, *next;
+
+    if (!graceful) {
+        while (d->tasks != NULL)
+            task_close(d->tasks, "daemon shutting down");
+        return;
+    }
+    /* Exits announced now; each connection closes once what is queued to
+       it (a HALT's reply, say) is written, or after TASK_CLOSING_US. */
+    for (t = d->tasks; t != NULL; t = next) {
+        next = t->next;
+        if (t->state == TASK_ST_DEAD || t->state == TASK_ST_CLOSING)
+            continue;
+        task_deactivate(t);
+        t->state = TASK_ST_CLOSING;
+        t->closing_us = platform_now_us();
+        event_del(t->rev);
+        task_unpause(t);
+        if (t->out_head == NULL || t->wdead)
+            task_close(t, "daemon shutting down");
+    }
 }
 
 void

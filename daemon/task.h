@@ -23,8 +23,10 @@ struct task;
 int task_listen(struct daemon *d);
 /* Closes the listener and unlinks the socket. */
 void task_unlisten(struct daemon *d);
-/* Closes every connection (shutdown). */
-void task_close_all(struct daemon *d);
+/* Closes every connection (shutdown).  graceful: announce the exits at
+   once but write what is queued first; else close now.  Frees nothing
+   (task_reap does, from the loop). */
+void task_close_all(struct daemon *d, int graceful);
 
 /* The attached (ACTIVE) task with this tid, or NULL. */
 struct task *task_find(struct daemon *d, uint32_t tid);
