@@ -15,5 +15,6 @@ Suite *suite_rel(void);
 Suite *suite_config(void);
 Suite *suite_msg(void);
 Suite *suite_p2p(void);
+Suite *suite_sched(void);
 
 #endif
