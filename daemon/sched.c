@@ -115,8 +115,11 @@ sched_add(struct sched *s, const struct sched_step *st)
 void
 sched_send(struct sched *s, int peer, int buf, size_t off, size_t len)
 {
-    struct sched_step st = {.kind = SCHED_SEND, .buf = (uint8_t)buf,
-                            .peer = peer, .off = off, .len = len};
+    struct sched_step st = {.kind = SCHED_SEND,
+                            .buf = (uint8_t)buf,
+                            .peer = peer,
+                            .off = off,
+                            .len = len};
 
     if (s->err)
         return;
@@ -131,8 +134,11 @@ sched_send(struct sched *s, int peer, int buf, size_t off, size_t len)
 void
 sched_recv(struct sched *s, int peer, int buf, size_t off, size_t len)
 {
-    struct sched_step st = {.kind = SCHED_RECV, .buf = (uint8_t)buf,
-                            .peer = peer, .off = off, .len = len};
+    struct sched_step st = {.kind = SCHED_RECV,
+                            .buf = (uint8_t)buf,
+                            .peer = peer,
+                            .off = off,
+                            .len = len};
 
     if (s->err)
         return;
@@ -148,9 +154,13 @@ void
 sched_reduce(struct sched *s, int dbuf, size_t doff, int sbuf, size_t soff,
              size_t len, unsigned flags)
 {
-    struct sched_step st = {.kind = SCHED_REDUCE, .buf = (uint8_t)dbuf,
-                            .sbuf = (uint8_t)sbuf, .flags = (uint8_t)flags,
-                            .peer = -1, .off = doff, .soff = soff,
+    struct sched_step st = {.kind = SCHED_REDUCE,
+                            .buf = (uint8_t)dbuf,
+                            .sbuf = (uint8_t)sbuf,
+                            .flags = (uint8_t)flags,
+                            .peer = -1,
+                            .off = doff,
+                            .soff = soff,
                             .len = len};
 
     if (s->err || len == 0)
@@ -164,9 +174,13 @@ void
 sched_copy(struct sched *s, int dbuf, size_t doff, int sbuf, size_t soff,
            size_t len)
 {
-    struct sched_step st = {.kind = SCHED_COPY, .buf = (uint8_t)dbuf,
-                            .sbuf = (uint8_t)sbuf, .peer = -1, .off = doff,
-                            .soff = soff, .len = len};
+    struct sched_step st = {.kind = SCHED_COPY,
+                            .buf = (uint8_t)dbuf,
+                            .sbuf = (uint8_t)sbuf,
+                            .peer = -1,
+                            .off = doff,
+                            .soff = soff,
+                            .len = len};
 
     if (s->err || len == 0 || (dbuf == sbuf && doff == soff))
         return;
@@ -292,9 +306,9 @@ sched_cache_free(struct sched_cache *c)
 static size_t
 sched_key_hash(const struct sched_key *k)
 {
-    uint64_t v[9] = {(uint64_t)k->op,    (uint64_t)k->P,    (uint64_t)k->rank,
-                     (uint64_t)k->root,  (uint64_t)k->dtype, (uint64_t)k->rop,
-                     (uint64_t)k->alg,   (uint64_t)k->size, (uint64_t)k->seg};
+    uint64_t v[9] = {(uint64_t)k->op,   (uint64_t)k->P,     (uint64_t)k->rank,
+                     (uint64_t)k->root, (uint64_t)k->dtype, (uint64_t)k->rop,
+                     (uint64_t)k->alg,  (uint64_t)k->size,  (uint64_t)k->seg};
     uint64_t h = 1469598103934665603ull;
     size_t i, b;
 
@@ -344,8 +358,8 @@ sched_cache_put(struct sched_cache *c, const struct sched_key *key,
 }
 
 void
-sched_cache_stats(const struct sched_cache *c, uint64_t *hits,
-                  uint64_t *misses, uint64_t *evictions)
+sched_cache_stats(const struct sched_cache *c, uint64_t *hits, uint64_t *misses,
+                  uint64_t *evictions)
 {
     *hits = c->hits;
     *misses = c->misses;

@@ -62,7 +62,7 @@ enum sched_kind { SCHED_SEND = 0, SCHED_RECV, SCHED_REDUCE, SCHED_COPY };
 
 enum { SCHED_BUF_SEND = 0, SCHED_BUF_RECV = 1, SCHED_BUF_TMP = 2 };
 #define SCHED_MAX_TMP 4
-#define SCHED_NBUF (SCHED_BUF_TMP + SCHED_MAX_TMP)
+#define SCHED_NBUF    (SCHED_BUF_TMP + SCHED_MAX_TMP)
 
 /* REDUCE: dst = src op dst (the source is the left operand). */
 #define SCHED_F_SRC_FIRST 0x1
@@ -91,7 +91,7 @@ struct sched {
     size_t nsteps, scap;
     size_t *round_end; /* round i = steps [round_end[i-1], round_end[i]) */
     size_t nrounds, rcap;
-    int err;           /* first error while building (sticky) */
+    int err; /* first error while building (sticky) */
 };
 
 /* Starts an empty schedule.  Never fails; errors surface in finish. */
@@ -106,8 +106,8 @@ int sched_tmp(struct sched *s, size_t size);
 /* Appends a step to the round being built. */
 void sched_send(struct sched *s, int peer, int buf, size_t off, size_t len);
 void sched_recv(struct sched *s, int peer, int buf, size_t off, size_t len);
-void sched_reduce(struct sched *s, int dbuf, size_t doff, int sbuf,
-                  size_t soff, size_t len, unsigned flags);
+void sched_reduce(struct sched *s, int dbuf, size_t doff, int sbuf, size_t soff,
+                  size_t len, unsigned flags);
 void sched_copy(struct sched *s, int dbuf, size_t doff, int sbuf, size_t soff,
                 size_t len);
 
@@ -139,7 +139,7 @@ int sched_op_lookup(const char *name);
  */
 struct sched_key {
     int op, P, rank, root, dtype, rop;
-    int alg;   /* index in the operation's algorithm table */
+    int alg; /* index in the operation's algorithm table */
     size_t size, seg;
 };
 

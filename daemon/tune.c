@@ -16,11 +16,11 @@
 #include "colls.h"
 #include "daemon/tune.h"
 
-#define K ((size_t)1024)
-#define ANY_P 1, INT_MAX
-#define UPTO(x) 0, (x)
+#define K        ((size_t)1024)
+#define ANY_P    1, INT_MAX
+#define UPTO(x)  0, (x)
 #define ABOVE(x) (x) + 1, SIZE_MAX
-#define ALL 0, SIZE_MAX
+#define ALL      0, SIZE_MAX
 
 const struct tune_rule tune_default_rules[] = {
     {SCHED_OP_BARRIER, ANY_P, ALL, "dissemination", 0},
@@ -62,8 +62,7 @@ const size_t tune_default_nrules =
     sizeof(tune_default_rules) / sizeof(tune_default_rules[0]);
 
 /* Segment sizes tried for segmented algorithms by the cost model. */
-static const size_t tune_segs[] = {4 * K,   16 * K,  64 * K,
-                                   256 * K, 1024 * K};
+static const size_t tune_segs[] = {4 * K, 16 * K, 64 * K, 256 * K, 1024 * K};
 
 /* The operation whose rules a v-variant uses. */
 static int
@@ -221,8 +220,8 @@ tune_env_force(int op)
 }
 
 int
-tune_choose(const struct alg_args *a, const struct plogp *p,
-            const char *force, struct tune_choice *out)
+tune_choose(const struct alg_args *a, const struct plogp *p, const char *force,
+            struct tune_choice *out)
 {
     char name[64];
     size_t seg;
@@ -265,10 +264,10 @@ tune_print(FILE *f, const struct plogp *p, const int *Ps, size_t nP,
            const size_t *sizes, size_t nsizes)
 {
     static const int ops[] = {
-        SCHED_OP_BARRIER, SCHED_OP_BCAST,     SCHED_OP_REDUCE,
-        SCHED_OP_ALLREDUCE, SCHED_OP_GATHER,  SCHED_OP_SCATTER,
+        SCHED_OP_BARRIER,   SCHED_OP_BCAST,    SCHED_OP_REDUCE,
+        SCHED_OP_ALLREDUCE, SCHED_OP_GATHER,   SCHED_OP_SCATTER,
         SCHED_OP_ALLGATHER, SCHED_OP_ALLTOALL, SCHED_OP_REDUCE_SCATTER,
-        SCHED_OP_SCAN,    SCHED_OP_EXSCAN};
+        SCHED_OP_SCAN,      SCHED_OP_EXSCAN};
     size_t o, i, j;
     int lines = 0;
 
@@ -279,8 +278,10 @@ tune_print(FILE *f, const struct plogp *p, const int *Ps, size_t nP,
     for (o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
         for (i = 0; i < nP; i++)
             for (j = 0; j < nsizes; j++) {
-                struct alg_args a = {.op = ops[o], .P = Ps[i],
-                                     .size = sizes[j], .dtype = COLLS_DOUBLE,
+                struct alg_args a = {.op = ops[o],
+                                     .P = Ps[i],
+                                     .size = sizes[j],
+                                     .dtype = COLLS_DOUBLE,
                                      .rop = COLLS_SUM};
                 struct tune_choice rc, cc;
                 char rbuf[48], cbuf[48] = "-";
@@ -302,8 +303,8 @@ tune_print(FILE *f, const struct plogp *p, const int *Ps, size_t nP,
                     pred = cc.predicted;
                 }
                 if (fprintf(f, "%-15s %5d %10zu  %-24s %-24s %12.1f\n",
-                            sched_op_name(ops[o]), Ps[i], sizes[j], rbuf,
-                            cbuf, pred) < 0)
+                            sched_op_name(ops[o]), Ps[i], sizes[j], rbuf, cbuf,
+                            pred) < 0)
                     return COLLS_EIO;
                 lines++;
             }

@@ -39,8 +39,8 @@ enum tune_source { TUNE_RULES = 0, TUNE_COST, TUNE_FORCED };
 
 enum tune_fallback {
     TUNE_FALLBACK_NONE = 0,
-    TUNE_FALLBACK_UNKNOWN,  /* forced name unknown or malformed */
-    TUNE_FALLBACK_UNUSABLE  /* forced algorithm not applicable here */
+    TUNE_FALLBACK_UNKNOWN, /* forced name unknown or malformed */
+    TUNE_FALLBACK_UNUSABLE /* forced algorithm not applicable here */
 };
 
 struct tune_choice {

@@ -118,8 +118,7 @@ alg_check_v(int P, const size_t *counts, const size_t *displs)
     if (counts == NULL || displs == NULL)
         return COLLS_EINVAL;
     for (r = 0; r < P; r++) {
-        if (total + counts[r] < total ||
-            displs[r] + counts[r] < displs[r])
+        if (total + counts[r] < total || displs[r] + counts[r] < displs[r])
             return COLLS_EINVAL;
         total += counts[r];
     }

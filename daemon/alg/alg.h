@@ -52,11 +52,11 @@
 
 /* pLogP parameters: L and g(m) at increasing sizes m[0] < m[1] < ... */
 struct plogp {
-    double L;          /* latency, us */
-    double gamma;      /* local reduction, us per byte */
-    size_t n;          /* points in the ladder, >= 1 */
-    const size_t *m;   /* message sizes, bytes, increasing */
-    const double *g;   /* gap at each size, us */
+    double L;        /* latency, us */
+    double gamma;    /* local reduction, us per byte */
+    size_t n;        /* points in the ladder, >= 1 */
+    const size_t *m; /* message sizes, bytes, increasing */
+    const double *g; /* gap at each size, us */
 };
 
 /* Arguments of one participant (see the buffer table above). */
@@ -81,11 +81,11 @@ typedef int (*alg_build_fn)(struct sched *s, const struct alg_args *a);
 typedef double (*alg_cost_fn)(const struct plogp *p, int P, size_t n,
                               size_t seg);
 
-#define ALG_POW2 0x1        /* P must be a power of two */
-#define ALG_COMMUTATIVE 0x2 /* needs a commutative operator */
-#define ALG_SEGMENTED 0x4   /* pipelines segments of args.seg bytes */
-#define ALG_NO_V 0x8        /* not for the v-variant of the operation */
-#define ALG_RANK_ORDER 0x10 /* combines in rank order */
+#define ALG_POW2        0x1  /* P must be a power of two */
+#define ALG_COMMUTATIVE 0x2  /* needs a commutative operator */
+#define ALG_SEGMENTED   0x4  /* pipelines segments of args.seg bytes */
+#define ALG_NO_V        0x8  /* not for the v-variant of the operation */
+#define ALG_RANK_ORDER  0x10 /* combines in rank order */
 #define ALG_SAME_RESULT 0x20 /* bitwise identical result on every rank */
 
 #define ALG_DEFAULT_SEG ((size_t)64 * 1024)
@@ -109,8 +109,7 @@ int alg_usable(const struct alg *alg, const struct alg_args *a);
    schedule with alg; 0 or COLLS_EINVAL / COLLS_EDTYPE / COLLS_EOP /
    COLLS_ENOTSUP (alg not usable) / COLLS_ENOMEM.  On success s holds
    the schedule; release it with sched_free. */
-int alg_build(const struct alg *alg, const struct alg_args *a,
-              struct sched *s);
+int alg_build(const struct alg *alg, const struct alg_args *a, struct sched *s);
 
 /* Tables, one per file. */
 extern const struct alg alg_barrier_table[];

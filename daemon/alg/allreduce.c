@@ -203,8 +203,7 @@ alg_allreduce_ring(struct sched *s, const struct alg_args *a)
     for (i = 0; i < P - 1; i++) {
         topo_split(n, (size_t)P, e, (size_t)((r - i + P) % P), &off, &len);
         sched_send(s, next, R, off, len);
-        topo_split(n, (size_t)P, e, (size_t)((r - i - 1 + P) % P), &off,
-                   &len);
+        topo_split(n, (size_t)P, e, (size_t)((r - i - 1 + P) % P), &off, &len);
         sched_recv(s, prev, R, off, len);
         sched_round(s);
     }
@@ -217,8 +216,7 @@ cost_allreduce_ring(const struct plogp *p, int P, size_t n, size_t seg)
     size_t m = n / (size_t)P;
 
     (void)seg;
-    return (P - 1) * (2.0 * (p->L + topo_plogp_g(p, m)) +
-                      p->gamma * (double)m);
+    return (P - 1) * (2.0 * (p->L + topo_plogp_g(p, m)) + p->gamma * (double)m);
 }
 
 static void
@@ -249,8 +247,8 @@ alg_allreduce_rabenseifner(struct sched *s, const struct alg_args *a)
         alg_halving_window(a, pof2, base, base + mask, allreduce_chunk, &off,
                            &len);
         sched_send(s, peer, R, off, len);
-        alg_halving_window(a, pof2, pbase, pbase + mask, allreduce_chunk,
-                           &off, &len);
+        alg_halving_window(a, pof2, pbase, pbase + mask, allreduce_chunk, &off,
+                           &len);
         sched_recv(s, peer, R, off, len);
         sched_round(s);
     }
@@ -260,8 +258,7 @@ alg_allreduce_rabenseifner(struct sched *s, const struct alg_args *a)
 }
 
 static double
-cost_allreduce_rabenseifner(const struct plogp *p, int P, size_t n,
-                            size_t seg)
+cost_allreduce_rabenseifner(const struct plogp *p, int P, size_t n, size_t seg)
 {
     int pof2 = topo_pof2(P), mask;
     double t = alg_halving_cost(p, P, n);

@@ -90,8 +90,7 @@ alg_alltoall_bruck(struct sched *s, const struct alg_args *a)
         for (j = k; j < P; j += 2 * k) {
             int cnt = j + k <= P ? k : P - j;
 
-            sched_copy(s, A, (size_t)j * n, B, (size_t)j * n,
-                       (size_t)cnt * n);
+            sched_copy(s, A, (size_t)j * n, B, (size_t)j * n, (size_t)cnt * n);
         }
         sched_round(s);
     }

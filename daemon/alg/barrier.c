@@ -107,8 +107,8 @@ cost_barrier_flat(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_barrier_table[] = {
-    {"dissemination", alg_barrier_dissemination, cost_barrier_dissemination,
-     0, NULL},
+    {"dissemination", alg_barrier_dissemination, cost_barrier_dissemination, 0,
+     NULL},
     {"butterfly", alg_barrier_butterfly, cost_barrier_dissemination, ALG_POW2,
      NULL},
     {"tournament", alg_barrier_tournament, cost_barrier_tournament, 0, NULL},

@@ -48,8 +48,7 @@ cost_bcast_flat(const struct plogp *p, int P, size_t n, size_t seg)
  * k = 1 is the plain chain.
  */
 static int
-bcast_chain_k(struct sched *s, const struct alg_args *a, size_t segsz,
-              size_t k)
+bcast_chain_k(struct sched *s, const struct alg_args *a, size_t segsz, size_t k)
 {
     int v = topo_vrank(a->rank, a->root, a->P);
     int prev = topo_rank(v - 1 + a->P, a->root, a->P);
@@ -118,8 +117,7 @@ alg_bcast_binary(struct sched *s, const struct alg_args *a)
     int ch[2], i, n, v = topo_vrank(a->rank, a->root, a->P);
 
     if (v > 0) {
-        alg_xfer_all(s, SCHED_RECV, topo_rank((v - 1) / 2, a->root, a->P),
-                     a);
+        alg_xfer_all(s, SCHED_RECV, topo_rank((v - 1) / 2, a->root, a->P), a);
         sched_round(s);
     }
     n = topo_binary_children(v, a->P, ch);
@@ -226,8 +224,7 @@ alg_bcast_scatter_allgather(struct sched *s, const struct alg_args *a)
         topo_split(a->size, (size_t)P, 1,
                    (size_t)(ch[i] + topo_binomial_size(ch[i], P) - 1), &off2,
                    &len2);
-        sched_send(s, topo_rank(ch[i], a->root, P), R, off,
-                   off2 + len2 - off);
+        sched_send(s, topo_rank(ch[i], a->root, P), R, off, off2 + len2 - off);
     }
     sched_round(s);
     for (i = 0; i < P - 1; i++) {
@@ -243,8 +240,7 @@ alg_bcast_scatter_allgather(struct sched *s, const struct alg_args *a)
 }
 
 static double
-cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n,
-                             size_t seg)
+cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
     return topo_ceil_log2(P) * p->L + topo_plogp_g(p, n - n / (size_t)P) +

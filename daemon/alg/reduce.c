@@ -77,8 +77,8 @@ alg_reduce_binomial(struct sched *s, const struct alg_args *a)
         sched_round(s);
     }
     if (v > 0)
-        sched_send(s, topo_rank(topo_binomial_parent(v), a->root, a->P), acc,
-                   0, n);
+        sched_send(s, topo_rank(topo_binomial_parent(v), a->root, a->P), acc, 0,
+                   n);
     return 0;
 }
 
@@ -99,8 +99,8 @@ static int
 alg_reduce_chain_seg(struct sched *s, const struct alg_args *a)
 {
     int P = a->P, v = topo_vrank(a->rank, a->root, P);
-    int prev = topo_rank(v + 1, a->root, P), next = topo_rank(v - 1 + P,
-                                                             a->root, P);
+    int prev = topo_rank(v + 1, a->root, P),
+        next = topo_rank(v - 1 + P, a->root, P);
     size_t segsz, k, t, off, len, n = a->size;
     int acc = R, tmp;
 
@@ -177,8 +177,8 @@ alg_reduce_rsag(struct sched *s, const struct alg_args *a)
     if (nr >= 0) {
         /* receive the windows of the children, then send ours up */
         for (mask = 1; mask < pof2 && !(nr & mask); mask <<= 1) {
-            alg_halving_window(a, pof2, nr + mask, nr + 2 * mask,
-                               reduce_chunk, &off, &len);
+            alg_halving_window(a, pof2, nr + mask, nr + 2 * mask, reduce_chunk,
+                               &off, &len);
             sched_recv(s, alg_halving_rank(nr + mask, rem), acc, off, len);
         }
         sched_round(s);

@@ -45,8 +45,7 @@ alg_reduce_scatter_halving(struct sched *s, const struct alg_args *a)
 }
 
 static double
-cost_reduce_scatter_halving(const struct plogp *p, int P, size_t n,
-                            size_t seg)
+cost_reduce_scatter_halving(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
     return alg_halving_cost(p, P, (size_t)P * n) +
@@ -86,8 +85,8 @@ cost_reduce_scatter_ring(const struct plogp *p, int P, size_t n, size_t seg)
 const struct alg alg_reduce_scatter_table[] = {
     {"halving", alg_reduce_scatter_halving, cost_reduce_scatter_halving,
      ALG_COMMUTATIVE, NULL},
-    {"ring", alg_reduce_scatter_ring, cost_reduce_scatter_ring,
-     ALG_COMMUTATIVE, NULL},
+    {"ring", alg_reduce_scatter_ring, cost_reduce_scatter_ring, ALG_COMMUTATIVE,
+     NULL},
 };
 const size_t alg_reduce_scatter_count =
     sizeof(alg_reduce_scatter_table) / sizeof(alg_reduce_scatter_table[0]);

@@ -103,8 +103,7 @@ alg_scan_recursive_doubling(struct sched *s, const struct alg_args *a)
 }
 
 static double
-cost_scan_recursive_doubling(const struct plogp *p, int P, size_t n,
-                             size_t seg)
+cost_scan_recursive_doubling(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
     return topo_ceil_log2(P) *

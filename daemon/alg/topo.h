@@ -55,14 +55,14 @@ double topo_plogp_g(const struct plogp *p, size_t m);
  */
 struct topo_hier {
     int P, nhosts;
-    int *host;       /* P: host number of each rank */
-    int *local;      /* P: index of each rank among its host's members */
-    int *start;      /* nhosts + 1: host h has members[start[h]..start[h+1]) */
-    int *members;    /* P: ranks grouped by host, in rank order */
-    int *leader;     /* nhosts: the rank acting for the host (its lowest) */
-    int contiguous;  /* 1: each host's ranks are consecutive, hosts in order
-                        (what group formation produces; scan and the
-                        gather family need it to decompose by host) */
+    int *host;      /* P: host number of each rank */
+    int *local;     /* P: index of each rank among its host's members */
+    int *start;     /* nhosts + 1: host h has members[start[h]..start[h+1]) */
+    int *members;   /* P: ranks grouped by host, in rank order */
+    int *leader;    /* nhosts: the rank acting for the host (its lowest) */
+    int contiguous; /* 1: each host's ranks are consecutive, hosts in order
+                       (what group formation produces; scan and the
+                       gather family need it to decompose by host) */
 };
 
 /* Builds the plan from host_id[r], any id per host.  0, COLLS_EINVAL

@@ -23,14 +23,14 @@ struct sim_rank {
     const struct sched *s;
     uint8_t *buf[SCHED_NBUF];
     size_t size[SCHED_NBUF];
-    size_t round;      /* current round; == nrounds when finished */
-    size_t pending;    /* steps of the current round not yet complete */
+    size_t round;   /* current round; == nrounds when finished */
+    size_t pending; /* steps of the current round not yet complete */
     const struct sched_step *st;
     size_t nst;
-    uint8_t *done;     /* per step of the current round */
-    uint64_t *seq;     /* per step: its number within its (src, dst) pair */
-    int *vc;           /* vector clock, P entries */
-    int *vc_round;     /* the clock when the round started (sends carry it) */
+    uint8_t *done; /* per step of the current round */
+    uint64_t *seq; /* per step: its number within its (src, dst) pair */
+    int *vc;       /* vector clock, P entries */
+    int *vc_round; /* the clock when the round started (sends carry it) */
 };
 
 static int
@@ -86,9 +86,10 @@ sim_hazards(const struct sched *s, size_t round, struct simnet_result *res)
            unless identical (in-place REDUCE is not produced) */
         if (na == 2 && a[0].buf == a[1].buf && a[0].len &&
             a[0].off < a[1].off + a[1].len && a[1].off < a[0].off + a[0].len)
-            return sim_fail(res, "rank %d round %zu step %zu: %s overlaps "
-                                 "itself", s->rank, round, i,
-                            sched_kind_name(st[i].kind));
+            return sim_fail(res,
+                            "rank %d round %zu step %zu: %s overlaps "
+                            "itself",
+                            s->rank, round, i, sched_kind_name(st[i].kind));
         for (j = i + 1; j < n; j++) {
             nb = sim_ranges(&st[j], b);
             for (x = 0; x < na; x++)
@@ -104,8 +105,7 @@ sim_hazards(const struct sched *s, size_t round, struct simnet_result *res)
                                         "on buffer %d",
                                         s->rank, round, i,
                                         sched_kind_name(st[i].kind), j,
-                                        sched_kind_name(st[j].kind),
-                                        a[x].buf);
+                                        sched_kind_name(st[j].kind), a[x].buf);
                 }
         }
     }
@@ -249,8 +249,10 @@ simnet_run(struct sched *const *s, int P, uint8_t *const *sbuf,
         }
         if (s[r]->extent[SCHED_BUF_SEND] > ssz[r] ||
             s[r]->extent[SCHED_BUF_RECV] > rsz[r]) {
-            sim_fail(res, "rank %d: schedule uses %zu/%zu bytes, buffers "
-                          "have %zu/%zu", r, s[r]->extent[SCHED_BUF_SEND],
+            sim_fail(res,
+                     "rank %d: schedule uses %zu/%zu bytes, buffers "
+                     "have %zu/%zu",
+                     r, s[r]->extent[SCHED_BUF_SEND],
                      s[r]->extent[SCHED_BUF_RECV], ssz[r], rsz[r]);
             goto out;
         }

@@ -27,8 +27,8 @@
 #include "tests/unit/simnet.h"
 #include "tests/unit/suites.h"
 
-#define SEG 1001
-#define MAXP 16
+#define SEG      1001
+#define MAXP     16
 #define SENTINEL 0x5c
 
 static const size_t test_counts[] = {0, 1, 1009};
@@ -139,7 +139,7 @@ struct tcase_args {
     int op, P, root, dtype, rop;
     size_t count; /* items per rank (regular ops) */
     const struct alg *alg;
-    int v;        /* the v-variant with uneven counts */
+    int v; /* the v-variant with uneven counts */
 };
 
 /* Items of rank k's block in the v-layouts: uneven, some zero. */
@@ -235,8 +235,8 @@ make_layout(const struct tcase_args *c, size_t e, struct layout *L)
  * bcast, the root's data.  Reductions combine in rank order.  0 or -1.
  */
 static int
-expect(const struct tcase_args *c, const struct layout *L,
-       uint8_t *const *sbuf, const uint8_t *bdata, uint8_t *const *exp)
+expect(const struct tcase_args *c, const struct layout *L, uint8_t *const *sbuf,
+       const uint8_t *bdata, uint8_t *const *exp)
 {
     int P = c->P, r, j;
     size_t e = dtype_size(c->dtype), n = c->count * e, len = 0;
@@ -380,8 +380,10 @@ compare(int P, uint8_t *const *got, uint8_t *const *exp, const size_t *len,
 
             while (exp[r][k] == got[r][k])
                 k++;
-            snprintf(why, cap, "rank %d: byte %zu of %zu is %#x, expected "
-                               "%#x", r, k, len[r], got[r][k], exp[r][k]);
+            snprintf(why, cap,
+                     "rank %d: byte %zu of %zu is %#x, expected "
+                     "%#x",
+                     r, k, len[r], got[r][k], exp[r][k]);
             return -1;
         }
     return 0;
@@ -390,8 +392,8 @@ compare(int P, uint8_t *const *got, uint8_t *const *exp, const size_t *len,
 /* Allocates and fills the buffers of case c: inputs in sbuf, SENTINEL in
    rbuf and exp, the root's data in rbuf for bcast. */
 static int
-case_buffers(const struct tcase_args *c, const struct layout *L,
-             uint8_t **sbuf, uint8_t **rbuf, uint8_t **exp)
+case_buffers(const struct tcase_args *c, const struct layout *L, uint8_t **sbuf,
+             uint8_t **rbuf, uint8_t **exp)
 {
     size_t e = dtype_size(c->dtype);
     int r;
@@ -447,8 +449,8 @@ run_case(const struct tcase_args *c, char *why, size_t cap)
     }
     for (r = 0; r < P; r++)
         case_args(c, &L, r, &args[r]);
-    if (simulate(c->alg, args, P, sbuf, L.ssz, rbuf, L.rsz, &res, why,
-                 cap) != 0)
+    if (simulate(c->alg, args, P, sbuf, L.ssz, rbuf, L.rsz, &res, why, cap) !=
+        0)
         goto out;
     if ((c->op == SCHED_OP_BARRIER || c->op == SCHED_OP_ALLREDUCE ||
          c->op == SCHED_OP_ALLGATHER || c->op == SCHED_OP_ALLTOALL) &&
@@ -522,15 +524,14 @@ matrix(int op, int v)
 
     for (P = 1; P <= 9; P++) {
         nroots = is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
-        for (ci = 0; ci < sizeof(test_counts) / sizeof(test_counts[0]);
-             ci++) {
+        for (ci = 0; ci < sizeof(test_counts) / sizeof(test_counts[0]); ci++) {
             size_t count = test_counts[ci];
             int big = count == 1009;
 
             for (di = 0; di < (big ? (size_t)COLLS_DTYPE_MAX : 4); di++) {
                 d = big ? (int)di : test_dtypes[di];
-                if (!is_reduction(op) && op != SCHED_OP_BARRIER &&
-                    big == 0 && d == COLLS_UINT8 && P % 2)
+                if (!is_reduction(op) && op != SCHED_OP_BARRIER && big == 0 &&
+                    d == COLLS_UINT8 && P % 2)
                     continue; /* opaque data: dtype hardly matters */
                 for (o = 0; o < COLLS_OP_MAX; o++) {
                     if (is_reduction(op)) {
@@ -539,17 +540,19 @@ matrix(int op, int v)
                         /* every operator for the four main types at the
                            prime size; SUM (BXOR for bytes) elsewhere */
                         if (!(big && (d == COLLS_INT32 || d == COLLS_INT64 ||
-                                      d == COLLS_DOUBLE ||
-                                      d == COLLS_UINT8)) &&
+                                      d == COLLS_DOUBLE || d == COLLS_UINT8)) &&
                             o != (d == COLLS_BYTE ? COLLS_BXOR : COLLS_SUM))
                             continue;
                     } else if (o > 0) {
                         break;
                     }
                     for (ri = 0; ri < nroots; ri++) {
-                        struct tcase_args c = {.op = op, .P = P,
-                                               .root = rt[ri], .dtype = d,
-                                               .rop = o, .count = count,
+                        struct tcase_args c = {.op = op,
+                                               .P = P,
+                                               .root = rt[ri],
+                                               .dtype = d,
+                                               .rop = o,
+                                               .count = count,
                                                .v = v};
 
                         run_all_algs(&c);
@@ -567,12 +570,12 @@ matrix(int op, int v)
 static const struct {
     int op, v;
 } matrix_ops[] = {
-    {SCHED_OP_BARRIER, 0},   {SCHED_OP_BCAST, 0},
-    {SCHED_OP_REDUCE, 0},    {SCHED_OP_ALLREDUCE, 0},
-    {SCHED_OP_GATHER, 0},    {SCHED_OP_GATHERV, 1},
-    {SCHED_OP_SCATTER, 0},   {SCHED_OP_SCATTERV, 1},
-    {SCHED_OP_ALLGATHER, 0}, {SCHED_OP_ALLGATHERV, 1},
-    {SCHED_OP_ALLTOALL, 0},  {SCHED_OP_ALLTOALLV, 1},
+    {SCHED_OP_BARRIER, 0},        {SCHED_OP_BCAST, 0},
+    {SCHED_OP_REDUCE, 0},         {SCHED_OP_ALLREDUCE, 0},
+    {SCHED_OP_GATHER, 0},         {SCHED_OP_GATHERV, 1},
+    {SCHED_OP_SCATTER, 0},        {SCHED_OP_SCATTERV, 1},
+    {SCHED_OP_ALLGATHER, 0},      {SCHED_OP_ALLGATHERV, 1},
+    {SCHED_OP_ALLTOALL, 0},       {SCHED_OP_ALLTOALLV, 1},
     {SCHED_OP_REDUCE_SCATTER, 0}, {SCHED_OP_SCAN, 0},
     {SCHED_OP_EXSCAN, 0},
 };
@@ -732,10 +735,8 @@ hier_case(const struct tcase_args *c, const struct topo_hier *H,
                 for (i = 0; i < nl; i++)
                     for (j = 0; j < topo_hier_nlocal(H, b); j++)
                         memcpy(ls[h] + sd[h][b] +
-                                   ((size_t)i * topo_hier_nlocal(H, b) + j) *
-                                       n,
-                               sbuf[MEMBERS(h, i)] +
-                                   (size_t)MEMBERS(b, j) * n,
+                                   ((size_t)i * topo_hier_nlocal(H, b) + j) * n,
+                               sbuf[MEMBERS(h, i)] + (size_t)MEMBERS(b, j) * n,
                                n);
             break;
         default:
@@ -744,9 +745,13 @@ hier_case(const struct tcase_args *c, const struct topo_hier *H,
     }
     /* the connecting subspace: an ordinary schedule over leader ranks */
     for (h = 0; h < NH; h++) {
-        la[h] = (struct alg_args){.op = lop, .P = NH, .rank = h,
-                                  .root = hroot, .dtype = c->dtype,
-                                  .rop = c->rop, .size = lss[h],
+        la[h] = (struct alg_args){.op = lop,
+                                  .P = NH,
+                                  .rank = h,
+                                  .root = hroot,
+                                  .dtype = c->dtype,
+                                  .rop = c->rop,
+                                  .size = lss[h],
                                   .seg = SEG};
         if (lop == SCHED_OP_BCAST)
             la[h].size = n;
@@ -821,8 +826,7 @@ hier_case(const struct tcase_args *c, const struct topo_hier *H,
                 if (c->op == SCHED_OP_EXSCAN && valid)
                     memcpy(rbuf[r], acc, n);
                 if (valid)
-                    reduce_apply(c->rop, c->dtype, acc, sbuf[r],
-                                 c->count);
+                    reduce_apply(c->rop, c->dtype, acc, sbuf[r], c->count);
                 else
                     memcpy(acc, sbuf[r], n);
                 valid = 1;
@@ -898,9 +902,9 @@ END_TEST
 START_TEST(test_hier_ops)
 {
     static const int ops[] = {
-        SCHED_OP_BARRIER,   SCHED_OP_BCAST,     SCHED_OP_REDUCE,
-        SCHED_OP_ALLREDUCE, SCHED_OP_GATHER,    SCHED_OP_SCATTER,
-        SCHED_OP_ALLGATHER, SCHED_OP_ALLTOALL,  SCHED_OP_REDUCE_SCATTER,
+        SCHED_OP_BARRIER,   SCHED_OP_BCAST,    SCHED_OP_REDUCE,
+        SCHED_OP_ALLREDUCE, SCHED_OP_GATHER,   SCHED_OP_SCATTER,
+        SCHED_OP_ALLGATHER, SCHED_OP_ALLTOALL, SCHED_OP_REDUCE_SCATTER,
         SCHED_OP_SCAN,      SCHED_OP_EXSCAN};
     static const size_t counts[] = {1, 1009};
     size_t li, oi, ci, ai, nalg;
@@ -927,22 +931,24 @@ START_TEST(test_hier_ops)
                 for (ai = 0; ai < nalg; ai++)
                     for (ri = 0; ri < nroots; ri++) {
                         struct tcase_args c = {
-                            .op = op, .P = P, .root = rt[ri],
+                            .op = op,
+                            .P = P,
+                            .root = rt[ri],
                             .dtype = ci ? COLLS_DOUBLE : COLLS_INT32,
                             .rop = ci ? COLLS_SUM : COLLS_MAX,
                             .count = counts[ci]};
-                        struct alg_args ua = {.op = lop, .P = H.nhosts,
-                                              .rop = c.rop};
+                        struct alg_args ua = {
+                            .op = lop, .P = H.nhosts, .rop = c.rop};
 
                         if (!alg_usable(&t[ai], &ua))
                             continue;
-                        ck_assert_msg(hier_case(&c, &H, &t[ai], why,
-                                                sizeof(why)) == 0,
-                                      "layout %s %s (leaders: %s/%s) root=%d "
-                                      "count=%zu: %s",
-                                      hier_layouts[li].name,
-                                      sched_op_name(op), sched_op_name(lop),
-                                      t[ai].name, rt[ri], c.count, why);
+                        ck_assert_msg(
+                            hier_case(&c, &H, &t[ai], why, sizeof(why)) == 0,
+                            "layout %s %s (leaders: %s/%s) root=%d "
+                            "count=%zu: %s",
+                            hier_layouts[li].name, sched_op_name(op),
+                            sched_op_name(lop), t[ai].name, rt[ri], c.count,
+                            why);
                     }
         }
         topo_hier_free(&H);
@@ -993,8 +999,8 @@ START_TEST(test_allreduce_bitwise)
                     ck_assert(sbuf[r] && rbuf[r]);
                     d = (double *)(void *)sbuf[r];
                     for (j = 0; j < count; j++) {
-                        uint64_t nan = 0x7ff8000000000000ull | (uint64_t)r
-                                       << 8 | j;
+                        uint64_t nan =
+                            0x7ff8000000000000ull | (uint64_t)r << 8 | j;
 
                         d[j] = k == 1 ? 1.0 + rnd_double(&seed) / 1e13
                                       : rnd_double(&seed);
@@ -1003,13 +1009,16 @@ START_TEST(test_allreduce_bitwise)
                         if (k == 2 && (j + (size_t)r) % 3 == 0)
                             memcpy(&d[j], &nan, sizeof(nan));
                     }
-                    args[r] = (struct alg_args){
-                        .op = SCHED_OP_ALLREDUCE, .P = P, .rank = r,
-                        .dtype = COLLS_DOUBLE, .rop = ops[k],
-                        .size = sz[r], .seg = SEG};
+                    args[r] = (struct alg_args){.op = SCHED_OP_ALLREDUCE,
+                                                .P = P,
+                                                .rank = r,
+                                                .dtype = COLLS_DOUBLE,
+                                                .rop = ops[k],
+                                                .size = sz[r],
+                                                .seg = SEG};
                 }
-                ck_assert_msg(simulate(&t[i], args, P, sbuf, sz, rbuf, sz,
-                                       &res, why, sizeof(why)) == 0,
+                ck_assert_msg(simulate(&t[i], args, P, sbuf, sz, rbuf, sz, &res,
+                                       why, sizeof(why)) == 0,
                               "%s P=%d: %s", t[i].name, P, why);
                 for (r = 1; r < P; r++)
                     ck_assert_msg(memcmp(rbuf[0], rbuf[r], sz[0]) == 0,
@@ -1019,8 +1028,7 @@ START_TEST(test_allreduce_bitwise)
                 /* the rank-order algorithm equals the serial loop */
                 memcpy(serial, sbuf[0], sz[0]);
                 for (r = 1; r < P; r++)
-                    reduce_apply(ops[k], COLLS_DOUBLE, serial, sbuf[r],
-                                 count);
+                    reduce_apply(ops[k], COLLS_DOUBLE, serial, sbuf[r], count);
                 if (t[i].flags & ALG_RANK_ORDER) {
                     /* the tree order (x0+x1)+(x2+x3) is not the serial
                        ((x0+x1)+x2)+x3 for sums, so only P = 2 must
@@ -1100,8 +1108,7 @@ START_TEST(test_sched_builder)
     ck_assert_int_eq(sched_tmp(&s, 1), -1);
     ck_assert_int_eq(sched_finish(&s), COLLS_EINVAL);
 
-    ck_assert_str_eq(sched_op_name(SCHED_OP_REDUCE_SCATTER),
-                     "reduce_scatter");
+    ck_assert_str_eq(sched_op_name(SCHED_OP_REDUCE_SCATTER), "reduce_scatter");
     ck_assert_int_eq(sched_op_lookup("ALLGATHERV"), SCHED_OP_ALLGATHERV);
     ck_assert_int_eq(sched_op_lookup("nope"), -1);
 }
@@ -1110,10 +1117,17 @@ END_TEST
 START_TEST(test_sched_cache)
 {
     struct sched_cache *c = sched_cache_new(4);
-    struct sched_key k = {.op = SCHED_OP_BCAST, .P = 4, .rank = 1,
-                          .dtype = COLLS_INT32, .alg = 4, .size = 400};
-    struct alg_args a = {.op = SCHED_OP_BCAST, .P = 4, .rank = 1,
-                         .dtype = COLLS_INT32, .size = 400};
+    struct sched_key k = {.op = SCHED_OP_BCAST,
+                          .P = 4,
+                          .rank = 1,
+                          .dtype = COLLS_INT32,
+                          .alg = 4,
+                          .size = 400};
+    struct alg_args a = {.op = SCHED_OP_BCAST,
+                         .P = 4,
+                         .rank = 1,
+                         .dtype = COLLS_INT32,
+                         .size = 400};
     const struct sched *got;
     struct sched s;
     uint64_t h, m, ev;
@@ -1122,8 +1136,8 @@ START_TEST(test_sched_cache)
     ck_assert_ptr_nonnull(c);
     ck_assert_ptr_null(sched_cache_new(0));
     ck_assert_ptr_null(sched_cache_get(c, &k));
-    ck_assert_int_eq(alg_build(alg_find(SCHED_OP_BCAST, "binomial", NULL),
-                               &a, &s), 0);
+    ck_assert_int_eq(
+        alg_build(alg_find(SCHED_OP_BCAST, "binomial", NULL), &a, &s), 0);
     got = sched_cache_put(c, &k, &s);
     ck_assert_ptr_eq(sched_cache_get(c, &k), got);
     ck_assert_uint_eq(got->nrounds, s.nrounds);
@@ -1149,8 +1163,12 @@ START_TEST(test_alg_args)
 {
     const struct alg *ar = alg_find(SCHED_OP_ALLREDUCE, "ring", NULL);
     const struct alg *bf = alg_find(SCHED_OP_BARRIER, "butterfly", NULL);
-    struct alg_args a = {.op = SCHED_OP_ALLREDUCE, .P = 4, .rank = 0,
-                         .dtype = COLLS_INT32, .rop = COLLS_SUM, .size = 16};
+    struct alg_args a = {.op = SCHED_OP_ALLREDUCE,
+                         .P = 4,
+                         .rank = 0,
+                         .dtype = COLLS_INT32,
+                         .rop = COLLS_SUM,
+                         .size = 16};
     struct sched s;
 
     ck_assert_ptr_nonnull(ar);
@@ -1199,15 +1217,18 @@ END_TEST
 /* A sample network: L = 10 us, g(m) = 10 us + m / (1 GB/s). */
 static const size_t pl_m[] = {0, 1024, 65536, 1048576, 16777216};
 static const double pl_g[] = {10.0, 11.024, 75.536, 1058.576, 16787.216};
-static const struct plogp sample_pl = {.L = 10.0, .gamma = 0.0002, .n = 5,
-                                       .m = pl_m, .g = pl_g};
+static const struct plogp sample_pl = {
+    .L = 10.0, .gamma = 0.0002, .n = 5, .m = pl_m, .g = pl_g};
 
 /* The rules' choice for (op, P, size), by name. */
 static const char *
 rule_choice(int op, int P, size_t size, size_t *seg)
 {
-    struct alg_args a = {.op = op, .P = P, .size = size,
-                         .dtype = COLLS_DOUBLE, .rop = COLLS_SUM};
+    struct alg_args a = {.op = op,
+                         .P = P,
+                         .size = size,
+                         .dtype = COLLS_DOUBLE,
+                         .rop = COLLS_SUM};
     struct tune_choice c;
 
     ck_assert_int_eq(tune_choose(&a, NULL, "", &c), 0);
@@ -1225,18 +1246,14 @@ START_TEST(test_tune_rules)
 
     ck_assert_str_eq(rule_choice(SCHED_OP_BARRIER, 7, 0, NULL),
                      "dissemination");
-    ck_assert_str_eq(rule_choice(SCHED_OP_ALLREDUCE, 8, 64, NULL),
-                     "butterfly");
+    ck_assert_str_eq(rule_choice(SCHED_OP_ALLREDUCE, 8, 64, NULL), "butterfly");
     ck_assert_str_eq(rule_choice(SCHED_OP_ALLREDUCE, 8, 64 * 1024, NULL),
                      "tournament");
-    ck_assert_str_eq(rule_choice(SCHED_OP_ALLREDUCE, 8, 4 << 20, NULL),
-                     "ring");
-    ck_assert_str_eq(rule_choice(SCHED_OP_ALLGATHER, 6, 8, NULL),
-                     "butterfly");
+    ck_assert_str_eq(rule_choice(SCHED_OP_ALLREDUCE, 8, 4 << 20, NULL), "ring");
+    ck_assert_str_eq(rule_choice(SCHED_OP_ALLGATHER, 6, 8, NULL), "butterfly");
     ck_assert_str_eq(rule_choice(SCHED_OP_ALLGATHER, 6, 8192, NULL),
                      "tournament");
-    ck_assert_str_eq(rule_choice(SCHED_OP_ALLGATHER, 6, 1 << 20, NULL),
-                     "ring");
+    ck_assert_str_eq(rule_choice(SCHED_OP_ALLGATHER, 6, 1 << 20, NULL), "ring");
     ck_assert_str_eq(rule_choice(SCHED_OP_BCAST, 8, 100, NULL), "binomial");
     ck_assert_str_eq(rule_choice(SCHED_OP_BCAST, 8, 8 << 20, &seg),
                      "chain_seg");
@@ -1244,8 +1261,7 @@ START_TEST(test_tune_rules)
     ck_assert_str_eq(rule_choice(SCHED_OP_REDUCE, 8, 8 << 20, &seg),
                      "chain_seg");
     ck_assert_str_eq(rule_choice(SCHED_OP_ALLTOALL, 8, 16, NULL), "bruck");
-    ck_assert_str_eq(rule_choice(SCHED_OP_ALLTOALL, 8, 4096, NULL),
-                     "pairwise");
+    ck_assert_str_eq(rule_choice(SCHED_OP_ALLTOALL, 8, 4096, NULL), "pairwise");
     ck_assert_str_eq(rule_choice(SCHED_OP_REDUCE_SCATTER, 5, 64, NULL),
                      "halving");
     ck_assert_str_eq(rule_choice(SCHED_OP_SCAN, 9, 64, NULL),
@@ -1254,9 +1270,13 @@ START_TEST(test_tune_rules)
     /* a row whose algorithm cannot run is skipped: bruck has no v */
     {
         size_t cnt[3] = {4, 4, 4}, dsp[3] = {0, 4, 8};
-        struct alg_args a = {.op = SCHED_OP_ALLTOALLV, .P = 3,
-                             .dtype = COLLS_BYTE, .scounts = cnt,
-                             .sdispls = dsp, .rcounts = cnt, .rdispls = dsp};
+        struct alg_args a = {.op = SCHED_OP_ALLTOALLV,
+                             .P = 3,
+                             .dtype = COLLS_BYTE,
+                             .scounts = cnt,
+                             .sdispls = dsp,
+                             .rcounts = cnt,
+                             .rdispls = dsp};
         struct tune_choice c;
 
         ck_assert_int_eq(tune_choose(&a, NULL, "", &c), 0);
@@ -1305,28 +1325,33 @@ START_TEST(test_tune_force)
     /* alltoallv cannot use bruck */
     {
         size_t cnt[3] = {4, 4, 4}, dsp[3] = {0, 4, 8};
-        struct alg_args v = {.op = SCHED_OP_ALLTOALLV, .P = 3,
-                             .dtype = COLLS_BYTE, .scounts = cnt,
-                             .sdispls = dsp, .rcounts = cnt, .rdispls = dsp};
+        struct alg_args v = {.op = SCHED_OP_ALLTOALLV,
+                             .P = 3,
+                             .dtype = COLLS_BYTE,
+                             .scounts = cnt,
+                             .sdispls = dsp,
+                             .rcounts = cnt,
+                             .rdispls = dsp};
 
         ck_assert_int_eq(tune_choose(&v, NULL, "bruck", &c), 0);
         ck_assert_str_eq(c.alg->name, "pairwise");
         ck_assert_int_eq(c.fallback, TUNE_FALLBACK_UNUSABLE);
     }
     /* segment syntax, and the environment */
-    ck_assert_int_eq(tune_parse_force("chain_seg:32k", name, sizeof(name),
-                                      &seg), 0);
+    ck_assert_int_eq(
+        tune_parse_force("chain_seg:32k", name, sizeof(name), &seg), 0);
     ck_assert_str_eq(name, "chain_seg");
     ck_assert_uint_eq(seg, 32768);
     ck_assert_int_eq(tune_parse_force("x:0", name, sizeof(name), &seg),
                      COLLS_EINVAL);
     ck_assert_int_eq(tune_parse_force(":5", name, sizeof(name), &seg),
                      COLLS_EINVAL);
-    ck_assert_int_eq(tune_parse_force("averyveryverylongname", name,
-                                      sizeof(name), &seg), COLLS_EINVAL);
+    ck_assert_int_eq(
+        tune_parse_force("averyveryverylongname", name, sizeof(name), &seg),
+        COLLS_EINVAL);
     setenv("COLLS_ALG_BCAST", "chain_seg:2m", 1);
-    a = (struct alg_args){.op = SCHED_OP_BCAST, .P = 5, .size = 100,
-                          .dtype = COLLS_BYTE};
+    a = (struct alg_args){
+        .op = SCHED_OP_BCAST, .P = 5, .size = 100, .dtype = COLLS_BYTE};
     ck_assert_int_eq(tune_choose(&a, NULL, NULL, &c), 0);
     ck_assert_str_eq(c.alg->name, "chain_seg");
     ck_assert_uint_eq(c.seg, 2u << 20);
@@ -1342,8 +1367,8 @@ END_TEST
 
 START_TEST(test_tune_cost)
 {
-    struct alg_args a = {.op = SCHED_OP_BCAST, .P = 8, .size = 8,
-                         .dtype = COLLS_BYTE};
+    struct alg_args a = {
+        .op = SCHED_OP_BCAST, .P = 8, .size = 8, .dtype = COLLS_BYTE};
     struct tune_choice c;
     const struct alg *bin = alg_find(SCHED_OP_BCAST, "binomial", NULL);
     const struct alg *chs = alg_find(SCHED_OP_BCAST, "chain_seg", NULL);
