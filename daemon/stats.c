@@ -2,6 +2,8 @@
  * stats.c -- log2 histograms and the JSON writer used by STATS_REP and
  * the HTTP metrics page.
  */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
