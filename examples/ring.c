@@ -11,7 +11,7 @@
  * Rendezvous, by messages: task 0 (the leader) is known to the others by
  * its tid (through a pipe from the forking parent, or --leader).  Each
  * other task sends JOIN {index} to it; the leader orders the members by
- * index and sends everyone the table of tids.  Then the leader sends the
+ * index and sends everyone the table {tasks, laps, token size, tids}.  Then the leader sends the
  * token {lap, hop, data, checksum} to member 1; every member receives it
  * from its predecessor, verifies the checksum, changes the data, updates
  * the checksum and sends it on.  After LAPS laps the leader checks the
@@ -181,7 +181,13 @@ ring_lead(colls_t *c, const struct ring_opts *o)
     m = colls_msg_new(COLLS_ENC_DEFAULT);
     if (m == NULL)
         return ring_fail("table", COLLS_ENOMEM);
-    rc = colls_pack(m, COLLS_UINT32, tids, (size_t)n);
+    {
+        /* the members follow the leader's laps and token size */
+        uint32_t hdr[3] = {(uint32_t)n, (uint32_t)o->laps, (uint32_t)o->size};
+        rc = colls_pack(m, COLLS_UINT32, hdr, 3);
+    }
+    if (rc == 0)
+        rc = colls_pack(m, COLLS_UINT32, tids, (size_t)n);
     for (i = 1; i < n && rc == 0; i++)
         rc = colls_msg_send(c, tids[i], TAG_TABLE, m);
     colls_msg_free(m);
@@ -237,10 +243,10 @@ ring_member(colls_t *c, const struct ring_opts *o)
 {
     colls_tid_t tids[RING_MAX_TASKS], me = colls_mytid(c);
     colls_msg_t *m;
-    colls_status_t st;
     int32_t index = o->index;
-    int n, pos = -1, i, rc;
-    uint32_t lap, hop;
+    int n, pos = -1, i, rc, laps;
+    uint32_t lap, hop, hdr[3];
+    size_t size;
     uint8_t *data;
 
     rc = colls_send(c, o->leader, TAG_JOIN, &index, sizeof(index));
@@ -249,34 +255,37 @@ ring_member(colls_t *c, const struct ring_opts *o)
     rc = colls_msg_recv(c, o->leader, TAG_TABLE, &m);
     if (rc < 0)
         return ring_fail("waiting for the table", rc);
-    colls_msg_info(m, &st);
-    n = (int)(st.length / 4);
-    if (n < 2 || n > RING_MAX_TASKS ||
+    rc = colls_unpack(m, COLLS_UINT32, hdr, 3);
+    n = (int)hdr[0];
+    if (rc < 0 || n < 2 || n > RING_MAX_TASKS || hdr[1] == 0 ||
+        hdr[1] > INT32_MAX || hdr[2] == 0 || hdr[2] > (1u << 24) ||
         colls_unpack(m, COLLS_UINT32, tids, (size_t)n) < 0) {
         colls_msg_free(m);
         return ring_fail("table", COLLS_EPROTO);
     }
     colls_msg_free(m);
+    laps = (int)hdr[1];
+    size = hdr[2];
     for (i = 0; i < n; i++)
         if (tids[i] == me)
             pos = i;
     if (pos <= 0)
         return ring_fail("table", COLLS_EPROTO);
-    data = malloc(o->size);
+    data = malloc(size);
     if (data == NULL)
         return ring_fail("token", COLLS_ENOMEM);
-    for (i = 0; i < o->laps; i++) {
+    for (i = 0; i < laps; i++) {
         hop = (uint32_t)i * (uint32_t)n + (uint32_t)pos;
-        rc = ring_recv_token(c, tids[pos - 1], hop, &lap, data, o->size);
+        rc = ring_recv_token(c, tids[pos - 1], hop, &lap, data, size);
         if (rc < 0) {
             fprintf(stderr, "ring: t%x: lap %d: receiving from t%x: %s\n",
                     (unsigned)me, i, (unsigned)tids[pos - 1],
                     colls_strerror(rc));
             break;
         }
-        ring_mutate(data, o->size, hop, me);
+        ring_mutate(data, size, hop, me);
         rc = ring_send_token(c, tids[(pos + 1) % n], lap, hop + 1, data,
-                             o->size);
+                             size);
         if (rc < 0) {
             fprintf(stderr, "ring: t%x: lap %d: sending to t%x: %s\n",
                     (unsigned)me, i, (unsigned)tids[(pos + 1) % n],
