@@ -108,9 +108,10 @@ alg_usable(const struct alg *alg, const struct alg_args *a)
     return 1;
 }
 
-/* Checks that the P counts (and offsets) fit in size_t together. */
+/* Checks that the P counts are whole items of esize bytes and that they
+   (and their offsets) fit in size_t together. */
 static int
-alg_check_v(int P, const size_t *counts, const size_t *displs)
+alg_check_v(int P, const size_t *counts, const size_t *displs, size_t esize)
 {
     size_t total = 0;
     int r;
@@ -118,7 +119,8 @@ alg_check_v(int P, const size_t *counts, const size_t *displs)
     if (counts == NULL || displs == NULL)
         return COLLS_EINVAL;
     for (r = 0; r < P; r++) {
-        if (total + counts[r] < total || displs[r] + counts[r] < displs[r])
+        if (total + counts[r] < total || displs[r] + counts[r] < displs[r] ||
+            counts[r] % esize != 0)
             return COLLS_EINVAL;
         total += counts[r];
     }
@@ -136,23 +138,24 @@ alg_check(const struct alg_args *a)
         return COLLS_EINVAL;
     if (a->op != SCHED_OP_BARRIER && !dtype_valid(a->dtype))
         return COLLS_EDTYPE;
-    if (alg_is_reduction(a->op)) {
-        if ((rc = reduce_check(a->rop, a->dtype)) != 0)
-            return rc;
-        if (a->size % dtype_size(a->dtype) != 0)
-            return COLLS_EINVAL;
-    }
+    if (alg_is_reduction(a->op) && (rc = reduce_check(a->rop, a->dtype)) != 0)
+        return rc;
+    /* whole items everywhere: segments and chunks are cut on item
+       boundaries so each can be translated or reduced on its own */
+    if (a->op != SCHED_OP_BARRIER && a->size % dtype_size(a->dtype) != 0)
+        return COLLS_EINVAL;
     if ((size_t)a->P > SIZE_MAX / 2 / (a->size ? a->size : 1))
         return COLLS_EINVAL;
     switch (a->op) {
     case SCHED_OP_GATHERV:
     case SCHED_OP_SCATTERV:
     case SCHED_OP_ALLGATHERV:
-        return alg_check_v(a->P, a->counts, a->displs);
+        return alg_check_v(a->P, a->counts, a->displs, dtype_size(a->dtype));
     case SCHED_OP_ALLTOALLV:
-        if ((rc = alg_check_v(a->P, a->scounts, a->sdispls)) != 0)
+        if ((rc = alg_check_v(a->P, a->scounts, a->sdispls,
+                              dtype_size(a->dtype))) != 0)
             return rc;
-        return alg_check_v(a->P, a->rcounts, a->rdispls);
+        return alg_check_v(a->P, a->rcounts, a->rdispls, dtype_size(a->dtype));
     default:
         return 0;
     }

@@ -94,7 +94,7 @@ cost_bcast_chain(const struct plogp *p, int P, size_t n, size_t seg)
 static int
 alg_bcast_chain_seg(struct sched *s, const struct alg_args *a)
 {
-    size_t segsz, k = topo_nseg(a->size, alg_seg(a), 1, &segsz);
+    size_t segsz, k = topo_nseg(a->size, alg_seg(a), alg_esize(a), &segsz);
 
     return bcast_chain_k(s, a, segsz, k);
 }
@@ -167,7 +167,8 @@ alg_bcast_binomial_seg(struct sched *s, const struct alg_args *a)
 {
     int ch[32], i, n, v = topo_vrank(a->rank, a->root, a->P);
     int parent = topo_rank(topo_binomial_parent(v), a->root, a->P);
-    size_t segsz, k = topo_nseg(a->size, alg_seg(a), 1, &segsz), t, off, len;
+    size_t segsz, k = topo_nseg(a->size, alg_seg(a), alg_esize(a), &segsz);
+    size_t t, off, len;
 
     n = topo_binomial_children(v, a->P, ch);
     for (t = 0; t <= k; t++) {
@@ -205,14 +206,14 @@ static int
 alg_bcast_scatter_allgather(struct sched *s, const struct alg_args *a)
 {
     int P = a->P, v = topo_vrank(a->rank, a->root, P), ch[32], i, n;
-    size_t off, len, off2, len2;
+    size_t off, len, off2, len2, e = alg_esize(a);
 
     if (P == 1)
         return 0;
     if (v > 0) {
         /* chunks [v, v + size(v)) are one contiguous range */
-        topo_split(a->size, (size_t)P, 1, (size_t)v, &off, &len);
-        topo_split(a->size, (size_t)P, 1,
+        topo_split(a->size, (size_t)P, e, (size_t)v, &off, &len);
+        topo_split(a->size, (size_t)P, e,
                    (size_t)(v + topo_binomial_size(v, P) - 1), &off2, &len2);
         sched_recv(s, topo_rank(topo_binomial_parent(v), a->root, P), R, off,
                    off2 + len2 - off);
@@ -220,18 +221,18 @@ alg_bcast_scatter_allgather(struct sched *s, const struct alg_args *a)
     }
     n = topo_binomial_children(v, P, ch);
     for (i = n - 1; i >= 0; i--) {
-        topo_split(a->size, (size_t)P, 1, (size_t)ch[i], &off, &len);
-        topo_split(a->size, (size_t)P, 1,
+        topo_split(a->size, (size_t)P, e, (size_t)ch[i], &off, &len);
+        topo_split(a->size, (size_t)P, e,
                    (size_t)(ch[i] + topo_binomial_size(ch[i], P) - 1), &off2,
                    &len2);
         sched_send(s, topo_rank(ch[i], a->root, P), R, off, off2 + len2 - off);
     }
     sched_round(s);
     for (i = 0; i < P - 1; i++) {
-        topo_split(a->size, (size_t)P, 1, (size_t)((v - i + P) % P), &off,
+        topo_split(a->size, (size_t)P, e, (size_t)((v - i + P) % P), &off,
                    &len);
         sched_send(s, topo_rank(v + 1, a->root, P), R, off, len);
-        topo_split(a->size, (size_t)P, 1, (size_t)((v - i - 1 + 2 * P) % P),
+        topo_split(a->size, (size_t)P, e, (size_t)((v - i - 1 + 2 * P) % P),
                    &off, &len);
         sched_recv(s, topo_rank(v - 1 + P, a->root, P), R, off, len);
         sched_round(s);

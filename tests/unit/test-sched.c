@@ -452,8 +452,12 @@ run_case(const struct tcase_args *c, char *why, size_t cap)
     if (simulate(c->alg, args, P, sbuf, L.ssz, rbuf, L.rsz, &res, why, cap) !=
         0)
         goto out;
+    /* in the all-to-all families every rank's end must causally follow
+       every rank's start, whatever the data size */
     if ((c->op == SCHED_OP_BARRIER || c->op == SCHED_OP_ALLREDUCE ||
-         c->op == SCHED_OP_ALLGATHER || c->op == SCHED_OP_ALLTOALL) &&
+         c->op == SCHED_OP_ALLGATHER || c->op == SCHED_OP_ALLGATHERV ||
+         c->op == SCHED_OP_ALLTOALL || c->op == SCHED_OP_ALLTOALLV ||
+         c->op == SCHED_OP_REDUCE_SCATTER) &&
         !res.knows_all) {
         snprintf(why, cap, "a rank finished before hearing from everyone");
         goto out;
@@ -1114,6 +1118,57 @@ START_TEST(test_sched_builder)
 }
 END_TEST
 
+/* Segmented algorithms give each segment its own steps. */
+START_TEST(test_segments)
+{
+    struct alg_args a = {.op = SCHED_OP_BCAST,
+                         .P = 4,
+                         .rank = 0,
+                         .dtype = COLLS_INT32,
+                         .size = 4036,
+                         .seg = 1001};
+    const char *names[] = {"chain_seg", "binomial_seg"};
+    struct sched s;
+    size_t i, r, n, k, sends;
+
+    for (i = 0; i < 2; i++) {
+        const struct sched_step *st;
+
+        ck_assert_int_eq(
+            alg_build(alg_find(SCHED_OP_BCAST, names[i], NULL), &a, &s), 0);
+        for (sends = 0, r = 0; r < s.nrounds; r++) {
+            st = sched_round_steps(&s, r, &n);
+            for (k = 0; k < n; k++)
+                if (st[k].kind == SCHED_SEND) {
+                    /* 1001 bytes of the 4036 are cut to 1000 */
+                    ck_assert_uint_le(st[k].len, 1000);
+                    sends++;
+                }
+        }
+        /* five segments, to 1 (chain) or 2 (binomial root of 4) peers */
+        ck_assert_uint_eq(sends, i == 0 ? 5 : 10);
+        sched_free(&s);
+    }
+    /* a reduce pipeline never splits an item: segments of 8-byte items */
+    a = (struct alg_args){.op = SCHED_OP_REDUCE,
+                          .P = 3,
+                          .rank = 1,
+                          .dtype = COLLS_INT64,
+                          .rop = COLLS_SUM,
+                          .size = 800,
+                          .seg = 100};
+    ck_assert_int_eq(
+        alg_build(alg_find(SCHED_OP_REDUCE, "chain_seg", NULL), &a, &s), 0);
+    for (r = 0; r < s.nrounds; r++) {
+        const struct sched_step *st = sched_round_steps(&s, r, &n);
+
+        for (k = 0; k < n; k++)
+            ck_assert_uint_eq(st[k].len % 8, 0);
+    }
+    sched_free(&s);
+}
+END_TEST
+
 START_TEST(test_sched_cache)
 {
     struct sched_cache *c = sched_cache_new(4);
@@ -1145,7 +1200,7 @@ START_TEST(test_sched_cache)
     ck_assert_ptr_null(sched_cache_get(c, &k));
     /* fill the cache until something is evicted */
     for (i = 0; i < 16; i++) {
-        k.size = 1000 + (size_t)i;
+        k.size = 1000 + 4 * (size_t)i;
         a.size = k.size;
         ck_assert_int_eq(alg_build(&alg_bcast_table[0], &a, &s), 0);
         sched_cache_put(c, &k, &s);
@@ -1192,6 +1247,22 @@ START_TEST(test_alg_args)
     ck_assert_int_eq(alg_build(ar, &a, &s), COLLS_EINVAL);
     a = (struct alg_args){.op = SCHED_OP_GATHERV, .P = 3, .dtype = COLLS_BYTE};
     ck_assert_int_eq(alg_build(&alg_gather_table[0], &a, &s), COLLS_EINVAL);
+    {
+        size_t cnt[3] = {4, 6, 4}, dsp[3] = {0, 4, 12};
+
+        a = (struct alg_args){.op = SCHED_OP_GATHERV,
+                              .P = 3,
+                              .dtype = COLLS_INT16,
+                              .counts = cnt,
+                              .displs = dsp};
+        ck_assert_int_eq(alg_build(&alg_gather_table[1], &a, &s), 0);
+        sched_free(&s);
+        a.dtype = COLLS_INT32; /* 6 bytes are not whole items */
+        ck_assert_int_eq(alg_build(&alg_gather_table[1], &a, &s), COLLS_EINVAL);
+        a = (struct alg_args){
+            .op = SCHED_OP_BCAST, .P = 3, .dtype = COLLS_DOUBLE, .size = 12};
+        ck_assert_int_eq(alg_build(&alg_bcast_table[0], &a, &s), COLLS_EINVAL);
+    }
     a = (struct alg_args){.op = SCHED_OP_BARRIER, .P = 6};
     ck_assert_ptr_nonnull(bf);
     ck_assert_int_eq(alg_build(bf, &a, &s), COLLS_ENOTSUP);
@@ -1435,6 +1506,7 @@ suite_sched(void)
     tcase_add_test(tb, test_sched_builder);
     tcase_add_test(tb, test_hier_plan);
     tcase_add_test(tb, test_sched_cache);
+    tcase_add_test(tb, test_segments);
     tcase_add_test(tb, test_alg_args);
     tcase_add_test(tb, test_tune_rules);
     tcase_add_test(tb, test_tune_force);
