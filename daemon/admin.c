@@ -32,7 +32,7 @@
 #include "proto/envelope.h"
 
 #define ADMIN_TASKS_ALL 0xffffffffu
-#define ADMIN_PING_MAX (16u * 1024 * 1024)   /* bytes per daemon echo */
+#define ADMIN_PING_MAX  (16u * 1024 * 1024) /* bytes per daemon echo */
 
 /* ---- pending requests --------------------------------------------------- */
 
@@ -50,8 +50,7 @@ admin_pending_new(struct daemon *d, int kind, uint32_t task_tid,
     p->task_tid = task_tid;
     p->task_req = task_req;
     p->start_us = platform_now_us();
-    p->deadline_us = p->start_us +
-                     (uint64_t)d->cfg->request_timeout_ms * 1000u;
+    p->deadline_us = p->start_us + (uint64_t)d->cfg->request_timeout_ms * 1000u;
     p->list = init;
     p->next = d->pending;
     d->pending = p;
@@ -150,8 +149,8 @@ admin_list_local(struct daemon *d, TaskList *l)
 
 /* Sends TASKS_REP with list l to task tid (if still attached). */
 static void
-admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id,
-                  TaskList *l, int status)
+admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id, TaskList *l,
+                  int status)
 {
     struct task *t = task_find(d, tid);
     Envelope r;
@@ -171,8 +170,8 @@ admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id,
 
 /* Sends PING_REP to task tid. */
 static void
-admin_ping_reply(struct daemon *d, uint32_t tid, uint64_t req_id,
-                 double rtt_us, int status)
+admin_ping_reply(struct daemon *d, uint32_t tid, uint64_t req_id, double rtt_us,
+                 int status)
 {
     struct task *t = task_find(d, tid);
     PingRep pr = PING_REP__INIT;
@@ -522,7 +521,7 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
                 const TaskEntry *te = e->task_list->tasks[i];
 
                 if (COLLS_TID_HID(te->tid) != hid)
-                    continue;   /* a daemon speaks for its own tasks */
+                    continue; /* a daemon speaks for its own tasks */
                 admin_list_add(&p->list, te->tid, te->pid, te->uid, te->name,
                                te->direct_addr);
             }
@@ -562,15 +561,17 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
 
 /* name/value pairs of the daemon counters, for JSON and Prometheus. */
 #define ADMIN_COUNTERS(d, X)                                                   \
-    X(tasks_attached) X(tasks_exited) X(attach_refused) X(frames_in)          \
-    X(frames_out) X(bytes_in) X(bytes_out) X(data_local) X(data_to_peer)      \
-    X(data_from_peer) X(data_echo) X(send_failed) X(notifies_sent)            \
-    X(peer_msgs_out) X(peer_msgs_in) X(peer_send_errors) X(heartbeats_out)    \
-    X(heartbeats_in) X(hosts_down) X(hosts_joined) X(requests_timed_out)      \
-    X(pauses) X(resumes)
+    X(tasks_attached)                                                          \
+    X(tasks_exited) X(attach_refused) X(frames_in) X(frames_out) X(bytes_in)   \
+        X(bytes_out) X(data_local) X(data_to_peer) X(data_from_peer)           \
+            X(data_echo) X(send_failed) X(notifies_sent) X(peer_msgs_out)      \
+                X(peer_msgs_in) X(peer_send_errors) X(heartbeats_out)          \
+                    X(heartbeats_in) X(hosts_down) X(hosts_joined)             \
+                        X(requests_timed_out) X(pauses) X(resumes)
 #define ADMIN_ERRORS(d, X)                                                     \
-    X(bad_frames) X(bad_envelopes) X(unknown_kinds) X(bad_requests)           \
-    X(bad_peer_msgs) X(bad_join_dgrams)
+    X(bad_frames)                                                              \
+    X(bad_envelopes) X(unknown_kinds) X(bad_requests) X(bad_peer_msgs)         \
+        X(bad_join_dgrams)
 
 static const char *const admin_host_states[] = {"up", "down", "joining"};
 
@@ -637,9 +638,9 @@ admin_stats_json(struct daemon *d, struct buf *b)
         stats_json_u64(&j, "hid", (uint64_t)hid);
         stats_json_str(&j, "name", h->name);
         stats_json_str(&j, "addr", h->addr);
-        stats_json_str(&j, "state", h->state >= 0 && h->state <= 2
-                                        ? admin_host_states[h->state]
-                                        : "?");
+        stats_json_str(
+            &j, "state",
+            h->state >= 0 && h->state <= 2 ? admin_host_states[h->state] : "?");
         stats_json_u64(&j, "incarnation", h->inc);
         stats_json_u64(&j, "msgs_in", h->msgs_in);
         stats_json_u64(&j, "msgs_out", h->msgs_out);
@@ -708,8 +709,8 @@ admin_prom(struct buf *b, int *err, const char *fmt, ...)
     n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     if (*err == 0 && n > 0)
-        *err = buf_append(b, line, (size_t)n < sizeof(line) ? (size_t)n
-                                                            : sizeof(line) - 1);
+        *err = buf_append(
+            b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 int

@@ -26,8 +26,8 @@ void admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
 
 /* A new pending request of kind for task (tid, its req_id); its id is
    the req_id to put on the daemon wire.  NULL when out of memory. */
-struct pending *admin_pending_new(struct daemon *d, int kind,
-                                  uint32_t task_tid, uint64_t task_req);
+struct pending *admin_pending_new(struct daemon *d, int kind, uint32_t task_tid,
+                                  uint64_t task_req);
 struct pending *admin_pending_find(struct daemon *d, uint64_t id);
 /* Unlinks and frees p. */
 void admin_pending_done(struct daemon *d, struct pending *p);

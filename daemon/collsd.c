@@ -110,8 +110,7 @@ collsd_http_cb(struct evhttp_request *req, void *arg)
     }
     evbuffer_add(out, buf_head(&b), buf_avail(&b));
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      json ? "application/json"
-                           : "text/plain; version=0.0.4");
+                      json ? "application/json" : "text/plain; version=0.0.4");
     evhttp_send_reply(req, HTTP_OK, "OK", out);
     evbuffer_free(out);
     buf_free(&b);
@@ -194,7 +193,7 @@ collsd_cleanup(struct daemon *d)
 int
 main(int argc, char **argv)
 {
-    static struct daemon dd;   /* large: not on the stack */
+    static struct daemon dd; /* large: not on the stack */
     struct daemon *d = &dd;
     struct config cfg;
     struct event *sigs[3] = {NULL, NULL, NULL};
@@ -216,7 +215,8 @@ main(int argc, char **argv)
         return 0;
     }
     if (cfg.version) {
-        printf("collsd %s (protocol %d)\n", PACKAGE_VERSION, COLLS_PROTO_VERSION);
+        printf("collsd %s (protocol %d)\n", PACKAGE_VERSION,
+               COLLS_PROTO_VERSION);
         config_free(&cfg);
         return 0;
     }
@@ -228,9 +228,9 @@ main(int argc, char **argv)
         /* In the background stderr goes nowhere: log next to the socket. */
         const char *slash = strrchr(cfg.socket, '/');
 
-        if (slash != NULL && asprintf(&logpath, "%.*s/collsd.log",
-                                      (int)(slash - cfg.socket),
-                                      cfg.socket) < 0)
+        if (slash != NULL &&
+            asprintf(&logpath, "%.*s/collsd.log", (int)(slash - cfg.socket),
+                     cfg.socket) < 0)
             logpath = NULL;
     }
 
@@ -245,8 +245,7 @@ main(int argc, char **argv)
         goto out;
     }
     if (logpath != NULL && (rc = log_open(logpath)) != 0) {
-        fprintf(stderr, "collsd: log file %s: %s\n", logpath,
-                log_errstr(rc));
+        fprintf(stderr, "collsd: log file %s: %s\n", logpath, log_errstr(rc));
         goto out;
     }
     d->pid_path = collsd_pid_path(&cfg);

@@ -36,18 +36,18 @@ enum config_type {
 };
 
 struct config_opt {
-    const char *name;       /* "dead-after"; env COLLS_DEAD_AFTER */
+    const char *name; /* "dead-after"; env COLLS_DEAD_AFTER */
     enum config_type type;
-    size_t off;             /* offset in struct config */
-    const char *def;        /* default as text; NULL: computed */
-    double min, max;        /* range of numbers */
-    const char *arg;        /* argument name in --help */
+    size_t off;      /* offset in struct config */
+    const char *def; /* default as text; NULL: computed */
+    double min, max; /* range of numbers */
+    const char *arg; /* argument name in --help */
     const char *help;
     unsigned flags;
 };
 
 enum {
-    CFG_F_NOENV = 1u << 0,  /* not settable from env/file (help, config) */
+    CFG_F_NOENV = 1u << 0, /* not settable from env/file (help, config) */
 };
 
 #define OPT(n, t, f, d, lo, hi, a, h, fl)                                      \
@@ -60,14 +60,16 @@ enum {
 static const struct config_opt config_table[] = {
     OPT("listen", CFG_ADDR, listen, "127.0.0.1:7490", 0, 0, "ADDR:PORT",
         "UDP address of this daemon (port 0: any); with a hostfile it "
-        "selects this host's line", 0),
+        "selects this host's line",
+        0),
     OPT("socket", CFG_STR, socket, NULL, 0, 0, "PATH",
         "Unix socket for tasks, created in a 0700 directory", 0),
     OPT("pidfile", CFG_STR, pidfile, "", 0, 0, "PATH",
         "pid file (default: collsd.pid next to the socket)", 0),
     OPT("hostfile", CFG_STR, hostfile, "", 0, 0, "FILE",
         "hosts of the machine, one 'addr[:port] [name=N]' per line; "
-        "hid = line number among host lines (SIGHUP re-reads it)", 0),
+        "hid = line number among host lines (SIGHUP re-reads it)",
+        0),
     OPT("join", CFG_ADDR, join, "", 0, 0, "HOST:PORT",
         "join the machine of the running daemon at HOST:PORT", 0),
     OPT("name", CFG_STR, name, "", 0, 0, "NAME",
@@ -95,7 +97,8 @@ static const struct config_opt config_table[] = {
     OPT("task-queue-limit", CFG_SIZE, task_queue_limit, "64M", 64 * 1024,
         64 * GiB, "BYTES",
         "stop reading a task while its output queued towards one "
-        "destination exceeds this", 0),
+        "destination exceeds this",
+        0),
     OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
         "largest message payload accepted", 0),
     OPT("window", CFG_INT, window, "1024", 4, 32768, "N",
@@ -151,7 +154,8 @@ config_find(const char *name, size_t len)
         if (strlen(n) != len)
             continue;
         for (j = 0; j < len; j++) {
-            char c = name[j] == '_' ? '-' : (char)tolower((unsigned char)name[j]);
+            char c =
+                name[j] == '_' ? '-' : (char)tolower((unsigned char)name[j]);
             if (c != n[j])
                 break;
         }
@@ -207,10 +211,17 @@ config_parse_number(const char *s, int with_suffix, double *out)
         return -1;
     if (with_suffix && *end != '\0') {
         switch (tolower((unsigned char)*end)) {
-        case 'k': v *= 1024.0; break;
-        case 'm': v *= MiB; break;
-        case 'g': v *= GiB; break;
-        default: return -1;
+        case 'k':
+            v *= 1024.0;
+            break;
+        case 'm':
+            v *= MiB;
+            break;
+        case 'g':
+            v *= GiB;
+            break;
+        default:
+            return -1;
         }
         end++;
         if (tolower((unsigned char)*end) == 'i')
@@ -243,8 +254,8 @@ config_parse_bool(const char *s)
 
 /* Stores value into the option o of cfg after validating it. */
 static int
-config_apply(struct config *cfg, const struct config_opt *o,
-             const char *value, char *err, size_t errlen)
+config_apply(struct config *cfg, const struct config_opt *o, const char *value,
+             char *err, size_t errlen)
 {
     void *field = (char *)cfg + o->off;
     double v;
@@ -298,7 +309,8 @@ config_apply(struct config *cfg, const struct config_opt *o,
         if (b < 0)
             return config_err(err, errlen, COLLS_EINVAL,
                               "--%s: '%s' is not error, warn, info, debug "
-                              "or trace", o->name, value);
+                              "or trace",
+                              o->name, value);
         *(int *)field = b;
         return 0;
     }
@@ -355,8 +367,8 @@ config_free(struct config *cfg)
 }
 
 int
-config_set(struct config *cfg, const char *name, const char *value,
-           char *err, size_t errlen)
+config_set(struct config *cfg, const char *name, const char *value, char *err,
+           size_t errlen)
 {
     const struct config_opt *o = config_find(name, strlen(name));
 
@@ -382,8 +394,7 @@ config_trim(char *s)
 
 /* Reads "name value" lines from path. */
 static int
-config_load_file(struct config *cfg, const char *path, char *err,
-                 size_t errlen)
+config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
 {
     char line[PATH_MAX + 128];
     char msg[CONFIG_ERR_LEN];
@@ -391,8 +402,7 @@ config_load_file(struct config *cfg, const char *path, char *err,
     int lineno = 0, rc = 0;
 
     if (f == NULL)
-        return config_err(err, errlen, -errno, "%s: %s", path,
-                          strerror(errno));
+        return config_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
     while (fgets(line, sizeof(line), f) != NULL) {
         const struct config_opt *o;
         char *s, *name, *value;
@@ -517,8 +527,8 @@ config_load_args(struct config *cfg, int argc, char **argv, int only_config,
         o = config_find(arg, nlen);
         if (o == NULL)
             return config_err(err, errlen, COLLS_ENOENT,
-                              "unknown option '--%.*s' (see --help)",
-                              (int)nlen, arg);
+                              "unknown option '--%.*s' (see --help)", (int)nlen,
+                              arg);
         if (eq != NULL)
             value = eq + 1;
         else if (o->type == CFG_BOOL)
@@ -560,8 +570,8 @@ config_check(struct config *cfg, char *err, size_t errlen)
 }
 
 int
-config_parse(struct config *cfg, int argc, char **argv, char **envp,
-             char *err, size_t errlen)
+config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
+             size_t errlen)
 {
     const char *cf;
     int rc;
@@ -652,8 +662,10 @@ config_usage(FILE *out, const char *prog)
             snprintf(line, sizeof(line), "[env %s]", ename);
         else if (o->type == CFG_INT || o->type == CFG_SIZE ||
                  o->type == CFG_DOUBLE)
-            snprintf(line, sizeof(line), "[default %s, range %.12g..%.12g; "
-                     "env %s]", def, o->min, o->max, ename);
+            snprintf(line, sizeof(line),
+                     "[default %s, range %.12g..%.12g; "
+                     "env %s]",
+                     def, o->min, o->max, ename);
         else
             snprintf(line, sizeof(line), "[default %s; env %s]", def, ename);
         config_wrap(out, "", line);

@@ -21,29 +21,29 @@
 
 /* Parsed options.  Strings are owned (config_free). */
 struct config {
-    char *listen;           /* UDP "ADDR:PORT" of this daemon */
-    char *socket;           /* Unix socket path for tasks */
-    char *pidfile;          /* "" = next to the socket */
-    char *hostfile;         /* "" = none */
-    char *join;             /* "HOST:PORT" of a running daemon, "" none */
-    char *name;             /* host name reported to others ("" hostname) */
-    char *http;             /* Prometheus "ADDR:PORT", "" off */
-    char *log_file;         /* "" = stderr */
-    char *config_file;      /* the file that was read, "" none */
-    int log_level;          /* LOG_LVL_* */
+    char *listen;      /* UDP "ADDR:PORT" of this daemon */
+    char *socket;      /* Unix socket path for tasks */
+    char *pidfile;     /* "" = next to the socket */
+    char *hostfile;    /* "" = none */
+    char *join;        /* "HOST:PORT" of a running daemon, "" none */
+    char *name;        /* host name reported to others ("" hostname) */
+    char *http;        /* Prometheus "ADDR:PORT", "" off */
+    char *log_file;    /* "" = stderr */
+    char *config_file; /* the file that was read, "" none */
+    int log_level;     /* LOG_LVL_* */
     int foreground;
     int help, version;
-    int64_t allow_uid;      /* another uid allowed to attach, -1 none */
-    int64_t mtu;            /* UDP payload bytes per datagram */
+    int64_t allow_uid; /* another uid allowed to attach, -1 none */
+    int64_t mtu;       /* UDP payload bytes per datagram */
     int64_t heartbeat_ms;
     int64_t dead_after_ms;
     int64_t join_timeout_ms;
     int64_t max_tasks;
-    int64_t task_queue_limit;  /* bytes queued towards one destination */
-    int64_t max_message;    /* largest payload accepted */
-    int64_t window;         /* rel datagrams in flight per peer */
+    int64_t task_queue_limit; /* bytes queued towards one destination */
+    int64_t max_message;      /* largest payload accepted */
+    int64_t window;           /* rel datagrams in flight per peer */
     int64_t rto_min_us;
-    int64_t rate;           /* pacing, bytes/s per peer, 0 = none */
+    int64_t rate;               /* pacing, bytes/s per peer, 0 = none */
     int64_t request_timeout_ms; /* remote admin/route requests */
     double fault_drop, fault_dup, fault_reorder;
     int64_t fault_seed;

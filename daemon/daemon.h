@@ -35,38 +35,38 @@ struct config;
 struct udp;
 struct rel;
 
-#define DAEMON_MAX_HID DGRAM_MAX_HID
-#define DAEMON_MAX_LOCAL 0xfffffu       /* tid local numbers 1..this */
-#define DAEMON_NAME_LEN 64
-#define DAEMON_ADDR_LEN 64
+#define DAEMON_MAX_HID      DGRAM_MAX_HID
+#define DAEMON_MAX_LOCAL    0xfffffu /* tid local numbers 1..this */
+#define DAEMON_NAME_LEN     64
+#define DAEMON_ADDR_LEN     64
 #define DAEMON_TASK_BUCKETS 1024
 
 /* ---- hosts -------------------------------------------------------------- */
 
 struct host {
     int hid;
-    int state;                  /* COLLS_HOST_UP / _DOWN / _JOINING */
-    uint32_t inc;               /* incarnation, 0 = not known yet */
-    uint32_t dead_inc;          /* incarnation declared down (ignored) */
+    int state;         /* COLLS_HOST_UP / _DOWN / _JOINING */
+    uint32_t inc;      /* incarnation, 0 = not known yet */
+    uint32_t dead_inc; /* incarnation declared down (ignored) */
     char name[DAEMON_NAME_LEN];
     char addr[DAEMON_ADDR_LEN]; /* "a.b.c.d:port" */
     struct sockaddr_in sa;
-    int ntasks;                 /* from its heartbeats */
-    uint64_t epoch;             /* its table epoch, from heartbeats */
-    uint64_t last_heard_us;     /* a message from it was delivered */
-    uint64_t since_us;          /* entered the current state */
+    int ntasks;             /* from its heartbeats */
+    uint64_t epoch;         /* its table epoch, from heartbeats */
+    uint64_t last_heard_us; /* a message from it was delivered */
+    uint64_t since_us;      /* entered the current state */
     uint64_t msgs_in, msgs_out;
-    int listed;                 /* comes from the hostfile */
+    int listed; /* comes from the hostfile */
 };
 
 /* ---- tasks -------------------------------------------------------------- */
 
 /* One connection's state; transitions only forward. */
 enum task_state {
-    TASK_ST_HANDSHAKE,  /* connected, waiting for ATTACH_REQ */
-    TASK_ST_ACTIVE,     /* attached: has a tid, frames are served */
-    TASK_ST_CLOSING,    /* refused or broken: flushing output, then close */
-    TASK_ST_DEAD,       /* closed; on the graveyard until the loop frees it */
+    TASK_ST_HANDSHAKE, /* connected, waiting for ATTACH_REQ */
+    TASK_ST_ACTIVE,    /* attached: has a tid, frames are served */
+    TASK_ST_CLOSING,   /* refused or broken: flushing output, then close */
+    TASK_ST_DEAD,      /* closed; on the graveyard until the loop frees it */
     TASK_STATE_MAX
 };
 
@@ -78,7 +78,7 @@ struct task_out {
     size_t body_len;
     void *owner;
     size_t head_len;
-    size_t sent;                /* bytes of head + body already written */
+    size_t sent; /* bytes of head + body already written */
     uint8_t head[];
 };
 
@@ -89,8 +89,8 @@ struct task_stats {
 
 struct task {
     struct daemon *d;
-    struct task *next, *prev;   /* d->tasks list */
-    struct task *hnext;         /* d->task_hash chain */
+    struct task *next, *prev; /* d->tasks list */
+    struct task *hnext;       /* d->task_hash chain */
     enum task_state state;
     int fd;
     struct event *rev, *wev;
@@ -99,7 +99,7 @@ struct task {
     uid_t uid;
     int admin;
     char name[DAEMON_NAME_LEN];
-    char direct_addr[DAEMON_ADDR_LEN];   /* ROUTE_REG, "" if none */
+    char direct_addr[DAEMON_ADDR_LEN]; /* ROUTE_REG, "" if none */
     uint64_t attached_us, closing_us;
 
     /* input: frames are parsed from in; a frame too big for it is read
@@ -108,46 +108,46 @@ struct task {
     uint8_t *big;
     size_t big_len, big_got;
     struct frame_info big_fi;
-    int paused;                 /* reading stopped (backpressure) */
-    uint32_t wait_tid;          /* paused on this local task's queue */
-    int wait_hid;               /* ... or on this peer's rel queue */
+    int paused;        /* reading stopped (backpressure) */
+    uint32_t wait_tid; /* paused on this local task's queue */
+    int wait_hid;      /* ... or on this peer's rel queue */
 
     /* output */
     struct task_out *out_head, **out_tail;
-    uint64_t out_bytes;         /* queued, not yet written */
-    int wdead;                  /* writing failed (peer closed): output is
-                                   dropped, input is still read to EOF */
+    uint64_t out_bytes; /* queued, not yet written */
+    int wdead;          /* writing failed (peer closed): output is
+                           dropped, input is still read to EOF */
     struct task_stats st;
 };
 
 /* ---- requests to other daemons, waiting for an answer ------------------ */
 
 enum pending_kind {
-    PEND_TASKS,     /* TASKS_REQ fan-out: collect TASKS_ANSWERs */
-    PEND_ROUTE,     /* ROUTE_REQ forwarded to dst's daemon */
-    PEND_PING,      /* ECHO_REQ for PING_REQ */
+    PEND_TASKS, /* TASKS_REQ fan-out: collect TASKS_ANSWERs */
+    PEND_ROUTE, /* ROUTE_REQ forwarded to dst's daemon */
+    PEND_PING,  /* ECHO_REQ for PING_REQ */
 };
 
 struct pending {
     struct pending *next;
     enum pending_kind kind;
-    uint64_t id;                /* our req_id on the daemon wire */
-    uint32_t task_tid;          /* who asked */
-    uint64_t task_req;          /* the task's req_id */
-    uint32_t dst;               /* ROUTE: the tid asked about */
+    uint64_t id;       /* our req_id on the daemon wire */
+    uint32_t task_tid; /* who asked */
+    uint64_t task_req; /* the task's req_id */
+    uint32_t dst;      /* ROUTE: the tid asked about */
     uint64_t start_us, deadline_us;
-    int waiting;                /* answers still expected */
-    unsigned char asked[DAEMON_MAX_HID + 1];  /* PEND_TASKS: hosts asked */
-    TaskList list;              /* PEND_TASKS: collected entries */
+    int waiting;                             /* answers still expected */
+    unsigned char asked[DAEMON_MAX_HID + 1]; /* PEND_TASKS: hosts asked */
+    TaskList list;                           /* PEND_TASKS: collected entries */
 };
 
 /* ---- notifications ------------------------------------------------------ */
 
 struct notify {
     struct notify *next;
-    uint32_t tid;               /* the task to tell */
-    uint32_t what;              /* COLLS_NOTIFY_* */
-    int32_t who;                /* tid, hid, or -1 any host */
+    uint32_t tid;  /* the task to tell */
+    uint32_t what; /* COLLS_NOTIFY_* */
+    int32_t who;   /* tid, hid, or -1 any host */
     int32_t tag;
 };
 
@@ -163,8 +163,8 @@ struct daemon_stats {
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
     uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;
     uint64_t requests_timed_out, pauses, resumes;
-    struct stats_hist msg_bytes;    /* payload sizes of DATA from tasks */
-    struct stats_hist ping_rtt_us;  /* daemon echo round trips */
+    struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
+    struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };
 
 /* ---- the daemon --------------------------------------------------------- */
@@ -172,15 +172,15 @@ struct daemon_stats {
 struct daemon {
     struct event_base *base;
     struct config *cfg;
-    int hid;                    /* 0 while joining */
-    uint32_t inc;               /* this incarnation, never 0 */
+    int hid;      /* 0 while joining */
+    uint32_t inc; /* this incarnation, never 0 */
     char name[DAEMON_NAME_LEN];
-    char listen_addr[DAEMON_ADDR_LEN];  /* bound UDP address */
-    char direct_ip[DAEMON_ADDR_LEN];    /* IP tasks bind direct routes to */
+    char listen_addr[DAEMON_ADDR_LEN]; /* bound UDP address */
+    char direct_ip[DAEMON_ADDR_LEN];   /* IP tasks bind direct routes to */
     uint64_t start_us;
-    int stopping;               /* shutting down: refuse new work */
+    int stopping; /* shutting down: refuse new work */
     int exit_code;
-    uint64_t stop_at_us;        /* stop by then even if peers lag */
+    uint64_t stop_at_us; /* stop by then even if peers lag */
 
     /* network (net.c) */
     struct udp *udp;
@@ -191,7 +191,7 @@ struct daemon {
     /* hosts (host.c) */
     struct host *hosts[DAEMON_MAX_HID + 1];
     uint64_t epoch;
-    int joining;                /* --join: waiting for a hid */
+    int joining; /* --join: waiting for a hid */
     uint64_t join_start_us, join_last_us;
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
@@ -200,12 +200,12 @@ struct daemon {
     int listen_fd;
     struct event *accept_ev;
     char *sock_path, *pid_path;
-    struct task *tasks;         /* live tasks (any state but DEAD) */
-    struct task *task_hash[DAEMON_TASK_BUCKETS];   /* ACTIVE, by tid */
-    struct task *graveyard;     /* DEAD, freed from the loop */
-    uint32_t next_local;        /* next tid local number; never reused */
-    int ntasks;                 /* ACTIVE tasks */
-    int npaused;                /* tasks with reading paused */
+    struct task *tasks; /* live tasks (any state but DEAD) */
+    struct task *task_hash[DAEMON_TASK_BUCKETS]; /* ACTIVE, by tid */
+    struct task *graveyard;                      /* DEAD, freed from the loop */
+    uint32_t next_local; /* next tid local number; never reused */
+    int ntasks;          /* ACTIVE tasks */
+    int npaused;         /* tasks with reading paused */
 
     /* requests (admin.c, route.c) */
     struct pending *pending;

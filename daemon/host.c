@@ -339,7 +339,7 @@ host_peer_reset(struct daemon *d, int hid, uint32_t new_inc)
     struct host *h = hid > 0 && hid <= DAEMON_MAX_HID ? d->hosts[hid] : NULL;
 
     if (h == NULL || new_inc == 0 || h->state == COLLS_HOST_DOWN)
-        return;   /* removal, or a dead host: heartbeats decide */
+        return; /* removal, or a dead host: heartbeats decide */
     host_new_incarnation(d, h, new_inc);
 }
 
@@ -518,8 +518,8 @@ host_assign(struct daemon *d, const struct sockaddr_in *sa, const char *name,
     snprintf(h->name, sizeof(h->name), "%s", name != NULL ? name : "");
     if (changed) {
         d->epoch++;
-        log_info("host %d (%s, %s) joins; epoch %llu", h->hid, h->name,
-                 h->addr, (unsigned long long)d->epoch);
+        log_info("host %d (%s, %s) joins; epoch %llu", h->hid, h->name, h->addr,
+                 (unsigned long long)d->epoch);
         rel_peer_remove(d->rel, h->hid);
         host_rel_set(d, h);
         host_push_table(d, 0);
@@ -562,8 +562,8 @@ host_join_request(struct daemon *d, const HostJoin *hj,
 }
 
 void
-host_join_dgram(struct daemon *d, const struct sockaddr *from,
-                socklen_t alen, const uint8_t *p, size_t len)
+host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
+                const uint8_t *p, size_t len)
 {
     struct sockaddr_in sa;
     Envelope *e = NULL;
@@ -576,8 +576,9 @@ host_join_dgram(struct daemon *d, const struct sockaddr *from,
         return;
     }
     memcpy(&sa, from, sizeof(sa));
-    if (e->kind == KIND__HOST_JOIN && e->body_case == ENVELOPE__BODY_HOST_JOIN &&
-        !d->joining && d->hid > 0 && e->host_join->incarnation != 0) {
+    if (e->kind == KIND__HOST_JOIN &&
+        e->body_case == ENVELOPE__BODY_HOST_JOIN && !d->joining && d->hid > 0 &&
+        e->host_join->incarnation != 0) {
         host_join_request(d, e->host_join, &sa);
     } else if (e->kind == KIND__HOST_TABLE &&
                e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining &&
@@ -614,7 +615,7 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
     if ((int)op->hid == from)
         log_info("host %d leaves the machine", from);
     if (op->incarnation != 0 && h->inc != 0 && op->incarnation != h->inc)
-        return;   /* about an incarnation we no longer know */
+        return; /* about an incarnation we no longer know */
     host_declare_down(d, h, 0);
 }
 
@@ -651,8 +652,7 @@ host_peer_msg(struct daemon *d, int hid, const Envelope *e)
             host_join_request(d, e->host_join, &sa);
         break;
     case KIND__ADD_HOST:
-        if (e->body_case == ENVELOPE__BODY_HOST_OP &&
-            e->host_op->addr != NULL)
+        if (e->body_case == ENVELOPE__BODY_HOST_OP && e->host_op->addr != NULL)
             host_add(d, e->host_op->addr);
         break;
     case KIND__DELETE_HOST:
@@ -997,14 +997,15 @@ host_reload(struct daemon *d)
 
     if (d->cfg->hostfile[0] == '\0' || d->hid == 0)
         return 0;
-    n = host_read_file(d->cfg->hostfile,
-                       ntohs(d->hosts[d->hid]->sa.sin_port), &v);
+    n = host_read_file(d->cfg->hostfile, ntohs(d->hosts[d->hid]->sa.sin_port),
+                       &v);
     if (n < 0)
         return n;
     self = host_find_self(d, v, n);
     if (self != d->hid) {
         log_error("hostfile %s: this daemon moved from line %d to %d; "
-                  "kept the old table", d->cfg->hostfile, d->hid, self);
+                  "kept the old table",
+                  d->cfg->hostfile, d->hid, self);
         free(v);
         return COLLS_EINVAL;
     }
@@ -1055,15 +1056,15 @@ host_cron(struct daemon *d, uint64_t now)
 
         for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
             if (hid != d->hid && d->hosts[hid] != NULL &&
-                d->hosts[hid]->state == COLLS_HOST_UP &&
-                net_queued(d, hid) > 0)
+                d->hosts[hid]->state == COLLS_HOST_UP && net_queued(d, hid) > 0)
                 busy = 1;
         if (!busy || now >= d->stop_at_us)
             event_base_loopbreak(d->base);
         return;
     }
     if (d->joining) {
-        if (now - d->join_start_us > (uint64_t)d->cfg->join_timeout_ms * 1000u) {
+        if (now - d->join_start_us >
+            (uint64_t)d->cfg->join_timeout_ms * 1000u) {
             log_error("no answer from %s: could not join", d->cfg->join);
             host_stop(d, 1, 0);
         } else if (now - d->join_last_us >= HOST_JOIN_RETRY_US) {

@@ -55,7 +55,6 @@ void host_stop(struct daemon *d, int exit_code, uint64_t linger_us);
 /* Frees the table (shutdown). */
 void host_free_all(struct daemon *d);
 /* Parses "addr[:port]" with a default port into sa; 0 or COLLS_EINVAL. */
-int host_parse_addr(const char *s, int default_port,
-                    struct sockaddr_in *sa);
+int host_parse_addr(const char *s, int default_port, struct sockaddr_in *sa);
 
 #endif

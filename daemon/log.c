@@ -24,8 +24,8 @@
 
 int log_threshold = LOG_LVL_INFO;
 
-static int log_fd = 2;          /* 2: stderr, else our own file */
-static char *log_path;          /* NULL when logging to stderr */
+static int log_fd = 2; /* 2: stderr, else our own file */
+static char *log_path; /* NULL when logging to stderr */
 
 static const char *const log_names[LOG_LVL_MAX] = {
     "error", "warn", "info", "debug", "trace",
@@ -157,7 +157,7 @@ log_write(int level, const char *fmt, ...)
             n += (size_t)k;
     }
     if (n > sizeof(line) - 2)
-        n = sizeof(line) - 2;   /* truncated long line */
+        n = sizeof(line) - 2; /* truncated long line */
     line[n++] = '\n';
     /* A log line that cannot be written is lost; nothing better to do. */
     if (write(log_fd, line, n) < 0)

@@ -48,8 +48,8 @@ void log_write(int level, const char *fmt, ...)
             log_write((lvl), __VA_ARGS__);                                     \
     } while (0)
 #define log_error(...) log_at(LOG_LVL_ERROR, __VA_ARGS__)
-#define log_warn(...) log_at(LOG_LVL_WARN, __VA_ARGS__)
-#define log_info(...) log_at(LOG_LVL_INFO, __VA_ARGS__)
+#define log_warn(...)  log_at(LOG_LVL_WARN, __VA_ARGS__)
+#define log_info(...)  log_at(LOG_LVL_INFO, __VA_ARGS__)
 #define log_debug(...) log_at(LOG_LVL_DEBUG, __VA_ARGS__)
 #define log_trace(...) log_at(LOG_LVL_TRACE, __VA_ARGS__)
 

@@ -67,8 +67,7 @@ net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
     rc = envelope_unpack(msg + 4, env_len, &e);
     if (rc != 0) {
         d->st.bad_peer_msgs++;
-        log_warn("host %d: bad envelope (%s) dropped", hid,
-                 log_errstr(rc));
+        log_warn("host %d: bad envelope (%s) dropped", hid, log_errstr(rc));
         free(msg);
         return;
     }
@@ -222,8 +221,8 @@ net_open(struct daemon *d)
     d->rel_deadline_us = UINT64_MAX;
     d->udp_rev = event_new(d->base, udp_fd(d->udp), EV_READ | EV_PERSIST,
                            net_udp_read_cb, d);
-    d->udp_wev = event_new(d->base, udp_fd(d->udp), EV_WRITE,
-                           net_udp_write_cb, d);
+    d->udp_wev =
+        event_new(d->base, udp_fd(d->udp), EV_WRITE, net_udp_write_cb, d);
     d->rel_ev = evtimer_new(d->base, net_rel_timer_cb, d);
     d->flush_ev = event_new(d->base, -1, 0, net_flush_cb, d);
     if (d->udp_rev == NULL || d->udp_wev == NULL || d->rel_ev == NULL ||
@@ -238,8 +237,7 @@ net_open(struct daemon *d)
 void
 net_close(struct daemon *d)
 {
-    struct event **evs[] = {&d->udp_rev, &d->udp_wev, &d->rel_ev,
-                            &d->flush_ev};
+    struct event **evs[] = {&d->udp_rev, &d->udp_wev, &d->rel_ev, &d->flush_ev};
     size_t i;
 
     for (i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
@@ -310,8 +308,7 @@ out:
 }
 
 int
-net_send_join(struct daemon *d, const struct sockaddr_in *to,
-              const Envelope *e)
+net_send_join(struct daemon *d, const struct sockaddr_in *to, const Envelope *e)
 {
     uint8_t stackbuf[1024], lenbuf[4], *env;
     struct iovec iov[3];
@@ -332,8 +329,9 @@ net_send_join(struct daemon *d, const struct sockaddr_in *to,
     iov[1].iov_len = 4;
     iov[2].iov_base = env;
     iov[2].iov_len = elen;
-    rc = udp_send(d->udp, (const struct sockaddr *)to, sizeof(*to), iov, 3)
-             == 0 ? 0 : COLLS_EAGAIN;
+    rc = udp_send(d->udp, (const struct sockaddr *)to, sizeof(*to), iov, 3) == 0
+             ? 0
+             : COLLS_EAGAIN;
     net_kick(d);
 out:
     if (env != stackbuf)

@@ -25,7 +25,7 @@
 
 struct daemon;
 
-#define NET_JOIN_MAGIC "CJN1"
+#define NET_JOIN_MAGIC     "CJN1"
 #define NET_JOIN_MAGIC_LEN 4
 /* Largest packed envelope we send or accept between daemons. */
 #define NET_MAX_ENV (1024u * 1024)
@@ -36,8 +36,8 @@ int net_open(struct daemon *d);
 void net_close(struct daemon *d);
 
 /* Sends e (+ payload) to daemon hid.  0 or a negative COLLS_E* code. */
-int net_send(struct daemon *d, int hid, const Envelope *e,
-             const void *payload, size_t plen);
+int net_send(struct daemon *d, int hid, const Envelope *e, const void *payload,
+             size_t plen);
 /* Sends a join datagram to addr (unreliable; the caller retries). */
 int net_send_join(struct daemon *d, const struct sockaddr_in *to,
                   const Envelope *e);

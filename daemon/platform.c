@@ -93,7 +93,7 @@ platform_secure_dir(const char *path, char *err, size_t errlen)
     struct stat st;
 
     if (slash == NULL)
-        return 0;   /* relative to the working directory: caller's choice */
+        return 0; /* relative to the working directory: caller's choice */
     if ((size_t)(slash - path) >= sizeof(dir)) {
         snprintf(err, errlen, "%s: path too long", path);
         return COLLS_EINVAL;
@@ -145,7 +145,7 @@ platform_daemonize(int keep_stderr)
         _exit(0);
     if (setsid() < 0)
         return -errno;
-    pid = fork();   /* never reacquire a terminal */
+    pid = fork(); /* never reacquire a terminal */
     if (pid < 0)
         return -errno;
     if (pid > 0)

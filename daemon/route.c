@@ -76,8 +76,8 @@ route_local_status(struct daemon *d, uint32_t tid)
 static int
 route_host_status(struct daemon *d, int hid)
 {
-    const struct host *h = hid > 0 && hid <= DAEMON_MAX_HID ? d->hosts[hid]
-                                                           : NULL;
+    const struct host *h =
+        hid > 0 && hid <= DAEMON_MAX_HID ? d->hosts[hid] : NULL;
 
     if (h == NULL)
         return COLLS_ENOENT;
@@ -88,8 +88,7 @@ route_host_status(struct daemon *d, int hid)
 static void
 route_check_task_queue(struct task *t, const struct task *dst)
 {
-    if (dst->out_bytes > (uint64_t)t->d->cfg->task_queue_limit &&
-        dst != t)
+    if (dst->out_bytes > (uint64_t)t->d->cfg->task_queue_limit && dst != t)
         task_pause_on_task(t, dst->tid);
 }
 
@@ -208,7 +207,8 @@ route_notify_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_EINVAL, "bad NOTIFY_REQ");
         return;
     }
-    if ((r->what == COLLS_NOTIFY_TASK_EXIT && route_tid_gone(d, (uint32_t)r->who)) ||
+    if ((r->what == COLLS_NOTIFY_TASK_EXIT &&
+         route_tid_gone(d, (uint32_t)r->who)) ||
         (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
          !host_is_up(d, r->who))) {
         route_notify_fire(d, t->tid, r->what, r->who, r->tag);
@@ -519,8 +519,8 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     }
     d->st.data_from_peer++;
     u->st.msgs_recv++;
-    log_trace("DATA t%x -> t%x tag %d, %zu bytes, from host %d", e->src,
-              e->dst, e->tag, len - off, hid);
+    log_trace("DATA t%x -> t%x tag %d, %zu bytes, from host %d", e->src, e->dst,
+              e->tag, len - off, hid);
     /* Reuse the packed envelope and the payload where they lie. */
     task_queue_packed(u, msg + 4, off - 4, len - 4, msg);
 }
@@ -553,7 +553,7 @@ route_peer_route_rep(struct daemon *d, int hid, const Envelope *e)
     struct task *t;
 
     if (p == NULL || p->kind != PEND_ROUTE || !p->asked[hid])
-        return;   /* timed out already */
+        return; /* timed out already */
     t = task_find(d, p->task_tid);
     if (t != NULL)
         route_rep_to_task(t, p->task_req, p->dst,

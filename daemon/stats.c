@@ -183,7 +183,7 @@ stats_json_double(struct stats_json *j, const char *key, double v)
     int n;
 
     if (!isfinite(v))
-        v = 0;   /* JSON has no NaN or infinity */
+        v = 0; /* JSON has no NaN or infinity */
     n = snprintf(t, sizeof(t), "%.6g", v);
     json_key(j, key);
     json_raw(j, t, (size_t)n);
@@ -223,8 +223,8 @@ stats_json_hist(struct stats_json *j, const char *key,
 int
 stats_json_finish(struct stats_json *j)
 {
-    json_raw(j, "", 1);   /* NUL terminator */
+    json_raw(j, "", 1); /* NUL terminator */
     if (j->err == 0)
-        j->b->len--;      /* not part of the text */
+        j->b->len--; /* not part of the text */
     return j->err;
 }

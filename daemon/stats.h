@@ -33,7 +33,7 @@ uint64_t stats_hist_quantile(const struct stats_hist *h, double q);
 struct stats_json {
     struct buf *b;
     int depth;
-    int err;                       /* first error (COLLS_ENOMEM) */
+    int err; /* first error (COLLS_ENOMEM) */
     unsigned char first[STATS_JSON_DEPTH];
 };
 

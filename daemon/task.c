@@ -44,13 +44,16 @@
 #include "proto/envelope.h"
 #include "proto/frame.h"
 
-#define TASK_READ_CHUNK (64u * 1024)   /* bytes per read into t->in */
-#define TASK_IOV_MAX 64                /* iovecs per writev */
-#define TASK_CLOSING_US 2000000u       /* give up flushing an error */
+#define TASK_READ_CHUNK   (64u * 1024) /* bytes per read into t->in */
+#define TASK_IOV_MAX      64           /* iovecs per writev */
+#define TASK_CLOSING_US   2000000u     /* give up flushing an error */
 #define TASK_HANDSHAKE_US 10000000u    /* attach within this time */
 
 static const char *const task_state_names[TASK_STATE_MAX] = {
-    "handshake", "active", "closing", "dead",
+    "handshake",
+    "active",
+    "closing",
+    "dead",
 };
 
 static void task_read_cb(evutil_socket_t fd, short what, void *arg);
@@ -60,8 +63,7 @@ static void task_process_input(struct task *t);
 const char *
 task_state_name(int state)
 {
-    return state >= 0 && state < TASK_STATE_MAX ? task_state_names[state]
-                                                : "?";
+    return state >= 0 && state < TASK_STATE_MAX ? task_state_names[state] : "?";
 }
 
 static unsigned
@@ -199,8 +201,8 @@ task_listen(struct daemon *d)
     if (listen(fd, 128) != 0)
         goto fail;
     d->listen_fd = fd;
-    d->accept_ev = event_new(d->base, fd, EV_READ | EV_PERSIST,
-                             task_accept_cb, d);
+    d->accept_ev =
+        event_new(d->base, fd, EV_READ | EV_PERSIST, task_accept_cb, d);
     if (d->accept_ev == NULL) {
         close(fd);
         return COLLS_ENOMEM;
@@ -370,8 +372,9 @@ task_enqueue(struct task *t, struct task_out *o)
 static int
 task_writable_state(const struct task *t)
 {
-    return !t->wdead && (t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE ||
-           t->state == TASK_ST_CLOSING);
+    return !t->wdead &&
+           (t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE ||
+            t->state == TASK_ST_CLOSING);
 }
 
 int
@@ -430,8 +433,7 @@ task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
         free(owner);
         return COLLS_ENOMEM;
     }
-    if (frame_put_header(o->head, (uint32_t)env_len, body_len - env_len) !=
-        0) {
+    if (frame_put_header(o->head, (uint32_t)env_len, body_len - env_len) != 0) {
         free(o);
         free(owner);
         return COLLS_EMSGSIZE;
@@ -510,9 +512,8 @@ task_close(struct task *t, const char *why)
     if (t->state == TASK_ST_DEAD)
         return;
     if (t->tid != 0)
-        log_info("task t%x (%s, pid %ld) %s: %s", t->tid, t->name,
-                 (long)t->pid, t->state == TASK_ST_ACTIVE ? "exits" : "closed",
-                 why);
+        log_info("task t%x (%s, pid %ld) %s: %s", t->tid, t->name, (long)t->pid,
+                 t->state == TASK_ST_ACTIVE ? "exits" : "closed", why);
     task_deactivate(t);
     task_unpause(t);
     t->state = TASK_ST_DEAD;
@@ -538,8 +539,8 @@ task_fail(struct task *t, int status, const char *msg)
 {
     if (t->state == TASK_ST_DEAD || t->state == TASK_ST_CLOSING)
         return;
-    log_warn("task t%x (pid %ld): %s (%s); closing", t->tid, (long)t->pid,
-             msg, log_errstr(status));
+    log_warn("task t%x (pid %ld): %s (%s); closing", t->tid, (long)t->pid, msg,
+             log_errstr(status));
     task_error(t, 0, status, msg);
     if (t->state == TASK_ST_DEAD)
         return;
@@ -663,7 +664,7 @@ task_resume_paused(struct daemon *d)
         task_unpause(t);
         d->st.resumes++;
         event_add(t->rev, NULL);
-        task_process_input(t);   /* frames already buffered */
+        task_process_input(t); /* frames already buffered */
         /* next may have died meanwhile: restart from the head. */
         next = d->tasks;
     }
@@ -697,8 +698,7 @@ task_attach(struct task *t, Envelope *e)
         status = COLLS_EPERM;
     else if (d->stopping)
         status = COLLS_ESHUTDOWN;
-    else if (d->ntasks >= d->cfg->max_tasks ||
-             d->next_local > DAEMON_MAX_LOCAL)
+    else if (d->ntasks >= d->cfg->max_tasks || d->next_local > DAEMON_MAX_LOCAL)
         status = COLLS_EAGAIN;
     if (status != 0) {
         d->st.attach_refused++;
@@ -757,8 +757,9 @@ task_frame(struct task *t, const uint8_t *env, size_t env_len,
     if (rc != 0) {
         t->d->st.bad_envelopes++;
         free(owner);
-        task_fail(t, rc, rc == COLLS_EVERSION ? "protocol version mismatch"
-                                              : "malformed envelope");
+        task_fail(t, rc,
+                  rc == COLLS_EVERSION ? "protocol version mismatch"
+                                       : "malformed envelope");
         return;
     }
     if (t->state == TASK_ST_HANDSHAKE) {
@@ -800,8 +801,9 @@ task_process_input(struct task *t)
             break;
         if (rc != 0) {
             t->d->st.bad_frames++;
-            task_fail(t, rc, rc == COLLS_EMSGSIZE ? "frame over the limits"
-                                                  : "malformed frame");
+            task_fail(t, rc,
+                      rc == COLLS_EMSGSIZE ? "frame over the limits"
+                                           : "malformed frame");
             return;
         }
         if (t->state == TASK_ST_HANDSHAKE && fi.payload_len > 0) {

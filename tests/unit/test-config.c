@@ -69,11 +69,23 @@ START_TEST(test_args)
 {
     struct config cfg;
     char err[CONFIG_ERR_LEN];
-    char *args[] = {"--listen", "10.0.0.1:9000", "--heartbeat=100",
-                    "--dead-after", "1000", "--foreground",
-                    "--task-queue-limit", "2m", "--fault-drop", "0.25",
-                    "--log-level", "debug", "--socket", "/tmp/x/s.sock",
-                    "--rate", "1G", NULL};
+    char *args[] = {"--listen",
+                    "10.0.0.1:9000",
+                    "--heartbeat=100",
+                    "--dead-after",
+                    "1000",
+                    "--foreground",
+                    "--task-queue-limit",
+                    "2m",
+                    "--fault-drop",
+                    "0.25",
+                    "--log-level",
+                    "debug",
+                    "--socket",
+                    "/tmp/x/s.sock",
+                    "--rate",
+                    "1G",
+                    NULL};
 
     ck_assert_int_eq(parse(&cfg, args, NULL, err), 0);
     ck_assert_str_eq(cfg.listen, "10.0.0.1:9000");
@@ -106,11 +118,11 @@ START_TEST(test_precedence)
 
     snprintf(cfarg, sizeof(cfarg), "--config=%s", path);
     ck_assert_int_eq(parse(&cfg, args, envp, err), 0);
-    ck_assert_int_eq(cfg.max_tasks, 7);       /* file over default */
-    ck_assert_int_eq(cfg.foreground, 1);      /* bare flag in the file */
+    ck_assert_int_eq(cfg.max_tasks, 7);        /* file over default */
+    ck_assert_int_eq(cfg.foreground, 1);       /* bare flag in the file */
     ck_assert_int_eq(cfg.dead_after_ms, 6000); /* env over file */
-    ck_assert_int_eq(cfg.heartbeat_ms, 250);  /* env over file */
-    ck_assert_int_eq(cfg.mtu, 1200);          /* args over env and file */
+    ck_assert_int_eq(cfg.heartbeat_ms, 250);   /* env over file */
+    ck_assert_int_eq(cfg.mtu, 1200);           /* args over env and file */
     ck_assert_str_eq(cfg.config_file, path);
     config_free(&cfg);
 
@@ -231,7 +243,7 @@ START_TEST(test_set_and_help)
     ck_assert_int_eq(cfg.dead_after_ms, 4000);
     ck_assert_int_eq(config_set(&cfg, "window", "3", err, sizeof(err)),
                      COLLS_EINVAL);
-    ck_assert_int_eq(cfg.window, 1024);   /* unchanged on error */
+    ck_assert_int_eq(cfg.window, 1024); /* unchanged on error */
     ck_assert_int_eq(config_set(&cfg, "nope", "3", err, sizeof(err)),
                      COLLS_ENOENT);
     config_free(&cfg);
