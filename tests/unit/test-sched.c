@@ -590,6 +590,32 @@ START_TEST(test_matrix)
 }
 END_TEST
 
+/* P = 10..16: every power-of-two remainder of pof2 = 8, one size. */
+START_TEST(test_matrix_large_p)
+{
+    size_t i;
+    int P, rt[3], nroots, ri;
+
+    for (i = 0; i < sizeof(matrix_ops) / sizeof(matrix_ops[0]); i++)
+        for (P = 10; P <= MAXP; P++) {
+            int op = matrix_ops[i].op;
+
+            nroots = is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
+            for (ri = 0; ri < nroots; ri++) {
+                struct tcase_args c = {.op = op,
+                                       .P = P,
+                                       .root = rt[ri],
+                                       .dtype = COLLS_INT32,
+                                       .rop = COLLS_SUM,
+                                       .count = 97,
+                                       .v = matrix_ops[i].v};
+
+                run_all_algs(&c);
+            }
+        }
+}
+END_TEST
+
 /* ---- the two-level hierarchical plan ---------------------------------- */
 
 /* The leader-level operation of each operation (DESIGN.md section 4). */
@@ -1499,6 +1525,7 @@ suite_sched(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_matrix, 0,
                         (int)(sizeof(matrix_ops) / sizeof(matrix_ops[0])));
+    tcase_add_test(tc, test_matrix_large_p);
     tcase_add_test(tc, test_allreduce_bitwise);
     tcase_add_test(tc, test_hier_ops);
     suite_add_tcase(s, tc);
