@@ -17,7 +17,11 @@
  *       of the machine) with a raw socket, then re-injects each of them K
  *       times with its original source address and port (exact replays
  *       from a known host), followed by random datagrams forged from the
- *       same known sources.
+ *       same known sources (--forge-valid 1: also header-valid ones with
+ *       random fields, incarnations included).
+ *   garbage probe ADDR:PORT --src IP:PORT --src-hid H --dst-hid H
+ *                 --src-inc X
+ *       one PROBE datagram with a forged source (needs root).
  *
  * The daemon's survival and its counters are checked by badinput.sh.
  */
@@ -510,7 +514,8 @@ forge(int raw, const struct sockaddr_in *from, const struct sockaddr_in *to,
 }
 
 static int
-run_replay(const char *target, int capture_ms, int count, int times)
+run_replay(const char *target, int capture_ms, int count, int times,
+           int forge_valid)
 {
     struct sockaddr_in to;
     struct cap *caps = calloc((size_t)count, sizeof(*caps));
@@ -558,16 +563,21 @@ run_replay(const char *target, int capture_ms, int count, int times)
             if (i % 64 == 63)
                 usleep(1000);
         }
-    /* Random and header-valid garbage from the known sources. */
+    /* Random bytes from the known sources (and, with forge_valid,
+       datagrams with valid headers and random fields, incarnations
+       included: a spoofing attack the unauthenticated transport cannot
+       fully resist, so it is not part of the default run). */
     int forged = 0;
     for (int i = 0; i < ncap && i < 200; i++) {
         uint8_t b[2048];
         size_t n;
-        if (i % 2) {
+        if (forge_valid && i % 2) {
             n = fake_dgram(b, sizeof(b));
         } else {
-            n = rnd() % sizeof(b);
+            n = 1 + rnd() % (sizeof(b) - 1);
             rnd_fill(b, n);
+            if (b[0] == DGRAM_VERSION)
+                b[0] ^= 0x80;
         }
         forge(raw, &caps[i].from, &to, b, n);
         forged++;
@@ -583,16 +593,55 @@ run_replay(const char *target, int capture_ms, int count, int times)
     return ncap > 0 ? 0 : 1;
 }
 
+
+/* Sends one PROBE datagram with the given header fields from a forged
+   source address and port (a reproduction helper). */
+static int
+run_probe(const char *target, const char *src, int src_hid, int dst_hid,
+          uint32_t src_inc)
+{
+    struct sockaddr_in to, from;
+    struct dgram_hdr h;
+    uint8_t b[DGRAM_HDR_LEN];
+    int raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+
+    if (!src || parse_addr(target, &to) < 0 || parse_addr(src, &from) < 0) {
+        fprintf(stderr, "garbage: probe needs ADDR:PORT and --src IP:PORT\n");
+        return 2;
+    }
+    if (raw < 0) {
+        perror("raw socket (needs root)");
+        return 77;
+    }
+    memset(&h, 0, sizeof(h));
+    h.version = DGRAM_VERSION;
+    h.type = DGRAM_PROBE;
+    h.src_hid = (uint16_t)src_hid;
+    h.dst_hid = (uint16_t)dst_hid;
+    h.src_inc = src_inc;
+    dgram_put(b, &h);
+    forge(raw, &from, &to, b, sizeof(b));
+    close(raw);
+    printf("garbage: PROBE hid %d inc %#x sent to %s from %s\n", src_hid,
+           src_inc, target, src);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
     const char *from = "127.0.0.5";
-    int count = 1000, capture_ms = 2000, times = 3;
+    int count = 1000, capture_ms = 2000, times = 3, forge_valid = 0;
+    int src_hid = 0, dst_hid = 0;
+    uint32_t src_inc = 0;
+    const char *src = NULL;
 
     if (argc < 3) {
         fprintf(stderr, "usage: garbage unix PATH | udp ADDR:PORT [--from IP]"
                         " [--count N] [--seed S] | replay ADDR:PORT "
-                        "[--capture-ms MS] [--count N] [--times K]\n");
+                        "[--capture-ms MS] [--count N] [--times K] "
+                        "[--forge-valid 1] | probe ADDR:PORT --src IP:PORT "
+                        "--src-hid H --dst-hid H --src-inc X\n");
         return 2;
     }
     for (int i = 3; i + 1 < argc; i += 2) {
@@ -606,6 +655,16 @@ main(int argc, char **argv)
             capture_ms = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--times") == 0)
             times = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--forge-valid") == 0)
+            forge_valid = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--src") == 0)
+            src = argv[i + 1];
+        else if (strcmp(argv[i], "--src-hid") == 0)
+            src_hid = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--dst-hid") == 0)
+            dst_hid = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--src-inc") == 0)
+            src_inc = (uint32_t)strtoul(argv[i + 1], NULL, 0);
     }
     if (count < 1 || count > 1000000)
         count = 1000;
@@ -614,7 +673,9 @@ main(int argc, char **argv)
     if (strcmp(argv[1], "udp") == 0)
         return run_udp(argv[2], from, count);
     if (strcmp(argv[1], "replay") == 0)
-        return run_replay(argv[2], capture_ms, count, times);
+        return run_replay(argv[2], capture_ms, count, times, forge_valid);
+    if (strcmp(argv[1], "probe") == 0)
+        return run_probe(argv[2], src, src_hid, dst_hid, src_inc);
     fprintf(stderr, "garbage: unknown mode %s\n", argv[1]);
     return 2;
 }

@@ -15,6 +15,7 @@
  *   --mode etrunc|enoent|peerdead   single-process checks of error codes
  *                           (a forked child task plays the peer).
  *   --mode victim|waitdown  host-down check across emulated hosts.
+ *   --mode sink|stream|attach-many   helpers of tests/bench/net-bench.sh.
  *
  * Invariants checked for every message: source and tag, length, the bytes
  * against a generator keyed by (src, dst, route, seq) with FNV-1a hashes
@@ -72,9 +73,12 @@ struct opts {
     int ntasks;
     int timeout_ms;
     int routes;     /* bit 0 default, bit 1 direct */
-    int big;        /* add 32 MiB messages between workers 0 and 1 */
+    int big;        /* add 32 MiB messages between the first and last */
     int rounds;
     int quick;
+    int count;
+    uint64_t bytes;
+    size_t msg_size;
 };
 
 static struct opts opt = {
@@ -677,8 +681,11 @@ run_worker(void)
             }
             if (partner >= n || partner == my)
                 continue;
-            int big = opt.big && ((my == 0 && partner == 1) ||
-                                  (my == 1 && partner == 0));
+            /* The first and last tids: on different daemons when the
+               workers span several (tids sort by host id). */
+            int big = opt.big && n > 1 &&
+                      ((my == 0 && partner == n - 1) ||
+                       (my == n - 1 && partner == 0));
             exchange_pair(c, self, tids[partner], my < partner, big, &msgs,
                           &bytes);
         }
@@ -1166,6 +1173,133 @@ run_waitdown(void)
     return nerrors ? 1 : 0;
 }
 
+static void usage(void);
+
+/* ---- benchmark helpers ---------------------------------------------------- */
+
+enum { TAG_STREAM = 30, TAG_END = 31, TAG_ACK = 32 };
+
+/* Receives streamed messages from anyone until an END, answers ACK with
+   the byte count, and goes on (several streams one after the other)
+   until killed or the timeout expires with nothing arriving. */
+static int
+run_sink(void)
+{
+    colls_t *c;
+    colls_status_t st;
+    uint8_t *b = malloc(BIG_SIZE);
+    uint64_t bytes = 0;
+    int r;
+
+    if (!b || attach(opt.socket, &c) < 0)
+        return 2;
+    if (write_tid(opt.tidfile, colls_mytid(c)) < 0)
+        return 2;
+    for (;;) {
+        r = colls_recv(c, COLLS_ANY, COLLS_ANY, b, BIG_SIZE, &st);
+        if (r < 0)
+            break;
+        if (st.tag == TAG_END) {
+            uint8_t a[8];
+            put32(a, (uint32_t)(bytes >> 32));
+            put32(a + 4, (uint32_t)bytes);
+            r = colls_send_route(c, st.source, TAG_ACK, a, 8,
+                                 b[0] ? COLLS_ROUTE_DIRECT
+                                      : COLLS_ROUTE_DEFAULT);
+            bytes = 0;
+            if (r < 0)
+                break;
+        } else {
+            bytes += st.length;
+        }
+    }
+    colls_detach(c);
+    free(b);
+    return r == COLLS_ETIMEDOUT ? 0 : 1;
+}
+
+/*
+ * Streams --bytes in messages of --msg-size to the sink (--peer), on the
+ * route of --routes (default or direct), then waits for the ACK: prints
+ * "stream BYTES MBps" (MB = 1e6 bytes), the best of --rounds runs.
+ */
+static int
+run_stream(void)
+{
+    colls_t *c;
+    colls_tid_t peer;
+    colls_status_t st;
+    uint8_t *b;
+    int route = opt.routes == 2 ? COLLS_ROUTE_DIRECT : COLLS_ROUTE_DEFAULT;
+    double best = 0;
+    int r = 0;
+
+    if (opt.msg_size < 1 || opt.msg_size > BIG_SIZE || opt.bytes < 1)
+        usage();
+    b = malloc(opt.msg_size);
+    if (!b || read_tid(opt.peer, &peer) < 0 || attach(opt.socket, &c) < 0)
+        return 2;
+    memset(b, 0x33, opt.msg_size);
+    for (int k = 0; k < opt.rounds && r == 0; k++) {
+        uint64_t left = opt.bytes;
+        uint8_t a[8], flag = route == COLLS_ROUTE_DIRECT;
+        double t0 = now_ms();
+        while (left > 0 && r == 0) {
+            size_t n = left < opt.msg_size ? (size_t)left : opt.msg_size;
+            r = colls_send_route(c, peer, TAG_STREAM, b, n, route);
+            left -= n;
+        }
+        if (r == 0)
+            r = colls_send_route(c, peer, TAG_END, &flag, 1, route);
+        if (r == 0)
+            r = colls_recv(c, peer, TAG_ACK, a, sizeof(a), &st);
+        if (r < 0) {
+            fail("stream: %s", ename(r));
+            break;
+        }
+        uint64_t got = (uint64_t)get32(a) << 32 | get32(a + 4);
+        if (got != opt.bytes)
+            fail("stream: sink counted %" PRIu64 " of %" PRIu64 " bytes",
+                 got, opt.bytes);
+        double mbps = (double)opt.bytes / (now_ms() - t0) / 1e3;
+        if (mbps > best)
+            best = mbps;
+    }
+    if (nerrors == 0)
+        printf("stream %" PRIu64 " %.2f\n", opt.bytes, best);
+    colls_detach(c);
+    free(b);
+    return nerrors ? 1 : 0;
+}
+
+/* Attaches --count tasks from this process, creates the --ready file,
+   holds them until the --tidfile path disappears (or the timeout), then
+   detaches them all: the daemon's memory with many tasks. */
+static int
+run_attach_many(void)
+{
+    colls_t **cs = calloc((size_t)opt.count, sizeof(*cs));
+    int n = 0;
+
+    if (!cs || !opt.ready || !opt.tidfile)
+        usage();
+    for (; n < opt.count; n++)
+        if (attach(opt.socket, &cs[n]) < 0)
+            break;
+    FILE *f = fopen(opt.ready, "w");
+    if (f) {
+        fprintf(f, "%d\n", n);
+        fclose(f);
+    }
+    double end = now_ms() + opt.timeout_ms;
+    while (access(opt.tidfile, F_OK) == 0 && now_ms() < end)
+        usleep(50000);
+    for (int i = 0; i < n; i++)
+        colls_detach(cs[i]);
+    free(cs);
+    return n == opt.count ? 0 : 1;
+}
+
 static void
 usage(void)
 {
@@ -1176,7 +1310,11 @@ usage(void)
             "                   [--quick] [--rounds R]\n"
             "  --mode etrunc|enoent|peerdead [--peer-socket PATH]\n"
             "  --mode victim --tidfile FILE\n"
-            "  --mode waitdown --peer FILE|tid [--ready FILE]\n");
+            "  --mode waitdown --peer FILE|tid [--ready FILE]\n"
+            "  --mode sink --tidfile FILE\n"
+            "  --mode stream --peer FILE|tid --bytes N --msg-size S\n"
+            "                [--routes default|direct] [--rounds R]\n"
+            "  --mode attach-many --count N --ready FILE --tidfile HOLD\n");
     exit(2);
 }
 
@@ -1208,6 +1346,12 @@ main(int argc, char **argv)
             opt.ready = v;
         else if (ARG("--timeout-ms"))
             opt.timeout_ms = atoi(v);
+        else if (ARG("--count"))
+            opt.count = atoi(v);
+        else if (ARG("--bytes"))
+            opt.bytes = strtoull(v, NULL, 0);
+        else if (ARG("--msg-size"))
+            opt.msg_size = strtoull(v, NULL, 0);
         else if (ARG("--rounds"))
             opt.rounds = atoi(v);
         else if (ARG("--routes")) {
@@ -1246,6 +1390,12 @@ main(int argc, char **argv)
         return run_victim();
     if (strcmp(opt.mode, "waitdown") == 0 && opt.peer)
         return run_waitdown();
+    if (strcmp(opt.mode, "sink") == 0 && opt.tidfile)
+        return run_sink();
+    if (strcmp(opt.mode, "stream") == 0 && opt.peer)
+        return run_stream();
+    if (strcmp(opt.mode, "attach-many") == 0 && opt.count > 0)
+        return run_attach_many();
     usage();
     return 2;
 }

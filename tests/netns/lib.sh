@@ -282,12 +282,18 @@ ns_limit()
 # (nftables numgen; this kernel has no netem).  The input hook is used, not
 # output: a drop on output makes the sender's sendmsg() fail with EPERM,
 # which is not what a lossy network does.  0 removes the rule.
+#
+# Senders may hand the kernel up to 64 KB of datagrams at once (UDP GSO),
+# which cross the veth as one packet: one drop would lose a whole burst.
+# While any host has a loss rule, every host's eth0 segments before it
+# transmits (gso_max_segs 1), so each datagram is dropped on its own.
 ns_loss()
 {
     ns=$(ns_name "$1")
     ip netns exec "$ns" nft delete table inet collsloss 2>/dev/null
-    [ "$2" = 0 ] && return 0
-    ip netns exec "$ns" nft -f - <<EOF
+    rm -f "$NS_RUN/.lossy$1"
+    if [ "$2" != 0 ]; then
+        ip netns exec "$ns" nft -f - <<EOF || return 1
 table inet collsloss {
     chain in {
         type filter hook input priority 0; policy accept;
@@ -295,6 +301,15 @@ table inet collsloss {
     }
 }
 EOF
+        : >"$NS_RUN/.lossy$1"
+    fi
+    segs=65535
+    ls "$NS_RUN"/.lossy* >/dev/null 2>&1 && segs=1
+    i=1
+    while [ "$i" -le "$NS_N" ]; do
+        ip -n "$(ns_name "$i")" link set dev eth0 gso_max_segs "$segs"
+        i=$((i + 1))
+    done
 }
 
 # Prints the packets dropped by host I's loss rule (0 if none).

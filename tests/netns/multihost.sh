@@ -129,12 +129,12 @@ for i in $(seq 1 $N); do
 done
 
 # 2. Loss.
-P2P_OPTS="--timeout-ms 60000" p2p loss0 1 2 3 4
+P2P_OPTS="--big --timeout-ms 60000" p2p loss0 1 2 3 4
 for pct in 5 20; do
     for i in $(seq 1 $N); do
         ns_loss "$i" "$pct"
     done
-    P2P_OPTS="--quick --timeout-ms 90000" p2p "loss$pct" 1 2 3 4
+    P2P_OPTS="--timeout-ms 90000" p2p "loss$pct" 1 2 3 4
     drops=0
     for i in $(seq 1 $N); do
         drops=$((drops + $(ns_loss_drops "$i")))

@@ -1,0 +1,365 @@
+#!/bin/bash
+# net-bench.sh -- collsd against the raw network, on two emulated hosts.
+#
+# Two network namespaces (tests/netns/lib.sh), one collsd on each; host 2
+# runs the servers (raw UDP echo, raw TCP ping-pong, `collsctl echo`, a
+# p2p-check sink), host 1 the clients.  In one run, unshaped and with a
+# 100 Mbit tbf on both hosts' links:
+#   * half round trip, 8 B .. 10 MB (UDP: up to 64 KB), with alpha/beta
+#     least-squares fits t(n) = alpha + n/beta, for raw UDP echo, raw TCP
+#     ping-pong, `collsctl ping` (daemon to daemon), `collsctl pingpong
+#     --route default` (task -> daemon -> daemon -> daemon's echo) and
+#     `--route direct` (task -> task over TCP), each with every process
+#     pinned to CPU 0 and unpinned;
+#   * bulk throughput: one TCP stream vs a stream of 1 MiB colls messages
+#     on the default route (and the direct route), vs line rate at
+#     100 Mbit, and with 5 % datagram loss on both hosts;
+#   * the daemon's resident memory idle and with 100 attached tasks.
+# It prints tables with ratios against the raw baselines and the targets.
+# Needs root (exits 77 otherwise).  Not part of make check.
+#
+#   top_builddir=BUILD tests/bench/net-bench.sh [--quick]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+B=$(cd "${top_builddir:-.}" && pwd -P)
+QUICK=0
+[ "${1:-}" = --quick ] && QUICK=1
+. "$top_srcdir/tests/netns/lib.sh"
+
+for b in collsd collsctl tests/integration/p2p-check tests/bench/raw-udp-echo \
+    tests/bench/raw-tcp-pingpong; do
+    if [ ! -x "$B/$b" ]; then
+        echo "SKIP: $B/$b not built" >&2
+        exit 77
+    fi
+done
+ns_require
+top_builddir=$B ns_setup 2
+R=$NS_RUN
+SOCK=/tmp/collsd/collsd.sock
+A2=$(ns_addr 2)
+NCPU=$(nproc)
+ALLCPU="0-$((NCPU - 1))"
+
+for i in 1 2; do echo "$(ns_addr "$i"):7490 name=host$i"; done >"$R/hostfile"
+DPIDS=""
+for i in 1 2; do
+    host_bg "$i" "d$i.log" "$B/collsd" --foreground \
+        --listen "$(ns_addr "$i"):7490" --hostfile "$R/hostfile" \
+        --socket "$SOCK"
+    DPIDS="$DPIDS $NS_LASTPID"
+    eval "DPID_$i=$NS_LASTPID"
+done
+
+# collsctl on host I; "ctl I taskset -c M PROG ARGS" runs PROG pinned
+# (the caller names collsctl itself then).
+ctl()
+{
+    local i=$1
+    shift
+    case "$1" in
+    taskset) host_run "$i" timeout 600 "$@" ;;
+    *) host_run "$i" timeout 600 "$B/collsctl" --socket "$SOCK" "$@" ;;
+    esac
+}
+
+for _ in $(seq 1 100); do
+    [ "$(ctl 1 hosts 2>/dev/null | grep -c ' up ')" -ge 2 ] && break
+    sleep 0.1
+done
+if [ "$(ctl 1 hosts 2>/dev/null | grep -c ' up ')" -lt 2 ]; then
+    echo "net-bench: the two daemons did not form a machine" >&2
+    ctl 1 hosts >&2
+    exit 1
+fi
+
+# Servers on host 2.
+SPIDS=""
+host_bg 2 udp-echo.log "$B/tests/bench/raw-udp-echo" server "$A2:9001"
+SPIDS="$SPIDS $NS_LASTPID"
+host_bg 2 tcp-pp.log "$B/tests/bench/raw-tcp-pingpong" server "$A2:9002"
+SPIDS="$SPIDS $NS_LASTPID"
+host_bg 2 echo.log "$B/collsctl" --socket "$SOCK" echo
+SPIDS="$SPIDS $NS_LASTPID"
+host_bg 2 sink.log "$B/tests/integration/p2p-check" --socket "$SOCK" \
+    --mode sink --tidfile "$R/sink.tid" --timeout-ms 600000
+SPIDS="$SPIDS $NS_LASTPID"
+for _ in $(seq 1 100); do
+    [ -s "$R/echo.log" ] && [ -s "$R/sink.tid" ] && break
+    sleep 0.1
+done
+ECHO_TID=$(head -1 "$R/echo.log")
+case "$ECHO_TID" in
+t*) ;;
+*)
+    echo "net-bench: collsctl echo did not start: $ECHO_TID" >&2
+    exit 1
+    ;;
+esac
+sleep 0.3
+
+# Pins every daemon and server thread to MASK.
+pin_all()
+{
+    for p in $DPIDS $SPIDS; do
+        taskset -a -p -c "$1" "$p" >/dev/null 2>&1
+    done
+}
+
+# Converts client output to "size half_us" lines.
+only_data()
+{
+    grep -v '^#' | awk 'NF >= 2 { print $1, $2 }'
+}
+
+# Least-squares fit of t(n) = alpha + n/beta over "size half_us" lines:
+# prints "alpha_us beta_MBps".
+fit()
+{
+    awk '{ n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+        END {
+            d = n * sxx - sx * sx
+            if (n < 2 || d <= 0) { print "- -"; exit }
+            s = (n * sxy - sx * sy) / d
+            a = (sy - s * sx) / n
+            printf "%.1f %s\n", a, (s > 0 ? sprintf("%.1f", 1 / s) : "inf")
+        }' "$1"
+}
+
+# The half round trip at SIZE from a "size half_us" file, or "-".
+at()
+{
+    awk -v s="$2" '$1 == s { v = $2 } END { print (v == "" ? "-" : v) }' "$1"
+}
+
+SIZES_SMALL="8 64 512 1024 4096 16384 65536"
+SIZES_LARGE="262144 1048576 4194304 10485760"
+[ "$QUICK" = 1 ] && SIZES_LARGE="262144 1048576"
+MAX_LARGE=$(echo "$SIZES_LARGE" | awk '{ print $NF }')
+
+# Latency of every method, one shaping and pinning: files lat-TAG-METHOD.
+latency()
+{
+    local tag=$1 pin=$2 iters=$3 big_iters=$4 s med
+    local P="taskset -c $pin"
+    host_run 1 $P "$B/tests/bench/raw-udp-echo" client "$A2:9001" \
+        --iters "$iters" --sizes "8,64,512,1024,4096,16384,65507" |
+        only_data | sed 's/^65507 /65536 /' >"$R/lat-$tag-udp"
+    {
+        host_run 1 $P "$B/tests/bench/raw-tcp-pingpong" client "$A2:9002" \
+            --iters "$iters" --sizes "$(echo $SIZES_SMALL | tr ' ' ,)"
+        host_run 1 $P "$B/tests/bench/raw-tcp-pingpong" client "$A2:9002" \
+            --iters "$big_iters" --sizes "$(echo $SIZES_LARGE | tr ' ' ,)"
+    } | only_data >"$R/lat-$tag-tcp"
+    : >"$R/lat-$tag-ping"
+    for s in $SIZES_SMALL $SIZES_LARGE; do
+        local c=$iters
+        [ "$s" -gt 65536 ] && c=$big_iters
+        med=$(ctl 1 ping 2 -c "$c" -s "$s" 2>/dev/null | sed -n \
+            's|.*rtt min/median/max = [0-9.]*/\([0-9.]*\)/.*|\1|p')
+        [ -n "$med" ] && echo "$s $(awk -v m="$med" 'BEGIN { print m / 2 }')" \
+            >>"$R/lat-$tag-ping"
+    done
+    for route in default direct; do
+        local to="--host 2"
+        [ "$route" = direct ] && to="--to $ECHO_TID"
+        {
+            ctl 1 $P "$B/collsctl" --socket "$SOCK" pingpong --route "$route" \
+                $to --csv --min 8 --max 64k --reps "$iters" 2>&1
+            ctl 1 $P "$B/collsctl" --socket "$SOCK" pingpong --route "$route" \
+                $to --csv --min 256k --max "$MAX_LARGE" --reps "$big_iters" \
+                2>&1
+        } >"$R/pp-$tag-$route.raw"
+        grep -E '^[0-9]+,' "$R/pp-$tag-$route.raw" | tr , ' ' |
+            awk '{ print $1, $2 }' |
+            awk -v keep="$SIZES_SMALL $SIZES_LARGE" \
+                'BEGIN { split(keep, k, " "); for (i in k) want[k[i]] = 1 }
+                 want[$1] { print }' >"$R/lat-$tag-$route"
+        grep -i 'fell back' "$R/pp-$tag-$route.raw" >&2
+    done
+}
+
+print_latency()
+{
+    local tag=$1 title=$2 m label a b ref r
+    printf '\n== half round trip (us): %s\n' "$title"
+    printf '%-22s %9s %9s %9s %9s %10s %9s %9s %10s\n' method 8B 1KB 64KB \
+        1MB "$( [ "$QUICK" = 1 ] && echo 1MB || echo 10MB)" alpha_us \
+        beta_MB/s "x raw@8B"
+    for m in udp tcp ping default direct; do
+        case $m in
+        udp) label="raw UDP echo" ref="" ;;
+        tcp) label="raw TCP ping-pong" ref="" ;;
+        ping) label="collsctl ping (d2d)" ref=udp ;;
+        default) label="pingpong default" ref=udp ;;
+        direct) label="pingpong direct" ref=tcp ;;
+        esac
+        f="$R/lat-$tag-$m"
+        [ -s "$f" ] || { printf '%-22s (no data)\n' "$label"; continue; }
+        read -r a b <<EOF
+$(fit "$f")
+EOF
+        r="-"
+        if [ -n "$ref" ]; then
+            r=$(awk -v x="$(at "$f" 8)" -v y="$(at "$R/lat-$tag-$ref" 8)" \
+                'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2fx %s", x / y,
+                         "'"$ref"'"; else print "-" }')
+        fi
+        printf '%-22s %9s %9s %9s %9s %10s %9s %9s %10s\n' "$label" \
+            "$(at "$f" 8)" "$(at "$f" 1024)" "$(at "$f" 65536)" \
+            "$(at "$f" 1048576)" "$(at "$f" "$MAX_LARGE")" "$a" "$b" "$r"
+    done
+}
+
+# Bulk throughput for one shaping: prints "name MBps" lines to bulk-TAG.
+bulk()
+{
+    local tag=$1 bytes=$2 v
+    : >"$R/bulk-$tag"
+    v=$(host_run 1 "$B/tests/bench/raw-tcp-pingpong" stream "$A2:9002" \
+        --bytes "$bytes" --reps 3 | awk '$1 == "stream" { print $3 }')
+    echo "tcp ${v:--}" >>"$R/bulk-$tag"
+    for route in default direct; do
+        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+            --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
+            --bytes "$bytes" --msg-size 1048576 --routes "$route" \
+            --rounds 3 --timeout-ms 300000 2>>"$R/stream.err" |
+            awk '$1 == "stream" { print $3 }')
+        echo "$route ${v:--}" >>"$R/bulk-$tag"
+    done
+    ns_loss 1 5
+    ns_loss 2 5
+    v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+        --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
+        --bytes "$bytes" --msg-size 1048576 --routes default \
+        --rounds 2 --timeout-ms 300000 2>>"$R/stream.err" |
+        awk '$1 == "stream" { print $3 }')
+    echo "default_loss5 ${v:--}" >>"$R/bulk-$tag"
+    ns_loss 1 0
+    ns_loss 2 0
+}
+
+get()
+{
+    awk -v k="$2" '$1 == k { print $2 }' "$1"
+}
+
+ratio()
+{
+    awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0)
+        printf "%.2f", x / y; else print "-" }'
+}
+
+# A line "target: value ratio >= / <= bound: ok|MISSED".
+target()
+{
+    local what=$1 val=$2 op=$3 bound=$4 ok
+    ok=$(awk -v v="$val" -v b="$bound" -v op="$op" 'BEGIN {
+        if (v == "-" || v == "") { print "n/a"; exit }
+        if (op == "<=") print (v + 0 <= b + 0 ? "ok" : "MISSED");
+        else print (v + 0 >= b + 0 ? "ok" : "MISSED") }')
+    printf '  %-52s %6s %s %-4s %s\n' "$what" "$val" "$op" "$bound" "$ok"
+}
+
+rss()
+{
+    awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+if [ "$QUICK" = 1 ]; then
+    IT=50 BIG=3 BYTES_FAST=67108864 BYTES_SLOW=12500000
+else
+    IT=200 BIG=5 BYTES_FAST=268435456 BYTES_SLOW=25000000
+fi
+
+echo "net-bench: $(date -u +%FT%TZ), $(uname -r), $NCPU CPUs," \
+    "2 emulated hosts (veth + bridge)"
+
+# Memory first, on an idle machine.
+rss_idle=$(rss "$DPID_1")
+rm -f "$R/many.ready"
+: >"$R/many.hold"
+host_bg 1 many.log "$B/tests/integration/p2p-check" --socket "$SOCK" \
+    --mode attach-many --count 100 --ready "$R/many.ready" \
+    --tidfile "$R/many.hold" --timeout-ms 60000
+many=$NS_LASTPID
+for _ in $(seq 1 200); do
+    [ -s "$R/many.ready" ] && break
+    sleep 0.1
+done
+sleep 0.5
+ntasks=$(cat "$R/many.ready" 2>/dev/null)
+rss_100=$(rss "$DPID_1")
+rm -f "$R/many.hold"
+wait "$many" 2>/dev/null
+sleep 0.5
+rss_after=$(rss "$DPID_1")
+
+for shape in none 100mbit; do
+    if [ "$shape" = 100mbit ]; then
+        ns_limit 1 100mbit
+        ns_limit 2 100mbit
+        it=$((IT / 4)) bytes=$BYTES_SLOW
+    else
+        it=$IT bytes=$BYTES_FAST
+    fi
+    for pin in all 0; do
+        if [ "$pin" = 0 ]; then
+            pin_all 0
+            mask=0
+        else
+            pin_all "$ALLCPU"
+            mask=$ALLCPU
+        fi
+        latency "$shape-$pin" "$mask" "$it" "$BIG"
+        print_latency "$shape-$pin" "link $shape, $( [ "$pin" = 0 ] &&
+            echo 'every process pinned to CPU 0' || echo unpinned)"
+    done
+    pin_all "$ALLCPU"
+    bulk "$shape" "$bytes"
+done
+
+printf '\n== bulk throughput (MB/s, 1 MB = 1e6 bytes; colls: 1 MiB messages)\n'
+printf '%-10s %10s %10s %10s %14s %10s\n' link "TCP stream" "colls def" \
+    "colls dir" "def 5% loss" "line rate"
+for shape in none 100mbit; do
+    f="$R/bulk-$shape"
+    lr="-"
+    [ "$shape" = 100mbit ] && lr=12.50
+    printf '%-10s %10s %10s %10s %14s %10s\n' "$shape" "$(get "$f" tcp)" \
+        "$(get "$f" default)" "$(get "$f" direct)" \
+        "$(get "$f" default_loss5)" "$lr"
+done
+
+printf '\n== daemon resident memory (VmRSS, KiB)\n'
+printf '  idle %s; with %s attached tasks %s; after they left %s\n' \
+    "${rss_idle:--}" "${ntasks:-?}" "${rss_100:--}" "${rss_after:--}"
+
+printf '\n== targets\n'
+for pin in all 0; do
+    t="none-$pin"
+    pl=$([ "$pin" = 0 ] && echo "pinned" || echo "unpinned")
+    target "direct route / raw TCP at 8 B ($pl)" \
+        "$(ratio "$(at "$R/lat-$t-direct" 8)" "$(at "$R/lat-$t-tcp" 8)")" \
+        "<=" 1.3
+    target "default route / raw UDP at 8 B ($pl)" \
+        "$(ratio "$(at "$R/lat-$t-default" 8)" "$(at "$R/lat-$t-udp" 8)")" \
+        "<=" 3
+done
+target "bulk default / one TCP stream, unshaped" \
+    "$(ratio "$(get "$R/bulk-none" default)" "$(get "$R/bulk-none" tcp)")" \
+    ">=" 0.8
+target "bulk default / line rate, 100 Mbit" \
+    "$(ratio "$(get "$R/bulk-100mbit" default)" 12.5)" ">=" 0.9
+target "bulk with 5% loss / loss-free, unshaped" \
+    "$(ratio "$(get "$R/bulk-none" default_loss5)" \
+        "$(get "$R/bulk-none" default)")" ">=" 0.5
+target "bulk with 5% loss / loss-free, 100 Mbit" \
+    "$(ratio "$(get "$R/bulk-100mbit" default_loss5)" \
+        "$(get "$R/bulk-100mbit" default)")" ">=" 0.5
+if [ -s "$R/stream.err" ]; then
+    echo "stream errors:" >&2
+    head -5 "$R/stream.err" >&2
+fi
+exit 0
