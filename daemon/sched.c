@@ -6,6 +6,7 @@
  * s->err and every later call is a no-op, so builders check once, at
  * sched_finish().  Nothing here does I/O.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -231,6 +232,54 @@ sched_round_steps(const struct sched *s, size_t i, size_t *n)
     start = i ? s->round_end[i - 1] : 0;
     *n = s->round_end[i] - start;
     return s->steps + start;
+}
+
+/* Name of buffer b for listings: "send", "recv", "tmp0".. */
+static const char *
+sched_buf_name(int b, char *tmp, size_t cap)
+{
+    if (b == SCHED_BUF_SEND)
+        return "send";
+    if (b == SCHED_BUF_RECV)
+        return "recv";
+    snprintf(tmp, cap, "tmp%d", b - SCHED_BUF_TMP);
+    return tmp;
+}
+
+int
+sched_print(FILE *f, const struct sched *s)
+{
+    size_t r, i, n;
+    char b1[16], b2[16];
+    int w;
+
+    w = fprintf(f, "%s rank %d of %d: %zu rounds, %zu steps\n",
+                sched_op_name(s->op), s->rank, s->P, s->nrounds, s->nsteps);
+    for (r = 0; r < s->nrounds && w >= 0; r++) {
+        const struct sched_step *st = sched_round_steps(s, r, &n);
+
+        for (i = 0; i < n && w >= 0; i++) {
+            const char *d = sched_buf_name(st[i].buf, b1, sizeof(b1));
+
+            if (st[i].kind == SCHED_SEND || st[i].kind == SCHED_RECV)
+                w = fprintf(f, "round %zu: %s %s %d %s %s[%zu..%zu)\n", r,
+                            sched_kind_name(st[i].kind),
+                            st[i].kind == SCHED_SEND ? "to" : "from",
+                            st[i].peer,
+                            st[i].kind == SCHED_SEND ? "from" : "into", d,
+                            st[i].off, st[i].off + st[i].len);
+            else
+                w = fprintf(f, "round %zu: %s %s[%zu..%zu) %s %s[%zu..)\n", r,
+                            sched_kind_name(st[i].kind), d, st[i].off,
+                            st[i].off + st[i].len,
+                            st[i].kind == SCHED_COPY            ? "="
+                            : (st[i].flags & SCHED_F_SRC_FIRST) ? "=op"
+                                                                : "op=",
+                            sched_buf_name(st[i].sbuf, b2, sizeof(b2)),
+                            st[i].soff);
+        }
+    }
+    return w < 0 ? COLLS_EIO : 0;
 }
 
 const char *

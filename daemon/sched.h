@@ -37,6 +37,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Collective operations.  Not on the wire; the daemon maps its requests. */
 enum sched_op {
@@ -122,6 +123,10 @@ int sched_finish(struct sched *s);
 /* Steps of round i: *n of them from the returned pointer. */
 const struct sched_step *sched_round_steps(const struct sched *s, size_t i,
                                            size_t *n);
+
+/* Writes a readable listing of s to f, one step per line ("round 2:
+   recv from 3 into tmp0[64..128)").  Returns 0 or COLLS_EIO. */
+int sched_print(FILE *f, const struct sched *s);
 
 /* "send", "recv", "reduce", "copy". */
 const char *sched_kind_name(int kind);

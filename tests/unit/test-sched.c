@@ -1138,6 +1138,30 @@ START_TEST(test_sched_builder)
     ck_assert_int_eq(sched_tmp(&s, 1), -1);
     ck_assert_int_eq(sched_finish(&s), COLLS_EINVAL);
 
+    /* the listing */
+    {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        struct alg_args a = {.op = SCHED_OP_ALLREDUCE,
+                             .P = 3,
+                             .rank = 2,
+                             .dtype = COLLS_INT32,
+                             .rop = COLLS_SUM,
+                             .size = 12};
+
+        ck_assert_int_eq(
+            alg_build(alg_find(SCHED_OP_ALLREDUCE, "butterfly", NULL), &a, &s),
+            0);
+        ck_assert_int_eq(sched_print(f, &s), 0);
+        fclose(f);
+        ck_assert_ptr_nonnull(strstr(buf, "allreduce rank 2 of 3"));
+        ck_assert_ptr_nonnull(strstr(buf, "send to 1 from recv[0..12)"));
+        ck_assert_ptr_nonnull(strstr(buf, "recv from 1 into tmp0[0..12)"));
+        ck_assert_ptr_nonnull(strstr(buf, "reduce recv[0..12) =op tmp0[0..)"));
+        free(buf);
+        sched_free(&s);
+    }
     ck_assert_str_eq(sched_op_name(SCHED_OP_REDUCE_SCATTER), "reduce_scatter");
     ck_assert_int_eq(sched_op_lookup("ALLGATHERV"), SCHED_OP_ALLGATHERV);
     ck_assert_int_eq(sched_op_lookup("nope"), -1);
