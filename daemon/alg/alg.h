@@ -62,7 +62,7 @@ struct plogp {
 /* Arguments of one participant (see the buffer table above). */
 struct alg_args {
     int op;            /* enum sched_op */
-    int P, rank, root; /* root: rooted operations only */
+    int P, rank, root; /* root: rooted operations; 0 for the others */
     int dtype, rop;    /* COLLS_* datatype and reduction operator */
     size_t size;       /* n: bytes of one rank's block */
     size_t seg;        /* segment bytes (ALG_SEGMENTED); 0: ALG_DEFAULT_SEG */
