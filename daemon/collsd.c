@@ -268,11 +268,6 @@ main(int argc, char **argv)
         goto out;
     log_info("collsd %s: host %d, incarnation %08x, udp %s, socket %s",
              PACKAGE_VERSION, d->hid, d->inc, d->listen_addr, cfg.socket);
-    snprintf(d->direct_ip, sizeof(d->direct_ip), "%.*s",
-             (int)(strrchr(d->listen_addr, ':') - d->listen_addr),
-             d->listen_addr);
-    if (strcmp(d->direct_ip, "0.0.0.0") == 0)
-        snprintf(d->direct_ip, sizeof(d->direct_ip), "127.0.0.1");
 
     if (!cfg.foreground) {
         rc = platform_daemonize(0);

@@ -60,7 +60,8 @@ enum {
 static const struct config_opt config_table[] = {
     OPT("listen", CFG_ADDR, listen, "127.0.0.1:7490", 0, 0, "ADDR:PORT",
         "UDP address of this daemon (port 0: any); with a hostfile it "
-        "selects this host's line",
+        "selects this host's line (0.0.0.0:PORT: the line with this port "
+        "and a local address)",
         0),
     OPT("socket", CFG_STR, socket, NULL, 0, 0, "PATH",
         "Unix socket for tasks, created in a 0700 directory", 0),

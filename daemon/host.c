@@ -50,6 +50,8 @@
 
 #define HOST_JOIN_RETRY_US 250000u
 
+static void host_set_direct_ip(struct daemon *d);
+
 static const char *const host_state_names[] = {"up", "down", "joining"};
 
 static const char *
@@ -445,6 +447,7 @@ host_send_join(struct daemon *d)
 static void
 host_join_done(struct daemon *d, const HostTable *ht)
 {
+    struct host *me;
     size_t i;
     int hid = 0, rc;
 
@@ -458,17 +461,24 @@ host_join_done(struct daemon *d, const HostTable *ht)
     }
     d->hid = hid;
     rel_set_hid(d->rel, hid);
-    if (host_get(d, hid) == NULL)
+    me = host_get(d, hid);
+    if (me == NULL)
         return;
-    d->hosts[hid]->inc = d->inc;
-    d->hosts[hid]->state = COLLS_HOST_UP;
-    snprintf(d->hosts[hid]->name, sizeof(d->hosts[hid]->name), "%s", d->name);
-    host_parse_addr(d->listen_addr, 0, &d->hosts[hid]->sa);
-    snprintf(d->hosts[hid]->addr, sizeof(d->hosts[hid]->addr), "%s",
-             d->listen_addr);
+    me->inc = d->inc;
+    me->state = COLLS_HOST_UP;
+    snprintf(me->name, sizeof(me->name), "%s", d->name);
+    host_parse_addr(d->listen_addr, 0, &me->sa);
+    snprintf(me->addr, sizeof(me->addr), "%s", d->listen_addr);
+    /* Listening on 0.0.0.0: keep the address the assigner saw. */
+    for (i = 0; i < ht->n_hosts; i++)
+        if ((int)ht->hosts[i]->hid == hid && ht->hosts[i]->addr != NULL &&
+            me->sa.sin_addr.s_addr == htonl(INADDR_ANY) &&
+            host_parse_addr(ht->hosts[i]->addr, 0, &me->sa) == 0)
+            snprintf(me->addr, sizeof(me->addr), "%s", ht->hosts[i]->addr);
     d->joining = 0;
     d->epoch = 0;
     host_adopt_table(d, ht);
+    host_set_direct_ip(d);
     log_info("joined the machine as host %d (epoch %llu)", hid,
              (unsigned long long)d->epoch);
     rc = task_listen(d);
@@ -870,8 +880,8 @@ out:
     return n;
 }
 
-/* Finds our line: same address and port as --listen (any address when
-   we listen on 0.0.0.0: the port decides). */
+/* Finds our line: same address and port as --listen; when we listen on
+   0.0.0.0, the first line with our port and an address of this host. */
 static int
 host_find_self(struct daemon *d, const struct host_line *v, int n)
 {
@@ -881,11 +891,32 @@ host_find_self(struct daemon *d, const struct host_line *v, int n)
     if (host_parse_addr(d->listen_addr, 0, &me) != 0)
         return 0;
     for (i = 0; i < n; i++)
-        if (host_sa_equal(&v[i].sa, &me) ||
-            (me.sin_addr.s_addr == htonl(INADDR_ANY) &&
-             v[i].sa.sin_port == me.sin_port))
+        if (host_sa_equal(&v[i].sa, &me))
+            return i + 1;
+    if (me.sin_addr.s_addr != htonl(INADDR_ANY))
+        return 0;
+    for (i = 0; i < n; i++)
+        if (v[i].sa.sin_port == me.sin_port &&
+            platform_addr_is_local(v[i].sa.sin_addr.s_addr))
             return i + 1;
     return 0;
+}
+
+/* The IP tasks bind their direct listeners to: ours, or, when we listen
+   on 0.0.0.0, the address the machine knows us by. */
+static void
+host_set_direct_ip(struct daemon *d)
+{
+    const struct host *me = d->hosts[d->hid];
+    struct sockaddr_in sa;
+    char ip[INET_ADDRSTRLEN] = "127.0.0.1";
+
+    if (host_parse_addr(d->listen_addr, 0, &sa) == 0 &&
+        sa.sin_addr.s_addr != htonl(INADDR_ANY))
+        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+    else if (me != NULL && me->sa.sin_addr.s_addr != htonl(INADDR_ANY))
+        inet_ntop(AF_INET, &me->sa.sin_addr, ip, sizeof(ip));
+    snprintf(d->direct_ip, sizeof(d->direct_ip), "%s", ip);
 }
 
 /* Applies the hostfile lines to the table (start and SIGHUP). */
@@ -967,7 +998,9 @@ host_init(struct daemon *d)
     d->epoch = 1;
     if (cfg->hostfile[0] == '\0') {
         d->hid = 1;
-        return host_init_self(d);
+        rc = host_init_self(d);
+        host_set_direct_ip(d);
+        return rc;
     }
     n = host_read_file(cfg->hostfile, ntohs(me.sin_port), &v);
     if (n < 0)
@@ -982,6 +1015,13 @@ host_init(struct daemon *d)
     if (v[d->hid - 1].name[0] != '\0' && cfg->name[0] == '\0')
         snprintf(d->name, sizeof(d->name), "%s", v[d->hid - 1].name);
     rc = host_init_self(d);
+    if (rc == 0 && me.sin_addr.s_addr == htonl(INADDR_ANY)) {
+        /* Others know us by the hostfile's address. */
+        d->hosts[d->hid]->sa = v[d->hid - 1].sa;
+        host_format(&v[d->hid - 1].sa, d->hosts[d->hid]->addr,
+                    sizeof(d->hosts[d->hid]->addr));
+    }
+    host_set_direct_ip(d);
     if (rc == 0)
         rc = host_apply_file(d, v, n);
     free(v);

@@ -6,12 +6,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,6 +162,22 @@ platform_daemonize(int keep_stderr)
     if (fd > 2)
         close(fd);
     return 0;
+}
+
+int
+platform_addr_is_local(uint32_t s_addr)
+{
+    struct ifaddrs *ifs, *i;
+    int found = 0;
+
+    if (getifaddrs(&ifs) != 0)
+        return 0;
+    for (i = ifs; i != NULL && !found; i = i->ifa_next)
+        if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+            ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == s_addr)
+            found = 1;
+    freeifaddrs(ifs);
+    return found;
 }
 
 void

@@ -41,6 +41,9 @@ int platform_secure_dir(const char *path, char *err, size_t errlen);
    exits.  Negative COLLS_E* code on failure. */
 int platform_daemonize(int keep_stderr);
 
+/* 1 if the IPv4 address (network order) belongs to an interface here. */
+int platform_addr_is_local(uint32_t s_addr);
+
 /* The host name (short), into out. */
 void platform_hostname(char *out, size_t len);
 
