@@ -225,6 +225,7 @@ colls_free_handle(colls_t *c)
         colls__ctl_free(ctl);
     }
     free(c->dead);
+    free(c->pending);
     free(c);
 }
 
@@ -244,6 +245,8 @@ colls_close_all(colls_t *c)
     }
     if (!uv_is_closing((uv_handle_t *)&c->timer))
         uv_close((uv_handle_t *)&c->timer, NULL);
+    if (!uv_is_closing((uv_handle_t *)&c->hello_timer))
+        uv_close((uv_handle_t *)&c->hello_timer, NULL);
     uv_run(&c->loop, UV_RUN_DEFAULT);
     colls__direct_free(c);
     uv_loop_close(&c->loop);
@@ -285,6 +288,8 @@ colls_attach(const char *socket_path, colls_t **out)
     }
     uv_timer_init(&c->loop, &c->timer);
     c->timer.data = c;
+    uv_timer_init(&c->loop, &c->hello_timer);
+    c->hello_timer.data = c;
     c->daemon = colls__stream_new(c, COLLS__ST_DAEMON);
     if (c->daemon == NULL) {
         rc = COLLS_ENOMEM;

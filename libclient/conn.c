@@ -15,8 +15,12 @@
  * Bookkeeping (docs/protocol.md §5): TASK_EXIT, HOST_DOWN and SEND_FAILED
  * are recorded so receives and sends naming a dead source or destination
  * fail with COLLS_EPEERDEAD / COLLS_EHOSTDOWN / COLLS_ENOENT, once no queued
- * message matches, instead of hanging.  A host marked down is unmarked when
- * a message from it arrives (a restarted host is up again).
+ * message matches, instead of hanging.  A death is recorded only after the
+ * dead task's direct connection closed (its last messages may still be in
+ * it), and waits (at most COLLS__HELLO_MS) for connections that have not
+ * said who they are yet.  A host marked down is unmarked when
+ * a message from it arrives (a restarted host is up again).  Sends fail
+ * early only to tasks known to have exited (or never existed).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,8 @@
 /* Payloads above this are read straight into their own allocation. */
 #define COLLS__INLINE_MAX (64u * 1024)
 #define COLLS__READ_CHUNK (64u * 1024)
+/* How long a death waits for an unidentified direct connection's HELLO. */
+#define COLLS__HELLO_MS 2000
 
 /* Maps a libuv error to a COLLS_E* code. */
 static int
@@ -197,15 +203,120 @@ conn_dead_pos(const colls_t *c, colls_tid_t tid)
     return lo;
 }
 
+/* Closes the direct connections that did not say HELLO in time. */
+static void
+conn_hello_timer_cb(uv_timer_t *t)
+{
+    colls_t *c = t->data;
+    struct colls__queue *q, *next;
+
+    for (q = c->streams.next; q != &c->streams; q = next) {
+        struct colls__stream *st =
+            COLLS__CONTAINER(q, struct colls__stream, link);
+        next = q->next;
+        if (st->kind == COLLS__ST_DIRECT && !st->hello)
+            colls__stream_close(st);
+    }
+    colls__apply_pending(c);
+}
+
 /*
- * Records that tid is gone (status: COLLS_EPEERDEAD or COLLS_ENOENT) and
- * fails the posted receives naming it.  Out of memory the record is
- * skipped; the posted receives still fail.
+ * Holds back the death of tid while a direct connection of unknown origin
+ * is open, for at most COLLS__HELLO_MS.  0, or COLLS_ENOMEM (then the
+ * caller records it at once).
+ */
+static int
+conn_hold(colls_t *c, colls_tid_t tid, int status)
+{
+    if (c->npending == c->cappending) {
+        size_t ncap = c->cappending ? c->cappending * 2 : 8;
+        struct colls__dead *np = realloc(c->pending, ncap * sizeof(*np));
+        if (np == NULL)
+            return COLLS_ENOMEM;
+        c->pending = np;
+        c->cappending = ncap;
+    }
+    c->pending[c->npending].tid = tid;
+    c->pending[c->npending].status = status;
+    c->npending++;
+    if (!uv_is_active((uv_handle_t *)&c->hello_timer)) {
+        c->hello_timer.data = c;
+        uv_timer_start(&c->hello_timer, conn_hello_timer_cb, COLLS__HELLO_MS,
+                       0);
+    }
+    return 0;
+}
+
+/*
+ * A direct connection said HELLO from tid: if tid's death is held back,
+ * returns its status (the connection records it when it closes) and
+ * forgets it here; else 0.
+ */
+int
+colls__take_pending(colls_t *c, colls_tid_t tid)
+{
+    size_t i;
+    int status;
+
+    for (i = 0; i < c->npending; i++) {
+        if (c->pending[i].tid != tid)
+            continue;
+        status = c->pending[i].status;
+        c->pending[i] = c->pending[--c->npending];
+        return status;
+    }
+    return 0;
+}
+
+/* Records the held-back deaths once no connection of unknown origin is
+   left. */
+void
+colls__apply_pending(colls_t *c)
+{
+    struct colls__queue *q;
+
+    for (q = c->streams.next; q != &c->streams; q = q->next) {
+        struct colls__stream *st =
+            COLLS__CONTAINER(q, struct colls__stream, link);
+        if (st->kind == COLLS__ST_DIRECT && !st->hello && !st->closing)
+            return;
+    }
+    uv_timer_stop(&c->hello_timer);
+    while (c->npending > 0) {
+        struct colls__dead d = c->pending[--c->npending];
+        colls__mark_dead(c, d.tid, d.status);
+    }
+}
+
+/*
+ * Records that tid is gone (status: COLLS_EPEERDEAD, COLLS_ENOENT, or
+ * COLLS_EHOSTDOWN from SEND_FAILED) and fails the posted receives naming
+ * it.  If a direct connection from tid is still open, its last messages
+ * may still be in it: the record waits until that connection closes.
+ * Out of memory the record is skipped; the posted receives still fail.
  */
 void
 colls__mark_dead(colls_t *c, colls_tid_t tid, int status)
 {
     size_t pos = conn_dead_pos(c, tid);
+    struct colls__queue *q;
+
+    int unknown = 0;
+
+    for (q = c->streams.next; q != &c->streams; q = q->next) {
+        struct colls__stream *st =
+            COLLS__CONTAINER(q, struct colls__stream, link);
+        if (st->kind != COLLS__ST_DIRECT || st->closing)
+            continue;
+        if (!st->hello)
+            unknown = 1;
+        else if (st->peer_tid == tid) {
+            st->dead_status = status;
+            return;
+        }
+    }
+    if (unknown && conn_hold(c, tid, status) == 0)
+        return;
 
     if (pos < c->ndead && c->dead[pos].tid == tid) {
         c->dead[pos].status = status;
@@ -228,13 +339,23 @@ posted:
     conn_fail_posted(c, tid, -1, status);
 }
 
-/* Records that host hid is down and fails receives naming its tasks. */
+/*
+ * Records that host hid is down and fails receives naming its tasks.  The
+ * records of its dead tasks go: the host mark covers them, and a restarted
+ * host (new incarnation) may issue the same tids again.
+ */
 void
 colls__mark_host_down(colls_t *c, int hid)
 {
+    size_t i, j = 0;
+
     if (hid <= 0 || hid >= (int)sizeof(c->host_down))
         return;
     c->host_down[hid] = 1;
+    for (i = 0; i < c->ndead; i++)
+        if (COLLS_TID_HID(c->dead[i].tid) != hid)
+            c->dead[j++] = c->dead[i];
+    c->ndead = j;
     conn_fail_posted(c, 0, hid, COLLS_EHOSTDOWN);
 }
 
@@ -254,13 +375,23 @@ colls__src_status(const colls_t *c, colls_tid_t src)
     return 0;
 }
 
-/* Why a send to dst is known to fail, or 0. */
+/*
+ * Why a send to dst is known to fail, or 0: only a task known to have
+ * exited or never to have existed.  A host marked down may come back (a
+ * restart), so sends to it go to the daemon, which answers SEND_FAILED.
+ */
 int
 colls__dst_status(const colls_t *c, colls_tid_t dst)
 {
+    size_t pos;
+
     if (dst == (colls_tid_t)COLLS_ANY || COLLS_TID_HID(dst) == 0)
         return COLLS_EINVAL;
-    return colls__src_status(c, dst);
+    pos = conn_dead_pos(c, dst);
+    if (pos < c->ndead && c->dead[pos].tid == dst &&
+        c->dead[pos].status != COLLS_EHOSTDOWN)
+        return c->dead[pos].status;
+    return 0;
 }
 
 /* ---- control requests --------------------------------------------------- */
@@ -428,10 +559,7 @@ conn_daemon_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
         return;
     case KIND__SEND_FAILED:
         status = e->status < 0 ? e->status : COLLS_ENOENT;
-        if (status == COLLS_EHOSTDOWN)
-            colls__mark_host_down(c, COLLS_TID_HID(e->dst));
-        else
-            colls__mark_dead(c, e->dst, status);
+        colls__mark_dead(c, e->dst, status);
         break;
     case KIND__TASK_EXIT:
         colls__mark_dead(c, e->src, COLLS_EPEERDEAD);

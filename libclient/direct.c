@@ -258,6 +258,8 @@ colls__direct_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
         }
         st->hello = 1;
         st->peer_tid = e->src;
+        st->dead_status = colls__take_pending(c, e->src);
+        colls__apply_pending(c);
         p = direct_find(c, e->src);
         if (p == NULL)
             p = direct_peer_new(c, e->src);
@@ -290,11 +292,20 @@ out:
     free(payload);
 }
 
-/* A direct stream is closing: its peer no longer has it. */
+/* A direct stream is closing: its peer no longer has it, and a death
+   announced while it was open is recorded now. */
 void
 colls__direct_closed(struct colls__stream *st)
 {
     struct colls__peer *p = st->peer;
+
+    if (st->dead_status < 0) {
+        int status = st->dead_status;
+        st->dead_status = 0;
+        colls__mark_dead(st->c, st->peer_tid, status);
+    }
+    if (!st->hello)
+        colls__apply_pending(st->c);
 
     if (p == NULL || p->st != st)
         return;

@@ -127,6 +127,7 @@ struct colls__stream {
     /* direct streams: the task at the other end, once DIRECT_HELLO came */
     colls_tid_t peer_tid;
     int hello;
+    int dead_status;          /* peer_tid exited: recorded when this closes */
     struct colls__peer *peer; /* peer that sends on this stream, or NULL */
 };
 
@@ -217,6 +218,11 @@ struct colls {
     /* dead tids, sorted by tid, and hosts declared down */
     struct colls__dead *dead;
     size_t ndead, capdead;
+    /* deaths held back while a direct connection has not said HELLO yet
+       (it may carry the dead task's last messages) */
+    struct colls__dead *pending;
+    size_t npending, cappending;
+    uv_timer_t hello_timer;   /* bounds that wait */
     uint8_t host_down[4096];
     uint64_t fallbacks;        /* direct sends that went via the daemon */
 };
@@ -240,6 +246,8 @@ void colls__wreq_fail(struct colls__wreq *wr, int status);
 int colls__deliver(colls_t *c, struct colls__rmsg *m);
 void colls__mark_dead(colls_t *c, colls_tid_t tid, int status);
 void colls__mark_host_down(colls_t *c, int hid);
+int colls__take_pending(colls_t *c, colls_tid_t tid);
+void colls__apply_pending(colls_t *c);
 int colls__src_status(const colls_t *c, colls_tid_t src);
 int colls__dst_status(const colls_t *c, colls_tid_t dst);
 int colls__ctl_send(colls_t *c, Envelope *e, struct colls__ctl *ctl);

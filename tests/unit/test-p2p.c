@@ -438,6 +438,7 @@ START_TEST(test_peer_dead)
     ck_assert_int_eq(colls_send(c, PEER + 1, T_FAIL, "", 0), 0);
     ck_assert_int_eq(colls_recv(c, PEER + 1, 1, out, sizeof(out), &st),
                      COLLS_ENOENT);
+    ck_assert_int_eq(colls_send(c, PEER + 1, 1, "x", 1), COLLS_ENOENT);
     detach(&f, c);
 }
 END_TEST
@@ -458,7 +459,15 @@ START_TEST(test_host_down)
     ck_assert_int_eq(colls_wait(req, &st), COLLS_EHOSTDOWN);
     ck_assert_int_eq(colls_recv(c, REMOTE + 1, 1, out, sizeof(out), &st),
                      COLLS_EHOSTDOWN);
-    ck_assert_int_eq(colls_send(c, REMOTE + 1, 1, "x", 1), COLLS_EHOSTDOWN);
+    /* sends still go to the daemon (the host may be restarted); here
+       the echo comes back, so host 3 is up again */
+    ck_assert_int_eq(colls_send(c, REMOTE + 1, 1, "x", 1), 0);
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, 1, out, sizeof(out), &st), 0);
+    ck_assert_uint_eq(st.source, REMOTE + 1);
+    ck_assert_int_eq(out[0], 'x');
+    ck_assert_int_eq(colls_send(c, REMOTE + 1, 1, "w", 1), 0);
+    ck_assert_int_eq(colls_recv(c, REMOTE + 1, 1, out, sizeof(out), &st), 0);
+    ck_assert_int_eq(out[0], 'w');
     /* tasks on other hosts are not affected */
     ck_assert_int_eq(colls_send(c, PEER, 1, "y", 1), 0);
     ck_assert_int_eq(colls_recv(c, PEER, 1, out, sizeof(out), &st), 0);
