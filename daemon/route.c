@@ -485,7 +485,8 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     struct task *u;
     Envelope f;
 
-    if (COLLS_TID_HID(e->dst) != d->hid) {
+    /* A daemon speaks for its own tasks only, and to ours. */
+    if (COLLS_TID_HID(e->dst) != d->hid || COLLS_TID_HID(e->src) != hid) {
         d->st.bad_peer_msgs++;
         free(msg);
         return;
@@ -577,7 +578,10 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
         route_peer_data(d, hid, e, msg, len, payload_off);
         return;
     case KIND__SEND_FAILED:
-        route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);
+        if (COLLS_TID_HID(e->src) == d->hid && COLLS_TID_HID(e->dst) == hid)
+            route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);
+        else
+            d->st.bad_peer_msgs++;
         break;
     case KIND__TASK_EXIT:
         log_trace("TASK_EXIT t%x from host %d", e->src, hid);
