@@ -269,6 +269,32 @@ main(int argc, char **argv)
     log_info("collsd %s: host %d, incarnation %08x, udp %s, socket %s",
              PACKAGE_VERSION, d->hid, d->inc, d->listen_addr, cfg.socket);
 
+    for (i = 0; i < 3; i++) {
+        sigs[i] = evsignal_new(d->base, signums[i], collsd_signal_cb, d);
+        if (sigs[i] == NULL) {
+            rc = COLLS_ENOMEM;
+            goto out;
+        }
+        event_priority_set(sigs[i], 0);
+        evsignal_add(sigs[i], NULL);
+    }
+    d->cron_ev = event_new(d->base, -1, EV_PERSIST, collsd_cron_cb, d);
+    if (d->cron_ev == NULL) {
+        rc = COLLS_ENOMEM;
+        goto out;
+    }
+    event_add(d->cron_ev, &tv);
+    /* A join is finished before going to the background, so that its
+       failure reaches the terminal and the exit status. */
+    while (joining && d->joining && !d->stopping)
+        event_base_loop(d->base, EVLOOP_ONCE);
+    if (d->stopping) {
+        fprintf(stderr, "collsd: could not join the machine at %s%s\n",
+                cfg.join, logpath != NULL ? " (see the log)" : "");
+        rc = 1;
+        goto out;
+    }
+
     if (!cfg.foreground) {
         rc = platform_daemonize(0);
         if (rc != 0)
@@ -285,22 +311,6 @@ main(int argc, char **argv)
             log_warn("pid file %s: %s", d->pid_path, log_errstr(rc));
         pid_written = rc == 0;
     }
-
-    for (i = 0; i < 3; i++) {
-        sigs[i] = evsignal_new(d->base, signums[i], collsd_signal_cb, d);
-        if (sigs[i] == NULL) {
-            rc = COLLS_ENOMEM;
-            goto out;
-        }
-        event_priority_set(sigs[i], 0);
-        evsignal_add(sigs[i], NULL);
-    }
-    d->cron_ev = event_new(d->base, -1, EV_PERSIST, collsd_cron_cb, d);
-    if (d->cron_ev == NULL) {
-        rc = COLLS_ENOMEM;
-        goto out;
-    }
-    event_add(d->cron_ev, &tv);
 
     event_base_dispatch(d->base);
     rc = d->exit_code;
