@@ -9,8 +9,9 @@
  * fragments of queued messages get consecutive sequence numbers as the
  * window opens, and a transmit slot (ring indexed by seq & mask) remembers
  * (message, fragment, state, last send time).  A slot is FREE, INFLIGHT
- * (on the `sent' list, ordered by last transmission time), SACKED, or LOST
- * (on the `rtx' list, waiting to be sent again).  A message is freed when
+ * (on the `sent' list if sent once, else on `resent'; both in order of
+ * transmission), SACKED, or LOST (on the `rtx' list, waiting to be sent
+ * again).  A message is freed when
  * the cumulative ack passes its last fragment.
  *
  * Loss detection, all O(1) per datagram or amortised:
@@ -20,7 +21,11 @@
  *  - time (RACK-like): a pure ACK echoes in its tsval the tsval of the
  *    latest DATA the receiver got.  Every INFLIGHT datagram sent more than
  *    a reordering window (srtt / 4, at least 64 us) before that time is
- *    lost.  This finds holes beyond the 64-bit SACK bitmap;
+ *    lost, as long as it lies within the SACK bitmap's reach (beyond it a
+ *    delivered datagram cannot be told from a lost one).  This finds lost
+ *    retransmissions and holes with fewer than 3 SACKs above them;
+ *  - probe (RFC 8985 TLP): 2 SRTT without ack progress resend the newest
+ *    datagram, whose ack then lets the rules above find the losses;
  *  - timeout: RFC 6298 RTO (SRTT, RTTVAR, Karn's rule: retransmitted
  *    datagrams give no RTT sample; clamped to [rto_min, rto_max]; doubled
  *    on each timeout), after which every unacked datagram is resent.
@@ -80,8 +85,12 @@
 #define REL_PACE_US      2000u  /* token bucket depth, in time at rate */
 #define REL_TS_UNIT_US   16u    /* tsval unit */
 #define REL_OLD_INCS     4      /* past incarnations remembered per peer */
+#define REL_PROBES       2      /* tail loss probes before the RTO */
+#define REL_PTO_MIN_US   100u   /* least probe timeout */
 
-enum { SLOT_FREE, SLOT_INFLIGHT, SLOT_SACKED, SLOT_LOST };
+/* UNKNOWN: unacked beyond the SACK bitmap after a timeout; not counted
+   in flight, resent only once it is known to be missing. */
+enum { SLOT_FREE, SLOT_INFLIGHT, SLOT_SACKED, SLOT_LOST, SLOT_UNKNOWN };
 
 /* An outgoing message; data follows the struct. */
 struct rel_msg {
@@ -135,12 +144,14 @@ struct rel_peer {
     uint32_t next_msg_id;
     struct rel_txslot *tx;
     uint32_t snd_una, snd_nxt;
-    struct rel_list sent, rtx;
+    struct rel_list sent, resent, rtx;
     uint32_t cwnd, ssthresh;
     uint32_t round_end, round_acked, round_lost;
     uint64_t srtt, rttvar, rto;
     int have_rtt;
     uint64_t rto_deadline; /* 0: not armed */
+    uint64_t pto_deadline; /* tail loss probe; 0: not armed */
+    unsigned probes;       /* probes since the last ack progress */
     double tokens;
     uint64_t tok_us;
     int tok_init;
@@ -276,12 +287,19 @@ list_del(struct rel_peer *p, struct rel_list *l, uint32_t i)
     l->n--;
 }
 
+/* Datagrams in flight: sent and neither acked, SACKed nor lost. */
+static inline uint32_t
+in_flight(const struct rel_peer *p)
+{
+    return p->sent.n + p->resent.n;
+}
+
 /* Takes slot i off whichever list its state puts it on. */
 static void
 slot_unlink(struct rel_peer *p, uint32_t i)
 {
     if (p->tx[i].state == SLOT_INFLIGHT)
-        list_del(p, &p->sent, i);
+        list_del(p, p->tx[i].retrans ? &p->resent : &p->sent, i);
     else if (p->tx[i].state == SLOT_LOST)
         list_del(p, &p->rtx, i);
 }
@@ -317,6 +335,7 @@ peer_init_streams(struct rel *r, struct rel_peer *p)
     p->rcv_nxt = 1;
     p->next_msg_id = 1;
     list_init(&p->sent);
+    list_init(&p->resent);
     list_init(&p->rtx);
     p->cwnd = r->cfg.window < REL_CWND_INIT ? r->cfg.window : REL_CWND_INIT;
     p->ssthresh = r->cfg.window;
@@ -326,6 +345,8 @@ peer_init_streams(struct rel *r, struct rel_peer *p)
     p->have_rtt = 0;
     p->rto = r->cfg.rto_init_us;
     p->rto_deadline = 0;
+    p->pto_deadline = 0;
+    p->probes = 0;
     p->tokens = 0;
     p->tok_us = 0;
     p->tok_init = 0;
@@ -623,13 +644,31 @@ send_slot(struct rel *r, struct rel_peer *p, uint32_t seq, uint16_t flags,
 }
 
 /*
+ * Arms the tail loss probe: 2 SRTT (+ the peer's ack delay) after the
+ * last send or ack progress, at most REL_PROBES times without progress,
+ * and only if it comes before the RTO.
+ */
+static void
+arm_pto(struct rel *r, struct rel_peer *p, uint64_t now)
+{
+    uint64_t pto;
+
+    p->pto_deadline = 0;
+    if (!p->have_rtt || p->probes >= REL_PROBES || p->snd_una == p->snd_nxt)
+        return;
+    pto = max_u64(2 * p->srtt + r->cfg.ack_delay_us, REL_PTO_MIN_US);
+    if (p->rto_deadline == 0 || now + pto < p->rto_deadline)
+        p->pto_deadline = now + pto;
+}
+
+/*
  * Sends what the windows, the pacer and the socket allow: retransmissions
  * first, then new fragments.  Every DATA carries our ack.
  */
 static void
 pump(struct rel *r, struct rel_peer *p, uint64_t now)
 {
-    while (!r->blocked && !p->removed && p->sent.n < p->cwnd) {
+    while (!r->blocked && !p->removed && in_flight(p) < p->cwnd) {
         uint32_t seq, i;
         uint16_t flags;
         struct rel_txslot *s;
@@ -659,7 +698,7 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
             flags = 0;
             /* last one we can send for now: ask for a quick ack */
             if ((p->cur_frag + 1 == m->nfrag && m->next == NULL) ||
-                p->sent.n + 1 >= p->cwnd ||
+                in_flight(p) + 1 >= p->cwnd ||
                 p->snd_nxt + 1 - p->snd_una >= r->cfg.window)
                 flags = DGRAM_F_ACKNOW;
         } else {
@@ -688,9 +727,10 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
         }
         s->state = SLOT_INFLIGHT;
         s->sent_us = now;
-        list_append(p, &p->sent, i);
+        list_append(p, rtx ? &p->resent : &p->sent, i);
         if (p->rto_deadline == 0)
             p->rto_deadline = now + p->rto;
+        arm_pto(r, p, now);
         ack_sent(p);
     }
     p->st.inflight = p->snd_nxt - p->snd_una;
@@ -769,6 +809,23 @@ release_una(struct rel *r, struct rel_peer *p)
 }
 
 /*
+ * Marks lost the datagrams of list l (sent or resent, both in order of
+ * transmission) sent before `before', within the SACK bitmap's reach
+ * (beyond it a delivered datagram cannot be told from a lost one).
+ */
+static void
+rack(struct rel *r, struct rel_peer *p, struct rel_list *l, uint32_t ack,
+     uint64_t before)
+{
+    while (l->head != REL_NIL && p->tx[l->head].sent_us < before) {
+        uint32_t k = l->head;
+        if (((k - ack) & r->mask) > 64)
+            break;
+        mark_lost(p, k, 1);
+    }
+}
+
+/*
  * Processes the ack fields of a datagram from p.  echo: the header's tsval
  * is an echo (pure ACK).
  */
@@ -776,12 +833,18 @@ static void
 on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
        uint64_t now)
 {
-    uint64_t newest = 0;
+    uint64_t newest = 0, techo = 0;
     int sample = 0, advanced = 0;
-    uint32_t ack = h->ack, i;
+    uint32_t ack = h->ack, i, una0 = p->snd_una;
 
     if (p->tx == NULL || seq_lt(ack, p->snd_una) || seq_lt(p->snd_nxt, ack))
         return;
+    if (echo) {
+        /* the echoed send time, rebuilt from 16 bits */
+        uint64_t t16 = now / REL_TS_UNIT_US;
+        uint64_t d = (uint16_t)((uint16_t)t16 - h->tsval);
+        techo = t16 >= d ? (t16 - d) * REL_TS_UNIT_US : 0;
+    }
     while (p->snd_una != ack) {
         struct rel_txslot *s = &p->tx[p->snd_una & r->mask];
         if (s->state != SLOT_SACKED)
@@ -824,34 +887,47 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
                 cnt++;
                 if (s->sent_us > maxsent)
                     maxsent = s->sent_us;
-            } else if (s->state == SLOT_INFLIGHT && cnt >= 3 &&
-                       maxsent > s->sent_us) {
+            } else if (cnt >= 3 &&
+                       ((s->state == SLOT_INFLIGHT && maxsent > s->sent_us) ||
+                        s->state == SLOT_UNKNOWN)) {
+                /* UNKNOWN: sent before the timeout, so long gone */
                 mark_lost(p, seq & r->mask, 1);
             }
         }
     }
-    if (sample && now >= newest)
+    /*
+     * Sample only the datagram whose arrival sent this ack: one acked
+     * late, when a hole before it was filled, would inflate SRTT.  With
+     * an echo that is the one sent at the echoed time; without, an ack
+     * that moved by at most 2 datagrams and reports no gap.
+     */
+    if (sample && now >= newest &&
+        (echo ? newest + 2 * REL_TS_UNIT_US >= techo &&
+                    techo + 2 * REL_TS_UNIT_US >= newest
+              : ack - una0 <= 2 && h->sack == 0))
         rtt_sample(r, p, now - newest);
-    if (echo && p->sent.head != REL_NIL) {
-        /* RACK: the echoed send time, rebuilt from 16 bits */
-        uint64_t t16 = now / REL_TS_UNIT_US;
-        uint64_t d = (uint16_t)((uint16_t)t16 - h->tsval);
+    if (echo && in_flight(p) > 0) {
         uint64_t reo = max_u64(p->srtt / 4, REL_REO_MIN_US);
-        uint64_t t = t16 >= d ? (t16 - d) * REL_TS_UNIT_US : 0;
 
-        while (p->sent.head != REL_NIL &&
-               p->tx[p->sent.head].sent_us + reo < t)
-            mark_lost(p, p->sent.head, 1);
+        rack(r, p, &p->sent, ack, techo - min_u64(techo, reo));
+        rack(r, p, &p->resent, ack, techo - min_u64(techo, reo));
     }
     if (advanced) {
         p->rto_deadline = p->snd_una != p->snd_nxt ? now + p->rto : 0;
+        p->probes = 0;
+        arm_pto(r, p, now);
         if (!seq_lt(p->snd_una, p->round_end))
             round_end(r, p);
     }
     p->st.inflight = p->snd_nxt - p->snd_una;
 }
 
-/* Retransmission timeout: back off, resend everything unacked. */
+/*
+ * Retransmission timeout: back off, resend every unacked datagram within
+ * the SACK bitmap's reach.  The ones beyond may well have arrived (a
+ * 64-bit bitmap cannot say): they become UNKNOWN, out of the in-flight
+ * count, until the acks reach them.
+ */
 static void
 on_rto(struct rel *r, struct rel_peer *p, uint64_t now)
 {
@@ -866,15 +942,53 @@ on_rto(struct rel *r, struct rel_peer *p, uint64_t now)
     /* the rtx list in sequence order, oldest first */
     for (seq = p->snd_una; seq != p->snd_nxt; seq++) {
         uint32_t i = seq & r->mask;
-        if (p->tx[i].state == SLOT_INFLIGHT || p->tx[i].state == SLOT_LOST) {
+        uint8_t st = p->tx[i].state;
+        if (st == SLOT_FREE || st == SLOT_SACKED)
+            continue;
+        if (seq - p->snd_una <= 64 || st == SLOT_LOST) {
             slot_unlink(p, i);
             p->tx[i].state = SLOT_LOST;
             p->tx[i].fast = 0;
             list_append(p, &p->rtx, i);
+        } else {
+            slot_unlink(p, i);
+            p->tx[i].state = SLOT_UNKNOWN;
         }
     }
     p->rto_deadline = p->snd_una != p->snd_nxt ? now + p->rto : 0;
+    p->probes = REL_PROBES; /* no probes until acks come back */
+    p->pto_deadline = 0;
     pump(r, p, now);
+}
+
+/*
+ * Tail loss probe: nothing was acked for a while.  Resends the most
+ * recently sent datagram so that its ack (SACK bits, echoed time) shows
+ * what was lost: a lost retransmission at the window's base, or the
+ * tail of a burst, without waiting for the RTO.
+ */
+static void
+on_pto(struct rel *r, struct rel_peer *p, uint64_t now)
+{
+    uint32_t i = p->sent.tail, j = p->resent.tail, seq;
+
+    p->pto_deadline = 0;
+    if (i == REL_NIL || (j != REL_NIL && p->tx[j].sent_us > p->tx[i].sent_us))
+        i = j;
+    if (i == REL_NIL || r->blocked)
+        return;
+    seq = p->snd_una + ((i - p->snd_una) & r->mask);
+    if (send_slot(r, p, seq, DGRAM_F_RETRANS | DGRAM_F_ACKNOW, now) != 0) {
+        r->blocked = 1;
+        return;
+    }
+    slot_unlink(p, i);
+    p->tx[i].retrans = 1;
+    list_append(p, &p->resent, i);
+    p->tx[i].sent_us = now;
+    p->st.retransmits++;
+    p->probes++;
+    arm_pto(r, p, now);
 }
 
 /* ---- data received ------------------------------------------------- */
@@ -1319,6 +1433,8 @@ rel_timer(struct rel *r, uint64_t now_us)
             pump(r, p, now_us);
         if (p->rto_deadline != 0 && now_us >= p->rto_deadline)
             on_rto(r, p, now_us);
+        else if (p->pto_deadline != 0 && now_us >= p->pto_deadline)
+            on_pto(r, p, now_us);
         if (p->pace_deadline != 0 && now_us >= p->pace_deadline) {
             p->pace_deadline = 0;
             pump(r, p, now_us);
@@ -1338,6 +1454,8 @@ rel_next_timeout(const struct rel *r)
     for (p = r->plist; p != NULL; p = p->next) {
         if (p->rto_deadline != 0)
             t = min_u64(t, p->rto_deadline);
+        if (p->pto_deadline != 0)
+            t = min_u64(t, p->pto_deadline);
         if (p->ack_deadline != 0)
             t = min_u64(t, p->ack_deadline);
         if (p->pace_deadline != 0)
