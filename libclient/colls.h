@@ -255,6 +255,129 @@ COLLS_EXTERN int colls_delete_host(colls_t *c, int hid);
 COLLS_EXTERN int colls_halt(colls_t *c);
 COLLS_EXTERN void colls_free(void *p);
 
+
+/* ---- groups ----------------------------------------------------------- */
+
+/* Rank placement at formation: contiguous per host (host 1's members, then
+   host 2's, ..., join order within a host) or round-robin over hosts. */
+enum { COLLS_PLACE_CONTIGUOUS = 0, COLLS_PLACE_ROUNDROBIN = 1 };
+
+/*
+ * Joins the group called name; blocks until size tasks have joined, then
+ * returns this task's rank (>= 0) and *out.  Every joiner must give the
+ * same size (else COLLS_EINVAL); joining a formed group is COLLS_EEXIST.
+ */
+COLLS_EXTERN int colls_group_join(colls_t *c, const char *name, int size,
+                                  colls_group_t **out);
+/* As colls_group_join, with a COLLS_PLACE_* placement (the first joiner's
+   placement counts; a different one later is COLLS_EINVAL). */
+COLLS_EXTERN int colls_group_join_placed(colls_t *c, const char *name,
+                                         int size, int placement,
+                                         colls_group_t **out);
+COLLS_EXTERN int colls_group_rank(const colls_group_t *g);
+COLLS_EXTERN int colls_group_size(const colls_group_t *g);
+/* Task id of rank r, or 0 when r is out of range. */
+COLLS_EXTERN colls_tid_t colls_group_tid(const colls_group_t *g, int r);
+/* Leaves and frees g.  The name is free again once every member left. */
+COLLS_EXTERN int colls_group_leave(colls_group_t *g);
+
+/* How a collective runs: AUTO (hierarchical where it applies), HIER
+   (per-host subspaces + leaders), FLAT (same algorithms over task ranks). */
+enum { COLLS_MODE_AUTO = 0, COLLS_MODE_HIER = 1, COLLS_MODE_FLAT = 2 };
+COLLS_EXTERN int colls_group_set_mode(colls_group_t *g, int mode);
+
+/* Collective operations (for options, statistics and traces). */
+enum {
+    COLLS_COLL_BARRIER = 0,
+    COLLS_COLL_BCAST,
+    COLLS_COLL_REDUCE,
+    COLLS_COLL_ALLREDUCE,
+    COLLS_COLL_GATHER,
+    COLLS_COLL_GATHERV,
+    COLLS_COLL_SCATTER,
+    COLLS_COLL_SCATTERV,
+    COLLS_COLL_ALLGATHER,
+    COLLS_COLL_ALLGATHERV,
+    COLLS_COLL_ALLTOALL,
+    COLLS_COLL_ALLTOALLV,
+    COLLS_COLL_REDUCE_SCATTER,
+    COLLS_COLL_SCAN,
+    COLLS_COLL_EXSCAN,
+    COLLS_COLL_MAX
+};
+
+/*
+ * Forces the algorithm of operation op (COLLS_COLL_*) on this group:
+ * spec "name" or "name:segment_bytes" (see `collsctl algorithms`); NULL
+ * clears.  The environment variable COLLS_ALG_<OP> (e.g. COLLS_ALG_BCAST=
+ * chain_seg:65536) does the same for every group of the process.  When a
+ * forced algorithm cannot run (e.g. it needs a power of two), the daemon
+ * runs its default choice, logs and counts the fallback.
+ */
+COLLS_EXTERN int colls_group_set_alg(colls_group_t *g, int op,
+                                     const char *spec);
+
+/* FPC compression of double data in bcast: off, on, or auto. */
+enum { COLLS_COMPRESS_OFF = 0, COLLS_COMPRESS_ON = 1, COLLS_COMPRESS_AUTO = 2 };
+COLLS_EXTERN int colls_group_set_compress(colls_group_t *g, int mode);
+
+/* Algorithm and mode the group's last collective ran with ("" before). */
+COLLS_EXTERN const char *colls_group_last_alg(const colls_group_t *g);
+COLLS_EXTERN int colls_group_last_mode(const colls_group_t *g);
+
+/* ---- collectives -------------------------------------------------------
+ * Counts are items of dtype; every member passes the same count, dtype,
+ * op and root.  A member task that dies or a host that goes down makes
+ * every other member's call return COLLS_EPEERDEAD / COLLS_EHOSTDOWN; the
+ * group is unusable afterwards.  With COLLS_TRACE=1 in the environment
+ * each collective writes one line to stderr: group, operation, bytes, P,
+ * algorithm, microseconds.
+ */
+COLLS_EXTERN int colls_barrier(colls_group_t *g);
+COLLS_EXTERN int colls_bcast(colls_group_t *g, void *buf, size_t count,
+                             int dtype, int root);
+COLLS_EXTERN int colls_reduce(colls_group_t *g, const void *sbuf, void *rbuf,
+                              size_t count, int dtype, int op, int root);
+COLLS_EXTERN int colls_allreduce(colls_group_t *g, const void *sbuf,
+                                 void *rbuf, size_t count, int dtype, int op);
+/* count per rank; rbuf (root only) holds size * count items. */
+COLLS_EXTERN int colls_gather(colls_group_t *g, const void *sbuf, void *rbuf,
+                              size_t count, int dtype, int root);
+COLLS_EXTERN int colls_scatter(colls_group_t *g, const void *sbuf, void *rbuf,
+                               size_t count, int dtype, int root);
+COLLS_EXTERN int colls_allgather(colls_group_t *g, const void *sbuf,
+                                 void *rbuf, size_t count, int dtype);
+/* sbuf: size blocks of count items, block j for rank j. */
+COLLS_EXTERN int colls_alltoall(colls_group_t *g, const void *sbuf,
+                                void *rbuf, size_t count, int dtype);
+/* sbuf: size * count items; rbuf: count items, block rank reduced. */
+COLLS_EXTERN int colls_reduce_scatter(colls_group_t *g, const void *sbuf,
+                                      void *rbuf, size_t count, int dtype,
+                                      int op);
+COLLS_EXTERN int colls_scan(colls_group_t *g, const void *sbuf, void *rbuf,
+                            size_t count, int dtype, int op);
+/* Rank 0's rbuf is left untouched. */
+COLLS_EXTERN int colls_exscan(colls_group_t *g, const void *sbuf, void *rbuf,
+                              size_t count, int dtype, int op);
+/* v-variants, MPI style: counts and displacements in items, one per rank
+   (significant at the root for gatherv / scatterv). */
+COLLS_EXTERN int colls_gatherv(colls_group_t *g, const void *sbuf,
+                               size_t scount, void *rbuf,
+                               const size_t *rcounts, const size_t *displs,
+                               int dtype, int root);
+COLLS_EXTERN int colls_scatterv(colls_group_t *g, const void *sbuf,
+                                const size_t *scounts, const size_t *displs,
+                                void *rbuf, size_t rcount, int dtype,
+                                int root);
+COLLS_EXTERN int colls_allgatherv(colls_group_t *g, const void *sbuf,
+                                  size_t scount, void *rbuf,
+                                  const size_t *rcounts, const size_t *displs,
+                                  int dtype);
+COLLS_EXTERN int colls_alltoallv(colls_group_t *g, const void *sbuf,
+                                 const size_t *scounts, const size_t *sdispls,
+                                 void *rbuf, const size_t *rcounts,
+                                 const size_t *rdispls, int dtype);
+
 #ifdef __cplusplus
 }
 #endif
