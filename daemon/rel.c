@@ -10,25 +10,36 @@
  * window opens, and a transmit slot (ring indexed by seq & mask) remembers
  * (message, fragment, state, last send time).  A slot is FREE, INFLIGHT
  * (on the `sent' list if sent once, else on `resent'; both in order of
- * transmission), SACKED, or LOST (on the `rtx' list, waiting to be sent
- * again).  A message is freed when
- * the cumulative ack passes its last fragment.
+ * transmission), SACKED, LOST (on the `rtx' list, waiting to be sent
+ * again) or UNKNOWN (see timeout).  A message is freed when the
+ * cumulative ack passes its last fragment.
+ *
+ * Pure ACKs carry more than dgram.h's minimum, in fields an ACK does not
+ * otherwise use: tsval echoes the tsval of the latest DATA received, seq
+ * is that DATA's seq and msg_id the seq of the DATA before it (each 0
+ * when the cumulative ack covers it).  A receiver acks every out-of-order
+ * arrival at once, so the sender learns of every datagram that arrived,
+ * even beyond the 64-bit SACK bitmap; two seqs per ACK survive the loss
+ * of every other ACK.  A peer that sends 0 there still works, slower.
  *
  * Loss detection, all O(1) per datagram or amortised:
  *  - SACK: a hole with at least 3 SACKed datagrams above it, one of which
  *    was sent after the hole's last transmission, is lost (fast
  *    retransmit; the "sent after" test stops repeated retransmissions);
- *  - time (RACK-like): a pure ACK echoes in its tsval the tsval of the
- *    latest DATA the receiver got.  Every INFLIGHT datagram sent more than
- *    a reordering window (srtt / 4, at least 64 us) before that time is
- *    lost, as long as it lies within the SACK bitmap's reach (beyond it a
- *    delivered datagram cannot be told from a lost one).  This finds lost
- *    retransmissions and holes with fewer than 3 SACKs above them;
+ *  - time (RACK, RFC 8985): every INFLIGHT datagram sent more than a
+ *    reordering window (srtt / 4, at least 64 us) before the echoed time
+ *    is lost (it was not reported although a later one was).  This finds
+ *    holes anywhere in the window and lost retransmissions;
  *  - probe (RFC 8985 TLP): 2 SRTT without ack progress resend the newest
  *    datagram, whose ack then lets the rules above find the losses;
  *  - timeout: RFC 6298 RTO (SRTT, RTTVAR, Karn's rule: retransmitted
  *    datagrams give no RTT sample; clamped to [rto_min, rto_max]; doubled
- *    on each timeout), after which every unacked datagram is resent.
+ *    on each timeout), after which every unacked datagram within the
+ *    bitmap's reach is resent; the others become UNKNOWN (not counted in
+ *    flight, resent once a SACK shows them missing or at the next
+ *    timeout).  If the first ack after it echoes a time
+ *    before the timeout, the timeout was spurious and is undone (Eifel,
+ *    RFC 3522).
  * tsval is the sender's clock in 16 us units (wraps after ~1 s): in DATA
  * it is the send time, in ACK the echo described above.
  *
@@ -151,6 +162,9 @@ struct rel_peer {
     int have_rtt;
     uint64_t rto_deadline; /* 0: not armed */
     uint64_t pto_deadline; /* tail loss probe; 0: not armed */
+    uint64_t rto_at;       /* last timeout, while its undo is possible */
+    uint64_t undo_rto;
+    uint32_t undo_cwnd, undo_ssthresh;
     unsigned probes;       /* probes since the last ack progress */
     double tokens;
     uint64_t tok_us;
@@ -163,6 +177,7 @@ struct rel_peer {
     uint32_t rcv_nxt;
     uint32_t rx_ooo; /* datagrams in the reorder ring */
     uint16_t echo_ts;
+    uint32_t echo_seq, echo_seq2; /* the latest two DATA, for ACKs */
     unsigned rx_unacked;
     uint64_t ack_deadline;
     int ack_now;
@@ -347,6 +362,7 @@ peer_init_streams(struct rel *r, struct rel_peer *p)
     p->rto_deadline = 0;
     p->pto_deadline = 0;
     p->probes = 0;
+    p->rto_at = 0;
     p->tokens = 0;
     p->tok_us = 0;
     p->tok_init = 0;
@@ -550,6 +566,12 @@ send_ack(struct rel *r, struct rel_peer *p)
     }
     hdr_fill(r, p, &h, DGRAM_ACK);
     h.tsval = p->echo_ts;
+    /* the latest two DATA, if the cumulative ack does not cover them
+       (see the top of the file) */
+    if (!seq_lt(p->echo_seq, p->rcv_nxt))
+        h.seq = p->echo_seq;
+    if (!seq_lt(p->echo_seq2, p->rcv_nxt))
+        h.msg_id = p->echo_seq2;
     dgram_put(buf, &h);
     if (rel_out(r, p, buf, NULL, 0) != 0) {
         r->blocked = 1;
@@ -810,19 +832,15 @@ release_una(struct rel *r, struct rel_peer *p)
 
 /*
  * Marks lost the datagrams of list l (sent or resent, both in order of
- * transmission) sent before `before', within the SACK bitmap's reach
- * (beyond it a delivered datagram cannot be told from a lost one).
+ * transmission) sent before `before'.  Every datagram that arrived out of
+ * order was reported by its own ack (the ACK's seq), so one still in
+ * flight here is missing, unless that ack was lost too.
  */
 static void
-rack(struct rel *r, struct rel_peer *p, struct rel_list *l, uint32_t ack,
-     uint64_t before)
+rack(struct rel_peer *p, struct rel_list *l, uint64_t before)
 {
-    while (l->head != REL_NIL && p->tx[l->head].sent_us < before) {
-        uint32_t k = l->head;
-        if (((k - ack) & r->mask) > 64)
-            break;
-        mark_lost(p, k, 1);
-    }
+    while (l->head != REL_NIL && p->tx[l->head].sent_us < before)
+        mark_lost(p, l->head, 1);
 }
 
 /*
@@ -856,6 +874,23 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
         }
         release_una(r, p);
         advanced = 1;
+    }
+    for (i = 0; echo && i < 2; i++) {
+        /* the datagram whose arrival sent this ack, and the one before */
+        uint32_t q = i == 0 ? h->seq : h->msg_id, k = q & r->mask;
+        struct rel_txslot *s = &p->tx[k];
+
+        if (q == 0 || !seq_lt(q, p->snd_nxt) || seq_lt(q, p->snd_una) ||
+            s->state == SLOT_SACKED)
+            continue;
+        if (i == 0 && s->state == SLOT_INFLIGHT && !s->retrans &&
+            (!sample || s->sent_us > newest)) {
+            newest = s->sent_us;
+            sample = 1;
+        }
+        slot_unlink(p, k);
+        s->state = SLOT_SACKED;
+        p->round_acked++;
     }
     if (h->sack != 0) {
         uint64_t maxsent = 0;
@@ -909,8 +944,18 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
     if (echo && in_flight(p) > 0) {
         uint64_t reo = max_u64(p->srtt / 4, REL_REO_MIN_US);
 
-        rack(r, p, &p->sent, ack, techo - min_u64(techo, reo));
-        rack(r, p, &p->resent, ack, techo - min_u64(techo, reo));
+        rack(p, &p->sent, techo - min_u64(techo, reo));
+        rack(p, &p->resent, techo - min_u64(techo, reo));
+    }
+    if (advanced && p->rto_at != 0 && echo) {
+        /* Eifel: an ack of a datagram sent before the timeout proves
+           the timeout spurious (a slow peer, not a loss): undo it */
+        if (techo + REL_TS_UNIT_US < p->rto_at) {
+            p->rto = p->undo_rto;
+            p->cwnd = p->undo_cwnd;
+            p->ssthresh = p->undo_ssthresh;
+        }
+        p->rto_at = 0;
     }
     if (advanced) {
         p->rto_deadline = p->snd_una != p->snd_nxt ? now + p->rto : 0;
@@ -934,6 +979,12 @@ on_rto(struct rel *r, struct rel_peer *p, uint64_t now)
     uint32_t seq;
 
     p->st.timeouts++;
+    if (p->rto_at == 0) {
+        p->undo_rto = p->rto;
+        p->undo_cwnd = p->cwnd;
+        p->undo_ssthresh = p->ssthresh;
+    }
+    p->rto_at = now ? now : 1;
     p->rto = min_u64(p->rto * 2, r->cfg.rto_max_us);
     p->ssthresh = p->cwnd / 2 > r->cwnd_min ? p->cwnd / 2 : r->cwnd_min;
     p->cwnd = r->cwnd_min;
@@ -1105,6 +1156,8 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     uint32_t s = h->seq, off = s - p->rcv_nxt;
 
     p->echo_ts = h->tsval;
+    p->echo_seq2 = p->echo_seq;
+    p->echo_seq = h->seq;
     if (seq_lt(s, p->rcv_nxt)) {
         p->st.dups_recv++;
         p->ack_now = 1;
