@@ -113,16 +113,19 @@ only_data()
     grep -v '^#' | awk 'NF >= 2 { print $1, $2 }'
 }
 
-# Least-squares fit of t(n) = alpha + n/beta over "size half_us" lines:
-# prints "alpha_us beta_MBps".
+# Weighted least-squares fit of t(n) = alpha + n/beta over "size half_us"
+# lines, weights 1/t^2 (relative errors: small sizes are not drowned by
+# the large ones; as collsctl pingpong does): prints "alpha_us beta_MBps"
+# (us and bytes/us = MB/s).
 fit()
 {
-    awk '{ n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+    awk '$2 > 0 { w = 1 / ($2 * $2); sw += w; sx += w * $1; sy += w * $2
+                  sxx += w * $1 * $1; sxy += w * $1 * $2; n++ }
         END {
-            d = n * sxx - sx * sx
+            d = sw * sxx - sx * sx
             if (n < 2 || d <= 0) { print "- -"; exit }
-            s = (n * sxy - sx * sy) / d
-            a = (sy - s * sx) / n
+            s = (sw * sxy - sx * sy) / d
+            a = (sy - s * sx) / sw
             printf "%.1f %s\n", a, (s > 0 ? sprintf("%.1f", 1 / s) : "inf")
         }' "$1"
 }
@@ -184,9 +187,12 @@ print_latency()
 {
     local tag=$1 title=$2 m label a b ref r
     printf '\n== half round trip (us): %s\n' "$title"
-    printf '%-22s %9s %9s %9s %9s %10s %9s %9s %10s\n' method 8B 1KB 64KB \
-        1MB "$( [ "$QUICK" = 1 ] && echo 1MB || echo 10MB)" alpha_us \
-        beta_MB/s "x raw@8B"
+    printf '   (alpha us, beta MB/s: fit of t(n) = alpha + n/beta, weights\n'
+    printf '   1/t^2; MB/s@max: largest size / its time; UDP: up to 64 KB)\n'
+
+    printf '%-20s %8s %8s %8s %8s %9s %8s %8s %8s %9s\n' method 8B 1KB \
+        64KB 1MB "$( [ "$QUICK" = 1 ] && echo 1MB || echo 10MB)" alpha \
+        beta "MB/s@max" "x raw@8B"
     for m in udp tcp ping default direct; do
         case $m in
         udp) label="raw UDP echo" ref="" ;;
@@ -196,7 +202,7 @@ print_latency()
         direct) label="pingpong direct" ref=tcp ;;
         esac
         f="$R/lat-$tag-$m"
-        [ -s "$f" ] || { printf '%-22s (no data)\n' "$label"; continue; }
+        [ -s "$f" ] || { printf '%-20s (no data)\n' "$label"; continue; }
         read -r a b <<EOF
 $(fit "$f")
 EOF
@@ -206,9 +212,10 @@ EOF
                 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2fx %s", x / y,
                          "'"$ref"'"; else print "-" }')
         fi
-        printf '%-22s %9s %9s %9s %9s %10s %9s %9s %10s\n' "$label" \
+        printf '%-20s %8s %8s %8s %8s %9s %8s %8s %8s %9s\n' "$label" \
             "$(at "$f" 8)" "$(at "$f" 1024)" "$(at "$f" 65536)" \
-            "$(at "$f" 1048576)" "$(at "$f" "$MAX_LARGE")" "$a" "$b" "$r"
+            "$(at "$f" 1048576)" "$(at "$f" "$MAX_LARGE")" "$a" "$b" \
+            "$(awk 'END { if ($2 > 0) printf "%.1f", $1 / $2 }' "$f")" "$r"
     done
 }
 

@@ -39,5 +39,12 @@ for i in 1 2 3; do
     it_alive "$i" || it_fail "daemon $i died"
 done
 it_wait_hosts 3 || true
-it_ctl 1 ps || it_fail "collsctl ps"
+# Every task has gone: only collsctl itself is left in `ps -a`.
+left=""
+for _ in $(seq 1 50); do
+    left=$(it_ctl 1 ps -a | grep -v '^TID\|this collsctl')
+    [ -z "$left" ] && break
+    sleep 0.1
+done
+[ -z "$left" ] || it_fail "tasks left attached: $left"
 it_finish

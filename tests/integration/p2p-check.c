@@ -131,6 +131,16 @@ now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Wall-clock seconds, for comparing with events in other processes. */
+static double
+wall_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static const char *
 ename(int r)
 {
@@ -1153,8 +1163,8 @@ run_waitdown(void)
         fail("streaming to t%x (host %d): stopped with %s after %ld "
              "messages, expected EHOSTDOWN", peer, phid, ename(r), sent);
     else
-        note("stream to t%x: EHOSTDOWN after %ld messages, %.0f ms", peer,
-             sent, tfail - t0);
+        note("stream to t%x: EHOSTDOWN after %ld messages, %.0f ms "
+             "(wall clock %.3f s)", peer, sent, tfail - t0, wall_s());
     double t1 = now_ms();
     r = colls_recv(c, peer, COLLS_ANY, b, sizeof(b), &st);
     if (r != COLLS_EHOSTDOWN)

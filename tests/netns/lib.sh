@@ -146,7 +146,7 @@ ns_setup()
     NS_RUN=$(mktemp -d /tmp/colls-netns.XXXXXX) || exit 99
     chmod 755 "$NS_RUN"
     NS_SHARE="$NS_RUN"
-    for d in "${top_builddir:-}" "${top_srcdir:-}" $NS_SHARE_EXTRA; do
+    for d in "${top_builddir:-}" "${top_srcdir:-}" ${NS_SHARE_EXTRA:-}; do
         [ -n "$d" ] || continue
         d=$(cd "$d" && pwd -P)
         case "$d" in

@@ -162,12 +162,16 @@ done
 [ -e "$NS_RUN/ready" ] || fail "waitdown did not start"
 sleep 1
 inc_before=$(incarnation 1 4)
+kill_at=$(date +%s.%N)
 kill -KILL "$DPID_4"
 wait "$DPID_4" 2>/dev/null
 ns_log "killed host 4's daemon (incarnation $inc_before)"
 if wait "$wpid"; then
-    ns_log "host down seen by host 2: $(grep -h 'EHOSTDOWN after' \
-        "$NS_RUN/waitdown.log" | tr '\n' ';')"
+    seen=$(sed -n 's/.*EHOSTDOWN after.*wall clock \([0-9.]*\) s.*/\1/p' \
+        "$NS_RUN/waitdown.log")
+    ns_log "host 2's stream to host 4 failed with EHOSTDOWN" \
+        "$(awk -v a="$kill_at" -v b="$seen" 'BEGIN { printf "%.2f", b - a }') s" \
+        "after the kill (--dead-after 1.5 s)"
 else
     fail "host-down errors on host 2"
     cat "$NS_RUN/waitdown.log" >&2
