@@ -568,6 +568,9 @@ conn_daemon_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
         if (e->body_case == ENVELOPE__BODY_HOST_OP)
             colls__mark_host_down(c, (int)e->host_op->hid);
         break;
+    case KIND__COLL_RESULT:
+        colls__coll_frame(c, e, payload, plen);
+        return;
     default:
         conn_reply(c, e, payload, plen);
         return;

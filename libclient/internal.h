@@ -225,6 +225,7 @@ struct colls {
     uv_timer_t hello_timer;   /* bounds that wait */
     uint8_t host_down[4096];
     uint64_t fallbacks;        /* direct sends that went via the daemon */
+    struct colls__coll_wait *coll_wait; /* collective awaiting its result */
 };
 
 /* colls.c */
@@ -277,5 +278,36 @@ int colls__msg_bufs(colls_msg_t *m, uv_buf_t **bufs, unsigned *nbufs,
 int colls__msg_encoding(const colls_msg_t *m);
 int colls__msg_route(const colls_msg_t *m);
 int colls__msg_order(const colls_msg_t *m);
+
+/* ---- groups and collectives (group.c, coll.c) -------------------------- */
+
+#define COLLS__GROUP_NAME_MAX 255 /* bytes of a group name */
+#define COLLS__ALG_SPEC_MAX 63    /* bytes of a "name[:segment]" spec */
+
+/* A formed group, as this member sees it (docs/collectives.md). */
+struct colls_group {
+    colls_t *c;
+    char name[COLLS__GROUP_NAME_MAX + 1];
+    uint64_t gid;
+    int rank, size;
+    colls_tid_t *tids;        /* size entries, rank order */
+    uint32_t owner;
+    int placement;
+    int mode;                 /* COLLS_MODE_* asked for */
+    int compress;             /* COLLS_COMPRESS_* */
+    int trace;                /* COLLS_TRACE=1 when the group formed */
+    char alg[COLLS_COLL_MAX][COLLS__ALG_SPEC_MAX + 1]; /* "" = choose */
+    char last_alg[COLLS__ALG_SPEC_MAX + 1];
+    int last_mode;
+    uint64_t seq;             /* next collective's sequence number */
+    int failed;               /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
+};
+
+/* group.c */
+int colls__alg_spec_check(const char *spec);
+
+/* coll.c: a COLL_RESULT frame from the daemon (takes e and payload). */
+void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload,
+                       size_t plen);
 
 #endif

@@ -1,0 +1,756 @@
+/*
+ * coll.c -- the collective operations of a group (docs/collectives.md,
+ * "Collectives").
+ *
+ * Every call checks its arguments here first (group, datatype, operator
+ * against the datatype with reduce_check(), root range, buffers, counts
+ * and their products against size_t and the daemon's largest message), so
+ * a bad call costs no round trip and leaves the group's sequence alone.
+ * Then it writes one COLL_REQ whose payload is the caller's memory itself
+ * (header + the caller's buffer; a v-variant's blocks as one buffer each,
+ * in rank order: packed on the wire, never copied here), waits until the
+ * write is done and for the COLL_RESULT of the same (group name, seq),
+ * and copies the result into the caller's buffer (v-variants: block j to
+ * displacement j).
+ *
+ * One collective is in flight per handle (calls block), so the handle
+ * holds a single pointer to the waiting call (colls_t.coll_wait); a result
+ * that matches nothing (one of a call that timed out) is dropped.  A
+ * result with COLLS_EPEERDEAD or COLLS_EHOSTDOWN makes the group unusable:
+ * later calls fail with the same status without asking the daemon.
+ *
+ * With COLLS_TRACE=1 (read when the group was joined) each successful
+ * collective writes one line to stderr:
+ *   colls-trace group=NAME op=bcast bytes=N P=8 alg=binomial mode=hier us=T
+ * bytes: the caller's block (v-variants: its input bytes), us: the call's
+ * time as seen by the caller.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proto/reduce.h"
+
+/* The collective waiting for its result (colls_t.coll_wait). */
+struct colls__coll_wait {
+    const struct colls_group *g;
+    uint64_t seq;
+    int done;
+    Envelope *rep;
+    uint8_t *payload;
+    size_t plen;
+};
+
+/* What one collective sends and expects back. */
+struct coll_args {
+    int op, dtype, rop, root;
+    uint64_t count;           /* envelope count: items of this member */
+    uv_buf_t *in;             /* input payload pieces */
+    unsigned nin;
+    uint64_t *counts;         /* v-variants, NULL otherwise */
+    size_t ncounts;
+    uint64_t *rcounts;        /* alltoallv receive side */
+    size_t nrcounts;
+    size_t expect;            /* result bytes */
+    int empty_ok;             /* an empty result is fine too (bcast root) */
+    size_t trace_bytes;
+};
+
+static const char *const coll_op_names[COLLS_COLL_MAX] = {
+    "barrier",   "bcast",     "reduce",    "allreduce",      "gather",
+    "gatherv",   "scatter",   "scatterv",  "allgather",      "allgatherv",
+    "alltoall",  "alltoallv", "reduce_scatter", "scan",      "exscan",
+};
+
+/*
+ * A COLL_RESULT arrived: hand it to the waiting call if it is the result
+ * of that call's (group, seq), else drop it.  Takes e and payload.
+ */
+void
+colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
+{
+    struct colls__coll_wait *w = c->coll_wait;
+
+    if (w == NULL || w->done || e->group == NULL ||
+        strcmp(e->group, w->g->name) != 0 || e->seq != w->seq) {
+        envelope_free(e);
+        free(payload);
+        return;
+    }
+    w->rep = e;
+    w->payload = payload;
+    w->plen = plen;
+    w->done = 1;
+}
+
+static int
+coll_wait_pred(void *arg)
+{
+    return ((struct colls__coll_wait *)arg)->done;
+}
+
+static int
+coll_sent_pred(void *arg)
+{
+    return ((struct colls_req *)arg)->done;
+}
+
+/* *out = a * b; COLLS_EMSGSIZE if that does not fit a size_t. */
+static int
+coll_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return COLLS_EMSGSIZE;
+    *out = a * b;
+    return 0;
+}
+
+/* *sum += a; COLLS_EMSGSIZE on overflow. */
+static int
+coll_add(size_t *sum, size_t a)
+{
+    if (a > SIZE_MAX - *sum)
+        return COLLS_EMSGSIZE;
+    *sum += a;
+    return 0;
+}
+
+/* Microseconds of the monotonic clock. */
+static double
+coll_now_us(void)
+{
+    return (double)uv_hrtime() / 1e3;
+}
+
+/* "hier", "flat" or "auto" for a COLLS_MODE_*. */
+static const char *
+coll_mode_name(int mode)
+{
+    return mode == COLLS_MODE_HIER   ? "hier"
+           : mode == COLLS_MODE_FLAT ? "flat"
+                                     : "auto";
+}
+
+/*
+ * The common checks of a call on g: 0, or the group's sticky failure, or
+ * COLLS_EINVAL / COLLS_EDTYPE.
+ */
+static int
+coll_check_group(const struct colls_group *g, int dtype)
+{
+    if (g == NULL)
+        return COLLS_EINVAL;
+    if (g->failed)
+        return g->failed;
+    if (!dtype_valid(dtype))
+        return COLLS_EDTYPE;
+    return 0;
+}
+
+/* As coll_check_group, plus the root's range. */
+static int
+coll_check_rooted(const struct colls_group *g, int dtype, int root)
+{
+    int rc = coll_check_group(g, dtype);
+
+    if (rc == 0 && (root < 0 || root >= g->size))
+        rc = COLLS_EINVAL;
+    return rc;
+}
+
+/*
+ * Runs one collective on g: writes the COLL_REQ with a's payload, waits
+ * for it to be written and for its result, checks the result's length
+ * against a->expect.  On success *res is the result payload (malloc'd,
+ * NULL when empty; the caller frees it) and *rlen its length, in native
+ * byte order.  Returns 0 or a COLLS_E* code.
+ */
+static int
+coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
+         size_t *rlen)
+{
+    colls_t *c = g->c;
+    struct colls__coll_wait w;
+    struct colls_req wr;
+    Envelope e;
+    CollReq cr = COLL_REQ__INIT;
+    size_t inlen = 0, ds = dtype_size(a->dtype);
+    double t0 = coll_now_us();
+    unsigned i;
+    int rc;
+
+    *res = NULL;
+    *rlen = 0;
+    for (i = 0; i < a->nin; i++)
+        inlen += a->in[i].len;
+    if (inlen > c->max_message || a->expect > c->max_message)
+        return COLLS_EMSGSIZE;
+    if (c->daemon == NULL)
+        return c->conn_err ? c->conn_err : COLLS_ENOTCONN;
+    if (c->coll_wait != NULL)
+        return COLLS_EINVAL; /* a collective from inside a callback */
+
+    envelope_init(&e);
+    e.kind = KIND__COLL_REQ;
+    e.src = c->tid;
+    e.group = g->name;
+    e.seq = g->seq;
+    e.dtype = (uint32_t)a->dtype;
+    e.count = a->count;
+    e.encoding = COLLS_ENC_RAW;
+    e.byte_order = (uint32_t)dtype_native_order();
+    e.req_id = colls__req_id(c);
+    cr.gid = g->gid;
+    cr.op = (uint32_t)a->op;
+    cr.rop = (uint32_t)a->rop;
+    cr.root = a->root;
+    cr.mode = (uint32_t)g->mode;
+    cr.alg = g->alg[a->op];
+    cr.counts = a->counts;
+    cr.n_counts = a->counts != NULL ? a->ncounts : 0;
+    cr.rcounts = a->rcounts;
+    cr.n_rcounts = a->rcounts != NULL ? a->nrcounts : 0;
+    cr.compress = (uint32_t)g->compress;
+    e.body_case = ENVELOPE__BODY_COLL_REQ;
+    e.coll_req = &cr;
+
+    memset(&w, 0, sizeof(w));
+    w.g = g;
+    w.seq = g->seq;
+    memset(&wr, 0, sizeof(wr));
+    wr.c = c;
+    wr.kind = COLLS__REQ_SEND;
+    c->coll_wait = &w;
+    rc = colls__write_env(c->daemon, &e, a->in, a->nin, &wr);
+    if (rc < 0 && wr.pending == 0)
+        goto out;
+    g->seq++;
+    /* The caller's buffers are in the write: it must end first, whatever
+       the timeout says. */
+    rc = colls__wait(c, coll_sent_pred, &wr, 0);
+    if (rc == 0)
+        rc = wr.result;
+    if (rc < 0)
+        goto out;
+    rc = colls__wait(c, coll_wait_pred, &w, 1);
+    if (rc < 0)
+        goto out;
+    if (w.rep->status < 0) {
+        rc = w.rep->status;
+        if (rc == COLLS_EPEERDEAD || rc == COLLS_EHOSTDOWN)
+            g->failed = rc;
+        goto out;
+    }
+    if (w.plen != a->expect && !(a->empty_ok && w.plen == 0)) {
+        rc = COLLS_EPROTO;
+        goto out;
+    }
+    if (w.plen > 0 && ds > 1 && (int)w.rep->byte_order != dtype_native_order())
+        dtype_swap(a->dtype, w.payload, w.plen / ds);
+    if (w.rep->body_case == ENVELOPE__BODY_COLL_RESULT) {
+        const CollResult *r = w.rep->coll_result;
+        snprintf(g->last_alg, sizeof(g->last_alg), "%s",
+                 r->alg != NULL ? r->alg : "");
+        g->last_mode = (int)r->mode;
+    }
+    if (g->trace)
+        fprintf(stderr,
+                "colls-trace group=%s op=%s bytes=%zu P=%d alg=%s mode=%s "
+                "us=%.1f\n",
+                g->name, coll_op_names[a->op], a->trace_bytes, g->size,
+                g->last_alg[0] ? g->last_alg : "?",
+                coll_mode_name(g->last_mode), coll_now_us() - t0);
+    *res = w.payload;
+    *rlen = w.plen;
+    w.payload = NULL;
+out:
+    c->coll_wait = NULL;
+    envelope_free(w.rep);
+    free(w.payload);
+    return rc;
+}
+
+/* Runs a and copies the whole result (if any) to out. */
+static int
+coll_run_copy(struct colls_group *g, const struct coll_args *a, void *out)
+{
+    uint8_t *res;
+    size_t rlen;
+    int rc = coll_run(g, a, &res, &rlen);
+
+    if (rc == 0 && rlen > 0 && out != NULL)
+        memcpy(out, res, rlen);
+    free(res);
+    return rc;
+}
+
+/* A single input piece: len bytes at p (none when len is 0). */
+static void
+coll_one_in(struct coll_args *a, uv_buf_t *b, const void *p, size_t len)
+{
+    if (len == 0) {
+        a->nin = 0;
+        return;
+    }
+    *b = uv_buf_init((char *)(uintptr_t)p, (unsigned)len);
+    a->in = b;
+    a->nin = 1;
+}
+
+/* Fresh arguments of operation op. */
+static void
+coll_args_init(struct coll_args *a, int op, int dtype, int rop, int root)
+{
+    memset(a, 0, sizeof(*a));
+    a->op = op;
+    a->dtype = dtype;
+    a->rop = rop;
+    a->root = root;
+}
+
+/* n = count items of dtype in bytes, checked against max_message too. */
+static int
+coll_bytes(const struct colls_group *g, size_t count, int dtype, size_t *n)
+{
+    int rc = coll_mul(count, dtype_size(dtype), n);
+
+    if (rc == 0 && *n > g->c->max_message)
+        rc = COLLS_EMSGSIZE;
+    return rc;
+}
+
+int
+colls_barrier(colls_group_t *g)
+{
+    struct coll_args a;
+    int rc = coll_check_group(g, COLLS_BYTE);
+
+    if (rc < 0)
+        return rc;
+    coll_args_init(&a, COLLS_COLL_BARRIER, COLLS_BYTE, 0, 0);
+    return coll_run_copy(g, &a, NULL);
+}
+
+int
+colls_bcast(colls_group_t *g, void *buf, size_t count, int dtype, int root)
+{
+    struct coll_args a;
+    uv_buf_t b;
+    size_t n = 0;
+    int rc = coll_check_rooted(g, dtype, root);
+
+    if (rc == 0)
+        rc = coll_bytes(g, count, dtype, &n);
+    if (rc == 0 && n > 0 && buf == NULL)
+        rc = COLLS_EINVAL;
+    if (rc < 0)
+        return rc;
+    coll_args_init(&a, COLLS_COLL_BCAST, dtype, 0, root);
+    a.count = count;
+    a.expect = n;
+    a.trace_bytes = n;
+    if (g->rank == root) {
+        coll_one_in(&a, &b, buf, n);
+        a.empty_ok = 1;
+        /* the root's buffer already holds the data */
+        return coll_run_copy(g, &a, NULL);
+    }
+    return coll_run_copy(g, &a, buf);
+}
+
+/*
+ * The reductions with count items in and out on every member (allreduce,
+ * scan, exscan) or at the root (reduce): checks, then runs.
+ */
+static int
+coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
+               size_t count, int dtype, int rop, int root)
+{
+    struct coll_args a;
+    uv_buf_t b;
+    size_t n = 0;
+    int gets, rc = coll_check_rooted(g, dtype, root);
+
+    if (rc == 0)
+        rc = reduce_check(rop, dtype);
+    if (rc == 0)
+        rc = coll_bytes(g, count, dtype, &n);
+    if (rc < 0)
+        return rc;
+    gets = op == COLLS_COLL_REDUCE ? g->rank == root
+           : op == COLLS_COLL_EXSCAN ? g->rank != 0
+                                     : 1;
+    if (n > 0 && (sbuf == NULL || (gets && rbuf == NULL)))
+        return COLLS_EINVAL;
+    coll_args_init(&a, op, dtype, rop, root);
+    a.count = count;
+    a.expect = gets ? n : 0;
+    a.trace_bytes = n;
+    coll_one_in(&a, &b, sbuf, n);
+    return coll_run_copy(g, &a, rbuf);
+}
+
+int
+colls_reduce(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+             int dtype, int op, int root)
+{
+    return coll_reduction(g, COLLS_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
+                          root);
+}
+
+int
+colls_allreduce(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+                int dtype, int op)
+{
+    return coll_reduction(g, COLLS_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
+                          op, 0);
+}
+
+int
+colls_scan(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+           int dtype, int op)
+{
+    return coll_reduction(g, COLLS_COLL_SCAN, sbuf, rbuf, count, dtype, op,
+                          0);
+}
+
+int
+colls_exscan(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+             int dtype, int op)
+{
+    return coll_reduction(g, COLLS_COLL_EXSCAN, sbuf, rbuf, count, dtype, op,
+                          0);
+}
+
+int
+colls_reduce_scatter(colls_group_t *g, const void *sbuf, void *rbuf,
+                     size_t count, int dtype, int op)
+{
+    struct coll_args a;
+    uv_buf_t b;
+    size_t n = 0, all = 0;
+    int rc = coll_check_group(g, dtype);
+
+    if (rc == 0)
+        rc = reduce_check(op, dtype);
+    if (rc == 0)
+        rc = coll_bytes(g, count, dtype, &n);
+    if (rc == 0)
+        rc = coll_mul(n, (size_t)g->size, &all);
+    if (rc < 0)
+        return rc;
+    if (n > 0 && (sbuf == NULL || rbuf == NULL))
+        return COLLS_EINVAL;
+    coll_args_init(&a, COLLS_COLL_REDUCE_SCATTER, dtype, op, 0);
+    a.count = count;
+    a.expect = n;
+    a.trace_bytes = n;
+    coll_one_in(&a, &b, sbuf, all);
+    return coll_run_copy(g, &a, rbuf);
+}
+
+/*
+ * gather, scatter, allgather, alltoall: blocks of count items per rank.
+ * in_all / out_all: whether this member sends / receives size blocks
+ * (else one block, or nothing when in_one / out_one is 0).
+ */
+static int
+coll_blocks(colls_group_t *g, int op, const void *sbuf, void *rbuf,
+            size_t count, int dtype, int root, int in_blocks, int out_blocks)
+{
+    struct coll_args a;
+    uv_buf_t b;
+    size_t n = 0, in = 0, out = 0;
+    int rc = coll_check_rooted(g, dtype, root);
+
+    if (rc == 0)
+        rc = coll_bytes(g, count, dtype, &n);
+    if (rc == 0)
+        rc = coll_mul(n, (size_t)in_blocks, &in);
+    if (rc == 0)
+        rc = coll_mul(n, (size_t)out_blocks, &out);
+    if (rc < 0)
+        return rc;
+    if ((in > 0 && sbuf == NULL) || (out > 0 && rbuf == NULL))
+        return COLLS_EINVAL;
+    coll_args_init(&a, op, dtype, 0, root);
+    a.count = count;
+    a.expect = out;
+    a.trace_bytes = n;
+    coll_one_in(&a, &b, sbuf, in);
+    return coll_run_copy(g, &a, rbuf);
+}
+
+int
+colls_gather(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+             int dtype, int root)
+{
+    int me = g != NULL && g->rank == root;
+
+    return coll_blocks(g, COLLS_COLL_GATHER, sbuf, rbuf, count, dtype, root,
+                       1, me ? g->size : 0);
+}
+
+int
+colls_scatter(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+              int dtype, int root)
+{
+    int me = g != NULL && g->rank == root;
+
+    return coll_blocks(g, COLLS_COLL_SCATTER, sbuf, rbuf, count, dtype, root,
+                       me ? g->size : 0, 1);
+}
+
+int
+colls_allgather(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+                int dtype)
+{
+    return coll_blocks(g, COLLS_COLL_ALLGATHER, sbuf, rbuf, count, dtype, 0,
+                       1, g != NULL ? g->size : 0);
+}
+
+int
+colls_alltoall(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
+               int dtype)
+{
+    int p = g != NULL ? g->size : 0;
+
+    return coll_blocks(g, COLLS_COLL_ALLTOALL, sbuf, rbuf, count, dtype, 0, p,
+                       p);
+}
+
+/* ---- v-variants --------------------------------------------------------- */
+
+/*
+ * Checks P blocks (counts[j] items at displs[j]) of dtype: every block's
+ * end in bytes fits a size_t, and the total (*total bytes) is at most the
+ * daemon's largest message.  Fills wire[j] = counts[j] if wire is not
+ * NULL.  0, COLLS_EINVAL (NULL arrays) or COLLS_EMSGSIZE.
+ */
+static int
+coll_vcheck(const struct colls_group *g, const size_t *counts,
+            const size_t *displs, int dtype, uint64_t *wire, size_t *total)
+{
+    size_t ds = dtype_size(dtype), end, nb;
+    int j;
+
+    *total = 0;
+    if (counts == NULL || displs == NULL)
+        return COLLS_EINVAL;
+    for (j = 0; j < g->size; j++) {
+        if (counts[j] > SIZE_MAX - displs[j] ||
+            coll_mul(displs[j] + counts[j], ds, &end) < 0 ||
+            coll_mul(counts[j], ds, &nb) < 0 || coll_add(total, nb) < 0)
+            return COLLS_EMSGSIZE;
+        if (wire != NULL)
+            wire[j] = counts[j];
+    }
+    return *total > g->c->max_message ? COLLS_EMSGSIZE : 0;
+}
+
+/* Input pieces of P blocks of base (counts[j] items at displs[j]), in
+   rank order, empty blocks left out.  *bufs is malloc'd. */
+static int
+coll_vpieces(const struct colls_group *g, const void *base,
+             const size_t *counts, const size_t *displs, int dtype,
+             uv_buf_t **bufs, unsigned *n)
+{
+    size_t ds = dtype_size(dtype);
+    uv_buf_t *b = malloc((size_t)g->size * sizeof(*b));
+    int j;
+
+    *n = 0;
+    *bufs = b;
+    if (b == NULL)
+        return COLLS_ENOMEM;
+    for (j = 0; j < g->size; j++)
+        if (counts[j] > 0)
+            b[(*n)++] = uv_buf_init(
+                (char *)(uintptr_t)base + displs[j] * ds,
+                (unsigned)(counts[j] * ds));
+    return 0;
+}
+
+/* Copies a packed result of P blocks to counts[j] items at displs[j]. */
+static void
+coll_vunpack(const struct colls_group *g, const uint8_t *res, void *rbuf,
+             const size_t *counts, const size_t *displs, int dtype)
+{
+    size_t ds = dtype_size(dtype), off = 0;
+    int j;
+
+    for (j = 0; j < g->size; j++) {
+        size_t nb = counts[j] * ds;
+        if (nb > 0)
+            memcpy((uint8_t *)rbuf + displs[j] * ds, res + off, nb);
+        off += nb;
+    }
+}
+
+/* Runs a and unpacks the packed result into the displacements. */
+static int
+coll_run_vunpack(struct colls_group *g, const struct coll_args *a,
+                 void *rbuf, const size_t *counts, const size_t *displs)
+{
+    uint8_t *res;
+    size_t rlen;
+    int rc = coll_run(g, a, &res, &rlen);
+
+    if (rc == 0 && rlen > 0)
+        coll_vunpack(g, res, rbuf, counts, displs, a->dtype);
+    free(res);
+    return rc;
+}
+
+/* gatherv and allgatherv (all != 0): scount items in, blocks out. */
+static int
+coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
+             void *rbuf, const size_t *rcounts, const size_t *displs,
+             int dtype, int root)
+{
+    struct coll_args a;
+    uv_buf_t b;
+    uint64_t *wire = NULL;
+    size_t n = 0, total = 0;
+    int gets, rc = coll_check_rooted(g, dtype, root);
+
+    if (rc == 0)
+        rc = coll_bytes(g, scount, dtype, &n);
+    if (rc < 0)
+        return rc;
+    gets = all || g->rank == root;
+    if (n > 0 && sbuf == NULL)
+        return COLLS_EINVAL;
+    if (gets) {
+        wire = malloc((size_t)g->size * sizeof(*wire));
+        if (wire == NULL)
+            return COLLS_ENOMEM;
+        rc = coll_vcheck(g, rcounts, displs, dtype, wire, &total);
+        if (rc == 0 && rcounts[g->rank] != scount)
+            rc = COLLS_EINVAL;
+        if (rc == 0 && total > 0 && rbuf == NULL)
+            rc = COLLS_EINVAL;
+        if (rc < 0)
+            goto out;
+    }
+    coll_args_init(&a, all ? COLLS_COLL_ALLGATHERV : COLLS_COLL_GATHERV,
+                   dtype, 0, all ? 0 : root);
+    a.count = scount;
+    a.counts = wire;
+    a.ncounts = wire != NULL ? (size_t)g->size : 0;
+    a.expect = total;
+    a.trace_bytes = n;
+    coll_one_in(&a, &b, sbuf, n);
+    rc = coll_run_vunpack(g, &a, rbuf, rcounts, displs);
+out:
+    free(wire);
+    return rc;
+}
+
+int
+colls_gatherv(colls_group_t *g, const void *sbuf, size_t scount, void *rbuf,
+              const size_t *rcounts, const size_t *displs, int dtype,
+              int root)
+{
+    return coll_gatherv(g, 0, sbuf, scount, rbuf, rcounts, displs, dtype,
+                        root);
+}
+
+int
+colls_allgatherv(colls_group_t *g, const void *sbuf, size_t scount,
+                 void *rbuf, const size_t *rcounts, const size_t *displs,
+                 int dtype)
+{
+    return coll_gatherv(g, 1, sbuf, scount, rbuf, rcounts, displs, dtype, 0);
+}
+
+int
+colls_scatterv(colls_group_t *g, const void *sbuf, const size_t *scounts,
+               const size_t *displs, void *rbuf, size_t rcount, int dtype,
+               int root)
+{
+    struct coll_args a;
+    uv_buf_t *pieces = NULL;
+    uint64_t *wire = NULL;
+    size_t n = 0, total = 0;
+    int rc = coll_check_rooted(g, dtype, root);
+
+    if (rc == 0)
+        rc = coll_bytes(g, rcount, dtype, &n);
+    if (rc < 0)
+        return rc;
+    if (n > 0 && rbuf == NULL)
+        return COLLS_EINVAL;
+    coll_args_init(&a, COLLS_COLL_SCATTERV, dtype, 0, root);
+    a.count = rcount;
+    a.expect = n;
+    a.trace_bytes = n;
+    if (g->rank == root) {
+        wire = malloc((size_t)g->size * sizeof(*wire));
+        if (wire == NULL)
+            return COLLS_ENOMEM;
+        rc = coll_vcheck(g, scounts, displs, dtype, wire, &total);
+        if (rc == 0 && scounts[root] != rcount)
+            rc = COLLS_EINVAL;
+        if (rc == 0 && total > 0 && sbuf == NULL)
+            rc = COLLS_EINVAL;
+        if (rc == 0)
+            rc = coll_vpieces(g, sbuf, scounts, displs, dtype, &pieces,
+                              &a.nin);
+        if (rc < 0)
+            goto out;
+        a.in = pieces;
+        a.counts = wire;
+        a.ncounts = (size_t)g->size;
+    }
+    rc = coll_run_copy(g, &a, rbuf);
+out:
+    free(pieces);
+    free(wire);
+    return rc;
+}
+
+int
+colls_alltoallv(colls_group_t *g, const void *sbuf, const size_t *scounts,
+                const size_t *sdispls, void *rbuf, const size_t *rcounts,
+                const size_t *rdispls, int dtype)
+{
+    struct coll_args a;
+    uv_buf_t *pieces = NULL;
+    uint64_t *wire = NULL;
+    size_t stotal = 0, rtotal = 0;
+    int rc = coll_check_group(g, dtype);
+
+    if (rc < 0)
+        return rc;
+    wire = malloc(2 * (size_t)g->size * sizeof(*wire));
+    if (wire == NULL)
+        return COLLS_ENOMEM;
+    rc = coll_vcheck(g, scounts, sdispls, dtype, wire, &stotal);
+    if (rc == 0)
+        rc = coll_vcheck(g, rcounts, rdispls, dtype, wire + g->size, &rtotal);
+    if (rc == 0 && scounts[g->rank] != rcounts[g->rank])
+        rc = COLLS_EINVAL;
+    if (rc == 0 && ((stotal > 0 && sbuf == NULL) ||
+                    (rtotal > 0 && rbuf == NULL)))
+        rc = COLLS_EINVAL;
+    if (rc < 0)
+        goto out;
+    coll_args_init(&a, COLLS_COLL_ALLTOALLV, dtype, 0, 0);
+    rc = coll_vpieces(g, sbuf, scounts, sdispls, dtype, &pieces, &a.nin);
+    if (rc < 0)
+        goto out;
+    a.in = pieces;
+    a.counts = wire;
+    a.ncounts = (size_t)g->size;
+    a.rcounts = wire + g->size;
+    a.nrcounts = (size_t)g->size;
+    a.expect = rtotal;
+    a.trace_bytes = stotal;
+    rc = coll_run_vunpack(g, &a, rbuf, rcounts, rdispls);
+out:
+    free(pieces);
+    free(wire);
+    return rc;
+}

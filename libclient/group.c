@@ -1,0 +1,300 @@
+/*
+ * group.c -- joining and leaving groups, and the per-group options of
+ * collectives (docs/collectives.md, "Groups").
+ *
+ * A join is one control request: GROUP_JOIN {group, group_join {size,
+ * placement}} answered, once size tasks have joined, by GROUP_FORMED
+ * {group_info {gid, tids in rank order, owner, placement}} with the join's
+ * req_id, or by GROUP_FAILED {status}.  The reply is checked (as many tids
+ * as the size, this task among them exactly once) before a colls_group_t
+ * exists.  Leaving sends GROUP_LEAVE {group, seq = gid} and frees the
+ * handle; there is no reply.
+ *
+ * Options live in the handle and travel in every COLL_REQ: the mode, the
+ * compression mode and one forced algorithm per operation.  The forced
+ * algorithms start from the environment (COLLS_ALG_<OP>, read when the
+ * group is joined); COLLS_TRACE=1 is read then too.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Upper-case operation names for COLLS_ALG_<OP>, by COLLS_COLL_*. */
+static const char *const group_env_names[COLLS_COLL_MAX] = {
+    "BARRIER",   "BCAST",      "REDUCE",   "ALLREDUCE",      "GATHER",
+    "GATHERV",   "SCATTER",    "SCATTERV", "ALLGATHER",      "ALLGATHERV",
+    "ALLTOALL",  "ALLTOALLV",  "REDUCE_SCATTER", "SCAN",     "EXSCAN",
+};
+
+/*
+ * 0 if spec is a valid algorithm spec: "name" or "name:segment_bytes",
+ * name made of [a-z0-9_] (at least one), segment a decimal number > 0, at
+ * most COLLS__ALG_SPEC_MAX bytes in all; COLLS_EINVAL otherwise.  Whether
+ * the name exists is for the daemon to say (it falls back and counts it).
+ */
+int
+colls__alg_spec_check(const char *spec)
+{
+    const char *p = spec;
+    unsigned long long seg = 0;
+
+    if (spec == NULL || strlen(spec) > COLLS__ALG_SPEC_MAX)
+        return COLLS_EINVAL;
+    while (islower((unsigned char)*p) || isdigit((unsigned char)*p) ||
+           *p == '_')
+        p++;
+    if (p == spec)
+        return COLLS_EINVAL;
+    if (*p == '\0')
+        return 0;
+    if (*p++ != ':' || !isdigit((unsigned char)*p))
+        return COLLS_EINVAL;
+    while (isdigit((unsigned char)*p)) {
+        seg = seg * 10 + (unsigned)(*p - '0');
+        if (seg > UINT32_MAX)
+            return COLLS_EINVAL;
+        p++;
+    }
+    return *p == '\0' && seg > 0 ? 0 : COLLS_EINVAL;
+}
+
+/* 0 if name can name a group: 1..COLLS__GROUP_NAME_MAX printable bytes. */
+static int
+group_name_check(const char *name)
+{
+    size_t i, n;
+
+    if (name == NULL)
+        return COLLS_EINVAL;
+    n = strlen(name);
+    if (n == 0 || n > COLLS__GROUP_NAME_MAX)
+        return COLLS_EINVAL;
+    for (i = 0; i < n; i++)
+        if (!isgraph((unsigned char)name[i]))
+            return COLLS_EINVAL;
+    return 0;
+}
+
+/*
+ * Fills g's forced algorithms from COLLS_ALG_<OP> and its trace flag from
+ * COLLS_TRACE.  COLLS_EINVAL (naming the variable on stderr) if a variable
+ * holds an invalid spec, so a typo does not go unnoticed.
+ */
+static int
+group_read_env(struct colls_group *g)
+{
+    const char *tr = getenv("COLLS_TRACE");
+    char var[64];
+    int op;
+
+    g->trace = tr != NULL && strcmp(tr, "1") == 0;
+    for (op = 0; op < COLLS_COLL_MAX; op++) {
+        const char *v;
+        snprintf(var, sizeof(var), "COLLS_ALG_%s", group_env_names[op]);
+        v = getenv(var);
+        if (v == NULL || v[0] == '\0')
+            continue;
+        if (colls__alg_spec_check(v) < 0) {
+            fprintf(stderr, "libcolls: %s=%s is not an algorithm spec "
+                            "(name or name:segment_bytes)\n", var, v);
+            return COLLS_EINVAL;
+        }
+        snprintf(g->alg[op], sizeof(g->alg[op]), "%s", v);
+    }
+    return 0;
+}
+
+/*
+ * Takes the member list of a GROUP_FORMED reply into g.  COLLS_EPROTO if
+ * it does not describe a group of g->size members holding this task once.
+ */
+static int
+group_apply_info(struct colls_group *g, const Envelope *rep)
+{
+    const GroupInfo *gi;
+    size_t i;
+
+    if (rep->kind != KIND__GROUP_FORMED ||
+        rep->body_case != ENVELOPE__BODY_GROUP_INFO)
+        return COLLS_EPROTO;
+    gi = rep->group_info;
+    if (gi->n_tids != (size_t)g->size || gi->gid == 0)
+        return COLLS_EPROTO;
+    g->tids = malloc((size_t)g->size * sizeof(*g->tids));
+    if (g->tids == NULL)
+        return COLLS_ENOMEM;
+    g->rank = -1;
+    for (i = 0; i < gi->n_tids; i++) {
+        g->tids[i] = gi->tids[i];
+        if (gi->tids[i] != g->c->tid)
+            continue;
+        if (g->rank >= 0)
+            return COLLS_EPROTO;
+        g->rank = (int)i;
+    }
+    if (g->rank < 0)
+        return COLLS_EPROTO;
+    g->gid = gi->gid;
+    g->owner = gi->owner;
+    return 0;
+}
+
+int
+colls_group_join_placed(colls_t *c, const char *name, int size,
+                        int placement, colls_group_t **out)
+{
+    struct colls_group *g;
+    Envelope e, *rep = NULL;
+    GroupJoin gj = GROUP_JOIN__INIT;
+    int rc;
+
+    if (out != NULL)
+        *out = NULL;
+    if (c == NULL || out == NULL || size < 1 ||
+        (placement != COLLS_PLACE_CONTIGUOUS &&
+         placement != COLLS_PLACE_ROUNDROBIN))
+        return COLLS_EINVAL;
+    rc = group_name_check(name);
+    if (rc < 0)
+        return rc;
+    g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return COLLS_ENOMEM;
+    g->c = c;
+    g->size = size;
+    g->placement = placement;
+    g->mode = COLLS_MODE_AUTO;
+    g->compress = COLLS_COMPRESS_OFF;
+    g->last_mode = COLLS_MODE_AUTO;
+    snprintf(g->name, sizeof(g->name), "%s", name);
+    rc = group_read_env(g);
+    if (rc < 0)
+        goto fail;
+    envelope_init(&e);
+    e.kind = KIND__GROUP_JOIN;
+    e.group = g->name;
+    gj.size = size;
+    gj.placement = (uint32_t)placement;
+    e.body_case = ENVELOPE__BODY_GROUP_JOIN;
+    e.group_join = &gj;
+    rc = colls__ctl_call(c, &e, &rep);
+    if (rc < 0)
+        goto fail;
+    rc = group_apply_info(g, rep);
+    envelope_free(rep);
+    if (rc < 0)
+        goto fail;
+    *out = g;
+    return g->rank;
+fail:
+    free(g->tids);
+    free(g);
+    return rc;
+}
+
+int
+colls_group_join(colls_t *c, const char *name, int size, colls_group_t **out)
+{
+    return colls_group_join_placed(c, name, size, COLLS_PLACE_CONTIGUOUS,
+                                   out);
+}
+
+int
+colls_group_rank(const colls_group_t *g)
+{
+    return g != NULL ? g->rank : COLLS_EINVAL;
+}
+
+int
+colls_group_size(const colls_group_t *g)
+{
+    return g != NULL ? g->size : COLLS_EINVAL;
+}
+
+colls_tid_t
+colls_group_tid(const colls_group_t *g, int r)
+{
+    if (g == NULL || r < 0 || r >= g->size)
+        return 0;
+    return g->tids[r];
+}
+
+/*
+ * Sends GROUP_LEAVE and frees g whatever happens.  The request carries a
+ * fresh req_id so that no stray reply can be taken for another request's.
+ * 0, or why the request could not be written (g is freed all the same).
+ */
+int
+colls_group_leave(colls_group_t *g)
+{
+    colls_t *c;
+    Envelope e;
+    int rc;
+
+    if (g == NULL)
+        return COLLS_EINVAL;
+    c = g->c;
+    envelope_init(&e);
+    e.kind = KIND__GROUP_LEAVE;
+    e.src = c->tid;
+    e.group = g->name;
+    e.seq = g->gid;
+    e.req_id = colls__req_id(c);
+    rc = c->daemon != NULL ? colls__write_env(c->daemon, &e, NULL, 0, NULL)
+                           : (c->conn_err ? c->conn_err : COLLS_ENOTCONN);
+    if (rc == 0)
+        colls__poll(c);
+    free(g->tids);
+    free(g);
+    return rc;
+}
+
+int
+colls_group_set_mode(colls_group_t *g, int mode)
+{
+    if (g == NULL || (mode != COLLS_MODE_AUTO && mode != COLLS_MODE_HIER &&
+                      mode != COLLS_MODE_FLAT))
+        return COLLS_EINVAL;
+    g->mode = mode;
+    return 0;
+}
+
+int
+colls_group_set_alg(colls_group_t *g, int op, const char *spec)
+{
+    if (g == NULL || op < 0 || op >= COLLS_COLL_MAX)
+        return COLLS_EINVAL;
+    if (spec == NULL || spec[0] == '\0') {
+        g->alg[op][0] = '\0';
+        return 0;
+    }
+    if (colls__alg_spec_check(spec) < 0)
+        return COLLS_EINVAL;
+    snprintf(g->alg[op], sizeof(g->alg[op]), "%s", spec);
+    return 0;
+}
+
+int
+colls_group_set_compress(colls_group_t *g, int mode)
+{
+    if (g == NULL || (mode != COLLS_COMPRESS_OFF && mode != COLLS_COMPRESS_ON &&
+                      mode != COLLS_COMPRESS_AUTO))
+        return COLLS_EINVAL;
+    g->compress = mode;
+    return 0;
+}
+
+const char *
+colls_group_last_alg(const colls_group_t *g)
+{
+    return g != NULL ? g->last_alg : "";
+}
+
+int
+colls_group_last_mode(const colls_group_t *g)
+{
+    return g != NULL ? g->last_mode : COLLS_EINVAL;
+}
