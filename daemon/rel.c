@@ -1201,7 +1201,8 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     }
     if (p->removed)
         return;
-    if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2)
+    /* at once while a gap is open (RFC 5681), else every 2nd or later */
+    if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2 || p->rx_ooo > 0)
         p->ack_now = 1;
     else if (p->ack_deadline == 0)
         p->ack_deadline = now + r->cfg.ack_delay_us;

@@ -9,7 +9,8 @@
  * Options: --mib N (bytes per run, default 256), --msg-kib N (message
  * size, 1024), --reps N (>= 3, default 5), --mtu N (1472), --window N
  * (1024), --rate BYTES/S (pacing, 0), --loss F (injected drop fraction
- * for the lossy row, 0.05), --no-tcp, --no-loss.
+ * for the lossy row, 0.05), --no-tcp, --no-loss, --pin (local mode:
+ * client on CPU 0, server on CPU 1).
  *
  * The client drives: over a TCP control connection to the server's port
  * it asks for a run ("rel ..." or "tcp ..."), then pushes the bytes.  A
@@ -31,6 +32,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,7 +57,7 @@ struct opts {
     unsigned window, reps;
     uint64_t rate;
     double loss;
-    int tcp, lossy;
+    int tcp, lossy, pin;
 };
 
 /* One rel endpoint on a UDP socket. */
@@ -559,6 +561,18 @@ usage(void)
     exit(2);
 }
 
+/* --pin: client and server on different CPUs. */
+static void
+pin_cpu(int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        perror("sched_setaffinity");
+}
+
 static int
 tcp_listen(const char *addr, struct sockaddr_in *bound)
 {
@@ -581,7 +595,7 @@ int
 main(int argc, char **argv)
 {
     struct opts o = {NULL, NULL, NULL, 256u << 20, 1u << 20, 1472, 1024, 5,
-                     0, 0.05, 1, 1};
+                     0, 0.05, 1, 1, 0};
     struct udp *u;
     struct sockaddr_in saddr;
     char name[64];
@@ -595,6 +609,10 @@ main(int argc, char **argv)
         }
         if (strcmp(a, "--no-loss") == 0) {
             o.lossy = 0;
+            continue;
+        }
+        if (strcmp(a, "--pin") == 0) {
+            o.pin = 1;
             continue;
         }
         if (v == NULL)
@@ -664,9 +682,13 @@ main(int argc, char **argv)
         if (pid < 0)
             die("fork");
         if (pid == 0) {
+            if (o.pin)
+                pin_cpu(1);
             server(lfd, su, &o);
             _exit(0);
         }
+        if (o.pin)
+            pin_cpu(0);
         udp_close(su);
         close(lfd);
         client("127.0.0.1:0", &saddr, &o);

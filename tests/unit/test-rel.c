@@ -751,6 +751,71 @@ make_data(uint8_t *buf, uint32_t seq, uint32_t msg_id, uint32_t msg_len,
     return DGRAM_HDR_LEN + (size_t)len;
 }
 
+/* Pops the newest datagram node `from' queued and decodes its header. */
+static void
+last_sent(struct sim *s, int from, struct dgram_hdr *h)
+{
+    size_t i, best = SIZE_MAX;
+
+    for (i = 0; i < s->hn; i++)
+        if (s->heap[i].from == from &&
+            (best == SIZE_MAX || s->heap[i].order > s->heap[best].order))
+            best = i;
+    ck_assert_uint_ne(best, SIZE_MAX);
+    ck_assert_int_eq(dgram_get(s->heap[best].data, s->heap[best].len, h), 0);
+}
+
+/*
+ * The ACK fields: cumulative ack, SACK bit i = seq ack+1+i, tsval echo of
+ * the latest DATA, seq and msg_id the latest two DATA beyond the ack.
+ */
+START_TEST(test_rel_ack_fields)
+{
+    struct rel_config cfg;
+    struct sim *s;
+    struct dgram_hdr h;
+    uint8_t buf[256], d[8] = {0};
+    size_t n;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    /* seq 3 before seq 1 and 2: out of order, acked at once */
+    n = make_data(buf, 3, 2, 8, 0, 1, d, 8);
+    buf[46] = 0x12;
+    buf[47] = 0x34; /* tsval */
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    last_sent(s, 0, &h);
+    ck_assert_int_eq(h.type, DGRAM_ACK);
+    ck_assert_uint_eq(h.ack, 1);
+    ck_assert_uint_eq(h.sack, 1u << 1); /* seq 3 = ack + 1 + 1 */
+    ck_assert_uint_eq(h.tsval, 0x1234);
+    ck_assert_uint_eq(h.seq, 3);
+    ck_assert_uint_eq(h.msg_id, 0);
+    ck_assert_uint_eq(h.src_inc, 100);
+    ck_assert_uint_eq(h.dst_inc, 102);
+    /* seq 70: beyond the bitmap, but reported by seq, 3 by msg_id */
+    n = make_data(buf, 70, 9, 8, 0, 1, d, 8);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    last_sent(s, 0, &h);
+    ck_assert_uint_eq(h.ack, 1);
+    ck_assert_uint_eq(h.sack, 1u << 1);
+    ck_assert_uint_eq(h.seq, 70);
+    ck_assert_uint_eq(h.msg_id, 3);
+    /* seq 1 fills the first hole: ack 2, seq 3 and 70 still reported */
+    n = make_data(buf, 1, 1, 8, 0, 1, d, 8);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    last_sent(s, 0, &h);
+    ck_assert_uint_eq(h.ack, 2);
+    ck_assert_uint_eq(h.sack, 1u << 0);
+    ck_assert_uint_eq(h.seq, 0); /* seq 1 is covered by the ack */
+    ck_assert_uint_eq(h.msg_id, 70);
+    sim_free(s);
+}
+END_TEST
+
 /* Unknown sources, garbage, wrong hid: dropped and counted. */
 START_TEST(test_rel_unknown_source)
 {
@@ -957,5 +1022,6 @@ suite_rel(void)
     add(s, "unknown_source", test_rel_unknown_source);
     add(s, "max_message", test_rel_max_message);
     add(s, "remove", test_rel_remove);
+    add(s, "ack_fields", test_rel_ack_fields);
     return s;
 }
