@@ -11,14 +11,13 @@
  * Rendezvous, by messages: task 0 (the leader) is known to the others by
  * its tid (through a pipe from the forking parent, or --leader).  Each
  * other task sends JOIN {index} to it; the leader orders the members by
- * index and sends everyone the table {tasks, laps, token size, tids}.  Then the leader sends the
- * token {lap, hop, data, checksum} to member 1; every member receives it
- * from its predecessor, verifies the checksum, changes the data, updates
- * the checksum and sends it on.  After LAPS laps the leader checks the
- * final data against a serial replay of every hop and prints hops and
- * microseconds per hop.  Any error (bad checksum, lost peer, timeout)
- * makes the process exit non-zero; the forking parent fails if any task
- * failed.
+ * index and sends everyone the table {tasks, laps, token size, tids}.
+ * Then the leader sends the token {lap, hop, data, checksum} to member 1; every
+ * member receives it from its predecessor, verifies the checksum, changes the
+ * data, updates the checksum and sends it on.  After LAPS laps the leader
+ * checks the final data against a serial replay of every hop and prints hops
+ * and microseconds per hop.  Any error (bad checksum, lost peer, timeout) makes
+ * the process exit non-zero; the forking parent fails if any task failed.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -34,7 +33,7 @@
 
 enum { TAG_JOIN = 101, TAG_TABLE = 102, TAG_TOKEN = 103 };
 
-#define RING_MAX_TASKS 1024
+#define RING_MAX_TASKS   1024
 #define RING_MAX_SOCKETS 64
 
 struct ring_opts {
@@ -116,8 +115,8 @@ ring_send_token(colls_t *c, colls_tid_t to, uint32_t lap, uint32_t hop,
 
 /* Receives the token from prev and verifies its checksum and position. */
 static int
-ring_recv_token(colls_t *c, colls_tid_t prev, uint32_t want_hop,
-                uint32_t *lap, uint8_t *data, size_t n)
+ring_recv_token(colls_t *c, colls_tid_t prev, uint32_t want_hop, uint32_t *lap,
+                uint8_t *data, size_t n)
 {
     colls_msg_t *m;
     uint32_t hop, sum;
@@ -136,8 +135,10 @@ ring_recv_token(colls_t *c, colls_tid_t prev, uint32_t want_hop,
     if (rc < 0)
         return rc;
     if (hop != want_hop || sum != ring_checksum(*lap, hop, data, n)) {
-        fprintf(stderr, "ring: token from t%x: hop %u (want %u), checksum "
-                        "%s\n", (unsigned)prev, hop, want_hop,
+        fprintf(stderr,
+                "ring: token from t%x: hop %u (want %u), checksum "
+                "%s\n",
+                (unsigned)prev, hop, want_hop,
                 sum == ring_checksum(*lap, hop, data, n) ? "ok" : "BAD");
         return COLLS_EBADMSG;
     }
@@ -284,8 +285,7 @@ ring_member(colls_t *c, const struct ring_opts *o)
             break;
         }
         ring_mutate(data, size, hop, me);
-        rc = ring_send_token(c, tids[(pos + 1) % n], lap, hop + 1, data,
-                             size);
+        rc = ring_send_token(c, tids[(pos + 1) % n], lap, hop + 1, data, size);
         if (rc < 0) {
             fprintf(stderr, "ring: t%x: lap %d: sending to t%x: %s\n",
                     (unsigned)me, i, (unsigned)tids[(pos + 1) % n],
@@ -347,9 +347,7 @@ ring_fork(struct ring_opts *o)
             close(fds[0]);
             o->leader = leader;
             o->index = i;
-            _exit(ring_task(o, o->nsockets
-                                   ? o->sockets[i % o->nsockets]
-                                   : NULL,
+            _exit(ring_task(o, o->nsockets ? o->sockets[i % o->nsockets] : NULL,
                             0));
         }
     }
@@ -436,8 +434,8 @@ main(int argc, char **argv)
             o.timeout_s = atoi(optarg);
             break;
         case 'S':
-            for (p = strtok(optarg, ","); p != NULL && o.nsockets <
-                                                          RING_MAX_SOCKETS;
+            for (p = strtok(optarg, ",");
+                 p != NULL && o.nsockets < RING_MAX_SOCKETS;
                  p = strtok(NULL, ","))
                 o.sockets[o.nsockets++] = p;
             break;
@@ -459,8 +457,8 @@ main(int argc, char **argv)
         }
     }
     if (optind != argc || o.laps <= 0 || o.size == 0 || o.size > (1u << 24) ||
-        o.timeout_s <= 0 || (o.leader == 0 && (o.ntasks < 1 ||
-                                                o.ntasks > RING_MAX_TASKS))) {
+        o.timeout_s <= 0 ||
+        (o.leader == 0 && (o.ntasks < 1 || o.ntasks > RING_MAX_TASKS))) {
         ring_usage();
         return 2;
     }

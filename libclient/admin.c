@@ -56,9 +56,8 @@ colls_hosts(colls_t *c, colls_hostinfo_t **out, int *n)
     rc = admin_call(c, KIND__HOSTS_REQ, 0, 0, KIND__HOSTS_REP, &rep);
     if (rc < 0)
         return rc;
-    nh = rep->body_case == ENVELOPE__BODY_HOST_TABLE
-             ? rep->host_table->n_hosts
-             : 0;
+    nh = rep->body_case == ENVELOPE__BODY_HOST_TABLE ? rep->host_table->n_hosts
+                                                     : 0;
     if (nh > 4096) {
         rc = COLLS_EPROTO;
         goto out;
@@ -94,16 +93,14 @@ colls_tasks(colls_t *c, int hid, colls_taskinfo_t **out, int *n)
     uint32_t dst;
     int rc;
 
-    if (out == NULL || n == NULL || (hid < 0 && hid != COLLS_ANY) ||
-        hid > 4095)
+    if (out == NULL || n == NULL || (hid < 0 && hid != COLLS_ANY) || hid > 4095)
         return COLLS_EINVAL;
     dst = hid == COLLS_ANY ? 0xffffffffu : (uint32_t)hid;
     rc = admin_call(c, KIND__TASKS_REQ, dst, 0, KIND__TASKS_REP, &rep);
     if (rc < 0)
         return rc;
-    nt = rep->body_case == ENVELOPE__BODY_TASK_LIST
-             ? rep->task_list->n_tasks
-             : 0;
+    nt = rep->body_case == ENVELOPE__BODY_TASK_LIST ? rep->task_list->n_tasks
+                                                    : 0;
     if (nt > (1u << 24)) {
         rc = COLLS_EPROTO;
         goto out;
@@ -158,8 +155,8 @@ colls_ping(colls_t *c, int hid, size_t len, double *rtt_us)
         return COLLS_EINVAL;
     if (c != NULL && len > c->max_message)
         return COLLS_EMSGSIZE;
-    rc = admin_call(c, KIND__PING_REQ, (uint32_t)hid, len, KIND__PING_REP,
-                    &rep);
+    rc =
+        admin_call(c, KIND__PING_REQ, (uint32_t)hid, len, KIND__PING_REP, &rep);
     if (rc < 0)
         return rc;
     if (rep->body_case != ENVELOPE__BODY_PING_REP)

@@ -50,8 +50,7 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
         return 0;
     if (timed && c->timeout_ms >= 0) {
         c->timer_fired = 0;
-        uv_timer_start(&c->timer, colls_timer_cb, (uint64_t)c->timeout_ms,
-                       0);
+        uv_timer_start(&c->timer, colls_timer_cb, (uint64_t)c->timeout_ms, 0);
         armed = 1;
     }
     for (;;) {
@@ -192,9 +191,8 @@ colls_handshake(colls_t *c)
     if (c->max_message == 0 || c->max_message > FRAME_DEFAULT_MAX_PAYLOAD)
         c->max_message = FRAME_DEFAULT_MAX_PAYLOAD;
     snprintf(c->direct_addr, sizeof(c->direct_addr), "%s",
-             rep->attach_rep->direct_addr != NULL
-                 ? rep->attach_rep->direct_addr
-                 : "");
+             rep->attach_rep->direct_addr != NULL ? rep->attach_rep->direct_addr
+                                                  : "");
     if (c->tid == 0 || COLLS_TID_HID(c->tid) != c->hid)
         rc = COLLS_EPROTO;
 out:
@@ -207,8 +205,8 @@ static void
 colls_free_handle(colls_t *c)
 {
     while (!colls__q_empty(&c->unexpected)) {
-        struct colls__rmsg *m = COLLS__CONTAINER(
-            c->unexpected.next, struct colls__rmsg, link);
+        struct colls__rmsg *m =
+            COLLS__CONTAINER(c->unexpected.next, struct colls__rmsg, link);
         colls__q_remove(&m->link);
         colls__rmsg_free(m);
     }

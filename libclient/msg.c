@@ -36,15 +36,15 @@ struct colls_msg_seg {
 
 struct colls_msg {
     int encoding;
-    int route;                 /* COLLS_ROUTE_*, or -1: the task's */
+    int route; /* COLLS_ROUTE_*, or -1: the task's */
     int received;
-    int byte_order;            /* of the bytes in data */
+    int byte_order; /* of the bytes in data */
     colls_tid_t src;
     int tag;
-    uint8_t *data;             /* DEFAULT / RAW / received payload */
+    uint8_t *data; /* DEFAULT / RAW / received payload */
     size_t len, cap;
-    size_t rd;                 /* unpack offset into data */
-    struct colls_msg_seg *segs;/* INPLACE references */
+    size_t rd;                  /* unpack offset into data */
+    struct colls_msg_seg *segs; /* INPLACE references */
     size_t nsegs, capsegs;
     size_t seglen;
 };
@@ -207,9 +207,8 @@ colls_msg_set_route(colls_msg_t *m, int route)
 int
 colls__msg_bufs(colls_msg_t *m, uv_buf_t **bufs, unsigned *nbufs, size_t *len)
 {
-    size_t i, n = m->encoding == COLLS_ENC_INPLACE && !m->received
-                      ? m->nsegs
-                      : 1;
+    size_t i,
+        n = m->encoding == COLLS_ENC_INPLACE && !m->received ? m->nsegs : 1;
     uv_buf_t *b = calloc(n ? n : 1, sizeof(*b));
 
     if (b == NULL)
@@ -272,8 +271,7 @@ colls_msg_send(colls_t *c, colls_tid_t dst, int tag, colls_msg_t *m)
     r.c = c;
     r.kind = COLLS__REQ_SEND;
     rc = colls__send_data(c, dst, tag, m->encoding, m->byte_order,
-                          m->route >= 0 ? m->route : c->route, bufs, nbufs,
-                          &r);
+                          m->route >= 0 ? m->route : c->route, bufs, nbufs, &r);
     if (rc == 0 || r.pending > 0) {
         while (!r.done)
             uv_run(&c->loop, UV_RUN_ONCE);
@@ -345,9 +343,8 @@ colls_msg_info(const colls_msg_t *m, colls_status_t *st)
         return COLLS_EINVAL;
     st->source = m->src;
     st->tag = m->tag;
-    st->length = m->encoding == COLLS_ENC_INPLACE && !m->received
-                     ? m->seglen
-                     : m->len;
+    st->length =
+        m->encoding == COLLS_ENC_INPLACE && !m->received ? m->seglen : m->len;
     return 0;
 }
 

@@ -260,8 +260,7 @@ p2p_probe_pred(void *arg)
 }
 
 int
-colls_probe(colls_t *c, colls_tid_t src, int tag, int block,
-            colls_status_t *st)
+colls_probe(colls_t *c, colls_tid_t src, int tag, int block, colls_status_t *st)
 {
     struct colls__rmsg *m;
     struct p2p_probe p;

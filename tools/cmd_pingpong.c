@@ -241,8 +241,10 @@ pingpong_exec(int argc, char **argv)
         memset(rbuf, 0, n);
         rc = pp_round(c, to, enc, route, sbuf, rbuf, n);
         if (rc == 0 && memcmp(sbuf, rbuf, n) != 0) {
-            fprintf(stderr, "collsctl pingpong: %zu bytes came back "
-                            "different\n", n);
+            fprintf(stderr,
+                    "collsctl pingpong: %zu bytes came back "
+                    "different\n",
+                    n);
             rc = COLLS_EBADMSG;
         }
         if (rc < 0)
@@ -255,8 +257,8 @@ pingpong_exec(int argc, char **argv)
             t[r] = (pp_now_us() - t0) / 2;
         }
         qsort(t, (size_t)nreps, sizeof(*t), pp_cmp);
-        medians[nsizes] = nreps % 2 ? t[nreps / 2]
-                                    : (t[nreps / 2 - 1] + t[nreps / 2]) / 2;
+        medians[nsizes] =
+            nreps % 2 ? t[nreps / 2] : (t[nreps / 2 - 1] + t[nreps / 2]) / 2;
         sizes[nsizes] = (double)n;
         if (csv)
             printf("%zu,%.2f,%.2f\n", n, medians[nsizes],
@@ -285,15 +287,17 @@ pingpong_exec(int argc, char **argv)
         beta = slope > 0 ? 1.0 / slope : INFINITY;
         if (csv)
             printf("# fit t(n) = alpha + n/beta: alpha_us=%.2f "
-                   "beta_mb_per_s=%.1f\n", alpha, beta);
+                   "beta_mb_per_s=%.1f\n",
+                   alpha, beta);
         else
             printf("fit t(n) = alpha + n/beta: alpha = %.2f us, "
-                   "beta = %.1f MB/s\n", alpha, beta);
+                   "beta = %.1f MB/s\n",
+                   alpha, beta);
     }
     if (route == COLLS_ROUTE_DIRECT && colls_route_fallbacks(c) > 0)
         printf("%s%llu messages fell back to the default route (peer "
-               "unreachable directly)\n", csv ? "# " : "",
-               (unsigned long long)colls_route_fallbacks(c));
+               "unreachable directly)\n",
+               csv ? "# " : "", (unsigned long long)colls_route_fallbacks(c));
 out:
     if (rc < 0)
         fprintf(stderr, "collsctl pingpong: %s\n", colls_strerror(rc));

@@ -19,7 +19,7 @@
 #include "tools/collsctl.h"
 
 #define STATS_MAX_DEPTH 32
-#define STATS_COLS 3 /* elements side by side in a transposed table */
+#define STATS_COLS      3 /* elements side by side in a transposed table */
 
 enum { J_SCALAR, J_ARRAY, J_OBJECT };
 

@@ -15,9 +15,9 @@
 #include "tools/collsctl.h"
 
 static const struct collsctl_cmd *const collsctl_cmds[] = {
-    &cmd_status, &cmd_hosts,  &cmd_ps,  &cmd_stats,  &cmd_ping,
-    &cmd_pingpong, &cmd_echo, &cmd_add, &cmd_delete, &cmd_halt,
-    &cmd_compress,
+    &cmd_status, &cmd_hosts,    &cmd_ps,       &cmd_stats,
+    &cmd_ping,   &cmd_pingpong, &cmd_echo,     &cmd_add,
+    &cmd_delete, &cmd_halt,     &cmd_compress,
 };
 
 #define COLLSCTL_NCMDS (sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]))
@@ -94,8 +94,10 @@ collsctl_resolve_host(struct colls *c, const char *s)
     if (exact > 0)
         return exact;
     if (nprefix > 1) {
-        fprintf(stderr, "collsctl: %d hosts have address %s; give the port "
-                        "or the host id\n", nprefix, s);
+        fprintf(stderr,
+                "collsctl: %d hosts have address %s; give the port "
+                "or the host id\n",
+                nprefix, s);
         return COLLS_EINVAL;
     }
     return prefix;

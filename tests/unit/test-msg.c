@@ -172,9 +172,8 @@ START_TEST(test_raw_other_order)
     uint32_t us[5];
     double ds[3];
     uint16_t hs[3];
-    int other = dtype_native_order() == COLLS_ORDER_LITTLE
-                    ? COLLS_ORDER_BIG
-                    : COLLS_ORDER_LITTLE;
+    int other = dtype_native_order() == COLLS_ORDER_LITTLE ? COLLS_ORDER_BIG
+                                                           : COLLS_ORDER_LITTLE;
 
     /* what a sender of the other order would have packed */
     memcpy(us, u, sizeof(u));

@@ -30,11 +30,11 @@
 #include "proto/bytes.h"
 #include "tests/unit/suites.h"
 
-#define ME 0x100005u     /* the tid the fake daemon hands out */
-#define PEER 0x100009u
-#define REMOTE 0x300001u /* a task on host 3 */
+#define ME          0x100005u /* the tid the fake daemon hands out */
+#define PEER        0x100009u
+#define REMOTE      0x300001u /* a task on host 3 */
 #define UNREACHABLE 0x10000au /* its direct address refuses connections */
-#define UNKNOWN 0x10000bu     /* ROUTE_REQ answers ENOENT */
+#define UNKNOWN     0x10000bu /* ROUTE_REQ answers ENOENT */
 
 enum {
     T_EXIT = 901,  /* send TASK_EXIT {src = dst} */
@@ -398,13 +398,11 @@ START_TEST(test_matching_order)
     ck_assert_int_eq(st.tag, 2);
     ck_assert_mem_eq(out, "bb", 2);
     /* ... and COLLS_ANY then takes the rest in arrival order */
-    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
-                                &st),
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st),
                      0);
     ck_assert_int_eq(st.tag, 1);
-    ck_assert_int_eq(colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
-                                 &st),
-                     0);
+    ck_assert_int_eq(
+        colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st), 0);
     ck_assert_int_eq(st.tag, 3);
     ck_assert_mem_eq(out, "ccc", 3);
     detach(&f, c);
@@ -426,13 +424,11 @@ START_TEST(test_peer_dead)
        arrives; the queued message is still delivered first */
     ck_assert_int_eq(colls_irecv(c, PEER, 6, out, sizeof(out), &req), 0);
     ck_assert_int_eq(colls_wait(req, &st), COLLS_EPEERDEAD);
-    ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
-                     0);
+    ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st), 0);
     ck_assert_mem_eq(out, "last", 4);
     ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
                      COLLS_EPEERDEAD);
-    ck_assert_int_eq(colls_probe(c, PEER, COLLS_ANY, 1, &st),
-                     COLLS_EPEERDEAD);
+    ck_assert_int_eq(colls_probe(c, PEER, COLLS_ANY, 1, &st), COLLS_EPEERDEAD);
     ck_assert_int_eq(colls_send(c, PEER, 1, "x", 1), COLLS_EPEERDEAD);
     /* SEND_FAILED: the destination does not exist */
     ck_assert_int_eq(colls_send(c, PEER + 1, T_FAIL, "", 0), 0);
@@ -509,9 +505,8 @@ START_TEST(test_nonblocking)
     int i, j, done;
 
     for (i = 0; i < 4; i++)
-        ck_assert_int_eq(colls_irecv(c, PEER, 40 + i, in[i], sizeof(in[i]),
-                                     &rr[i]),
-                         0);
+        ck_assert_int_eq(
+            colls_irecv(c, PEER, 40 + i, in[i], sizeof(in[i]), &rr[i]), 0);
     /* sent in reverse order: each lands in its own posted receive */
     for (i = 3; i >= 0; i--) {
         for (j = 0; j < 16; j++)
@@ -618,9 +613,9 @@ START_TEST(test_admin)
     ck_assert_int_eq(colls_delete_host(c, 0), COLLS_EINVAL);
     /* halt: the daemon answers and goes away; receives then fail */
     ck_assert_int_eq(colls_halt(c), 0);
-    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
-                                NULL),
-                     COLLS_ESHUTDOWN);
+    ck_assert_int_eq(
+        colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), NULL),
+        COLLS_ESHUTDOWN);
     ck_assert_int_eq(colls_send(c, PEER, 1, "x", 1), COLLS_ESHUTDOWN);
     detach(&f, c);
 }
@@ -645,9 +640,8 @@ START_TEST(test_direct)
             colls_send_route(c, PEER, 20 + i, msg, 3, COLLS_ROUTE_DIRECT), 0);
     }
     for (i = 0; i < 3; i++) {
-        ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out),
-                                    &st),
-                         0);
+        ck_assert_int_eq(
+            colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st), 0);
         /* the hello named this task, and order is kept on the route */
         ck_assert_uint_eq(st.source, ME);
         ck_assert_int_eq(st.tag, 20 + i);
@@ -687,14 +681,12 @@ START_TEST(test_direct_fallback)
     }
     for (i = 0; i < 3; i++) {
         /* the fake daemon's echo: the source is the destination */
-        ck_assert_int_eq(colls_recv(c, UNREACHABLE, COLLS_ANY, out,
-                                    sizeof(out), &st),
-                         0);
+        ck_assert_int_eq(
+            colls_recv(c, UNREACHABLE, COLLS_ANY, out, sizeof(out), &st), 0);
         ck_assert_int_eq(st.tag, 50 + i);
         ck_assert_int_eq(out[0], 'a' + i);
-        ck_assert_int_eq(colls_recv(c, UNKNOWN, COLLS_ANY, out, sizeof(out),
-                                    &st),
-                         0);
+        ck_assert_int_eq(
+            colls_recv(c, UNKNOWN, COLLS_ANY, out, sizeof(out), &st), 0);
         ck_assert_int_eq(st.tag, 60 + i);
     }
     ck_assert_uint_eq(colls_route_fallbacks(c), 6);
