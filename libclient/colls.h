@@ -152,7 +152,8 @@ COLLS_EXTERN const char *colls_err_name(int err);
 /* Route used by later sends of this task (COLLS_ROUTE_*). */
 COLLS_EXTERN int colls_set_route(colls_t *c, int route);
 /* Timeout in milliseconds for blocking calls; -1 (default) waits forever.
-   A call that times out returns COLLS_ETIMEDOUT. */
+   A call that times out returns COLLS_ETIMEDOUT.  Sends are not cut
+   short: they return once their bytes are written to the connection. */
 COLLS_EXTERN int colls_set_timeout(colls_t *c, int ms);
 /* Messages sent with COLLS_ROUTE_DIRECT that went through the daemon
    because the peer could not be reached directly. */
@@ -196,12 +197,16 @@ COLLS_EXTERN int colls_test(colls_req_t *req, int *done, colls_status_t *st);
 COLLS_EXTERN colls_msg_t *colls_msg_new(int encoding);
 COLLS_EXTERN int colls_pack(colls_msg_t *m, int dtype, const void *data,
                             size_t count);
-/* Unpacks count items of dtype, in the order they were packed. */
+/* Unpacks count items of dtype, in the order they were packed (COLLS_BYTE
+   in XDR: with the same counts as packed).  Past the end of the message:
+   COLLS_ETRUNC, nothing consumed; XDR data invalid for dtype: EPROTO. */
 COLLS_EXTERN int colls_unpack(colls_msg_t *m, int dtype, void *data,
                               size_t count);
 COLLS_EXTERN int colls_msg_set_route(colls_msg_t *m, int route);
 COLLS_EXTERN int colls_msg_send(colls_t *c, colls_tid_t dst, int tag,
                                 colls_msg_t *m);
+/* The message remembers the route it came by: colls_msg_send() of it
+   answers on that route, with the same bytes and encoding. */
 COLLS_EXTERN int colls_msg_recv(colls_t *c, colls_tid_t src, int tag,
                                 colls_msg_t **out);
 /* Source, tag and packed length of a received message. */
