@@ -1,0 +1,444 @@
+/*
+ * cmd_bench.c -- `collsctl bench OP`: time one collective per message size,
+ * the classic way.
+ *
+ * Every participating process runs the same loop: per size, 3 discarded
+ * warm-up operations, then --runs runs (default 5) of --iters back-to-back
+ * operations (default 50), each run started after a barrier; a process
+ * keeps its minimum per-operation time over the runs, and the figure shown
+ * is the maximum of those minima over the processes (an allreduce MAX).
+ * Rank 0 prints, per size, microseconds per operation, the algorithm that
+ * ran (colls_group_last_alg) and the mode.  Data are int32 (reductions:
+ * SUM), a size is the bytes of one rank's block; v-variants use equal
+ * blocks.  Sizes go from A to B by powers of 4 (default 4 B .. 4 MiB).
+ *
+ * Processes: with --group NAME -n P this process is one of the P members
+ * of group NAME (start P of them, on any daemons, with --socket); without
+ * --group, -n P (default 2) forks P members here, member i attached to the
+ * i-th socket of --sockets A,B,... (round robin; default the usual one).
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "tools/collsctl.h"
+
+#define BENCH_WARMUP 3
+#define BENCH_MAX_PROCS 256
+#define BENCH_MAX_SOCKETS 64
+
+struct bench_opts {
+    int op;
+    size_t min, max;
+    const char *algo;
+    int mode;
+    const char *group;
+    int nprocs;
+    int runs, iters;
+    char *sockets[BENCH_MAX_SOCKETS];
+    int nsockets;
+};
+
+static const char *const bench_ops[COLLS_COLL_MAX] = {
+    "barrier",   "bcast",     "reduce",    "allreduce",      "gather",
+    "gatherv",   "scatter",   "scatterv",  "allgather",      "allgatherv",
+    "alltoall",  "alltoallv", "reduce_scatter", "scan",      "exscan",
+};
+
+static double
+bench_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* A size with an optional k/K or m/M suffix (powers of 1024); -1 if bad. */
+static int
+bench_size(const char *s, const char *end_at, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+
+    if (end == s)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024, end++;
+    if (end != end_at || v > (1ull << 30))
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* Parses "A:B" into opts->min, opts->max. */
+static int
+bench_sizes(const char *s, struct bench_opts *o)
+{
+    const char *colon = strchr(s, ':');
+
+    if (colon == NULL)
+        return bench_size(s, s + strlen(s), &o->min) < 0
+                   ? -1
+                   : (o->max = o->min, 0);
+    if (bench_size(s, colon, &o->min) < 0 ||
+        bench_size(colon + 1, colon + 1 + strlen(colon + 1), &o->max) < 0 ||
+        o->min > o->max)
+        return -1;
+    return 0;
+}
+
+/*
+ * One operation of o->op on n-byte blocks (count int32 items).  counts
+ * and displs are P entries describing equal blocks, for the v-variants.
+ */
+static int
+bench_one(colls_group_t *g, int op, void *sbuf, void *rbuf, size_t count,
+          const size_t *counts, const size_t *displs)
+{
+    const int dt = COLLS_INT32;
+
+    switch (op) {
+    case COLLS_COLL_BARRIER:
+        return colls_barrier(g);
+    case COLLS_COLL_BCAST:
+        return colls_bcast(g, rbuf, count, dt, 0);
+    case COLLS_COLL_REDUCE:
+        return colls_reduce(g, sbuf, rbuf, count, dt, COLLS_SUM, 0);
+    case COLLS_COLL_ALLREDUCE:
+        return colls_allreduce(g, sbuf, rbuf, count, dt, COLLS_SUM);
+    case COLLS_COLL_GATHER:
+        return colls_gather(g, sbuf, rbuf, count, dt, 0);
+    case COLLS_COLL_GATHERV:
+        return colls_gatherv(g, sbuf, count, rbuf, counts, displs, dt, 0);
+    case COLLS_COLL_SCATTER:
+        return colls_scatter(g, sbuf, rbuf, count, dt, 0);
+    case COLLS_COLL_SCATTERV:
+        return colls_scatterv(g, sbuf, counts, displs, rbuf, count, dt, 0);
+    case COLLS_COLL_ALLGATHER:
+        return colls_allgather(g, sbuf, rbuf, count, dt);
+    case COLLS_COLL_ALLGATHERV:
+        return colls_allgatherv(g, sbuf, count, rbuf, counts, displs, dt);
+    case COLLS_COLL_ALLTOALL:
+        return colls_alltoall(g, sbuf, rbuf, count, dt);
+    case COLLS_COLL_ALLTOALLV:
+        return colls_alltoallv(g, sbuf, counts, displs, rbuf, counts, displs,
+                               dt);
+    case COLLS_COLL_REDUCE_SCATTER:
+        return colls_reduce_scatter(g, sbuf, rbuf, count, dt, COLLS_SUM);
+    case COLLS_COLL_SCAN:
+        return colls_scan(g, sbuf, rbuf, count, dt, COLLS_SUM);
+    case COLLS_COLL_EXSCAN:
+        return colls_exscan(g, sbuf, rbuf, count, dt, COLLS_SUM);
+    default:
+        return COLLS_EINVAL;
+    }
+}
+
+/*
+ * Times one size: warm-ups, then o->runs runs of o->iters operations;
+ * *us = this process's best per-operation time.
+ */
+static int
+bench_size_run(colls_group_t *g, const struct bench_opts *o, void *sbuf,
+               void *rbuf, size_t count, const size_t *counts,
+               const size_t *displs, double *us)
+{
+    int i, r, rc;
+
+    *us = -1;
+    for (i = 0; i < BENCH_WARMUP; i++) {
+        rc = bench_one(g, o->op, sbuf, rbuf, count, counts, displs);
+        if (rc < 0)
+            return rc;
+    }
+    for (r = 0; r < o->runs; r++) {
+        double t0, t;
+        rc = colls_barrier(g);
+        if (rc < 0)
+            return rc;
+        t0 = bench_now_us();
+        for (i = 0; i < o->iters; i++) {
+            rc = bench_one(g, o->op, sbuf, rbuf, count, counts, displs);
+            if (rc < 0)
+                return rc;
+        }
+        t = (bench_now_us() - t0) / o->iters;
+        if (*us < 0 || t < *us)
+            *us = t;
+    }
+    return 0;
+}
+
+/* "hier", "flat" or "auto". */
+static const char *
+bench_mode_name(int mode)
+{
+    return mode == COLLS_MODE_HIER   ? "hier"
+           : mode == COLLS_MODE_FLAT ? "flat"
+                                     : "auto";
+}
+
+/*
+ * One member: attaches (socket NULL: the usual one), joins group name of
+ * o->nprocs members, runs every size.  Returns the exit status.
+ */
+static int
+bench_member(const struct bench_opts *o, const char *socket,
+             const char *name)
+{
+    colls_t *c = NULL;
+    colls_group_t *g = NULL;
+    size_t P, n, ds = 4, *counts = NULL, *displs = NULL;
+    uint8_t *sbuf = NULL, *rbuf = NULL;
+    int rank, rc, j;
+
+    unsetenv("COLLS_ADMIN");
+    rc = colls_attach(socket, &c);
+    if (rc < 0) {
+        fprintf(stderr, "collsctl bench: attach %s: %s\n",
+                socket ? socket : "(default socket)", colls_strerror(rc));
+        return 1;
+    }
+    rank = colls_group_join(c, name, o->nprocs, &g);
+    if (rank < 0) {
+        rc = rank;
+        fprintf(stderr, "collsctl bench: join %s: %s\n", name,
+                colls_strerror(rc));
+        goto out;
+    }
+    P = (size_t)o->nprocs;
+    rc = colls_group_set_mode(g, o->mode);
+    if (rc == 0 && o->algo != NULL)
+        rc = colls_group_set_alg(g, o->op, o->algo);
+    if (rc < 0) {
+        fprintf(stderr, "collsctl bench: --algo %s: %s\n", o->algo,
+                colls_strerror(rc));
+        goto out;
+    }
+    sbuf = calloc(P, o->max > ds ? o->max : ds);
+    rbuf = calloc(P, o->max > ds ? o->max : ds);
+    counts = calloc(P, sizeof(*counts));
+    displs = calloc(P, sizeof(*displs));
+    if (sbuf == NULL || rbuf == NULL || counts == NULL || displs == NULL) {
+        rc = COLLS_ENOMEM;
+        fprintf(stderr, "collsctl bench: out of memory\n");
+        goto out;
+    }
+    for (n = 0; n < P * (o->max > ds ? o->max : ds); n++)
+        sbuf[n] = (uint8_t)(n * 7 + (size_t)rank);
+    if (rank == 0) {
+        printf("# collsctl bench %s: P=%d, %d runs of %d ops after %d "
+               "warm-ups, us/op = max over processes of each one's best "
+               "run\n",
+               bench_ops[o->op], o->nprocs, o->runs, o->iters, BENCH_WARMUP);
+        printf("%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm",
+               "mode");
+        fflush(stdout);
+    }
+    for (n = o->min;;) {
+        size_t count = o->op == COLLS_COLL_BARRIER ? 0 : (n + ds - 1) / ds;
+        double us, worst;
+        char alg[64] = "";
+        int mode = COLLS_MODE_AUTO;
+        for (j = 0; j < (int)P; j++) {
+            counts[j] = count;
+            displs[j] = (size_t)j * count;
+        }
+        rc = bench_size_run(g, o, sbuf, rbuf, count, counts, displs, &us);
+        if (rc == 0) {
+            snprintf(alg, sizeof(alg), "%s", colls_group_last_alg(g));
+            mode = colls_group_last_mode(g);
+            rc = colls_allreduce(g, &us, &worst, 1, COLLS_DOUBLE, COLLS_MAX);
+        }
+        if (rc < 0) {
+            fprintf(stderr, "collsctl bench: %s of %zu bytes: %s\n",
+                    bench_ops[o->op], count * ds, colls_strerror(rc));
+            goto out;
+        }
+        if (rank == 0) {
+            printf("%10zu %12.2f  %-24s %s\n", count * ds, worst, alg,
+                   bench_mode_name(mode));
+            fflush(stdout);
+        }
+        if (o->op == COLLS_COLL_BARRIER || n >= o->max)
+            break;
+        n = n * 4 > o->max ? o->max : n * 4;
+        if (n == 0)
+            break;
+    }
+out:
+    if (g != NULL)
+        colls_group_leave(g);
+    colls_detach(c);
+    free(sbuf);
+    free(rbuf);
+    free(counts);
+    free(displs);
+    return rc < 0 ? 1 : 0;
+}
+
+/*
+ * Forks o->nprocs members over the sockets and waits for them.  If one
+ * fails, the others (which would wait for it forever) are killed.
+ */
+static int
+bench_fork(const struct bench_opts *o)
+{
+    pid_t pids[BENCH_MAX_PROCS];
+    char name[64];
+    int i, status, left, failed = 0;
+
+    snprintf(name, sizeof(name), "bench-%ld", (long)getpid());
+    fflush(stdout);
+    fflush(stderr);
+    for (i = 0; i < o->nprocs; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) {
+            perror("collsctl bench: fork");
+            failed = 1;
+            break;
+        }
+        if (pids[i] == 0) {
+            const char *s =
+                o->nsockets > 0 ? o->sockets[i % o->nsockets] : NULL;
+            fflush(stdout);
+            _exit(bench_member(o, s, name));
+        }
+    }
+    left = i;
+    while (left > 0) {
+        pid_t p = wait(&status);
+        if (p < 0)
+            break;
+        left--;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            if (!failed)
+                for (i = 0; i < o->nprocs; i++)
+                    if (pids[i] > 0 && pids[i] != p)
+                        kill(pids[i], SIGTERM);
+            failed = 1;
+        }
+        for (i = 0; i < o->nprocs; i++)
+            if (pids[i] == p)
+                pids[i] = 0;
+    }
+    return failed ? 1 : 0;
+}
+
+/* Splits a comma-separated socket list into o->sockets (in place). */
+static int
+bench_sockets(char *list, struct bench_opts *o)
+{
+    char *save = NULL, *s;
+
+    for (s = strtok_r(list, ",", &save); s != NULL;
+         s = strtok_r(NULL, ",", &save)) {
+        if (o->nsockets == BENCH_MAX_SOCKETS)
+            return -1;
+        o->sockets[o->nsockets++] = s;
+    }
+    return o->nsockets > 0 ? 0 : -1;
+}
+
+static int
+bench_exec(int argc, char **argv)
+{
+    static const struct option lopts[] = {
+        {"sizes", required_argument, NULL, 's'},
+        {"algo", required_argument, NULL, 'a'},
+        {"hier", no_argument, NULL, 'H'},
+        {"flat", no_argument, NULL, 'F'},
+        {"group", required_argument, NULL, 'g'},
+        {"sockets", required_argument, NULL, 'S'},
+        {"runs", required_argument, NULL, 'k'},
+        {"iters", required_argument, NULL, 'i'},
+        {NULL, 0, NULL, 0}};
+    struct bench_opts o;
+    int opt, i;
+
+    memset(&o, 0, sizeof(o));
+    o.op = -1;
+    o.min = 4;
+    o.max = 4u << 20;
+    o.mode = COLLS_MODE_AUTO;
+    o.nprocs = 2;
+    o.runs = 5;
+    o.iters = 50;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "n:k:", lopts, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            if (bench_sizes(optarg, &o) < 0 || o.min == 0)
+                return collsctl_usage(&cmd_bench);
+            break;
+        case 'a':
+            o.algo = optarg;
+            break;
+        case 'H':
+            o.mode = COLLS_MODE_HIER;
+            break;
+        case 'F':
+            o.mode = COLLS_MODE_FLAT;
+            break;
+        case 'g':
+            o.group = optarg;
+            break;
+        case 'S':
+            if (bench_sockets(optarg, &o) < 0)
+                return collsctl_usage(&cmd_bench);
+            break;
+        case 'n':
+            o.nprocs = atoi(optarg);
+            if (o.nprocs < 1 || o.nprocs > BENCH_MAX_PROCS)
+                return collsctl_usage(&cmd_bench);
+            break;
+        case 'k':
+            o.runs = atoi(optarg);
+            if (o.runs < 1)
+                return collsctl_usage(&cmd_bench);
+            break;
+        case 'i':
+            o.iters = atoi(optarg);
+            if (o.iters < 1)
+                return collsctl_usage(&cmd_bench);
+            break;
+        default:
+            return collsctl_usage(&cmd_bench);
+        }
+    }
+    if (optind + 1 != argc)
+        return collsctl_usage(&cmd_bench);
+    for (i = 0; i < COLLS_COLL_MAX; i++)
+        if (strcmp(argv[optind], bench_ops[i]) == 0)
+            o.op = i;
+    if (o.op < 0) {
+        fprintf(stderr, "collsctl bench: unknown operation %s (one of:",
+                argv[optind]);
+        for (i = 0; i < COLLS_COLL_MAX; i++)
+            fprintf(stderr, " %s", bench_ops[i]);
+        fprintf(stderr, ")\n");
+        return 2;
+    }
+    if (o.group != NULL)
+        return bench_member(&o, NULL, o.group);
+    return bench_fork(&o);
+}
+
+const struct collsctl_cmd cmd_bench = {
+    .name = "bench",
+    .usage = "OP [--sizes A:B] [--algo NAME[:SEG]] [--hier|--flat] "
+             "[--runs K] [--iters N] "
+             "[--group NAME -n P | -n P [--sockets A,B,...]]",
+    .help = "time a collective per size (us/op, algorithm, mode)",
+    .needs_daemon = 1,
+    .exec = bench_exec,
+};
