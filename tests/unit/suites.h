@@ -16,5 +16,6 @@ Suite *suite_config(void);
 Suite *suite_msg(void);
 Suite *suite_p2p(void);
 Suite *suite_sched(void);
+Suite *suite_coll(void);
 
 #endif
