@@ -20,8 +20,10 @@
 
 #include "colls.h"
 #include "daemon/admin.h"
+#include "daemon/coll.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/group.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
@@ -692,6 +694,11 @@ admin_stats_json(struct daemon *d, struct buf *b)
         stats_json_obj_end(&j);
     }
     stats_json_arr_end(&j);
+
+    if (d->gs != NULL) {
+        coll_stats_json(d, &j);
+        group_stats_json(d, &j);
+    }
 
     stats_json_obj_end(&j);
     return stats_json_finish(&j);

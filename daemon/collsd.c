@@ -32,8 +32,10 @@
 
 #include "colls.h"
 #include "daemon/admin.h"
+#include "daemon/coll.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/group.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
@@ -54,6 +56,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     host_cron(d, now);
     admin_cron(d, now);
     task_cron(d, now);
+    coll_cron(d, now);
     net_kick(d);
 }
 
@@ -182,6 +185,7 @@ collsd_cleanup(struct daemon *d)
         d->notifies = n->next;
         free(n);
     }
+    group_free_all(d);
     if (d->http != NULL)
         evhttp_free(d->http);
     net_close(d);
@@ -255,6 +259,9 @@ main(int argc, char **argv)
         rc = COLLS_ENOMEM;
         goto out;
     }
+    rc = group_init(d);
+    if (rc != 0)
+        goto out;
     rc = net_open(d);
     if (rc != 0)
         goto out;

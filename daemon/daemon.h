@@ -34,6 +34,7 @@ struct evhttp;
 struct config;
 struct udp;
 struct rel;
+struct group_state;
 
 #define DAEMON_MAX_HID      DGRAM_MAX_HID
 #define DAEMON_MAX_LOCAL    0xfffffu /* tid local numbers 1..this */
@@ -211,6 +212,9 @@ struct daemon {
     struct pending *pending;
     uint64_t next_req;
     struct notify *notifies;
+
+    /* groups and collectives (group.c, coll.c) */
+    struct group_state *gs;
 
     struct evhttp *http;
     struct event *cron_ev;

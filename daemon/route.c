@@ -30,6 +30,8 @@
 
 #include "colls.h"
 #include "daemon/admin.h"
+#include "daemon/coll.h"
+#include "daemon/group.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/host.h"
@@ -295,6 +297,7 @@ route_exit_local(struct daemon *d, uint32_t tid)
     }
     route_notify_forget(d, tid);
     route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
+    group_task_exit(d, tid);
 }
 
 void
@@ -335,6 +338,7 @@ route_host_down(struct daemon *d, int hid, uint32_t inc)
     }
     route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
     admin_host_down(d, hid);
+    group_host_down(d, hid);
 }
 
 /* Answers task t's ROUTE_REQ for a local tid. */
@@ -445,6 +449,15 @@ route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
         free(owner);
         task_close(t, "detached");
         return;
+    case KIND__COLL_REQ:
+        coll_task_req(t, e, payload, plen, owner);
+        return;
+    case KIND__GROUP_JOIN:
+        group_task_join(t, e);
+        break;
+    case KIND__GROUP_LEAVE:
+        group_task_leave(t, e);
+        break;
     case KIND__NOTIFY_REQ:
         route_notify_req(t, e);
         break;
@@ -577,6 +590,15 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__DATA:
         route_peer_data(d, hid, e, msg, len, payload_off);
         return;
+    case KIND__COLL_DATA:
+        coll_peer_data(d, hid, e, msg, len, payload_off);
+        return;
+    case KIND__GROUP_JOIN:
+    case KIND__GROUP_FORMED:
+    case KIND__GROUP_FAILED:
+    case KIND__GROUP_LEAVE:
+        group_peer_msg(d, hid, e);
+        break;
     case KIND__SEND_FAILED:
         if (COLLS_TID_HID(e->src) == d->hid && COLLS_TID_HID(e->dst) == hid)
             route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);

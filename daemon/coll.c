@@ -1,0 +1,1640 @@
+/*
+ * coll.c -- collective instances and the schedule executor; see coll.h.
+ *
+ * Instance life: created by the first local COLL_REQ or COLL_DATA of
+ * (gid, seq); parameters come from the first request and every later one
+ * must agree; hierarchical mode starts the leader schedule when all local
+ * members have asked, flat mode starts each local rank's schedule when its
+ * member asks.  An instance ends when every local member has been
+ * answered; a failed one answers those that asked, frees its buffers and
+ * stays as a tombstone until the rest have asked too.  COLL_DATA of a
+ * (gid, seq) every local member has already passed is stale and dropped.
+ *
+ * Invariants: every size from a task or a peer is checked against
+ * cfg->max_message before allocation; incoming data of an instance is
+ * matched per (phase, src, dst) in arrival order; no callback frees the
+ * instance it is working on except through coll_inst_end as its last act.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/alg/alg.h"
+#include "daemon/alg/topo.h"
+#include "daemon/coll.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/group.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/sched.h"
+#include "daemon/stats.h"
+#include "daemon/task.h"
+#include "daemon/tune.h"
+#include "proto/dtype.h"
+#include "proto/envelope.h"
+#include "proto/reduce.h"
+
+#define COLL_ALG_SPEC_MAX 64
+#define COLL_EARLY_MAX_US (120u * 1000000u) /* unknown gid: kept this long */
+#define PHASE_LEADER      0
+#define PHASE_FLAT        1
+
+/* One COLL_DATA message (or an in-memory one between local ranks). */
+struct coll_msg {
+    struct coll_msg *next;
+    uint64_t gid, seq;
+    int phase, src, dst, hid;
+    uint8_t *data;
+    size_t len;
+    void *owner; /* allocation holding data */
+    uint64_t at_us;
+};
+
+/* One schedule being executed. */
+struct coll_exec {
+    int phase, rank;
+    int started, finished;
+    struct sched s;
+    uint8_t *buf[SCHED_NBUF];
+    size_t bsz[SCHED_NBUF];
+    uint8_t *own[SCHED_NBUF]; /* buffers this exec allocated */
+    size_t round;             /* current round */
+    size_t pending;           /* its RECVs not yet matched */
+    const struct sched_step *st;
+    size_t nst;
+    uint8_t *done; /* per step of the current round */
+};
+
+enum coll_state { CI_COLLECT = 0, CI_RUN, CI_FAILED };
+
+struct coll_inst {
+    struct coll_inst *next;
+    struct group *g;
+    uint64_t seq;
+    int state, status;
+    /* parameters, from the first request */
+    int have;
+    int op, dtype, rop, root, reqmode, mode, P;
+    size_t count, esize, n;
+    char spec[COLL_ALG_SPEC_MAX];
+    uint64_t *rawv;  /* gatherv family: counts of the request */
+    size_t nrawv;
+    size_t *vb, *vd; /* gatherv family: bytes and packed offsets per rank */
+    size_t vtotal;
+    /* the algorithm */
+    const struct alg *alg;
+    int alg_index, fallback;
+    size_t seg;
+    /* per local member */
+    int nreq, nans;
+    uint8_t *reqd, *answered;
+    uint64_t *req_id;
+    uint8_t **in;
+    size_t *inlen;
+    void **inown;
+    size_t **a2a; /* alltoallv: 4 * P entries: sc, sd, rc, rd (bytes) */
+    /* execution */
+    struct coll_msg *inbox;
+    struct coll_exec *ex; /* hier: 1; flat: nlocal */
+    int nex;
+    size_t *cnt, *dsp, *sc, *sd, *rc, *rd; /* hier: per host, bytes */
+    uint64_t t0;
+};
+
+static void coll_progress(struct daemon *d, struct coll_inst *ci);
+static void coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq,
+                            int status);
+
+static int
+coll_is_rooted(int op)
+{
+    return op == SCHED_OP_BCAST || op == SCHED_OP_REDUCE ||
+           op == SCHED_OP_GATHER || op == SCHED_OP_GATHERV ||
+           op == SCHED_OP_SCATTER || op == SCHED_OP_SCATTERV;
+}
+
+static int
+coll_is_reduction(int op)
+{
+    return op == SCHED_OP_REDUCE || op == SCHED_OP_ALLREDUCE ||
+           op == SCHED_OP_REDUCE_SCATTER || op == SCHED_OP_SCAN ||
+           op == SCHED_OP_EXSCAN;
+}
+
+static int
+coll_is_gv(int op)
+{
+    return op == SCHED_OP_GATHERV || op == SCHED_OP_SCATTERV ||
+           op == SCHED_OP_ALLGATHERV;
+}
+
+/* The leader-level operation of op (DESIGN.md section 4). */
+static int
+coll_leader_op(int op)
+{
+    switch (op) {
+    case SCHED_OP_GATHER:
+    case SCHED_OP_GATHERV:
+        return SCHED_OP_GATHERV;
+    case SCHED_OP_SCATTER:
+    case SCHED_OP_SCATTERV:
+        return SCHED_OP_SCATTERV;
+    case SCHED_OP_ALLGATHER:
+    case SCHED_OP_ALLGATHERV:
+        return SCHED_OP_ALLGATHERV;
+    case SCHED_OP_ALLTOALL:
+        return SCHED_OP_ALLTOALLV;
+    case SCHED_OP_REDUCE_SCATTER:
+        return SCHED_OP_ALLREDUCE;
+    case SCHED_OP_SCAN:
+    case SCHED_OP_EXSCAN:
+        return SCHED_OP_EXSCAN;
+    default:
+        return op;
+    }
+}
+
+/* a * b, or 0 with *ovf set on overflow or above lim. */
+static size_t
+coll_mul(size_t a, size_t b, size_t lim, int *ovf)
+{
+    if (a != 0 && b > lim / a) {
+        *ovf = 1;
+        return 0;
+    }
+    return a * b;
+}
+
+/* Block bytes of rank r (gather family). */
+static size_t
+coll_blk(const struct coll_inst *ci, int r)
+{
+    return ci->vb != NULL ? ci->vb[r] : ci->n;
+}
+
+/* ---- messages ------------------------------------------------------- */
+
+static void
+coll_msg_free(struct coll_msg *m)
+{
+    free(m->owner);
+    free(m);
+}
+
+static void
+coll_msgs_free(struct coll_msg *m)
+{
+    struct coll_msg *next;
+
+    for (; m != NULL; m = next) {
+        next = m->next;
+        coll_msg_free(m);
+    }
+}
+
+/* Appends m to the end of list *pp. */
+static void
+coll_msg_append(struct coll_msg **pp, struct coll_msg *m)
+{
+    while (*pp != NULL)
+        pp = &(*pp)->next;
+    m->next = NULL;
+    *pp = m;
+}
+
+/* Daemon of schedule rank r in phase. */
+static int
+coll_rank_hid(const struct coll_inst *ci, int phase, int r)
+{
+    const struct group *g = ci->g;
+
+    if (phase == PHASE_LEADER)
+        return g->hids[g->H.leader[r]];
+    return g->hids[r];
+}
+
+/* Sends len bytes of data from (phase, src) to (phase, dst). */
+static int
+coll_send(struct daemon *d, struct coll_inst *ci, int phase, int src, int dst,
+          const uint8_t *data, size_t len)
+{
+    int hid = coll_rank_hid(ci, phase, dst);
+    Envelope f;
+
+    if (hid == d->hid) {
+        struct coll_msg *m = calloc(1, sizeof(*m));
+
+        if (m == NULL || (m->owner = malloc(len ? len : 1)) == NULL) {
+            free(m);
+            return COLLS_ENOMEM;
+        }
+        memcpy(m->owner, data, len);
+        m->data = m->owner;
+        m->len = len;
+        m->gid = ci->g->gid;
+        m->seq = ci->seq;
+        m->phase = phase;
+        m->src = src;
+        m->dst = dst;
+        m->hid = hid;
+        coll_msg_append(&ci->inbox, m);
+        return 0;
+    }
+    if (!host_is_up(d, hid))
+        return COLLS_EHOSTDOWN;
+    envelope_init(&f);
+    f.kind = KIND__COLL_DATA;
+    f.src = COLLS_DAEMON_TID(d->hid);
+    f.dst = COLLS_DAEMON_TID(hid);
+    f.req_id = ci->g->gid;
+    f.seq = ci->seq;
+    f.tag = src;
+    f.count = (uint64_t)dst;
+    f.status = phase;
+    f.dtype = (uint32_t)ci->dtype;
+    f.encoding = COLLS_ENC_RAW;
+    f.byte_order = (uint32_t)dtype_native_order();
+    return net_send(d, hid, &f, data, len);
+}
+
+/* Tells every other daemon of g that (gid, seq) failed with status. */
+static void
+coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
+{
+    unsigned char *sent = calloc(DAEMON_MAX_HID + 1, 1);
+    Envelope f;
+    int r;
+
+    if (sent == NULL)
+        return;
+    envelope_init(&f);
+    f.kind = KIND__COLL_DATA;
+    f.src = COLLS_DAEMON_TID(d->hid);
+    f.req_id = g->gid;
+    f.seq = seq;
+    f.status = status;
+    sent[d->hid] = 1;
+    for (r = 0; r < g->P; r++) {
+        int hid = g->hids[r];
+
+        if (sent[hid])
+            continue;
+        sent[hid] = 1;
+        f.dst = COLLS_DAEMON_TID(hid);
+        if (host_is_up(d, hid))
+            net_send(d, hid, &f, NULL, 0);
+    }
+    free(sent);
+}
+
+/* ---- instances ------------------------------------------------------ */
+
+static void
+coll_exec_free(struct coll_exec *x)
+{
+    int b;
+
+    sched_free(&x->s);
+    for (b = 0; b < SCHED_NBUF; b++)
+        free(x->own[b]);
+    free(x->done);
+    memset(x, 0, sizeof(*x));
+}
+
+/* Frees the execution state and inputs of ci (not the record). */
+static void
+coll_inst_release(struct coll_inst *ci)
+{
+    int i;
+
+    for (i = 0; i < ci->nex; i++)
+        coll_exec_free(&ci->ex[i]);
+    free(ci->ex);
+    ci->ex = NULL;
+    ci->nex = 0;
+    coll_msgs_free(ci->inbox);
+    ci->inbox = NULL;
+    if (ci->inown != NULL)
+        for (i = 0; i < ci->g->nlocal; i++) {
+            free(ci->inown[i]);
+            ci->inown[i] = NULL;
+            ci->in[i] = NULL;
+        }
+    if (ci->a2a != NULL)
+        for (i = 0; i < ci->g->nlocal; i++) {
+            free(ci->a2a[i]);
+            ci->a2a[i] = NULL;
+        }
+    free(ci->cnt);
+    ci->cnt = ci->dsp = ci->sc = ci->sd = ci->rc = ci->rd = NULL;
+}
+
+/* Unlinks and frees ci. */
+static void
+coll_inst_free(struct coll_inst *ci)
+{
+    struct coll_inst **pp;
+
+    for (pp = &ci->g->insts; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == ci) {
+            *pp = ci->next;
+            break;
+        }
+    coll_inst_release(ci);
+    free(ci->rawv);
+    free(ci->vb);
+    free(ci->reqd);
+    free(ci->answered);
+    free(ci->req_id);
+    free(ci->in);
+    free(ci->inlen);
+    free(ci->inown);
+    free(ci->a2a);
+    free(ci);
+}
+
+/* Finds or creates the instance (g, seq); NULL on allocation failure. */
+static struct coll_inst *
+coll_inst_get(struct group *g, uint64_t seq, int create)
+{
+    struct coll_inst *ci;
+    size_t nl = (size_t)g->nlocal;
+
+    for (ci = g->insts; ci != NULL; ci = ci->next)
+        if (ci->seq == seq)
+            return ci;
+    if (!create || (ci = calloc(1, sizeof(*ci))) == NULL)
+        return NULL;
+    ci->g = g;
+    ci->seq = seq;
+    ci->P = g->P;
+    ci->reqd = calloc(nl, 1);
+    ci->answered = calloc(nl, 1);
+    ci->req_id = calloc(nl, sizeof(uint64_t));
+    ci->in = calloc(nl, sizeof(uint8_t *));
+    ci->inlen = calloc(nl, sizeof(size_t));
+    ci->inown = calloc(nl, sizeof(void *));
+    ci->a2a = calloc(nl, sizeof(size_t *));
+    if (!ci->reqd || !ci->answered || !ci->req_id || !ci->in || !ci->inlen ||
+        !ci->inown || !ci->a2a) {
+        ci->next = NULL;
+        free(ci->reqd);
+        free(ci->answered);
+        free(ci->req_id);
+        free(ci->in);
+        free(ci->inlen);
+        free(ci->inown);
+        free(ci->a2a);
+        free(ci);
+        return NULL;
+    }
+    ci->next = g->insts;
+    g->insts = ci;
+    return ci;
+}
+
+/* Sends COLL_RESULT to local member i of ci. */
+static void
+coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
+            const uint8_t *data, size_t len)
+{
+    struct group *g = ci->g;
+    struct task *t = task_find(d, g->tids[g->local[i]]);
+    CollResult cr = COLL_RESULT__INIT;
+    Envelope r;
+
+    if (ci->answered[i])
+        return;
+    ci->answered[i] = 1;
+    ci->nans++;
+    if (t == NULL)
+        return;
+    envelope_init(&r);
+    r.kind = KIND__COLL_RESULT;
+    r.src = COLLS_DAEMON_TID(d->hid);
+    r.dst = t->tid;
+    r.group = g->name;
+    r.seq = ci->seq;
+    r.req_id = ci->req_id[i];
+    r.status = status;
+    r.dtype = (uint32_t)(ci->have ? ci->dtype : COLLS_BYTE);
+    r.count = ci->esize ? len / ci->esize : len;
+    r.encoding = COLLS_ENC_RAW;
+    r.byte_order = (uint32_t)dtype_native_order();
+    cr.alg = (char *)(ci->alg != NULL ? ci->alg->name : "");
+    cr.mode = (uint32_t)(ci->mode ? ci->mode : COLLS_MODE_HIER);
+    cr.us = (double)(platform_now_us() - ci->t0);
+    cr.fallback = ci->fallback != 0;
+    r.body_case = ENVELOPE__BODY_COLL_RESULT;
+    r.coll_result = &cr;
+    task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
+                   NULL);
+}
+
+/* Frees ci once every local member that can still ask was answered. */
+static void
+coll_inst_maybe_end(struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    int i;
+
+    if (ci->state == CI_FAILED && g->status != 0 && ci->seq >= g->fail_from) {
+        coll_inst_free(ci);
+        return;
+    }
+    for (i = 0; i < g->nlocal; i++)
+        if (!ci->answered[i] && !g->gone[g->local[i]])
+            return;
+    coll_inst_free(ci);
+}
+
+/* Fails ci with status: answers who asked, frees the work; abort: tell
+   the other daemons. */
+static void
+coll_inst_fail(struct daemon *d, struct coll_inst *ci, int status, int abort)
+{
+    int i;
+
+    if (ci->state == CI_FAILED)
+        return;
+    if (abort) {
+        d->gs->cnt.aborts++;
+        coll_send_abort(d, ci->g, ci->seq, status);
+    }
+    d->gs->cnt.failed_ops++;
+    ci->state = CI_FAILED;
+    ci->status = status;
+    coll_inst_release(ci);
+    for (i = 0; i < ci->g->nlocal; i++)
+        if (ci->reqd[i])
+            coll_answer(d, ci, i, status, NULL, 0);
+}
+
+/* ---- parameters ----------------------------------------------------- */
+
+/* Checks a request's parameters and stores them in ci (first request).
+   0 or a COLLS_E* code. */
+static int
+coll_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
+{
+    const CollReq *q = e->coll_req;
+    size_t lim = (size_t)d->cfg->max_message, total = 0;
+    int ovf = 0, r, op = (int)q->op;
+
+    if (q->op >= SCHED_OP_MAX || q->mode > COLLS_MODE_FLAT ||
+        (q->alg != NULL && strlen(q->alg) >= COLL_ALG_SPEC_MAX))
+        return COLLS_EINVAL;
+    if (op == SCHED_OP_BARRIER) {
+        ci->dtype = COLLS_BYTE;
+        ci->count = 0;
+    } else {
+        if (!dtype_valid((int)e->dtype))
+            return COLLS_EDTYPE;
+        ci->dtype = (int)e->dtype;
+        ci->count = (size_t)e->count;
+    }
+    ci->op = op;
+    ci->rop = coll_is_reduction(op) ? (int)q->rop : COLLS_SUM;
+    if (coll_is_reduction(op) && reduce_check(ci->rop, ci->dtype) != 0)
+        return reduce_check(ci->rop, ci->dtype);
+    ci->root = coll_is_rooted(op) ? q->root : 0;
+    if (ci->root < 0 || ci->root >= ci->P)
+        return COLLS_EINVAL;
+    ci->reqmode = (int)q->mode;
+    snprintf(ci->spec, sizeof(ci->spec), "%s", q->alg ? q->alg : "");
+    ci->esize = dtype_size(ci->dtype);
+    ci->n = coll_mul(ci->count, ci->esize, lim, &ovf);
+    coll_mul(ci->n, (size_t)ci->P, lim, &ovf);
+    if (ovf)
+        return COLLS_EMSGSIZE;
+    if (coll_is_gv(op)) {
+        if (q->n_counts != (size_t)ci->P)
+            return COLLS_EINVAL;
+        ci->rawv = calloc((size_t)ci->P, sizeof(uint64_t));
+        ci->vb = calloc(2 * (size_t)ci->P, sizeof(size_t));
+        if (ci->rawv == NULL || ci->vb == NULL)
+            return COLLS_ENOMEM;
+        ci->nrawv = (size_t)ci->P;
+        ci->vd = ci->vb + ci->P;
+        for (r = 0; r < ci->P; r++) {
+            ci->rawv[r] = q->counts[r];
+            if (q->counts[r] > lim) /* items; bytes checked next */
+                return COLLS_EMSGSIZE;
+            ci->vb[r] = coll_mul((size_t)q->counts[r], ci->esize, lim, &ovf);
+            ci->vd[r] = total;
+            total += ci->vb[r];
+            if (ovf || total > lim)
+                return COLLS_EMSGSIZE;
+        }
+        ci->vtotal = total;
+    }
+    ci->have = 1;
+    return 0;
+}
+
+/* Does request e agree with ci's parameters? */
+static int
+coll_same(const struct coll_inst *ci, const Envelope *e)
+{
+    const CollReq *q = e->coll_req;
+    size_t r;
+
+    if ((int)q->op != ci->op || (int)q->mode != ci->reqmode ||
+        strcmp(q->alg ? q->alg : "", ci->spec) != 0)
+        return 0;
+    if (ci->op == SCHED_OP_BARRIER)
+        return 1;
+    if ((int)e->dtype != ci->dtype || e->count != ci->count)
+        return 0;
+    if (coll_is_reduction(ci->op) && (int)q->rop != ci->rop)
+        return 0;
+    if (coll_is_rooted(ci->op) && q->root != ci->root)
+        return 0;
+    if (coll_is_gv(ci->op)) {
+        if (q->n_counts != ci->nrawv)
+            return 0;
+        for (r = 0; r < ci->nrawv; r++)
+            if (q->counts[r] != ci->rawv[r])
+                return 0;
+    }
+    return 1;
+}
+
+/* Input bytes rank r must send; alltoallv: from its counts (a2a). */
+static size_t
+coll_in_len(const struct coll_inst *ci, int r, const size_t *a2a)
+{
+    size_t P = (size_t)ci->P;
+
+    switch (ci->op) {
+    case SCHED_OP_BARRIER:
+        return 0;
+    case SCHED_OP_BCAST:
+    case SCHED_OP_SCATTER:
+        return r == ci->root ? (ci->op == SCHED_OP_BCAST ? ci->n : P * ci->n)
+                             : 0;
+    case SCHED_OP_SCATTERV:
+        return r == ci->root ? ci->vtotal : 0;
+    case SCHED_OP_GATHERV:
+    case SCHED_OP_ALLGATHERV:
+        return ci->vb[r];
+    case SCHED_OP_ALLTOALL:
+    case SCHED_OP_REDUCE_SCATTER:
+        return P * ci->n;
+    case SCHED_OP_ALLTOALLV: {
+        size_t t = 0, j;
+
+        for (j = 0; j < P; j++)
+            t += a2a[j];
+        return t;
+    }
+    default:
+        return ci->n;
+    }
+}
+
+/* Output bytes of rank r. */
+static size_t
+coll_out_len(const struct coll_inst *ci, int r, const size_t *a2a)
+{
+    size_t P = (size_t)ci->P, j, t = 0;
+
+    switch (ci->op) {
+    case SCHED_OP_BARRIER:
+        return 0;
+    case SCHED_OP_REDUCE:
+        return r == ci->root ? ci->n : 0;
+    case SCHED_OP_GATHER:
+        return r == ci->root ? P * ci->n : 0;
+    case SCHED_OP_GATHERV:
+        return r == ci->root ? ci->vtotal : 0;
+    case SCHED_OP_SCATTERV:
+        return ci->vb[r];
+    case SCHED_OP_ALLGATHER:
+    case SCHED_OP_ALLTOALL:
+        return P * ci->n;
+    case SCHED_OP_ALLGATHERV:
+        return ci->vtotal;
+    case SCHED_OP_ALLTOALLV:
+        for (j = 0; j < P; j++)
+            t += a2a[2 * P + j];
+        return t;
+    case SCHED_OP_EXSCAN:
+        return r == 0 ? 0 : ci->n;
+    default:
+        return ci->n;
+    }
+}
+
+/* Chooses mode and algorithm (same inputs on every daemon). */
+static int
+coll_choose(struct daemon *d, struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    struct tune_choice ch;
+    struct alg_args a;
+    int needs_contig, rc;
+
+    ci->mode = ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT
+                                              : COLLS_MODE_HIER;
+    needs_contig = coll_is_gv(ci->op) || ci->op == SCHED_OP_GATHER ||
+                   ci->op == SCHED_OP_SCATTER || ci->op == SCHED_OP_ALLGATHER ||
+                   ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN;
+    if (ci->mode == COLLS_MODE_HIER &&
+        ((needs_contig && !g->H.contiguous) ||
+         ci->op == SCHED_OP_ALLTOALLV)) {
+        ci->mode = COLLS_MODE_FLAT;
+        d->gs->cnt.hier_as_flat++;
+    }
+    memset(&a, 0, sizeof(a));
+    a.dtype = ci->dtype;
+    a.rop = ci->rop;
+    if (ci->mode == COLLS_MODE_FLAT) {
+        a.op = ci->op;
+        a.P = ci->P;
+        a.root = ci->root;
+        a.size = ci->op == SCHED_OP_ALLTOALLV ? 0 : ci->n;
+        a.counts = ci->vb;
+        a.displs = ci->vd;
+    } else {
+        int NH = g->H.nhosts, h;
+
+        /* per-host block bytes of the gather family (global knowledge) */
+        ci->cnt = calloc(6 * (size_t)NH, sizeof(size_t));
+        if (ci->cnt == NULL)
+            return COLLS_ENOMEM;
+        ci->dsp = ci->cnt + NH;
+        ci->sc = ci->dsp + NH;
+        ci->sd = ci->sc + NH;
+        ci->rc = ci->sd + NH;
+        ci->rd = ci->rc + NH;
+        for (h = 0; h < NH; h++) {
+            int i;
+
+            for (i = g->H.start[h]; i < g->H.start[h + 1]; i++)
+                ci->cnt[h] += coll_blk(ci, g->H.members[i]);
+            ci->dsp[h] = h ? ci->dsp[h - 1] + ci->cnt[h - 1] : 0;
+        }
+        a.op = coll_leader_op(ci->op);
+        a.P = NH;
+        a.root = g->H.host[ci->root];
+        a.size = ci->op == SCHED_OP_REDUCE_SCATTER ? ci->n * (size_t)ci->P
+                                                   : ci->n;
+        if (coll_is_gv(a.op)) {
+            a.counts = ci->cnt;
+            a.displs = ci->dsp;
+        }
+    }
+    rc = tune_choose(&a, NULL, ci->spec, &ch);
+    if (rc != 0)
+        return rc;
+    ci->alg = ch.alg;
+    ci->alg_index = ch.index;
+    ci->seg = ch.seg;
+    if (ch.fallback != TUNE_FALLBACK_NONE) {
+        ci->fallback = 1;
+        d->gs->cnt.fallbacks++;
+        if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
+            d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
+                .fallbacks++;
+        log_warn("group %s collective %llu: forced algorithm \"%s\" for "
+                 "%s cannot run (%s); running %s",
+                 g->name, (unsigned long long)ci->seq, ci->spec,
+                 sched_op_name(a.op),
+                 ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown"
+                                                      : "not applicable",
+                 ch.alg->name);
+    }
+    return 0;
+}
+
+/* ---- the executor --------------------------------------------------- */
+
+/* Sets up x to run schedule args a with SEND/RECV buffers of at least
+   ssz / rsz bytes (allocated when sbuf / rbuf are NULL). */
+static int
+coll_exec_init(struct coll_exec *x, const struct coll_inst *ci, int phase,
+               const struct alg_args *a, uint8_t *sbuf, size_t ssz,
+               size_t rsz)
+{
+    size_t maxst = 0, i, n;
+    int rc, t;
+
+    memset(x, 0, sizeof(*x));
+    x->phase = phase;
+    x->rank = a->rank;
+    rc = alg_build(ci->alg, a, &x->s);
+    if (rc != 0) {
+        sched_free(&x->s);
+        return rc;
+    }
+    if (sbuf != NULL) {
+        if (x->s.extent[SCHED_BUF_SEND] > ssz)
+            return COLLS_EINVAL;
+        x->buf[SCHED_BUF_SEND] = sbuf;
+        x->bsz[SCHED_BUF_SEND] = ssz;
+    } else {
+        if (x->s.extent[SCHED_BUF_SEND] > ssz)
+            ssz = x->s.extent[SCHED_BUF_SEND];
+        x->own[SCHED_BUF_SEND] = calloc(1, ssz ? ssz : 1);
+        x->buf[SCHED_BUF_SEND] = x->own[SCHED_BUF_SEND];
+        x->bsz[SCHED_BUF_SEND] = ssz;
+    }
+    if (x->s.extent[SCHED_BUF_RECV] > rsz)
+        rsz = x->s.extent[SCHED_BUF_RECV];
+    x->own[SCHED_BUF_RECV] = calloc(1, rsz ? rsz : 1);
+    x->buf[SCHED_BUF_RECV] = x->own[SCHED_BUF_RECV];
+    x->bsz[SCHED_BUF_RECV] = rsz;
+    for (t = 0; t < x->s.ntmp; t++) {
+        size_t sz = x->s.tmp_size[t];
+
+        if (sz > (size_t)4 * SIZE_MAX / 8)
+            return COLLS_ENOMEM;
+        x->own[SCHED_BUF_TMP + t] = malloc(sz ? sz : 1);
+        x->buf[SCHED_BUF_TMP + t] = x->own[SCHED_BUF_TMP + t];
+        x->bsz[SCHED_BUF_TMP + t] = sz;
+        if (x->buf[SCHED_BUF_TMP + t] == NULL)
+            return COLLS_ENOMEM;
+    }
+    for (i = 0; i < x->s.nrounds; i++) {
+        sched_round_steps(&x->s, i, &n);
+        if (n > maxst)
+            maxst = n;
+    }
+    x->done = calloc(maxst + 1, 1);
+    if (x->done == NULL || x->buf[SCHED_BUF_SEND] == NULL ||
+        x->buf[SCHED_BUF_RECV] == NULL)
+        return COLLS_ENOMEM;
+    return 0;
+}
+
+/* Starts round x->round: local steps now, sends queued, RECVs counted. */
+static int
+coll_exec_round(struct daemon *d, struct coll_inst *ci, struct coll_exec *x)
+{
+    size_t i;
+    int rc;
+
+    x->pending = 0;
+    x->nst = 0;
+    if (x->round >= x->s.nrounds) {
+        x->finished = 1;
+        return 0;
+    }
+    x->st = sched_round_steps(&x->s, x->round, &x->nst);
+    for (i = 0; i < x->nst; i++) {
+        const struct sched_step *st = &x->st[i];
+
+        x->done[i] = 1;
+        switch (st->kind) {
+        case SCHED_SEND:
+            rc = coll_send(d, ci, x->phase, x->rank, st->peer,
+                           x->buf[st->buf] + st->off, st->len);
+            if (rc != 0)
+                return rc;
+            break;
+        case SCHED_RECV:
+            x->done[i] = 0;
+            x->pending++;
+            break;
+        case SCHED_COPY:
+            memmove(x->buf[st->buf] + st->off, x->buf[st->sbuf] + st->soff,
+                    st->len);
+            break;
+        case SCHED_REDUCE:
+            if (ci->esize == 0 || st->len % ci->esize != 0)
+                return COLLS_EINVAL;
+            if (st->flags & SCHED_F_SRC_FIRST)
+                rc = reduce_apply3(ci->rop, ci->dtype,
+                                   x->buf[st->buf] + st->off,
+                                   x->buf[st->sbuf] + st->soff,
+                                   x->buf[st->buf] + st->off,
+                                   st->len / ci->esize);
+            else
+                rc = reduce_apply(ci->rop, ci->dtype,
+                                  x->buf[st->buf] + st->off,
+                                  x->buf[st->sbuf] + st->soff,
+                                  st->len / ci->esize);
+            if (rc != 0)
+                return rc;
+            break;
+        default:
+            return COLLS_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Matches x's open RECVs with the inbox, in step order; 1 if any. */
+static int
+coll_exec_match(struct coll_inst *ci, struct coll_exec *x, int *err)
+{
+    size_t i;
+    int moved = 0;
+
+    for (i = 0; i < x->nst && x->pending > 0; i++) {
+        const struct sched_step *st = &x->st[i];
+        struct coll_msg **pp, *m;
+
+        if (x->done[i] || st->kind != SCHED_RECV)
+            continue;
+        for (pp = &ci->inbox; (m = *pp) != NULL; pp = &m->next)
+            if (m->phase == x->phase && m->dst == x->rank &&
+                m->src == st->peer)
+                break;
+        if (m == NULL)
+            continue;
+        *pp = m->next;
+        if (m->len != st->len) {
+            log_warn("group %s collective %llu: %zu bytes from rank %d, "
+                     "%zu expected",
+                     ci->g->name, (unsigned long long)ci->seq, m->len, m->src,
+                     st->len);
+            coll_msg_free(m);
+            *err = COLLS_EINVAL;
+            return moved;
+        }
+        memcpy(x->buf[st->buf] + st->off, m->data, m->len);
+        coll_msg_free(m);
+        x->done[i] = 1;
+        x->pending--;
+        moved = 1;
+    }
+    return moved;
+}
+
+/* ---- hierarchical mode ---------------------------------------------- */
+
+#define MEMBER(h, i) (g->H.members[g->H.start[(h)] + (i)])
+
+/* Builds the leader schedule and its input; 0 or a COLLS_E* code. */
+static int
+coll_hier_start(struct daemon *d, struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    int NH = g->H.nhosts, h = g->myhost, nl = g->nlocal, b, i, j, rc;
+    int hroot = g->H.host[ci->root];
+    size_t n = ci->n, P = (size_t)ci->P, lss = 0, lrs = 0, so = 0, ro = 0;
+    size_t lim = (size_t)d->cfg->max_message;
+    struct alg_args a;
+    struct coll_exec *x;
+    uint8_t *ls;
+
+    for (b = 0; b < NH; b++) {
+        size_t nb = (size_t)topo_hier_nlocal(&g->H, b);
+
+        ci->sc[b] = ci->cnt[h] * nb;
+        ci->sd[b] = so;
+        so += ci->sc[b];
+        ci->rc[b] = ci->cnt[b] * (size_t)nl;
+        ci->rd[b] = ro;
+        ro += ci->rc[b];
+    }
+    switch (ci->op) {
+    case SCHED_OP_BCAST:
+        lrs = n;
+        break;
+    case SCHED_OP_REDUCE:
+    case SCHED_OP_ALLREDUCE:
+    case SCHED_OP_SCAN:
+    case SCHED_OP_EXSCAN:
+        lss = lrs = n;
+        break;
+    case SCHED_OP_REDUCE_SCATTER:
+        lss = lrs = P * n;
+        break;
+    case SCHED_OP_GATHER:
+    case SCHED_OP_GATHERV:
+    case SCHED_OP_ALLGATHER:
+    case SCHED_OP_ALLGATHERV:
+        lss = ci->cnt[h];
+        lrs = ci->dsp[NH - 1] + ci->cnt[NH - 1];
+        break;
+    case SCHED_OP_SCATTER:
+    case SCHED_OP_SCATTERV:
+        lss = h == hroot ? ci->dsp[NH - 1] + ci->cnt[NH - 1] : 0;
+        lrs = ci->cnt[h];
+        break;
+    case SCHED_OP_ALLTOALL:
+        lss = so;
+        lrs = ro;
+        break;
+    default:
+        break;
+    }
+    if (lss > lim || lrs > lim || so > lim || ro > lim)
+        return COLLS_EMSGSIZE;
+    ls = calloc(1, lss ? lss : 1);
+    if (ls == NULL)
+        return COLLS_ENOMEM;
+    /* local phase in: combine the members' contributions */
+    switch (ci->op) {
+    case SCHED_OP_REDUCE:
+    case SCHED_OP_ALLREDUCE:
+    case SCHED_OP_SCAN:
+    case SCHED_OP_EXSCAN:
+    case SCHED_OP_REDUCE_SCATTER:
+        memcpy(ls, ci->in[0], lss);
+        for (i = 1; i < nl; i++)
+            reduce_apply(ci->rop, ci->dtype, ls, ci->in[i],
+                         lss / ci->esize);
+        break;
+    case SCHED_OP_GATHER:
+    case SCHED_OP_GATHERV:
+    case SCHED_OP_ALLGATHER:
+    case SCHED_OP_ALLGATHERV: {
+        size_t off = 0;
+
+        for (i = 0; i < nl; i++) {
+            memcpy(ls + off, ci->in[i], ci->inlen[i]);
+            off += ci->inlen[i];
+        }
+        break;
+    }
+    case SCHED_OP_SCATTER:
+    case SCHED_OP_SCATTERV:
+        if (h == hroot)
+            memcpy(ls, ci->in[group_local_index(g, ci->root)], lss);
+        break;
+    case SCHED_OP_ALLTOALL:
+        for (b = 0; b < NH; b++) {
+            int nb = topo_hier_nlocal(&g->H, b);
+
+            for (i = 0; i < nl; i++)
+                for (j = 0; j < nb; j++)
+                    memcpy(ls + ci->sd[b] + ((size_t)i * nb + j) * n,
+                           ci->in[i] + (size_t)MEMBER(b, j) * n, n);
+        }
+        break;
+    default:
+        break;
+    }
+    memset(&a, 0, sizeof(a));
+    a.op = coll_leader_op(ci->op);
+    a.P = NH;
+    a.rank = h;
+    a.root = hroot;
+    a.dtype = ci->dtype;
+    a.rop = ci->rop;
+    a.size = a.op == SCHED_OP_BCAST ? n : lss;
+    a.seg = ci->seg;
+    if (coll_is_gv(a.op)) {
+        a.counts = ci->cnt;
+        a.displs = ci->dsp;
+    }
+    if (a.op == SCHED_OP_ALLTOALLV) {
+        a.scounts = ci->sc;
+        a.sdispls = ci->sd;
+        a.rcounts = ci->rc;
+        a.rdispls = ci->rd;
+    }
+    ci->ex = calloc(1, sizeof(*ci->ex));
+    if (ci->ex == NULL) {
+        free(ls);
+        return COLLS_ENOMEM;
+    }
+    ci->nex = 1;
+    x = &ci->ex[0];
+    rc = coll_exec_init(x, ci, PHASE_LEADER, &a, NULL, lss, lrs);
+    if (rc != 0) {
+        free(ls);
+        return rc;
+    }
+    if (lss > 0)
+        memcpy(x->buf[SCHED_BUF_SEND], ls, lss);
+    free(ls);
+    if (ci->op == SCHED_OP_BCAST && h == hroot)
+        memcpy(x->buf[SCHED_BUF_RECV], ci->in[group_local_index(g, ci->root)],
+               n);
+    x->started = 1;
+    x->round = 0;
+    return coll_exec_round(d, ci, x);
+}
+
+/* The leader schedule finished: answers every local member. */
+static int
+coll_hier_finish(struct daemon *d, struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    struct coll_exec *x = &ci->ex[0];
+    const uint8_t *lr = x->buf[SCHED_BUF_RECV];
+    int h = g->myhost, nl = g->nlocal, NH = g->H.nhosts, i, b, k;
+    size_t n = ci->n, off = 0;
+    uint8_t *out = NULL, *acc = NULL;
+    int valid;
+
+    if (ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN) {
+        acc = malloc(n ? n : 1);
+        if (acc == NULL)
+            return COLLS_ENOMEM;
+        valid = h > 0;
+        if (valid)
+            memcpy(acc, lr, n);
+        for (i = 0; i < nl; i++) {
+            int r = g->local[i];
+
+            if (ci->op == SCHED_OP_EXSCAN)
+                coll_answer(d, ci, i, 0, acc, valid ? n : 0);
+            if (valid)
+                reduce_apply(ci->rop, ci->dtype, acc, ci->in[i],
+                             ci->count);
+            else
+                memcpy(acc, ci->in[i], n);
+            valid = 1;
+            if (ci->op == SCHED_OP_SCAN)
+                coll_answer(d, ci, i, 0, acc, n);
+            (void)r;
+        }
+        free(acc);
+        return 0;
+    }
+    if (ci->op == SCHED_OP_ALLTOALL) {
+        out = malloc((size_t)ci->P * n + 1);
+        if (out == NULL)
+            return COLLS_ENOMEM;
+    }
+    for (i = 0; i < nl; i++) {
+        int r = g->local[i];
+
+        switch (ci->op) {
+        case SCHED_OP_BCAST:
+        case SCHED_OP_ALLREDUCE:
+            coll_answer(d, ci, i, 0, lr, n);
+            break;
+        case SCHED_OP_REDUCE:
+        case SCHED_OP_GATHER:
+        case SCHED_OP_GATHERV:
+            coll_answer(d, ci, i, 0, lr, coll_out_len(ci, r, NULL));
+            break;
+        case SCHED_OP_ALLGATHER:
+        case SCHED_OP_ALLGATHERV:
+            coll_answer(d, ci, i, 0, lr, coll_out_len(ci, r, NULL));
+            break;
+        case SCHED_OP_REDUCE_SCATTER:
+            coll_answer(d, ci, i, 0, lr + (size_t)r * n, n);
+            break;
+        case SCHED_OP_SCATTER:
+        case SCHED_OP_SCATTERV:
+            coll_answer(d, ci, i, 0, lr + off, coll_blk(ci, r));
+            off += coll_blk(ci, r);
+            break;
+        case SCHED_OP_ALLTOALL:
+            for (b = 0; b < NH; b++)
+                for (k = 0; k < topo_hier_nlocal(&g->H, b); k++)
+                    memcpy(out + (size_t)MEMBER(b, k) * n,
+                           lr + ci->rd[b] + ((size_t)k * nl + i) * n, n);
+            coll_answer(d, ci, i, 0, out, (size_t)ci->P * n);
+            break;
+        default: /* barrier */
+            coll_answer(d, ci, i, 0, NULL, 0);
+            break;
+        }
+    }
+    free(out);
+    return 0;
+}
+
+#undef MEMBER
+
+/* ---- flat mode ------------------------------------------------------ */
+
+/* Starts the schedule of local member i. */
+static int
+coll_flat_start(struct daemon *d, struct coll_inst *ci, int i)
+{
+    struct group *g = ci->g;
+    struct coll_exec *x = &ci->ex[i];
+    int r = g->local[i], rc;
+    const size_t *v = ci->a2a[i];
+    struct alg_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.op = ci->op;
+    a.P = ci->P;
+    a.rank = r;
+    a.root = ci->root;
+    a.dtype = ci->dtype;
+    a.rop = ci->rop;
+    a.size = ci->n;
+    a.seg = ci->seg;
+    a.counts = ci->vb;
+    a.displs = ci->vd;
+    if (ci->op == SCHED_OP_ALLTOALLV) {
+        size_t P = (size_t)ci->P;
+
+        a.scounts = v;
+        a.sdispls = v + P;
+        a.rcounts = v + 2 * P;
+        a.rdispls = v + 3 * P;
+    }
+    rc = coll_exec_init(x, ci, PHASE_FLAT, &a, ci->in[i], ci->inlen[i],
+                        coll_out_len(ci, r, v));
+    if (rc != 0)
+        return rc;
+    if (ci->op == SCHED_OP_BCAST && r == ci->root)
+        memcpy(x->buf[SCHED_BUF_RECV], ci->in[i], ci->n);
+    x->started = 1;
+    return coll_exec_round(d, ci, x);
+}
+
+/* ---- progress ------------------------------------------------------- */
+
+/* Records ci's statistics (it completed here). */
+static void
+coll_account(struct daemon *d, struct coll_inst *ci)
+{
+    struct coll_opstats *os;
+
+    ci->g->ncoll++;
+    if (ci->mode == COLLS_MODE_FLAT)
+        d->gs->cnt.flat_runs++;
+    else
+        d->gs->cnt.hier_runs++;
+    if (ci->alg_index < 0 || ci->alg_index >= COLL_MAX_ALGS)
+        return;
+    os = &d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ci->alg_index];
+    os->runs++;
+    os->bytes += (ci->vb != NULL ? ci->vtotal / (size_t)ci->P : ci->n) *
+                 (size_t)ci->g->nlocal;
+    stats_hist_add(&os->us, platform_now_us() - ci->t0);
+}
+
+/*
+ * Runs ci as far as its messages allow; answers members whose schedule
+ * finished; ends the instance when everyone is answered.  May free ci.
+ */
+static void
+coll_progress(struct daemon *d, struct coll_inst *ci)
+{
+    int moved, i, err = 0, all;
+
+    if (ci->state != CI_RUN)
+        return;
+    do {
+        moved = 0;
+        for (i = 0; i < ci->nex && err == 0; i++) {
+            struct coll_exec *x = &ci->ex[i];
+
+            if (!x->started)
+                continue;
+            if (!x->finished)
+                moved |= coll_exec_match(ci, x, &err);
+            while (err == 0 && !x->finished && x->pending == 0) {
+                x->round++;
+                moved = 1;
+                err = coll_exec_round(d, ci, x);
+                if (err == 0)
+                    coll_exec_match(ci, x, &err);
+            }
+            if (err == 0 && x->finished && ci->mode == COLLS_MODE_FLAT &&
+                !ci->answered[i]) {
+                int r = ci->g->local[i];
+
+                coll_answer(d, ci, i, 0, x->buf[SCHED_BUF_RECV],
+                            coll_out_len(ci, r, ci->a2a[i]));
+            }
+        }
+    } while (moved && err == 0);
+    if (err != 0) {
+        coll_inst_fail(d, ci, err, 1);
+        coll_inst_maybe_end(ci);
+        return;
+    }
+    for (i = 0, all = ci->nex > 0; i < ci->nex; i++)
+        if (!ci->ex[i].finished)
+            all = 0;
+    if (ci->mode == COLLS_MODE_HIER && all) {
+        err = coll_hier_finish(d, ci);
+        if (err != 0) {
+            coll_inst_fail(d, ci, err, 1);
+            coll_inst_maybe_end(ci);
+            return;
+        }
+    }
+    if (ci->nans == ci->g->nlocal) {
+        coll_account(d, ci);
+        coll_inst_free(ci);
+    }
+}
+
+/* ---- requests from tasks -------------------------------------------- */
+
+/* Answers a request that has no instance (or a failed one). */
+static void
+coll_refuse(struct task *t, const Envelope *e, int status)
+{
+    CollResult cr = COLL_RESULT__INIT;
+    Envelope r;
+
+    envelope_init(&r);
+    r.kind = KIND__COLL_RESULT;
+    r.src = COLLS_DAEMON_TID(t->d->hid);
+    r.dst = t->tid;
+    r.group = e->group;
+    r.seq = e->seq;
+    r.req_id = e->req_id;
+    r.status = status;
+    cr.alg = "";
+    r.body_case = ENVELOPE__BODY_COLL_RESULT;
+    r.coll_result = &cr;
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+/* alltoallv: member's byte counts and packed offsets, 4 * P entries. */
+static int
+coll_a2a_counts(struct daemon *d, struct coll_inst *ci, const CollReq *q,
+                size_t **out)
+{
+    size_t P = (size_t)ci->P, lim = (size_t)d->cfg->max_message, j;
+    size_t so = 0, ro = 0, *v;
+    int ovf = 0;
+
+    *out = NULL;
+    if (q->n_counts != P || q->n_rcounts != P)
+        return COLLS_EINVAL;
+    v = calloc(4 * P, sizeof(size_t));
+    if (v == NULL)
+        return COLLS_ENOMEM;
+    for (j = 0; j < P; j++) {
+        if (q->counts[j] > lim || q->rcounts[j] > lim)
+            ovf = 1;
+        v[j] = coll_mul((size_t)q->counts[j], ci->esize, lim, &ovf);
+        v[P + j] = so;
+        so += v[j];
+        v[2 * P + j] = coll_mul((size_t)q->rcounts[j], ci->esize, lim, &ovf);
+        v[3 * P + j] = ro;
+        ro += v[2 * P + j];
+        if (ovf || so > lim || ro > lim) {
+            free(v);
+            return COLLS_EMSGSIZE;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+void
+coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
+              size_t plen, uint8_t *owner)
+{
+    struct daemon *d = t->d;
+    struct group *g;
+    struct coll_inst *ci;
+    int r, i, rc, first;
+
+    if (e->body_case != ENVELOPE__BODY_COLL_REQ) {
+        d->gs->cnt.bad_requests++;
+        coll_refuse(t, e, COLLS_EINVAL);
+        goto out;
+    }
+    g = group_find(d, e->coll_req->gid);
+    if (g == NULL) {
+        coll_refuse(t, e, COLLS_ENOENT);
+        goto out;
+    }
+    r = group_rank_of(g, t->tid);
+    i = r >= 0 ? group_local_index(g, r) : -1;
+    if (i < 0 || g->gone[r] || e->seq != g->next_seq[i]) {
+        d->gs->cnt.bad_requests++;
+        coll_refuse(t, e, COLLS_EINVAL);
+        goto out;
+    }
+    g->next_seq[i]++;
+    if (g->status != 0 && e->seq >= g->fail_from) {
+        coll_refuse(t, e, g->status);
+        goto out;
+    }
+    ci = coll_inst_get(g, e->seq, 1);
+    if (ci == NULL) {
+        coll_refuse(t, e, COLLS_ENOMEM);
+        goto out;
+    }
+    ci->reqd[i] = 1;
+    ci->nreq++;
+    ci->req_id[i] = e->req_id;
+    if (ci->state == CI_FAILED) {
+        coll_answer(d, ci, i, ci->status, NULL, 0);
+        coll_inst_maybe_end(ci);
+        goto out;
+    }
+    first = !ci->have;
+    if (first) {
+        ci->t0 = platform_now_us();
+        rc = coll_params(d, ci, e);
+        if (rc == 0)
+            rc = coll_choose(d, ci);
+        if (rc == 0 && ci->mode == COLLS_MODE_FLAT) {
+            ci->ex = calloc((size_t)g->nlocal, sizeof(*ci->ex));
+            ci->nex = g->nlocal;
+            if (ci->ex == NULL)
+                rc = COLLS_ENOMEM;
+        }
+    } else {
+        rc = coll_same(ci, e) ? 0 : COLLS_EINVAL;
+    }
+    if (rc == 0 && ci->op == SCHED_OP_ALLTOALLV)
+        rc = coll_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
+    if (rc == 0 && plen != coll_in_len(ci, r, ci->a2a[i]))
+        rc = COLLS_EINVAL;
+    if (rc != 0) {
+        d->gs->cnt.bad_requests++;
+        log_debug("group %s collective %llu: bad request from t%x: error %d",
+                  g->name, (unsigned long long)e->seq, t->tid,
+                  rc);
+        coll_inst_fail(d, ci, rc, 1);
+        coll_inst_maybe_end(ci);
+        goto out;
+    }
+    /* keep the input */
+    if (owner != NULL) {
+        ci->in[i] = (uint8_t *)payload;
+        ci->inown[i] = owner;
+        owner = NULL;
+    } else {
+        ci->inown[i] = malloc(plen ? plen : 1);
+        if (ci->inown[i] == NULL) {
+            coll_inst_fail(d, ci, COLLS_ENOMEM, 1);
+            coll_inst_maybe_end(ci);
+            goto out;
+        }
+        memcpy(ci->inown[i], payload, plen);
+        ci->in[i] = ci->inown[i];
+    }
+    ci->inlen[i] = plen;
+    rc = 0;
+    if (ci->mode == COLLS_MODE_FLAT) {
+        ci->state = CI_RUN;
+        rc = coll_flat_start(d, ci, i);
+    } else if (ci->nreq == g->nlocal) {
+        ci->state = CI_RUN;
+        rc = coll_hier_start(d, ci);
+    }
+    if (rc != 0) {
+        log_warn("group %s collective %llu: cannot start: error %d", g->name,
+                 (unsigned long long)ci->seq, rc);
+        coll_inst_fail(d, ci, rc, 1);
+        coll_inst_maybe_end(ci);
+        goto out;
+    }
+    coll_progress(d, ci);
+out:
+    free(owner);
+}
+
+/* ---- messages from daemons ------------------------------------------ */
+
+/* Delivers m (checked against g) to its instance.  Takes m. */
+static void
+coll_deliver(struct daemon *d, struct group *g, struct coll_msg *m)
+{
+    struct coll_inst *ci;
+    uint64_t minseq = UINT64_MAX;
+    int i, bound = m->phase == PHASE_LEADER ? g->H.nhosts : g->P;
+
+    if (m->phase < 0) {
+        for (i = 0; i < g->P; i++)
+            if (g->hids[i] == m->hid)
+                break;
+        if (i < g->P && m->phase >= -4095)
+            coll_peer_abort(d, g, m->seq, m->phase);
+        coll_msg_free(m);
+        return;
+    }
+    if (m->phase != PHASE_LEADER && m->phase != PHASE_FLAT)
+        goto bad;
+    if (m->src < 0 || m->src >= bound || m->dst < 0 || m->dst >= bound)
+        goto bad;
+    if (m->phase == PHASE_LEADER ? (m->dst != g->myhost ||
+                                    g->hids[g->H.leader[m->src]] != m->hid)
+                                 : (g->hids[m->dst] != d->hid ||
+                                    g->hids[m->src] != m->hid))
+        goto bad;
+    if (g->status != 0 && m->seq >= g->fail_from)
+        goto drop;
+    ci = coll_inst_get(g, m->seq, 0);
+    if (ci == NULL) {
+        for (i = 0; i < g->nlocal; i++)
+            if (!g->gone[g->local[i]] && g->next_seq[i] < minseq)
+                minseq = g->next_seq[i];
+        if (m->seq < minseq)
+            goto drop; /* every member here is past it */
+        ci = coll_inst_get(g, m->seq, 1);
+        if (ci == NULL)
+            goto drop;
+        d->gs->cnt.early_msgs++;
+    }
+    if (ci->state == CI_FAILED)
+        goto drop;
+    coll_msg_append(&ci->inbox, m);
+    coll_progress(d, ci);
+    return;
+bad:
+    d->st.bad_peer_msgs++;
+drop:
+    d->gs->cnt.stale_msgs++;
+    coll_msg_free(m);
+}
+
+/* An abort of (g, seq) from another daemon. */
+static void
+coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
+{
+    struct coll_inst *ci;
+
+    if (g->status != 0 && seq >= g->fail_from)
+        return;
+    ci = coll_inst_get(g, seq, 1);
+    if (ci == NULL)
+        return;
+    coll_inst_fail(d, ci, status, 0);
+    coll_inst_maybe_end(ci);
+}
+
+void
+coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
+               size_t len, size_t off)
+{
+    struct group *g;
+    struct coll_msg *m;
+
+    if (e->src != COLLS_DAEMON_TID(hid)) {
+        d->st.bad_peer_msgs++;
+        free(msg);
+        return;
+    }
+    g = group_find(d, e->req_id);
+    m = calloc(1, sizeof(*m));
+    if (m == NULL) {
+        free(msg);
+        return;
+    }
+    m->owner = msg;
+    m->data = msg + off;
+    m->len = len - off;
+    m->gid = e->req_id;
+    m->seq = e->seq;
+    m->phase = e->status;
+    m->src = e->tag;
+    m->dst = e->count > (uint64_t)GROUP_SIZE_MAX ? -1 : (int)e->count;
+    m->hid = hid;
+    m->at_us = platform_now_us();
+    if (e->status < 0) { /* an abort: no payload */
+        m->len = 0;
+        m->src = m->dst = 0;
+    }
+    if (m->len > 0 && (int)e->byte_order != dtype_native_order()) {
+        size_t es = dtype_size((int)e->dtype);
+
+        if (es == 0 || m->len % es != 0) {
+            d->st.bad_peer_msgs++;
+            coll_msg_free(m);
+            return;
+        }
+        dtype_swap((int)e->dtype, m->data, m->len / es);
+    }
+    if (g == NULL) {
+        if (d->gs->early_bytes + m->len > (size_t)d->cfg->max_message * 4) {
+            d->gs->cnt.stale_msgs++;
+            coll_msg_free(m);
+            return;
+        }
+        d->gs->early_bytes += m->len;
+        d->gs->cnt.early_msgs++;
+        coll_msg_append(&d->gs->early, m);
+        return;
+    }
+    coll_deliver(d, g, m);
+}
+
+void
+coll_group_installed(struct daemon *d, struct group *g)
+{
+    struct coll_msg **pp = &d->gs->early, *m, *mine = NULL, **tail = &mine;
+
+    while ((m = *pp) != NULL) {
+        if (m->gid == g->gid) {
+            *pp = m->next;
+            d->gs->early_bytes -= m->len;
+            m->next = NULL;
+            *tail = m;
+            tail = &m->next;
+        } else {
+            pp = &m->next;
+        }
+    }
+    while ((m = mine) != NULL) {
+        mine = m->next;
+        coll_deliver(d, g, m);
+    }
+}
+
+void
+coll_group_failed(struct daemon *d, struct group *g)
+{
+    struct coll_inst *ci, *next;
+
+    for (ci = g->insts; ci != NULL; ci = next) {
+        next = ci->next;
+        if (ci->seq >= g->fail_from) {
+            coll_inst_fail(d, ci, g->status, 0);
+            coll_inst_free(ci);
+        }
+    }
+}
+
+void
+coll_group_free(struct daemon *d, struct group *g)
+{
+    (void)d;
+    while (g->insts != NULL)
+        coll_inst_free(g->insts);
+}
+
+/* Drops early messages matching (hid, or older than cutoff). */
+static void
+coll_early_drop(struct daemon *d, int hid, uint64_t cutoff)
+{
+    struct coll_msg **pp = &d->gs->early, *m;
+
+    while ((m = *pp) != NULL) {
+        if (m->hid == hid || m->at_us < cutoff) {
+            *pp = m->next;
+            d->gs->early_bytes -= m->len;
+            d->gs->cnt.stale_msgs++;
+            coll_msg_free(m);
+        } else {
+            pp = &m->next;
+        }
+    }
+}
+
+void
+coll_host_down(struct daemon *d, int hid)
+{
+    coll_early_drop(d, hid, 0);
+}
+
+void
+coll_cron(struct daemon *d, uint64_t now_us)
+{
+    if (d->gs != NULL && now_us > COLL_EARLY_MAX_US)
+        coll_early_drop(d, -1, now_us - COLL_EARLY_MAX_US);
+}
+
+void
+coll_free_early(struct daemon *d)
+{
+    coll_msgs_free(d->gs->early);
+    d->gs->early = NULL;
+    d->gs->early_bytes = 0;
+}
+
+void
+coll_stats_json(struct daemon *d, struct stats_json *j)
+{
+    const struct coll_counters *c = &d->gs->cnt;
+    int op, m;
+    size_t k, nalg;
+
+    stats_json_obj_begin(j, "coll");
+    stats_json_u64(j, "hier_runs", c->hier_runs);
+    stats_json_u64(j, "flat_runs", c->flat_runs);
+    stats_json_u64(j, "hier_as_flat", c->hier_as_flat);
+    stats_json_u64(j, "fallbacks", c->fallbacks);
+    stats_json_u64(j, "aborts", c->aborts);
+    stats_json_u64(j, "failed_ops", c->failed_ops);
+    stats_json_u64(j, "bad_requests", c->bad_requests);
+    stats_json_u64(j, "early_msgs", c->early_msgs);
+    stats_json_u64(j, "stale_msgs", c->stale_msgs);
+    stats_json_u64(j, "groups_formed", c->groups_formed);
+    stats_json_u64(j, "groups_failed", c->groups_failed);
+    stats_json_obj_end(j);
+    stats_json_arr_begin(j, "collectives");
+    for (op = 0; op < SCHED_OP_MAX; op++)
+        for (m = 0; m < 2; m++) {
+        const struct alg *t =
+            alg_table(m ? op : coll_leader_op(op), &nalg);
+
+        for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+            const struct coll_opstats *os = &d->gs->ops[op][m][k];
+
+            if (os->runs == 0 && os->fallbacks == 0)
+                continue;
+            stats_json_obj_begin(j, NULL);
+            stats_json_str(j, "op", sched_op_name(op));
+            stats_json_str(j, "mode", m ? "flat" : "hier");
+            stats_json_str(j, "alg", t[k].name);
+            stats_json_u64(j, "runs", os->runs);
+            stats_json_u64(j, "bytes", os->bytes);
+            stats_json_u64(j, "fallbacks", os->fallbacks);
+            stats_json_hist(j, "us", &os->us);
+            stats_json_obj_end(j);
+        }
+        }
+    stats_json_arr_end(j);
+}

@@ -1,0 +1,810 @@
+/*
+ * group.c -- group membership: the owner's name table, formation and rank
+ * assignment, installation on the members' daemons, leave and failure.
+ *
+ * Daemon-to-daemon messages (kinds 300s; docs/collectives.md):
+ *   GROUP_JOIN    joiner's daemon -> owner: src = task, req_id = the task's,
+ *                 group, body group_join;
+ *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status; or
+ *                 owner -> member daemons: seq = gid, dst = daemon, status
+ *                 (a member died before the group was installed there);
+ *   GROUP_FORMED  owner -> every member daemon: group, body group_info;
+ *   GROUP_LEAVE   leaver's daemon -> every member daemon and the owner:
+ *                 src = task, seq = gid, count = collectives it made.
+ * The leave notice travels on the same ordered stream as that daemon's
+ * later TASK_EXIT of the task, so every daemon sees the leave first and
+ * collectives the member completed are not failed by its exit.
+ */
+#include <config.h> /* autoconf; "config.h" would be daemon/config.h */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/coll.h"
+#include "daemon/daemon.h"
+#include "daemon/group.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/net.h"
+#include "daemon/stats.h"
+#include "daemon/task.h"
+#include "proto/envelope.h"
+
+int
+group_init(struct daemon *d)
+{
+    d->gs = calloc(1, sizeof(*d->gs));
+    return d->gs == NULL ? COLLS_ENOMEM : 0;
+}
+
+/* FNV-1a, 32 bits, of a NUL-terminated string. */
+static uint32_t
+group_fnv1a32(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s != '\0'; s++) {
+        h ^= (uint8_t)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* The owner of name: up_hids[fnv1a32(name) % n_up]. */
+static int
+group_owner_of(struct daemon *d, const char *name)
+{
+    int hid, n = 0, k;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (hid == d->hid || host_is_up(d, hid))
+            n++;
+    if (n == 0)
+        return d->hid;
+    k = (int)(group_fnv1a32(name) % (uint32_t)n);
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (hid == d->hid || host_is_up(d, hid))
+            if (k-- == 0)
+                return hid;
+    return d->hid;
+}
+
+/* A valid group name: 1..GROUP_NAME_MAX bytes. */
+static int
+group_name_ok(const char *name)
+{
+    return name != NULL && name[0] != '\0' &&
+           strlen(name) <= GROUP_NAME_MAX;
+}
+
+struct group *
+group_find(struct daemon *d, uint64_t gid)
+{
+    struct group *g;
+
+    for (g = d->gs->groups; g != NULL; g = g->next)
+        if (g->gid == gid)
+            return g;
+    return NULL;
+}
+
+int
+group_rank_of(const struct group *g, uint32_t tid)
+{
+    int r;
+
+    for (r = 0; r < g->P; r++)
+        if (g->tids[r] == tid)
+            return r;
+    return -1;
+}
+
+int
+group_local_index(const struct group *g, int rank)
+{
+    int i;
+
+    for (i = 0; i < g->nlocal; i++)
+        if (g->local[i] == rank)
+            return i;
+    return -1;
+}
+
+/* Sends e to daemon hid, or handles it here when hid is us. */
+static void
+group_send(struct daemon *d, int hid, const Envelope *e)
+{
+    if (hid == d->hid)
+        group_peer_msg(d, hid, e);
+    else if (host_is_up(d, hid))
+        net_send(d, hid, e, NULL, 0);
+}
+
+/* Answers local task tid's join (req_id) with GROUP_FAILED status. */
+static void
+group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
+                        const char *name, int status)
+{
+    struct group_join **pp = &d->gs->joins, *j;
+    struct task *t = task_find(d, tid);
+    Envelope e;
+
+    while ((j = *pp) != NULL) {
+        if (j->tid == tid && j->req_id == req_id) {
+            *pp = j->next;
+            free(j);
+        } else {
+            pp = &j->next;
+        }
+    }
+    if (t == NULL)
+        return;
+    envelope_init(&e);
+    e.kind = KIND__GROUP_FAILED;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.dst = tid;
+    e.group = (char *)name;
+    e.req_id = req_id;
+    e.status = status;
+    task_queue_env(t, &e, NULL, 0, NULL);
+}
+
+/* Owner: tells joiner tid (req_id) that its join failed. */
+static void
+group_owner_refuse(struct daemon *d, uint32_t tid, uint64_t req_id,
+                   const char *name, int status)
+{
+    Envelope e;
+
+    if (COLLS_TID_HID(tid) == d->hid) {
+        group_join_failed_local(d, tid, req_id, name, status);
+        return;
+    }
+    envelope_init(&e);
+    e.kind = KIND__GROUP_FAILED;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.dst = tid;
+    e.group = (char *)name;
+    e.req_id = req_id;
+    e.status = status;
+    if (host_is_up(d, COLLS_TID_HID(tid)))
+        net_send(d, COLLS_TID_HID(tid), &e, NULL, 0);
+}
+
+static void
+group_name_free(struct group_name *n)
+{
+    free(n->joiners);
+    free(n->tids);
+    free(n->left);
+    free(n);
+}
+
+/* Owner: forgets name entry n. */
+static void
+group_name_forget(struct daemon *d, struct group_name *n)
+{
+    struct group_name **pp;
+
+    for (pp = &d->gs->names; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == n) {
+            *pp = n->next;
+            break;
+        }
+    group_name_free(n);
+}
+
+static struct group_name *
+group_name_find(struct daemon *d, const char *name)
+{
+    struct group_name *n;
+
+    for (n = d->gs->names; n != NULL; n = n->next)
+        if (strcmp(n->name, name) == 0)
+            return n;
+    return NULL;
+}
+
+/*
+ * Owner: n has all its members.  Ranks: CONTIGUOUS by (hid, join order);
+ * ROUNDROBIN deals the hosts' members out in hid order.  Sends
+ * GROUP_FORMED to every member daemon.
+ */
+static void
+group_form(struct daemon *d, struct group_name *n)
+{
+    GroupInfo gi = GROUP_INFO__INIT;
+    int i, k = 0, hid, round, any;
+    unsigned char *sent = NULL;
+    Envelope e;
+
+    n->tids = calloc((size_t)n->size, sizeof(uint32_t));
+    n->left = calloc((size_t)n->size, 1);
+    sent = calloc(DAEMON_MAX_HID + 1, 1);
+    if (n->tids == NULL || n->left == NULL || sent == NULL) {
+        for (i = 0; i < n->njoin; i++)
+            group_owner_refuse(d, n->joiners[i], 0, n->name, COLLS_ENOMEM);
+        free(sent);
+        group_name_forget(d, n);
+        return;
+    }
+    if (n->placement == COLLS_PLACE_ROUNDROBIN) {
+        for (round = 0, any = 1; any; round++) {
+            any = 0;
+            for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+                int seen = 0;
+
+                for (i = 0; i < n->njoin; i++)
+                    if (COLLS_TID_HID(n->joiners[i]) == hid &&
+                        seen++ == round) {
+                        n->tids[k++] = n->joiners[i];
+                        any = 1;
+                        break;
+                    }
+            }
+        }
+    } else {
+        for (hid = 1; hid <= DAEMON_MAX_HID && k < n->njoin; hid++)
+            for (i = 0; i < n->njoin; i++)
+                if (COLLS_TID_HID(n->joiners[i]) == hid)
+                    n->tids[k++] = n->joiners[i];
+    }
+    n->formed = 1;
+    n->gid = (uint64_t)d->hid << 48 | (++d->gs->next_gid & 0xffffffffffffu);
+    d->gs->cnt.groups_formed++;
+    log_info("group %s formed: gid %016llx, %d members", n->name,
+             (unsigned long long)n->gid, n->size);
+    gi.gid = n->gid;
+    gi.n_tids = (size_t)n->size;
+    gi.tids = n->tids;
+    gi.owner = (uint32_t)d->hid;
+    gi.placement = (uint32_t)n->placement;
+    envelope_init(&e);
+    e.kind = KIND__GROUP_FORMED;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.group = n->name;
+    e.body_case = ENVELOPE__BODY_GROUP_INFO;
+    e.group_info = &gi;
+    for (i = 0; i < n->size; i++) {
+        hid = COLLS_TID_HID(n->tids[i]);
+        if (sent[hid])
+            continue;
+        sent[hid] = 1;
+        e.dst = COLLS_DAEMON_TID(hid);
+        group_send(d, hid, &e);
+    }
+    free(sent);
+}
+
+/* Owner: GROUP_JOIN of tid (req_id) for name. */
+static void
+group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
+                 const char *name, const GroupJoin *gj)
+{
+    struct group_name *n = group_name_find(d, name);
+    int i;
+
+    if (gj == NULL || gj->size < 1 || gj->size > GROUP_SIZE_MAX ||
+        (gj->placement != COLLS_PLACE_CONTIGUOUS &&
+         gj->placement != COLLS_PLACE_ROUNDROBIN)) {
+        group_owner_refuse(d, tid, req_id, name, COLLS_EINVAL);
+        return;
+    }
+    if (n == NULL) {
+        n = calloc(1, sizeof(*n));
+        if (n != NULL)
+            n->joiners = calloc((size_t)gj->size, sizeof(uint32_t));
+        if (n == NULL || n->joiners == NULL) {
+            free(n);
+            group_owner_refuse(d, tid, req_id, name, COLLS_ENOMEM);
+            return;
+        }
+        snprintf(n->name, sizeof(n->name), "%s", name);
+        n->size = gj->size;
+        n->placement = (int)gj->placement;
+        n->next = d->gs->names;
+        d->gs->names = n;
+    }
+    if (n->formed) {
+        group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
+        return;
+    }
+    if (n->size != gj->size || n->placement != (int)gj->placement) {
+        group_owner_refuse(d, tid, req_id, name, COLLS_EINVAL);
+        return;
+    }
+    for (i = 0; i < n->njoin; i++)
+        if (n->joiners[i] == tid) {
+            group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
+            return;
+        }
+    n->joiners[n->njoin++] = tid;
+    if (n->njoin == n->size)
+        group_form(d, n);
+}
+
+void
+group_task_join(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    struct group_join *j;
+    Envelope f;
+
+    if (!group_name_ok(e->group) ||
+        e->body_case != ENVELOPE__BODY_GROUP_JOIN) {
+        d->gs->cnt.bad_requests++;
+        group_join_failed_local(d, t->tid, e->req_id,
+                                e->group != NULL ? e->group : "",
+                                COLLS_EINVAL);
+        return;
+    }
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        group_join_failed_local(d, t->tid, e->req_id, e->group, COLLS_ENOMEM);
+        return;
+    }
+    j->tid = t->tid;
+    j->req_id = e->req_id;
+    j->owner = group_owner_of(d, e->group);
+    snprintf(j->name, sizeof(j->name), "%s", e->group);
+    j->next = d->gs->joins;
+    d->gs->joins = j;
+    envelope_init(&f);
+    f.kind = KIND__GROUP_JOIN;
+    f.src = t->tid;
+    f.dst = COLLS_DAEMON_TID(j->owner);
+    f.group = j->name;
+    f.req_id = e->req_id;
+    f.body_case = ENVELOPE__BODY_GROUP_JOIN;
+    f.group_join = e->group_join;
+    if (j->owner == d->hid)
+        group_owner_join(d, t->tid, e->req_id, j->name, e->group_join);
+    else if (net_send(d, j->owner, &f, NULL, 0) != 0)
+        group_join_failed_local(d, t->tid, e->req_id, e->group,
+                                COLLS_EHOSTDOWN);
+}
+
+/* Frees g (its instances first) after unlinking it. */
+static void
+group_drop(struct daemon *d, struct group *g)
+{
+    struct group **pp;
+
+    for (pp = &d->gs->groups; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    log_debug("group %s (gid %016llx) dropped", g->name,
+              (unsigned long long)g->gid);
+    coll_group_free(d, g);
+    topo_hier_free(&g->H);
+    free(g->tids);
+    free(g->hids);
+    free(g->local);
+    free(g->next_seq);
+    free(g->gone);
+    free(g);
+}
+
+/* Drops g if every local member has left or died. */
+static void
+group_maybe_drop(struct daemon *d, struct group *g)
+{
+    int i;
+
+    for (i = 0; i < g->nlocal; i++)
+        if (!g->gone[g->local[i]])
+            return;
+    group_drop(d, g);
+}
+
+/* Fails g's collectives from seq from on with status. */
+static void
+group_fail(struct daemon *d, struct group *g, int status, uint64_t from)
+{
+    if (g->status != 0 && g->fail_from <= from)
+        return;
+    if (g->status == 0) {
+        d->gs->cnt.groups_failed++;
+        log_info("group %s (gid %016llx) failed from collective %llu: error %d",
+                 g->name, (unsigned long long)g->gid,
+                 (unsigned long long)from, status);
+    }
+    g->status = status;
+    g->fail_from = from;
+    coll_group_failed(d, g);
+}
+
+/* Installs the group of GROUP_FORMED e and answers the local joiners. */
+static void
+group_install(struct daemon *d, const Envelope *e)
+{
+    const GroupInfo *gi = e->group_info;
+    struct group_join **pp, *j;
+    struct group *g;
+    int r, i, k;
+    Envelope f;
+
+    if (e->body_case != ENVELOPE__BODY_GROUP_INFO ||
+        !group_name_ok(e->group) || gi->n_tids < 1 ||
+        gi->n_tids > GROUP_SIZE_MAX || group_find(d, gi->gid) != NULL) {
+        d->st.bad_peer_msgs++;
+        return;
+    }
+    g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return;
+    g->gid = gi->gid;
+    snprintf(g->name, sizeof(g->name), "%s", e->group);
+    g->P = (int)gi->n_tids;
+    g->owner = (int)gi->owner;
+    g->placement = (int)gi->placement;
+    g->tids = calloc((size_t)g->P, sizeof(uint32_t));
+    g->hids = calloc((size_t)g->P, sizeof(int));
+    g->local = calloc((size_t)g->P, sizeof(int));
+    if (g->tids == NULL || g->hids == NULL || g->local == NULL)
+        goto fail;
+    for (r = 0; r < g->P; r++) {
+        g->tids[r] = gi->tids[r];
+        g->hids[r] = COLLS_TID_HID(gi->tids[r]);
+        if (g->hids[r] < 1 || g->hids[r] > DAEMON_MAX_HID ||
+            COLLS_TID_LOCAL(gi->tids[r]) == 0)
+            goto bad;
+        for (k = 0; k < r; k++)
+            if (g->tids[k] == g->tids[r])
+                goto bad;
+        if (g->hids[r] == d->hid)
+            g->local[g->nlocal++] = r;
+    }
+    if (g->nlocal == 0)
+        goto bad;
+    if (topo_hier_plan(g->P, g->hids, &g->H) != 0)
+        goto fail;
+    g->myhost = g->H.host[g->local[0]];
+    g->next_seq = calloc((size_t)g->nlocal, sizeof(uint64_t));
+    g->gone = calloc((size_t)g->P, 1);
+    if (g->next_seq == NULL || g->gone == NULL) {
+        topo_hier_free(&g->H);
+        goto fail;
+    }
+    g->next = d->gs->groups;
+    d->gs->groups = g;
+    coll_group_installed(d, g);
+    /* answer the joiners here */
+    envelope_init(&f);
+    f.kind = KIND__GROUP_FORMED;
+    f.src = COLLS_DAEMON_TID(d->hid);
+    f.group = g->name;
+    f.body_case = ENVELOPE__BODY_GROUP_INFO;
+    f.group_info = (GroupInfo *)gi;
+    pp = &d->gs->joins;
+    while ((j = *pp) != NULL) {
+        if (strcmp(j->name, g->name) == 0 && group_rank_of(g, j->tid) >= 0) {
+            struct task *t = task_find(d, j->tid);
+
+            if (t != NULL) {
+                f.dst = j->tid;
+                f.req_id = j->req_id;
+                task_queue_env(t, &f, NULL, 0, NULL);
+            }
+            *pp = j->next;
+            free(j);
+        } else {
+            pp = &j->next;
+        }
+    }
+    /* members that are already gone */
+    for (i = 0; i < g->nlocal; i++)
+        if (task_find(d, g->tids[g->local[i]]) == NULL) {
+            g->gone[g->local[i]] = 1;
+            group_fail(d, g, COLLS_EPEERDEAD, 0);
+        }
+    for (r = 0; r < g->P; r++)
+        if (g->hids[r] != d->hid && !host_is_up(d, g->hids[r]))
+            group_fail(d, g, COLLS_EHOSTDOWN, 0);
+    group_maybe_drop(d, g);
+    return;
+bad:
+    d->st.bad_peer_msgs++;
+fail:
+    free(g->tids);
+    free(g->hids);
+    free(g->local);
+    free(g);
+}
+
+/* Member tid of g is gone (left after count collectives, or died). */
+static void
+group_member_gone(struct daemon *d, struct group *g, uint32_t tid, int status,
+                  uint64_t count)
+{
+    int r = group_rank_of(g, tid);
+
+    if (r < 0 || g->gone[r])
+        return; /* left before: its exit changes nothing */
+    g->gone[r] = 1;
+    group_fail(d, g, status, count);
+}
+
+/* GROUP_LEAVE notice: src left gid after count collectives. */
+static void
+group_leave_notice(struct daemon *d, const Envelope *e)
+{
+    struct group *g = group_find(d, e->seq);
+    struct group_name *n;
+    int r, all = 1;
+
+    if (g != NULL) {
+        group_member_gone(d, g, e->src, COLLS_EPEERDEAD, e->count);
+        group_maybe_drop(d, g);
+    }
+    /* the owner: forget the name once everyone has left */
+    for (n = d->gs->names; n != NULL; n = n->next)
+        if (n->formed && n->gid == e->seq)
+            break;
+    if (n == NULL)
+        return;
+    for (r = 0; r < n->size; r++) {
+        if (n->tids[r] == e->src)
+            n->left[r] = 1;
+        all &= n->left[r];
+    }
+    if (all)
+        group_name_forget(d, n);
+}
+
+void
+group_task_leave(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    struct group *g = group_find(d, e->seq);
+    unsigned char *sent;
+    int r, i, hid;
+    Envelope f;
+
+    if (g == NULL || (r = group_rank_of(g, t->tid)) < 0 ||
+        (i = group_local_index(g, r)) < 0 || g->gone[r])
+        return;
+    sent = calloc(DAEMON_MAX_HID + 1, 1);
+    if (sent == NULL)
+        return;
+    envelope_init(&f);
+    f.kind = KIND__GROUP_LEAVE;
+    f.src = t->tid;
+    f.seq = g->gid;
+    f.count = g->next_seq[i];
+    f.group = g->name;
+    sent[d->hid] = 1;
+    for (r = 0; r < g->P; r++) {
+        hid = g->hids[r];
+        if (!sent[hid]) {
+            sent[hid] = 1;
+            f.dst = COLLS_DAEMON_TID(hid);
+            if (host_is_up(d, hid))
+                net_send(d, hid, &f, NULL, 0);
+        }
+    }
+    if (!sent[g->owner] && host_is_up(d, g->owner)) {
+        f.dst = COLLS_DAEMON_TID(g->owner);
+        net_send(d, g->owner, &f, NULL, 0);
+    }
+    free(sent);
+    group_leave_notice(d, &f); /* may free g */
+}
+
+/* GROUP_FAILED from the owner: to a local joiner, or about a gid. */
+static void
+group_peer_failed(struct daemon *d, int hid, const Envelope *e)
+{
+    struct group *g;
+
+    if (!daemon_tid_is_daemon(e->dst)) {
+        struct group_join *j;
+
+        for (j = d->gs->joins; j != NULL; j = j->next)
+            if (j->tid == e->dst && j->req_id == e->req_id &&
+                j->owner == hid)
+                break;
+        if (j != NULL)
+            group_join_failed_local(d, j->tid, j->req_id, j->name,
+                                    e->status < 0 ? e->status : COLLS_EIO);
+        return;
+    }
+    g = group_find(d, e->seq);
+    if (g != NULL && g->owner == hid && e->status < 0)
+        group_fail(d, g, e->status, 0);
+}
+
+void
+group_peer_msg(struct daemon *d, int hid, const Envelope *e)
+{
+    switch ((int)e->kind) {
+    case KIND__GROUP_JOIN:
+        if (COLLS_TID_HID(e->src) != hid || daemon_tid_is_daemon(e->src) ||
+            !group_name_ok(e->group) ||
+            e->body_case != ENVELOPE__BODY_GROUP_JOIN) {
+            d->st.bad_peer_msgs++;
+            return;
+        }
+        group_owner_join(d, e->src, e->req_id, e->group, e->group_join);
+        break;
+    case KIND__GROUP_FORMED:
+        group_install(d, e);
+        break;
+    case KIND__GROUP_FAILED:
+        group_peer_failed(d, hid, e);
+        break;
+    case KIND__GROUP_LEAVE:
+        if (COLLS_TID_HID(e->src) != hid) {
+            d->st.bad_peer_msgs++;
+            return;
+        }
+        group_leave_notice(d, e);
+        break;
+    default:
+        d->st.bad_peer_msgs++;
+        break;
+    }
+}
+
+/*
+ * Owner side of a death: drops tid from joiner lists; a formed name with
+ * tid (or, hid > 0, any member on host hid) as a member is forgotten and
+ * its member daemons told (status).
+ */
+static void
+group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
+{
+    struct group_name *n = d->gs->names, *next;
+    int i, k, r, dead;
+
+    for (; n != NULL; n = next) {
+        next = n->next;
+        if (!n->formed) {
+            for (i = k = 0; i < n->njoin; i++)
+                if (!(n->joiners[i] == tid ||
+                      (hid > 0 && COLLS_TID_HID(n->joiners[i]) == hid)))
+                    n->joiners[k++] = n->joiners[i];
+            n->njoin = k;
+            if (n->njoin == 0)
+                group_name_forget(d, n);
+            continue;
+        }
+        for (r = 0, dead = 0; r < n->size; r++)
+            if (!n->left[r] &&
+                (n->tids[r] == tid ||
+                 (hid > 0 && COLLS_TID_HID(n->tids[r]) == hid)))
+                dead = 1;
+        if (dead) {
+            unsigned char sent[DAEMON_MAX_HID + 1];
+            Envelope e;
+
+            memset(sent, 0, sizeof(sent));
+            envelope_init(&e);
+            e.kind = KIND__GROUP_FAILED;
+            e.src = COLLS_DAEMON_TID(d->hid);
+            e.seq = n->gid;
+            e.status = status;
+            e.group = n->name;
+            for (r = 0; r < n->size; r++) {
+                int h = COLLS_TID_HID(n->tids[r]);
+
+                if (sent[h] || h == d->hid || h == hid)
+                    continue;
+                sent[h] = 1;
+                e.dst = COLLS_DAEMON_TID(h);
+                if (host_is_up(d, h))
+                    net_send(d, h, &e, NULL, 0);
+            }
+            group_name_forget(d, n);
+        }
+    }
+}
+
+void
+group_task_exit(struct daemon *d, uint32_t tid)
+{
+    struct group *g, *next;
+    struct group_join **pp, *j;
+
+    if (d->gs == NULL)
+        return;
+    pp = &d->gs->joins;
+    while ((j = *pp) != NULL) {
+        if (j->tid == tid) {
+            *pp = j->next;
+            free(j);
+        } else {
+            pp = &j->next;
+        }
+    }
+    for (g = d->gs->groups; g != NULL; g = next) {
+        next = g->next;
+        if (group_rank_of(g, tid) >= 0) {
+            group_member_gone(d, g, tid, COLLS_EPEERDEAD, 0);
+            group_maybe_drop(d, g);
+        }
+    }
+    group_owner_death(d, tid, 0, COLLS_EPEERDEAD);
+}
+
+void
+group_host_down(struct daemon *d, int hid)
+{
+    struct group *g, *next;
+    struct group_join *j, *jn;
+    int r;
+
+    if (d->gs == NULL)
+        return;
+    for (j = d->gs->joins; j != NULL; j = jn) {
+        jn = j->next;
+        if (j->owner == hid)
+            group_join_failed_local(d, j->tid, j->req_id, j->name,
+                                    COLLS_EHOSTDOWN);
+    }
+    for (g = d->gs->groups; g != NULL; g = next) {
+        next = g->next;
+        for (r = 0; r < g->P; r++)
+            if (g->hids[r] == hid) {
+                group_fail(d, g, COLLS_EHOSTDOWN, 0);
+                break;
+            }
+    }
+    group_owner_death(d, 0, hid, COLLS_EHOSTDOWN);
+    coll_host_down(d, hid);
+}
+
+void
+group_free_all(struct daemon *d)
+{
+    if (d->gs == NULL)
+        return;
+    while (d->gs->groups != NULL)
+        group_drop(d, d->gs->groups);
+    while (d->gs->names != NULL)
+        group_name_forget(d, d->gs->names);
+    while (d->gs->joins != NULL) {
+        struct group_join *j = d->gs->joins;
+
+        d->gs->joins = j->next;
+        free(j);
+    }
+    coll_free_early(d);
+    free(d->gs);
+    d->gs = NULL;
+}
+
+void
+group_stats_json(struct daemon *d, struct stats_json *j)
+{
+    static const char *const places[] = {"contiguous", "roundrobin"};
+    struct group *g;
+    char gid[24];
+    int i, here;
+
+    stats_json_arr_begin(j, "groups");
+    for (g = d->gs->groups; g != NULL; g = g->next) {
+        for (i = here = 0; i < g->nlocal; i++)
+            here += !g->gone[g->local[i]];
+        snprintf(gid, sizeof(gid), "%016llx", (unsigned long long)g->gid);
+        stats_json_obj_begin(j, NULL);
+        stats_json_str(j, "name", g->name);
+        stats_json_str(j, "gid", gid);
+        stats_json_u64(j, "size", (uint64_t)g->P);
+        stats_json_u64(j, "local", (uint64_t)here);
+        stats_json_u64(j, "hosts", (uint64_t)g->H.nhosts);
+        stats_json_u64(j, "owner", (uint64_t)g->owner);
+        stats_json_str(j, "placement", g->placement == 1 ? places[1]
+                                                         : places[0]);
+        stats_json_str(j, "state",
+                       g->status == 0 ? "ok"
+                       : g->status == COLLS_EHOSTDOWN ? "hostdown"
+                                                      : "failed");
+        stats_json_u64(j, "collectives", g->ncoll);
+        stats_json_obj_end(j);
+    }
+    stats_json_arr_end(j);
+}

@@ -1,0 +1,130 @@
+/*
+ * group.h -- groups: names, owners, formation, ranks, leave and failure
+ * (docs/collectives.md, "Groups").
+ *
+ * Three tables live in struct group_state (d->gs):
+ *   names   on the owner of a name: size, placement, joiners in arrival
+ *           order, and once formed the gid and who has left or died;
+ *   joins   on a joiner's daemon: GROUP_JOIN requests of local tasks that
+ *           wait for GROUP_FORMED / GROUP_FAILED;
+ *   groups  on every daemon with a member: the installed group (ranks,
+ *           hosts, the two-level plan) and its collective instances
+ *           (daemon/coll.c).
+ * A group is dropped when all its local members have left or died.  A
+ * member that leaves after k collectives, dies, or whose host goes down
+ * fails every collective of seq >= k (0 for a death) with COLLS_EPEERDEAD
+ * or COLLS_EHOSTDOWN, on every daemon holding the group.
+ */
+#ifndef COLLS_DAEMON_GROUP_H
+#define COLLS_DAEMON_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/alg/topo.h"
+#include "daemon/sched.h"
+#include "daemon/stats.h"
+#include "proto/colls.pb-c.h"
+
+struct daemon;
+struct task;
+struct stats_json;
+struct coll_inst;
+struct coll_msg;
+
+#define GROUP_NAME_MAX 128    /* bytes of a group name, NUL excluded */
+#define GROUP_SIZE_MAX 65536  /* members of one group */
+
+/* An installed group (every daemon with a member). */
+struct group {
+    struct group *next;
+    uint64_t gid;
+    char name[GROUP_NAME_MAX + 1];
+    int P, owner, placement;
+    uint32_t *tids;    /* P, rank order */
+    int *hids;         /* P: host of each rank */
+    struct topo_hier H; /* the two-level plan over hids */
+    int myhost;        /* this daemon's host number in H (leader rank) */
+    int nlocal;        /* members here */
+    int *local;        /* nlocal: their ranks, ascending */
+    uint64_t *next_seq; /* nlocal: each local member's next collective */
+    uint8_t *gone;     /* P: member left or died */
+    int status;        /* 0, or why seq >= fail_from fails */
+    uint64_t fail_from;
+    uint64_t ncoll;    /* collectives completed here */
+    struct coll_inst *insts;
+};
+
+/* On the owner: one name. */
+struct group_name {
+    struct group_name *next;
+    char name[GROUP_NAME_MAX + 1];
+    int size, placement;
+    int njoin;
+    uint32_t *joiners; /* size entries, arrival order */
+    int formed;
+    uint64_t gid;
+    uint32_t *tids;    /* formed: rank order */
+    uint8_t *left;     /* formed: per rank */
+};
+
+/* On a joiner's daemon: a join waiting for its answer. */
+struct group_join {
+    struct group_join *next;
+    uint32_t tid;
+    uint64_t req_id;
+    int owner;
+    char name[GROUP_NAME_MAX + 1];
+};
+
+/* Counters per (operation, algorithm row). */
+#define COLL_MAX_ALGS 16
+struct coll_opstats {
+    uint64_t runs, bytes, fallbacks;
+    struct stats_hist us;
+};
+
+struct coll_counters {
+    uint64_t hier_runs, flat_runs, hier_as_flat, fallbacks, aborts;
+    uint64_t bad_requests, early_msgs, stale_msgs, failed_ops;
+    uint64_t groups_formed, groups_failed;
+};
+
+struct group_state {
+    struct group *groups;
+    struct group_name *names;
+    struct group_join *joins;
+    uint64_t next_gid;
+    struct coll_msg *early; /* COLL_DATA for groups not installed yet */
+    size_t early_bytes;
+    struct coll_counters cnt;
+    /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
+    struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
+};
+
+/* Allocates d->gs.  0 or COLLS_ENOMEM. */
+int group_init(struct daemon *d);
+/* Frees every table (shutdown). */
+void group_free_all(struct daemon *d);
+
+/* Task requests GROUP_JOIN and GROUP_LEAVE. */
+void group_task_join(struct task *t, const Envelope *e);
+void group_task_leave(struct task *t, const Envelope *e);
+/* Kinds 300s from daemon hid. */
+void group_peer_msg(struct daemon *d, int hid, const Envelope *e);
+
+/* A task (anywhere) exited / a host went down. */
+void group_task_exit(struct daemon *d, uint32_t tid);
+void group_host_down(struct daemon *d, int hid);
+
+/* The installed group gid, or NULL. */
+struct group *group_find(struct daemon *d, uint64_t gid);
+/* Index of rank among g's local members, or -1. */
+int group_local_index(const struct group *g, int rank);
+/* Rank of tid in g, or -1. */
+int group_rank_of(const struct group *g, uint32_t tid);
+
+/* Appends the "groups" array to the stats JSON. */
+void group_stats_json(struct daemon *d, struct stats_json *j);
+
+#endif
