@@ -17,6 +17,8 @@
  * large message read into its own buffer, the admin calls, the direct
  * route and its fallback to the daemon, and a daemon that goes away.
  */
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -663,6 +665,92 @@ START_TEST(test_direct)
 }
 END_TEST
 
+/* Number of direct-route connections the handle has open. */
+static int
+direct_streams(colls_t *c)
+{
+    struct colls__queue *q;
+    int n = 0;
+
+    for (q = c->streams.next; q != &c->streams; q = q->next)
+        n += COLLS__CONTAINER(q, struct colls__stream, link)->kind ==
+             COLLS__ST_DIRECT;
+    return n;
+}
+
+/* Garbage on the direct listener: each connection is dropped, nothing
+   else is disturbed. */
+START_TEST(test_direct_garbage)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    struct sockaddr_storage ss;
+    int sslen = sizeof(ss), k, i, fd;
+    uint8_t bad[64];
+    struct buf b;
+    Envelope e;
+    colls_status_t st;
+    char out[4];
+
+    ck_assert_int_eq(
+        uv_tcp_getsockname(&c->listener, (struct sockaddr *)&ss, &sslen), 0);
+    for (k = 0; k < 4; k++) {
+        buf_init(&b);
+        envelope_init(&e);
+        switch (k) {
+        case 0: /* a frame length over the limit */
+            memset(bad, 0xff, sizeof(bad));
+            buf_append(&b, bad, sizeof(bad));
+            break;
+        case 1: /* DATA before DIRECT_HELLO */
+            e.kind = KIND__DATA;
+            e.src = PEER;
+            ck_assert_int_eq(envelope_frame(&b, &e, "x", 1), 0);
+            break;
+        case 2: /* an envelope that is not protobuf */
+            put_u32(bad, 12);
+            put_u32(bad + 4, 8);
+            memset(bad + 8, 0xee, 8);
+            buf_append(&b, bad, 16);
+            break;
+        default: /* a HELLO claiming to be a daemon */
+            e.kind = KIND__DIRECT_HELLO;
+            e.src = COLLS_DAEMON_TID(1);
+            ck_assert_int_eq(envelope_frame(&b, &e, NULL, 0), 0);
+            break;
+        }
+        fd = socket(ss.ss_family, SOCK_STREAM, 0);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&ss, (socklen_t)sslen),
+                         0);
+        ck_assert_int_eq(write_full(fd, b.data, b.len), 0);
+        buf_free(&b);
+        /* the library drops the connection: this end sees it closed */
+        for (i = 0; i < 5000; i++) {
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            ck_assert_int_eq(colls_probe(c, COLLS_ANY, COLLS_ANY, 0, &st), 0);
+            if (poll(&pfd, 1, 1) == 1)
+                break;
+        }
+        {
+            ssize_t n = recv(fd, bad, sizeof(bad), MSG_DONTWAIT);
+            /* EOF, or a reset; not "still open" */
+            ck_assert(n == 0 || (n < 0 && errno != EAGAIN));
+        }
+        ck_assert_int_eq(direct_streams(c), 0);
+        close(fd);
+    }
+    /* nothing was delivered, and the handle still works */
+    ck_assert_int_eq(
+        colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st),
+        COLLS_EAGAIN);
+    ck_assert_int_eq(colls_send(c, PEER, 4, "ok", 2), 0);
+    ck_assert_int_eq(colls_recv(c, PEER, 4, out, sizeof(out), &st), 0);
+    ck_assert_mem_eq(out, "ok", 2);
+    detach(&f, c);
+}
+END_TEST
+
 /* Direct sends to peers that cannot be reached go via the daemon, in
    order, and are counted. */
 START_TEST(test_direct_fallback)
@@ -714,6 +802,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_admin);
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_direct_fallback);
+    tcase_add_test(tc, test_direct_garbage);
     suite_add_tcase(s, tc);
     return s;
 }
