@@ -524,9 +524,9 @@ colls_alltoall(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
 
 /*
  * Checks P blocks (counts[j] items at displs[j]) of dtype: every block's
- * end in bytes fits a size_t, and the total (*total bytes) is at most the
- * daemon's largest message.  Fills wire[j] = counts[j] if wire is not
- * NULL.  0, COLLS_EINVAL (NULL arrays) or COLLS_EMSGSIZE.
+ * size, and its end in bytes when displs is not NULL, fits a size_t, and
+ * the total (*total bytes) is at most the daemon's largest message.  Fills
+ * wire[j] = counts[j].  0, COLLS_EINVAL (no counts) or COLLS_EMSGSIZE.
  */
 static int
 coll_vcheck(const struct colls_group *g, const size_t *counts,
@@ -536,15 +536,15 @@ coll_vcheck(const struct colls_group *g, const size_t *counts,
     int j;
 
     *total = 0;
-    if (counts == NULL || displs == NULL)
+    if (counts == NULL)
         return COLLS_EINVAL;
     for (j = 0; j < g->size; j++) {
-        if (counts[j] > SIZE_MAX - displs[j] ||
-            coll_mul(displs[j] + counts[j], ds, &end) < 0 ||
-            coll_mul(counts[j], ds, &nb) < 0 || coll_add(total, nb) < 0)
+        if (coll_mul(counts[j], ds, &nb) < 0 || coll_add(total, nb) < 0)
             return COLLS_EMSGSIZE;
-        if (wire != NULL)
-            wire[j] = counts[j];
+        if (displs != NULL && (counts[j] > SIZE_MAX - displs[j] ||
+                               coll_mul(displs[j] + counts[j], ds, &end) < 0))
+            return COLLS_EMSGSIZE;
+        wire[j] = counts[j];
     }
     return *total > g->c->max_message ? COLLS_EMSGSIZE : 0;
 }
@@ -603,7 +603,11 @@ coll_run_vunpack(struct colls_group *g, const struct coll_args *a,
     return rc;
 }
 
-/* gatherv and allgatherv (all != 0): scount items in, blocks out. */
+/*
+ * gatherv and allgatherv (all != 0): scount items in, blocks out.  Every
+ * member passes rcounts (the daemons build their schedules from them,
+ * docs/collectives.md); displs matter where blocks are received.
+ */
 static int
 coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
              void *rbuf, const size_t *rcounts, const size_t *displs,
@@ -611,7 +615,7 @@ coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
 {
     struct coll_args a;
     uv_buf_t b;
-    uint64_t *wire = NULL;
+    uint64_t *wire;
     size_t n = 0, total = 0;
     int gets, rc = coll_check_rooted(g, dtype, root);
 
@@ -620,26 +624,23 @@ coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
     if (rc < 0)
         return rc;
     gets = all || g->rank == root;
-    if (n > 0 && sbuf == NULL)
+    if ((n > 0 && sbuf == NULL) || rcounts == NULL || (gets && displs == NULL))
         return COLLS_EINVAL;
-    if (gets) {
-        wire = malloc((size_t)g->size * sizeof(*wire));
-        if (wire == NULL)
-            return COLLS_ENOMEM;
-        rc = coll_vcheck(g, rcounts, displs, dtype, wire, &total);
-        if (rc == 0 && rcounts[g->rank] != scount)
-            rc = COLLS_EINVAL;
-        if (rc == 0 && total > 0 && rbuf == NULL)
-            rc = COLLS_EINVAL;
-        if (rc < 0)
-            goto out;
-    }
+    wire = malloc((size_t)g->size * sizeof(*wire));
+    if (wire == NULL)
+        return COLLS_ENOMEM;
+    rc = coll_vcheck(g, rcounts, gets ? displs : NULL, dtype, wire, &total);
+    if (rc == 0 && rcounts[g->rank] != scount)
+        rc = COLLS_EINVAL;
+    if (rc == 0 && gets && total > 0 && rbuf == NULL)
+        rc = COLLS_EINVAL;
+    if (rc < 0)
+        goto out;
     coll_args_init(&a, all ? COLLS_COLL_ALLGATHERV : COLLS_COLL_GATHERV,
                    dtype, 0, all ? 0 : root);
-    a.count = scount;
     a.counts = wire;
-    a.ncounts = wire != NULL ? (size_t)g->size : 0;
-    a.expect = total;
+    a.ncounts = (size_t)g->size;
+    a.expect = gets ? total : 0;
     a.trace_bytes = n;
     coll_one_in(&a, &b, sbuf, n);
     rc = coll_run_vunpack(g, &a, rbuf, rcounts, displs);
@@ -665,6 +666,8 @@ colls_allgatherv(colls_group_t *g, const void *sbuf, size_t scount,
     return coll_gatherv(g, 1, sbuf, scount, rbuf, rcounts, displs, dtype, 0);
 }
 
+/* Every member passes scounts (as gatherv's rcounts); displs and sbuf
+   matter at the root. */
 int
 colls_scatterv(colls_group_t *g, const void *sbuf, const size_t *scounts,
                const size_t *displs, void *rbuf, size_t rcount, int dtype,
@@ -672,38 +675,35 @@ colls_scatterv(colls_group_t *g, const void *sbuf, const size_t *scounts,
 {
     struct coll_args a;
     uv_buf_t *pieces = NULL;
-    uint64_t *wire = NULL;
+    uint64_t *wire;
     size_t n = 0, total = 0;
-    int rc = coll_check_rooted(g, dtype, root);
+    int me, rc = coll_check_rooted(g, dtype, root);
 
     if (rc == 0)
         rc = coll_bytes(g, rcount, dtype, &n);
     if (rc < 0)
         return rc;
-    if (n > 0 && rbuf == NULL)
+    me = g->rank == root;
+    if ((n > 0 && rbuf == NULL) || scounts == NULL || (me && displs == NULL))
         return COLLS_EINVAL;
+    wire = malloc((size_t)g->size * sizeof(*wire));
+    if (wire == NULL)
+        return COLLS_ENOMEM;
+    rc = coll_vcheck(g, scounts, me ? displs : NULL, dtype, wire, &total);
+    if (rc == 0 && scounts[g->rank] != rcount)
+        rc = COLLS_EINVAL;
+    if (rc == 0 && me && total > 0 && sbuf == NULL)
+        rc = COLLS_EINVAL;
     coll_args_init(&a, COLLS_COLL_SCATTERV, dtype, 0, root);
-    a.count = rcount;
+    if (rc == 0 && me)
+        rc = coll_vpieces(g, sbuf, scounts, displs, dtype, &pieces, &a.nin);
+    if (rc < 0)
+        goto out;
+    a.in = pieces;
+    a.counts = wire;
+    a.ncounts = (size_t)g->size;
     a.expect = n;
     a.trace_bytes = n;
-    if (g->rank == root) {
-        wire = malloc((size_t)g->size * sizeof(*wire));
-        if (wire == NULL)
-            return COLLS_ENOMEM;
-        rc = coll_vcheck(g, scounts, displs, dtype, wire, &total);
-        if (rc == 0 && scounts[root] != rcount)
-            rc = COLLS_EINVAL;
-        if (rc == 0 && total > 0 && sbuf == NULL)
-            rc = COLLS_EINVAL;
-        if (rc == 0)
-            rc = coll_vpieces(g, sbuf, scounts, displs, dtype, &pieces,
-                              &a.nin);
-        if (rc < 0)
-            goto out;
-        a.in = pieces;
-        a.counts = wire;
-        a.ncounts = (size_t)g->size;
-    }
     rc = coll_run_copy(g, &a, rbuf);
 out:
     free(pieces);

@@ -364,8 +364,11 @@ COLLS_EXTERN int colls_scan(colls_group_t *g, const void *sbuf, void *rbuf,
 /* Rank 0's rbuf is left untouched. */
 COLLS_EXTERN int colls_exscan(colls_group_t *g, const void *sbuf, void *rbuf,
                               size_t count, int dtype, int op);
-/* v-variants, MPI style: counts and displacements in items, one per rank
-   (significant at the root for gatherv / scatterv). */
+/* v-variants, MPI style: counts and displacements in items, one per rank.
+   Unlike MPI, every member passes the counts (gatherv: rcounts, scatterv:
+   scounts; the same everywhere: the daemons plan with them); displacements
+   are significant where blocks are received or sent (gatherv / scatterv:
+   at the root). */
 COLLS_EXTERN int colls_gatherv(colls_group_t *g, const void *sbuf,
                                size_t scount, void *rbuf,
                                const size_t *rcounts, const size_t *displs,

@@ -172,8 +172,8 @@ gget(const struct grow *r, const char *key)
 static int
 gstandard(const char *key)
 {
-    static const char *const std[] = {"name", "gid",   "size",
-                                      "local", "state", "colls"};
+    static const char *const std[] = {"name",  "gid",   "size",
+                                      "local", "state", "collectives"};
     size_t i;
 
     for (i = 0; i < sizeof(std) / sizeof(std[0]); i++)
@@ -204,7 +204,7 @@ gprint(const char *p)
                    "LOCAL", "STATE", "COLLS");
         printf("%-20s %-18s %5s %5s %-8s %8s", gget(&r, "name"),
                gget(&r, "gid"), gget(&r, "size"), gget(&r, "local"),
-               gget(&r, "state"), gget(&r, "colls"));
+               gget(&r, "state"), gget(&r, "collectives"));
         for (i = 0; i < r.n; i++)
             if (!gstandard(r.key[i]))
                 printf(" %s=%s", r.key[i], r.val[i]);

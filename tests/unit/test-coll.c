@@ -9,7 +9,8 @@
  * request said ("op/rop/root/mode/compress/count/seq/ncounts/nrcounts/alg")
  * and carries a payload computed as if every member had sent what this
  * one sent: allreduce SUM int32 = P * x; bcast = the root's data (a known
- * pattern when the task is not the root); gatherv at the root = block j
+ * pattern when the task is not the root); gatherv at the root (nothing
+ * elsewhere) = block j
  * filled with byte j + 1, counts[j] items each; alltoallv = the packed
  * input itself.  Groups named "dead" answer COLLS_EPEERDEAD, "short" one
  * byte less than asked, "stale" first a result of another seq.
@@ -147,6 +148,8 @@ fake_coll(int fd, const Envelope *in, const uint8_t *pl, size_t plen, int P)
             out[i] = plen > 0 ? pl[i] : BCAST_PATTERN(i);
         break;
     case COLLS_COLL_GATHERV:
+        if (q->root != (P > 1 ? 1 : 0)) /* the task is not the root */
+            break;
         for (j = 0; j < q->n_counts; j++)
             olen += (size_t)q->counts[j] * 4;
         out = malloc(olen + 1);
@@ -442,11 +445,15 @@ START_TEST(test_results)
         uint8_t want = i >= 40 && i < 48 ? 1 : i >= 8 && i < 20 ? 3 : 0;
         ck_assert_uint_eq(rb[i], want);
     }
-    /* not the root: its block goes, no counts, nothing comes back */
-    ck_assert_int_eq(colls_gatherv(g, x, 2, NULL, NULL, NULL, COLLS_INT32,
+    /* not the root: counts still required and sent, displs not needed,
+       nothing comes back */
+    ck_assert_int_eq(colls_gatherv(g, x, 0, NULL, NULL, NULL, COLLS_INT32,
+                                   0),
+                     COLLS_EINVAL);
+    ck_assert_int_eq(colls_gatherv(g, x, 0, NULL, counts, NULL, COLLS_INT32,
                                    0),
                      0);
-    ck_assert_str_eq(colls_group_last_alg(g), "5/0/0/2/2/2/4/0/0/");
+    ck_assert_str_eq(colls_group_last_alg(g), "5/0/0/2/2/0/4/3/0/");
 
     /* alltoallv: input packed in rank order, result unpacked likewise */
     ck_assert_int_eq(colls_alltoallv(g, s, sc, sd, r, sc, rd, COLLS_INT32),
