@@ -68,6 +68,7 @@ ar_report(colls_group_t *g, const char *op, size_t bytes, double us)
            op, colls_group_size(g), bytes, colls_group_last_alg(g),
            colls_group_last_mode(g) == COLLS_MODE_FLAT ? "flat" : "hier",
            us);
+    fflush(stdout); /* forked tasks end with _exit */
 }
 
 /* Checks n doubles against want(i); prints the first mismatch. */
