@@ -16,11 +16,12 @@
  *
  * Pure ACKs carry more than dgram.h's minimum, in fields an ACK does not
  * otherwise use: tsval echoes the tsval of the latest DATA received, seq
- * is that DATA's seq and msg_id the seq of the DATA before it (each 0
- * when the cumulative ack covers it).  A receiver acks every out-of-order
- * arrival at once, so the sender learns of every datagram that arrived,
- * even beyond the 64-bit SACK bitmap; two seqs per ACK survive the loss
- * of every other ACK.  A peer that sends 0 there still works, slower.
+ * is the seq of the latest DATA held out of order and msg_id the one
+ * before it (each 0 once the cumulative ack covers it).  A receiver acks
+ * every out-of-order arrival at once, so the sender learns of every
+ * datagram that arrived, even beyond the 64-bit SACK bitmap; two seqs per
+ * ACK survive the loss of every other ACK.  A peer that sends 0 there
+ * still works, slower.
  *
  * Loss detection, all O(1) per datagram or amortised:
  *  - SACK: a hole with at least 3 SACKed datagrams above it, one of which
@@ -994,7 +995,9 @@ on_rto(struct rel *r, struct rel_peer *p, uint64_t now)
     for (seq = p->snd_una; seq != p->snd_nxt; seq++) {
         uint32_t i = seq & r->mask;
         uint8_t st = p->tx[i].state;
-        if (st == SLOT_FREE || st == SLOT_SACKED)
+        /* SACK is advisory: the ack did not pass snd_una in an RTO, so
+           its datagram goes again even if SACKed (a reneging peer) */
+        if (st == SLOT_FREE || (st == SLOT_SACKED && seq != p->snd_una))
             continue;
         if (seq - p->snd_una <= 64 || st == SLOT_LOST) {
             slot_unlink(p, i);
@@ -1156,8 +1159,6 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     uint32_t s = h->seq, off = s - p->rcv_nxt;
 
     p->echo_ts = h->tsval;
-    p->echo_seq2 = p->echo_seq;
-    p->echo_seq = h->seq;
     if (seq_lt(s, p->rcv_nxt)) {
         p->st.dups_recv++;
         p->ack_now = 1;
@@ -1172,6 +1173,9 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
 
         if (rx_ring(r, p) != 0)
             return;
+        /* held (now or before): the ACK may report it */
+        p->echo_seq2 = p->echo_seq;
+        p->echo_seq = s;
         x = &p->rx[s & r->mask];
         if (x->present) {
             p->st.dups_recv++;
@@ -1250,6 +1254,11 @@ rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
     p->st.dgrams_recv++;
     switch (h.type) {
     case DGRAM_DATA:
+        if (h.len > r->fragmax) {
+            /* a peer with a larger MTU: would not fit the reorder ring */
+            r->st.bad_dgrams++;
+            goto out;
+        }
         on_ack(r, p, &h, 0, now_us);
         on_data(r, p, &h, dgram + DGRAM_HDR_LEN, now_us);
         break;

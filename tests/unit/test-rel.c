@@ -767,7 +767,7 @@ last_sent(struct sim *s, int from, struct dgram_hdr *h)
 
 /*
  * The ACK fields: cumulative ack, SACK bit i = seq ack+1+i, tsval echo of
- * the latest DATA, seq and msg_id the latest two DATA beyond the ack.
+ * the latest DATA, seq and msg_id the latest two DATA held beyond the ack.
  */
 START_TEST(test_rel_ack_fields)
 {
@@ -803,15 +803,23 @@ START_TEST(test_rel_ack_fields)
     ck_assert_uint_eq(h.sack, 1u << 1);
     ck_assert_uint_eq(h.seq, 70);
     ck_assert_uint_eq(h.msg_id, 3);
-    /* seq 1 fills the first hole: ack 2, seq 3 and 70 still reported */
+    /* seq 1 fills the first hole: ack 2 at once, 70 and 3 still held */
     n = make_data(buf, 1, 1, 8, 0, 1, d, 8);
     rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
               sizeof s->n[1].addr, buf, n, s->now);
     last_sent(s, 0, &h);
     ck_assert_uint_eq(h.ack, 2);
     ck_assert_uint_eq(h.sack, 1u << 0);
-    ck_assert_uint_eq(h.seq, 0); /* seq 1 is covered by the ack */
-    ck_assert_uint_eq(h.msg_id, 70);
+    ck_assert_uint_eq(h.seq, 70);
+    ck_assert_uint_eq(h.msg_id, 3);
+    /* seq 2 takes the ack past 3: only 70 is left to report */
+    n = make_data(buf, 2, 1, 8, 0, 1, d, 8);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+              sizeof s->n[1].addr, buf, n, s->now);
+    last_sent(s, 0, &h);
+    ck_assert_uint_eq(h.ack, 4);
+    ck_assert_uint_eq(h.seq, 70);
+    ck_assert_uint_eq(h.msg_id, 0);
     sim_free(s);
 }
 END_TEST
@@ -928,6 +936,37 @@ START_TEST(test_rel_max_message)
 }
 END_TEST
 
+/*
+ * A peer with a larger MTU: its DATA would not fit the reorder ring, so it
+ * is refused and counted, never copied; small messages still get through.
+ */
+START_TEST(test_rel_mtu_mismatch)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+
+    small_config(&cfg);
+    cfg.mtu = 512;
+    s = sim_new(2, &cfg);
+    rel_free(s->n[1].r);
+    s->n[1].r = NULL;
+    cfg.mtu = 1472;
+    node_start(s, 1, &cfg, 101);
+    sim_msg(s, 1, 0, 400);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    s->ex[1][0].sent++; /* this one cannot arrive */
+    sim_msg(s, 1, 0, 3000);
+    s->ex[1][0].sent--;
+    sim_run(s, NULL, s->now + 200000);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_gt(st.bad_dgrams, 0);
+    ck_assert_int_eq(s->ex[1][0].got, 1);
+    ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
+
 /* Removing a peer (also from inside deliver) and bad arguments. */
 static void
 remove_in_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
@@ -1023,5 +1062,6 @@ suite_rel(void)
     add(s, "max_message", test_rel_max_message);
     add(s, "remove", test_rel_remove);
     add(s, "ack_fields", test_rel_ack_fields);
+    add(s, "mtu_mismatch", test_rel_mtu_mismatch);
     return s;
 }
