@@ -713,6 +713,10 @@ out:;
             r = colls_recv(c, coord, TAG_FINISH, buf, sizeof(buf), &st);
         if (r < 0)
             fail("DONE/FINISH with coordinator: %s", ename(r));
+        /* Every pair is done: nothing may be left (a duplicate). */
+        if (r == 0 && colls_probe(c, COLLS_ANY, COLLS_ANY, 0, &st) == 1)
+            fail("extra message after the exchange: from t%x tag %#x, "
+                 "%zu bytes", st.source, st.tag, st.length);
         colls_detach(c);
     }
     free(scratch);
