@@ -6,7 +6,9 @@
  * envelope are complete (both lengths checked by frame_peek() against the
  * limits before anything is allocated).  A small frame is taken from the
  * buffer when whole; a large payload gets its final allocation at once and
- * the rest of it is read straight into it, so it is copied only once.
+ * the rest of it is read straight into it, so it is copied only once --
+ * or, when a posted raw receive matches it and has room, straight into
+ * that receive's buffer (matching happens when the header arrives).
  *
  * Writing: one colls__wreq per frame: its own header + envelope bytes, then
  * the caller's payload buffers, handed to uv_write() without copying.  The
@@ -98,6 +100,13 @@ colls__stream_close(struct colls__stream *st)
         return;
     st->closing = 1;
     colls__q_remove(&st->link);
+    if (st->pend_req != NULL) {
+        struct colls_req *r = st->pend_req;
+        st->pend_req = NULL;
+        r->bound = NULL;
+        r->result = st->c->conn_err ? st->c->conn_err : COLLS_EIO;
+        r->done = 1;
+    }
     if (st->c->daemon == st)
         st->c->daemon = NULL;
     if (st->kind == COLLS__ST_DIRECT)
@@ -581,8 +590,7 @@ conn_daemon_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
 
 /* Dispatches a whole frame to its stream kind. */
 static void
-conn_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
-           size_t plen)
+conn_frame(struct colls__stream *st, Envelope *e, uint8_t *payload, size_t plen)
 {
     if (st->kind == COLLS__ST_DAEMON)
         conn_daemon_frame(st, e, payload, plen);
@@ -613,6 +621,11 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
     struct colls__stream *st = h->data;
 
     (void)hint;
+    if (st->pend_req != NULL) {
+        b->base = (char *)st->pend_req->buf + st->pend_got;
+        b->len = st->pend_len - st->pend_got;
+        return;
+    }
     if (st->pend_data != NULL) {
         b->base = (char *)st->pend_data + st->pend_got;
         b->len = st->pend_len - st->pend_got;
@@ -627,6 +640,95 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
     }
     b->base = (char *)st->in.data + st->in.len;
     b->len = st->in.cap - st->in.len;
+}
+
+/*
+ * A large DATA frame has started to arrive (have of len payload bytes at
+ * p): if the oldest posted receive it matches takes raw bytes and has room
+ * for all of it, the rest is read straight into that receive's buffer.
+ * Returns 1 if so (e is kept until the payload is complete), else 0.
+ */
+static int
+conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
+          size_t len)
+{
+    colls_t *c = st->c;
+    struct colls__queue *q;
+    colls_tid_t src;
+
+    if (e->kind != KIND__DATA || (st->kind == COLLS__ST_DIRECT && !st->hello))
+        return 0;
+    src = st->kind == COLLS__ST_DIRECT ? st->peer_tid : e->src;
+    for (q = c->posted.next; q != &c->posted; q = q->next) {
+        struct colls_req *r = COLLS__CONTAINER(q, struct colls_req, link);
+        if ((r->src != (colls_tid_t)COLLS_ANY && r->src != src) ||
+            (r->tag != COLLS_ANY && r->tag != e->tag))
+            continue;
+        if (r->want_msg || r->cap < len)
+            return 0; /* it takes this message, but not this way */
+        colls__q_remove(&r->link);
+        memcpy(r->buf, p, have);
+        r->bound = st;
+        st->pend_req = r;
+        st->pend_env = e;
+        st->pend_src = src;
+        st->pend_len = len;
+        st->pend_got = have;
+        return 1;
+    }
+    return 0;
+}
+
+/* The payload bound to a receive is complete: the receive is done. */
+static void
+conn_bound_done(struct colls__stream *st)
+{
+    struct colls_req *r = st->pend_req;
+    colls_t *c = st->c;
+
+    r->st.source = st->pend_src;
+    r->st.tag = st->pend_env->tag;
+    r->st.length = st->pend_len;
+    r->result = 0;
+    r->done = 1;
+    r->bound = NULL;
+    c->arrivals++;
+    c->host_down[COLLS_TID_HID(st->pend_src)] = 0;
+    envelope_free(st->pend_env);
+    st->pend_env = NULL;
+    st->pend_req = NULL;
+    st->pend_len = st->pend_got = 0;
+}
+
+/*
+ * A receive bound to a stream's payload gives up (timeout): the rest of
+ * the payload goes to a buffer of the stream's own, and the message to
+ * the queue when complete.  Without memory the stream is closed.
+ */
+static void
+conn_unbind(struct colls_req *r)
+{
+    struct colls__stream *st = r->bound;
+    uint8_t *data = malloc(st->pend_len);
+
+    r->bound = NULL;
+    st->pend_req = NULL;
+    if (data == NULL) {
+        conn_stream_error(st, COLLS_ENOMEM);
+        return;
+    }
+    memcpy(data, r->buf, st->pend_got);
+    st->pend_data = data;
+}
+
+/* Withdraws a receive that is not done (timeout or lost connection). */
+void
+colls__recv_cancel(struct colls_req *r)
+{
+    if (r->bound != NULL)
+        conn_unbind(r);
+    else
+        colls__q_remove(&r->link);
 }
 
 /* Takes every complete frame out of the stream's buffer. */
@@ -663,6 +765,12 @@ conn_parse(struct colls__stream *st)
         have = avail - FRAME_HDR_LEN - fi.env_len;
         if (have > fi.payload_len)
             have = (size_t)fi.payload_len;
+        if (have < fi.payload_len &&
+            conn_bind(st, e, head + FRAME_HDR_LEN + fi.env_len, have,
+                      (size_t)fi.payload_len)) {
+            buf_consume(&st->in, FRAME_HDR_LEN + fi.env_len + have);
+            return;
+        }
         if (fi.payload_len > 0) {
             data = malloc((size_t)fi.payload_len);
             if (data == NULL) {
@@ -698,6 +806,12 @@ conn_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
     }
     if (nread == 0)
         return;
+    if (st->pend_req != NULL) {
+        st->pend_got += (size_t)nread;
+        if (st->pend_got == st->pend_len)
+            conn_bound_done(st);
+        return;
+    }
     if (st->pend_data != NULL) {
         st->pend_got += (size_t)nread;
         if (st->pend_got == st->pend_len) {

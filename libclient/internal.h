@@ -70,11 +70,11 @@ struct colls__rmsg {
     struct colls__queue link; /* in colls_t.unexpected */
     colls_tid_t src;
     int tag;
-    uint32_t flags;           /* ENV_F_* */
+    uint32_t flags; /* ENV_F_* */
     int encoding;
     int byte_order;
-    int route;                /* COLLS_ROUTE_* it arrived by */
-    uint8_t *data;            /* malloc'd, len bytes (NULL when len is 0) */
+    int route;     /* COLLS_ROUTE_* it arrived by */
+    uint8_t *data; /* malloc'd, len bytes (NULL when len is 0) */
     size_t len;
 };
 
@@ -96,10 +96,12 @@ struct colls_req {
     int tag;
     void *buf;
     size_t cap;
-    int want_msg;             /* 1: keep the whole message in msg */
+    int want_msg; /* 1: keep the whole message in msg */
     struct colls__rmsg *msg;
     /* send: writes still in flight */
     int pending;
+    /* receive: a large payload is being read straight into buf */
+    struct colls__stream *bound;
 };
 
 /* ---- streams: the daemon's Unix socket and direct TCP connections ------- */
@@ -120,9 +122,12 @@ struct colls__stream {
     int closing;
     struct colls__queue link; /* in colls_t.streams */
     struct buf in;            /* header + envelope bytes being assembled */
-    /* A large payload read straight into its final buffer. */
+    /* A large payload read straight into its final buffer: pend_data,
+       or the buffer of the posted receive it matched (pend_req). */
     Envelope *pend_env;
     uint8_t *pend_data;
+    struct colls_req *pend_req;
+    colls_tid_t pend_src;
     size_t pend_len, pend_got;
     /* direct streams: the task at the other end, once DIRECT_HELLO came */
     colls_tid_t peer_tid;
@@ -136,7 +141,7 @@ struct colls__wreq {
     uv_write_t w;
     struct colls__queue link; /* in a peer's pending queue before connect */
     colls_t *c;
-    struct colls_req *req;    /* completed when the last write is done */
+    struct colls_req *req; /* completed when the last write is done */
     struct buf head;
     /* DATA parameters, so the frame can be built for whichever route */
     colls_tid_t dst;
@@ -144,7 +149,7 @@ struct colls__wreq {
     int encoding;
     int byte_order;
     uint64_t req_id;
-    uv_buf_t *bufs;           /* bufs[0] is head, the rest the payload */
+    uv_buf_t *bufs; /* bufs[0] is head, the rest the payload */
     unsigned nbufs;
     uv_buf_t inl[3];
 };
@@ -161,7 +166,7 @@ enum colls__peer_state {
 };
 
 struct colls__peer {
-    struct colls__queue link;    /* in colls_t.peers */
+    struct colls__queue link; /* in colls_t.peers */
     colls_tid_t tid;
     int state;
     struct colls__stream *st;    /* outgoing or adopted incoming stream */
@@ -178,11 +183,11 @@ struct colls__ctl {
     struct colls__queue link; /* in colls_t.ctls */
     uint64_t req_id;
     int done;
-    int status;               /* 0, or why there is no reply */
-    Envelope *rep;            /* the reply; owned by the ctl */
+    int status;    /* 0, or why there is no reply */
+    Envelope *rep; /* the reply; owned by the ctl */
     uint8_t *payload;
     size_t plen;
-    colls__ctl_cb cb;         /* NULL for a blocking call */
+    colls__ctl_cb cb; /* NULL for a blocking call */
     void *arg;
 };
 
@@ -205,7 +210,7 @@ struct colls {
     uint64_t max_message;
     char direct_addr[64];
     struct colls__stream *daemon;
-    int conn_err;              /* non-zero once the daemon stream is gone */
+    int conn_err; /* non-zero once the daemon stream is gone */
     uv_tcp_t listener;
     int listening;
     struct colls__queue unexpected; /* colls__rmsg, in arrival order */
@@ -214,7 +219,7 @@ struct colls {
     struct colls__queue peers;
     struct colls__queue streams;
     uint64_t next_req_id;
-    uint64_t arrivals;         /* messages received so far (probe) */
+    uint64_t arrivals; /* messages received so far (probe) */
     /* dead tids, sorted by tid, and hosts declared down */
     struct colls__dead *dead;
     size_t ndead, capdead;
@@ -222,9 +227,9 @@ struct colls {
        (it may carry the dead task's last messages) */
     struct colls__dead *pending;
     size_t npending, cappending;
-    uv_timer_t hello_timer;   /* bounds that wait */
+    uv_timer_t hello_timer; /* bounds that wait */
     uint8_t host_down[4096];
-    uint64_t fallbacks;        /* direct sends that went via the daemon */
+    uint64_t fallbacks; /* direct sends that went via the daemon */
     struct colls__coll_wait *coll_wait; /* collective awaiting its result */
 };
 
@@ -261,6 +266,7 @@ int colls__send_data(colls_t *c, colls_tid_t dst, int tag, int encoding,
                      int byte_order, int route, const uv_buf_t *payload,
                      unsigned npayload, struct colls_req *req);
 int colls__recv_post(colls_t *c, struct colls_req *r);
+void colls__recv_cancel(struct colls_req *r);
 int colls__req_wait(struct colls_req *r);
 
 /* direct.c */
@@ -282,7 +288,7 @@ int colls__msg_order(const colls_msg_t *m);
 /* ---- groups and collectives (group.c, coll.c) -------------------------- */
 
 #define COLLS__GROUP_NAME_MAX 255 /* bytes of a group name */
-#define COLLS__ALG_SPEC_MAX 63    /* bytes of a "name[:segment]" spec */
+#define COLLS__ALG_SPEC_MAX   63  /* bytes of a "name[:segment]" spec */
 
 /* A formed group, as this member sees it (docs/collectives.md). */
 struct colls_group {
@@ -290,24 +296,23 @@ struct colls_group {
     char name[COLLS__GROUP_NAME_MAX + 1];
     uint64_t gid;
     int rank, size;
-    colls_tid_t *tids;        /* size entries, rank order */
+    colls_tid_t *tids; /* size entries, rank order */
     uint32_t owner;
     int placement;
-    int mode;                 /* COLLS_MODE_* asked for */
-    int compress;             /* COLLS_COMPRESS_* */
-    int trace;                /* COLLS_TRACE=1 when the group formed */
+    int mode;     /* COLLS_MODE_* asked for */
+    int compress; /* COLLS_COMPRESS_* */
+    int trace;    /* COLLS_TRACE=1 when the group formed */
     char alg[COLLS_COLL_MAX][COLLS__ALG_SPEC_MAX + 1]; /* "" = choose */
     char last_alg[COLLS__ALG_SPEC_MAX + 1];
     int last_mode;
-    uint64_t seq;             /* next collective's sequence number */
-    int failed;               /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
+    uint64_t seq; /* next collective's sequence number */
+    int failed;   /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
 };
 
 /* group.c */
 int colls__alg_spec_check(const char *spec);
 
 /* coll.c: a COLL_RESULT frame from the daemon (takes e and payload). */
-void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload,
-                       size_t plen);
+void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen);
 
 #endif

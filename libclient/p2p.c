@@ -149,7 +149,7 @@ colls__req_wait(struct colls_req *r)
     int rc = colls__wait(r->c, p2p_done_pred, r, 1);
 
     if (!r->done) {
-        colls__q_remove(&r->link);
+        colls__recv_cancel(r);
         return rc < 0 ? rc : COLLS_EIO;
     }
     return r->result;
@@ -385,7 +385,7 @@ colls_test(colls_req_t *req, int *done, colls_status_t *st)
         return COLLS_EINVAL;
     colls__poll(req->c);
     if (!req->done && req->kind == COLLS__REQ_RECV && req->c->conn_err) {
-        colls__q_remove(&req->link);
+        colls__recv_cancel(req);
         req->result = req->c->conn_err;
         req->done = 1;
     }

@@ -43,7 +43,11 @@ enum {
     T_DOWN = 902,  /* send HOST_DOWN {hid of dst} */
     T_BURST = 903, /* send three messages from dst, tags 1, 2, 3 */
     T_FAIL = 904,  /* send SEND_FAILED {dst, ENOENT} */
+    T_HALF = 905,  /* start a message of u32 N bytes: header + N/2 bytes */
+    T_REST = 906,  /* send the rest of that message */
 };
+
+#define PATTERN(i) ((uint8_t)((i)*13u + 5u))
 
 struct fake {
     pid_t pid;
@@ -117,6 +121,8 @@ fake_serve(int ls)
 {
     int fd = accept(ls, NULL, NULL);
     char route_addr[128] = "";
+    uint8_t *half_buf = NULL;
+    uint32_t half_len = 0;
 
     if (fd < 0)
         _exit(2);
@@ -205,6 +211,37 @@ fake_serve(int ls)
                 e.dst = in->dst;
                 e.status = COLLS_ENOENT;
                 fake_send(fd, &e, NULL, 0);
+                break;
+            case T_HALF:
+                if (plen != 4)
+                    _exit(6);
+                half_len = get_u32(pl);
+                half_buf = malloc(half_len);
+                if (half_buf == NULL)
+                    _exit(7);
+                for (size_t i = 0; i < half_len; i++)
+                    half_buf[i] = PATTERN(i);
+                e.kind = KIND__DATA;
+                e.src = in->dst;
+                e.dst = ME;
+                e.tag = T_HALF;
+                {
+                    struct buf hb;
+                    buf_init(&hb);
+                    if (envelope_frame_head(&hb, &e, half_len) != 0 ||
+                        write_full(fd, hb.data, hb.len) != 0 ||
+                        write_full(fd, half_buf, half_len / 2) != 0)
+                        _exit(8);
+                    buf_free(&hb);
+                }
+                break;
+            case T_REST:
+                if (half_buf == NULL ||
+                    write_full(fd, half_buf + half_len / 2,
+                               half_len - half_len / 2) != 0)
+                    _exit(9);
+                free(half_buf);
+                half_buf = NULL;
                 break;
             case T_BURST:
                 fake_data(fd, in->dst, 1, NULL, "a", 1);
@@ -579,6 +616,63 @@ START_TEST(test_large)
 }
 END_TEST
 
+/* Large messages read straight into a posted receive's buffer, and a
+   receive that times out while its message is half read. */
+START_TEST(test_bound_recv)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    size_t n = 3u << 20, i;
+    uint8_t *a = malloc(n), *b = malloc(n), *small = malloc(n / 2);
+    uint32_t want = (uint32_t)n;
+    uint8_t nbuf[4];
+    colls_req_t *rq, *rs;
+    colls_status_t st;
+
+    for (i = 0; i < n; i++)
+        a[i] = (uint8_t)(i * 31 + (i >> 11));
+    /* posted first: the payload goes straight into b */
+    memset(b, 0, n);
+    ck_assert_int_eq(colls_irecv(c, PEER, 70, b, n, &rq), 0);
+    ck_assert_int_eq(colls_send(c, PEER, 70, a, n), 0);
+    ck_assert_int_eq(colls_wait(rq, &st), 0);
+    ck_assert_uint_eq(st.length, n);
+    ck_assert_uint_eq(st.source, PEER);
+    ck_assert_int_eq(memcmp(a, b, n), 0);
+    /* posted with too little room: consumed, truncated, nothing lost */
+    ck_assert_int_eq(colls_irecv(c, PEER, 71, small, n / 2, &rs), 0);
+    ck_assert_int_eq(colls_irecv(c, PEER, 72, b, n, &rq), 0);
+    ck_assert_int_eq(colls_send(c, PEER, 71, a, n), 0);
+    ck_assert_int_eq(colls_send(c, PEER, 72, a + 1, n - 1), 0);
+    ck_assert_int_eq(colls_wait(rs, &st), COLLS_ETRUNC);
+    ck_assert_uint_eq(st.length, n);
+    ck_assert_int_eq(memcmp(a, small, n / 2), 0);
+    ck_assert_int_eq(colls_wait(rq, &st), 0);
+    ck_assert_uint_eq(st.length, n - 1);
+    ck_assert_int_eq(memcmp(a + 1, b, n - 1), 0);
+    /* half a message arrives for a posted receive that then times out:
+       the message is kept and complete once the rest arrives */
+    put_u32(nbuf, want);
+    memset(b, 0, n);
+    ck_assert_int_eq(colls_irecv(c, PEER, T_HALF, b, n, &rq), 0);
+    ck_assert_int_eq(colls_send(c, PEER, T_HALF, nbuf, 4), 0);
+    ck_assert_int_eq(colls_set_timeout(c, 200), 0);
+    ck_assert_int_eq(colls_wait(rq, &st), COLLS_ETIMEDOUT);
+    ck_assert_int_eq(colls_set_timeout(c, -1), 0);
+    ck_assert_int_eq(colls_send(c, PEER, T_REST, "", 0), 0);
+    memset(a, 0, n);
+    ck_assert_int_eq(colls_recv(c, PEER, T_HALF, a, n, &st), 0);
+    ck_assert_uint_eq(st.length, n);
+    for (i = 0; i < n; i++)
+        if (a[i] != PATTERN(i))
+            ck_abort_msg("byte %zu: %u, want %u", i, a[i], PATTERN(i));
+    free(a);
+    free(b);
+    free(small);
+    detach(&f, c);
+}
+END_TEST
+
 START_TEST(test_admin)
 {
     struct fake f;
@@ -799,6 +893,7 @@ suite_p2p(void)
     tcase_add_loop_test(tc, test_msg_encodings, COLLS_ENC_DEFAULT,
                         COLLS_ENC_INPLACE + 1);
     tcase_add_test(tc, test_large);
+    tcase_add_test(tc, test_bound_recv);
     tcase_add_test(tc, test_admin);
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_direct_fallback);
