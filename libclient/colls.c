@@ -13,8 +13,10 @@
  * $XDG_RUNTIME_DIR/collsd/collsd.sock, else /tmp/collsd-<uid>/collsd.sock
  * (docs/protocol.md).  $COLLS_ADMIN=1 makes the attach an admin one
  * (collsctl sets it); $COLLS_TASK_NAME overrides the program name reported.
- * The attach handshake itself waits at most COLLS__ATTACH_MS.
+ * The attach handshake itself waits at most COLLS__ATTACH_MS.  Attaching
+ * sets SIGPIPE to be ignored if it is at its default action.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,26 @@ uint64_t
 colls__req_id(colls_t *c)
 {
     return ++c->next_req_id;
+}
+
+/*
+ * A write on a connection the other end closed raises SIGPIPE, whose
+ * default action ends the process; the library reports such a write as
+ * an error instead.  So SIGPIPE is set to be ignored, unless the program
+ * chose its own disposition.
+ */
+static void
+colls_ignore_sigpipe(void)
+{
+    struct sigaction sa;
+
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL &&
+        !(sa.sa_flags & SA_SIGINFO)) {
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = SIG_IGN;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGPIPE, &sa, NULL);
+    }
 }
 
 /* Fills path with the socket path to use (see the file comment). */
@@ -267,6 +289,7 @@ colls_attach(const char *socket_path, colls_t **out)
     if (out == NULL)
         return COLLS_EINVAL;
     *out = NULL;
+    colls_ignore_sigpipe();
     rc = colls_socket_path(socket_path, path, sizeof(path));
     if (rc < 0)
         return rc;

@@ -143,7 +143,9 @@ typedef struct {
 
 /* ---- attach ----------------------------------------------------------- */
 
-/* socket_path NULL: $COLLS_SOCKET, else the default path. */
+/* socket_path NULL: $COLLS_SOCKET, else the default path.  If SIGPIPE is
+   at its default action it is set to be ignored: a closed connection is
+   reported as an error, it does not end the process. */
 COLLS_EXTERN int colls_attach(const char *socket_path, colls_t **out);
 COLLS_EXTERN int colls_detach(colls_t *c);
 COLLS_EXTERN colls_tid_t colls_mytid(const colls_t *c);
