@@ -2,8 +2,9 @@
 # quickstart.sh -- sets up a fresh Debian 12 machine (packages, build) and
 # runs the main job: a local virtual machine of three collsd daemons on
 # this host (different UDP ports, one socket each), the ring example
-# attached to all three, collsctl showing the machine, then everything it
-# started is stopped.
+# attached to all three, the allreduce example (a group of six tasks over
+# the three daemons running real collectives) and a short collsctl bench,
+# collsctl showing the machine, then everything it started is stopped.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 colls_install_packages
@@ -43,6 +44,13 @@ ctl hosts
 echo "== ring: a token with a checksum around 6 tasks on 3 daemons"
 "$B/examples/ring" -n 6 -l 100 \
     --socket "$run/d1/collsd.sock,$run/d2/collsd.sock,$run/d3/collsd.sock"
+socks="$run/d1/collsd.sock,$run/d2/collsd.sock,$run/d3/collsd.sock"
+echo "== allreduce: 6 tasks on 3 daemons form a group; allreduce, bcast and"
+echo "   allgather checked against a serial reference (hierarchical, then flat)"
+"$B/examples/allreduce" -n 6 --socket "$socks"
+"$B/examples/allreduce" -n 6 --flat --socket "$socks"
+echo "== collsctl bench allreduce: us per operation, 4 B .. 64 KiB"
+ctl bench allreduce -n 6 --sockets "$socks" --sizes 4:64K --runs 3 --iters 20
 echo "== collsctl ping 2"
 ctl ping 2 -c 5
 echo "== collsctl stats"
