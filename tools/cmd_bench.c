@@ -12,6 +12,9 @@
  * SUM), a size is the bytes of one rank's block; v-variants use equal
  * blocks.  Sizes go from A to B by powers of 4 (default 4 B .. 4 MiB).
  *
+ * --roundrobin forms the group with round-robin placement (ranks dealt
+ * over the hosts) instead of contiguous.
+ *
  * Processes: with --group NAME -n P this process is one of the P members
  * of group NAME (start P of them, on any daemons, with --socket); without
  * --group, -n P (default 2) forks P members here, member i attached to the
@@ -38,6 +41,7 @@ struct bench_opts {
     size_t min, max;
     const char *algo;
     int mode;
+    int placement;
     const char *group;
     int nprocs;
     int runs, iters;
@@ -208,7 +212,7 @@ bench_member(const struct bench_opts *o, const char *socket,
                 socket ? socket : "(default socket)", colls_strerror(rc));
         return 1;
     }
-    rank = colls_group_join(c, name, o->nprocs, &g);
+    rank = colls_group_join_placed(c, name, o->nprocs, o->placement, &g);
     if (rank < 0) {
         rc = rank;
         fprintf(stderr, "collsctl bench: join %s: %s\n", name,
@@ -361,6 +365,7 @@ bench_exec(int argc, char **argv)
         {"sockets", required_argument, NULL, 'S'},
         {"runs", required_argument, NULL, 'k'},
         {"iters", required_argument, NULL, 'i'},
+        {"roundrobin", no_argument, NULL, 'R'},
         {NULL, 0, NULL, 0}};
     struct bench_opts o;
     int opt, i;
@@ -388,6 +393,9 @@ bench_exec(int argc, char **argv)
             break;
         case 'F':
             o.mode = COLLS_MODE_FLAT;
+            break;
+        case 'R':
+            o.placement = COLLS_PLACE_ROUNDROBIN;
             break;
         case 'g':
             o.group = optarg;
@@ -436,7 +444,7 @@ bench_exec(int argc, char **argv)
 const struct collsctl_cmd cmd_bench = {
     .name = "bench",
     .usage = "OP [--sizes A:B] [--algo NAME[:SEG]] [--hier|--flat] "
-             "[--runs K] [--iters N] "
+             "[--roundrobin] [--runs K] [--iters N] "
              "[--group NAME -n P | -n P [--sockets A,B,...]]",
     .help = "time a collective per size (us/op, algorithm, mode)",
     .needs_daemon = 1,
