@@ -118,7 +118,7 @@ struct rel_txslot {
     struct rel_msg *msg;
     uint64_t sent_us; /* last transmission */
     uint32_t frag;    /* fragment index within msg */
-    uint32_t prev, next; /* links in the sent or rtx list */
+    uint32_t prev, next; /* links in the sent, resent or rtx list */
     uint16_t len;
     uint8_t state;
     uint8_t retrans;  /* transmitted more than once */
@@ -136,6 +136,8 @@ struct rel_list {
     uint32_t head, tail, n;
 };
 
+/* One peer host: its address and incarnation, our sender to it and our
+   receiver from it (see the top of the file). */
 struct rel_peer {
     struct rel_peer *next; /* all peers, or the zombie list */
     int hid;
@@ -178,7 +180,7 @@ struct rel_peer {
     uint32_t rcv_nxt;
     uint32_t rx_ooo; /* datagrams in the reorder ring */
     uint16_t echo_ts;
-    uint32_t echo_seq, echo_seq2; /* the latest two DATA, for ACKs */
+    uint32_t echo_seq, echo_seq2; /* latest two held out of order */
     unsigned rx_unacked;
     uint64_t ack_deadline;
     int ack_now;
