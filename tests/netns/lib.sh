@@ -25,6 +25,7 @@
 #   ns_limit 1 100mbit              # tbf on host 1's egress
 #   ns_loss 1 5                     # drop 5 % of UDP arriving at host 1
 #   ns_loss 1 0                     # remove the loss rule
+#   ns_segment on|off               # per-datagram packets on every link
 #   ns_pin_kill PID                 # kill one process started by host_bg
 #
 # NS_KEEP=1 keeps the run directory (logs) for debugging.
@@ -303,8 +304,21 @@ table inet collsloss {
 EOF
         : >"$NS_RUN/.lossy$1"
     fi
+    if ls "$NS_RUN"/.lossy* >/dev/null 2>&1; then
+        ns_segment on
+    else
+        ns_segment off
+    fi
+}
+
+# on: every host's eth0 segments GSO packets before transmitting
+# (gso_max_segs 1), as it must for per-datagram loss; off: the default.
+# Segmenting costs throughput by itself, so a loss-free baseline for a
+# lossy figure should be measured with it on (ns_segment on).
+ns_segment()
+{
     segs=65535
-    ls "$NS_RUN"/.lossy* >/dev/null 2>&1 && segs=1
+    [ "$1" = on ] && segs=1
     i=1
     while [ "$i" -le "$NS_N" ]; do
         ip -n "$(ns_name "$i")" link set dev eth0 gso_max_segs "$segs"
