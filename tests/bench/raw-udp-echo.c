@@ -56,8 +56,8 @@ server(const struct sockaddr_in *sa)
     for (;;) {
         struct sockaddr_in from;
         socklen_t fl = sizeof(from);
-        ssize_t n = recvfrom(fd, b, sizeof(b), 0, (struct sockaddr *)&from,
-                             &fl);
+        ssize_t n =
+            recvfrom(fd, b, sizeof(b), 0, (struct sockaddr *)&from, &fl);
         if (n < 0)
             return 1;
         sendto(fd, b, (size_t)n, 0, (struct sockaddr *)&from, fl);

@@ -76,7 +76,8 @@ check_counter()
 for i in 1 2; do
     eval "check_counter 'malformed task input' $i '$TASK_RE' \$task_$i"
     eval "check_counter 'bad datagrams' $i bad_dgrams \$bad_$i"
-    eval "check_counter 'datagrams from unknown sources' $i unknown_src \$unk_$i"
+    eval "check_counter 'datagrams from unknown sources' $i unknown_src \
+        \$unk_$i"
 done
 if [ "$(id -u)" = 0 ]; then
     check_counter 'duplicate or stale datagrams' 1 'dups_recv|stale_inc' \

@@ -130,7 +130,7 @@ drain(int fd, int ms, int *kind)
             return 0;
         ssize_t r = recv(fd, b + have, sizeof(b) - have, 0);
         if (r <= 0)
-            return 1;    /* EOF or reset: closed */
+            return 1; /* EOF or reset: closed */
         have += (size_t)r;
         if (*kind == 0 && have >= FRAME_HDR_LEN) {
             struct frame_limits lim;
@@ -192,8 +192,9 @@ do_attach(int fd)
         if (fl >= 4 && el <= fl - 4 && fl < (1u << 20)) {
             uint8_t *rest = malloc(fl - 4);
             Envelope *r;
-            if (rest && recv(fd, rest, fl - 4, MSG_WAITALL) == (ssize_t)(fl - 4)
-                && envelope_unpack(rest, el, &r) == 0) {
+            if (rest &&
+                recv(fd, rest, fl - 4, MSG_WAITALL) == (ssize_t)(fl - 4) &&
+                envelope_unpack(rest, el, &r) == 0) {
                 kind = r->kind;
                 envelope_free(r);
             }
@@ -396,7 +397,7 @@ run_unix(const char *path)
     return nfail ? 1 : 0;
 }
 
-/* ---- UDP ------------------------------------------------------------------ */
+/* ---- UDP --------------------------------------------------------------- */
 
 static int
 parse_addr(const char *s, struct sockaddr_in *sa)
@@ -507,7 +508,7 @@ forge(int raw, const struct sockaddr_in *from, const struct sockaddr_in *to,
     u->source = from->sin_port;
     u->dest = to->sin_port;
     u->len = htons((uint16_t)(sizeof(*u) + n));
-    u->check = 0;    /* IPv4: no checksum */
+    u->check = 0; /* IPv4: no checksum */
     memcpy(pkt + sizeof(*ip) + sizeof(*u), p, n);
     sendto(raw, pkt, sizeof(*ip) + sizeof(*u) + n, 0,
            (const struct sockaddr *)to, sizeof(*to));
@@ -592,7 +593,6 @@ run_replay(const char *target, int capture_ms, int count, int times,
     close(raw);
     return ncap > 0 ? 0 : 1;
 }
-
 
 /* Sends one PROBE datagram with the given header fields from a forged
    source address and port (a reproduction helper). */

@@ -49,17 +49,17 @@ enum {
     TAG_LIST = 2,
     TAG_DONE = 3,
     TAG_FINISH = 4,
-    TAG_DATA = 0x10000,     /* + route * 0x8000 + seq */
+    TAG_DATA = 0x10000, /* + route * 0x8000 + seq */
     ROUTE_SPAN = 0x8000,
 };
 
 /* One message of a pair's plan. */
 struct entry {
-    int route;      /* COLLS_ROUTE_* */
-    int packed;     /* 0: raw bytes; 1: colls_pack message */
-    int encoding;   /* packed: COLLS_ENC_* */
-    size_t size;    /* raw: bytes; packed: scale of the item counts */
-    int seq;        /* per-route sequence number */
+    int route;    /* COLLS_ROUTE_* */
+    int packed;   /* 0: raw bytes; 1: colls_pack message */
+    int encoding; /* packed: COLLS_ENC_* */
+    size_t size;  /* raw: bytes; packed: scale of the item counts */
+    int seq;      /* per-route sequence number */
 };
 
 struct opts {
@@ -72,8 +72,8 @@ struct opts {
     const char *ready;
     int ntasks;
     int timeout_ms;
-    int routes;     /* bit 0 default, bit 1 direct */
-    int big;        /* add 32 MiB messages between the first and last */
+    int routes; /* bit 0 default, bit 1 direct */
+    int big;    /* add 32 MiB messages between the first and last */
     int rounds;
     int quick;
     int count;
@@ -270,8 +270,8 @@ gen_items(uint64_t *s, const struct item *it, void *out)
 /* ---- plans -------------------------------------------------------------- */
 
 static const size_t raw_sizes[] = {
-    0, 1, 7, 8, 100, 1000, 1400, 1424, 1425, 1448, 1472, 1473, 2944,
-    4096, 9000, 65507, 65536, 65537, 262144, 1048576,
+    0,    1,    7,    8,    100,  1000,  1400,  1424,  1425,   1448,
+    1472, 1473, 2944, 4096, 9000, 65507, 65536, 65537, 262144, 1048576,
 };
 static const size_t raw_sizes_quick[] = {0, 1, 7, 1000, 1473, 65536, 200000};
 static const size_t packed_sizes[] = {0, 1, 100, 1472, 65536, 262144};
@@ -281,8 +281,7 @@ static const size_t packed_sizes_quick[] = {0, 100, 65536};
 
 /* Appends one entry per selected route, numbering per route. */
 static void
-plan_add(struct entry *e, int *n, int seq[2], int packed, int enc,
-         size_t size)
+plan_add(struct entry *e, int *n, int seq[2], int packed, int enc, size_t size)
 {
     for (int r = 0; r < 2; r++) {
         if (!(opt.routes & (1 << r)))
@@ -335,28 +334,27 @@ route_name(int r)
 static const char *
 enc_name(int e)
 {
-    return e == COLLS_ENC_DEFAULT ? "DEFAULT" : e == COLLS_ENC_RAW ? "RAW"
-                                                                    : "INPLACE";
+    return e == COLLS_ENC_DEFAULT ? "DEFAULT"
+           : e == COLLS_ENC_RAW   ? "RAW"
+                                  : "INPLACE";
 }
 
 /* ---- sending and receiving one entry ------------------------------------ */
 
-static uint8_t *scratch;    /* raw send and receive buffer */
+static uint8_t *scratch; /* raw send and receive buffer */
 static size_t scratch_len;
-static uint8_t *expect;     /* expected bytes */
+static uint8_t *expect; /* expected bytes */
 
 /* Sends entry e from self to dst.  Returns 0 or the error. */
 static int
-send_entry(colls_t *c, colls_tid_t self, colls_tid_t dst,
-           const struct entry *e)
+send_entry(colls_t *c, colls_tid_t self, colls_tid_t dst, const struct entry *e)
 {
     uint64_t s = gen_key(self, dst, e->route, e->seq);
     int r;
 
     if (!e->packed) {
         gen_fill(&s, scratch, e->size);
-        r = colls_send_route(c, dst, entry_tag(e), scratch, e->size,
-                             e->route);
+        r = colls_send_route(c, dst, entry_tag(e), scratch, e->size, e->route);
         if (r < 0)
             fail("send raw %zu B route %s to t%x seq %d: %s", e->size,
                  route_name(e->route), dst, e->seq, ename(r));
@@ -384,8 +382,8 @@ send_entry(colls_t *c, colls_tid_t self, colls_tid_t dst,
         r = colls_msg_send(c, dst, entry_tag(e), m);
     if (r < 0)
         fail("send packed %s scale %zu route %s to t%x seq %d: %s",
-             enc_name(e->encoding), e->size, route_name(e->route), dst,
-             e->seq, ename(r));
+             enc_name(e->encoding), e->size, route_name(e->route), dst, e->seq,
+             ename(r));
     for (int i = 0; i < NITEMS; i++)
         free(arr[i]);
     colls_msg_free(m);
@@ -395,8 +393,7 @@ send_entry(colls_t *c, colls_tid_t self, colls_tid_t dst,
 /* Receives entry e (already identified by its tag) from src and checks it.
    Returns 0, -1 on a content mismatch, or a colls error. */
 static int
-recv_entry(colls_t *c, colls_tid_t self, colls_tid_t src,
-           const struct entry *e)
+recv_entry(colls_t *c, colls_tid_t self, colls_tid_t src, const struct entry *e)
 {
     uint64_t s = gen_key(src, self, e->route, e->seq);
     colls_status_t st = {0};
@@ -433,8 +430,8 @@ recv_entry(colls_t *c, colls_tid_t self, colls_tid_t src,
     }
     r = colls_msg_info(m, &st);
     if (r < 0 || st.source != src || st.tag != tag) {
-        fail("recv %s: info %s source t%x tag %#x", what, ename(r),
-             st.source, st.tag);
+        fail("recv %s: info %s source t%x tag %#x", what, ename(r), st.source,
+             st.tag);
         bad = -1;
     }
     packed_items(e->size, it);
@@ -496,8 +493,8 @@ recv_plan(colls_t *c, colls_tid_t self, colls_tid_t src,
             return -1;
         }
         if (seq != next[route]) {
-            fail("out of order from t%x route %s: got seq %d, expected %d",
-                 src, route_name(route), seq, next[route]);
+            fail("out of order from t%x route %s: got seq %d, expected %d", src,
+                 route_name(route), seq, next[route]);
             return -1;
         }
         next[route]++;
@@ -686,7 +683,7 @@ run_worker(void)
             } else if (my == k + 1) {
                 partner = 0;
             } else {
-                int a = my - 1, b = k;    /* positions on the circle */
+                int a = my - 1, b = k; /* positions on the circle */
                 partner = ((2 * b - a) % (m - 1) + (m - 1)) % (m - 1) + 1;
             }
             if (partner >= n || partner == my)
@@ -716,7 +713,8 @@ out:;
         /* Every pair is done: nothing may be left (a duplicate). */
         if (r == 0 && colls_probe(c, COLLS_ANY, COLLS_ANY, 0, &st) == 1)
             fail("extra message after the exchange: from t%x tag %#x, "
-                 "%zu bytes", st.source, st.tag, st.length);
+                 "%zu bytes",
+                 st.source, st.tag, st.length);
         colls_detach(c);
     }
     free(scratch);
@@ -783,7 +781,8 @@ run_coord(void)
         uint64_t msgs = (uint64_t)get32(d + 4) << 32 | get32(d + 8);
         uint64_t bytes = (uint64_t)get32(d + 12) << 32 | get32(d + 16);
         note("worker t%x: %" PRIu64 " messages sent, %" PRIu64
-             " bytes received, %u errors", st.source, msgs, bytes, errs);
+             " bytes received, %u errors",
+             st.source, msgs, bytes, errs);
         if (errs)
             failed++;
     }
@@ -979,16 +978,16 @@ run_enoent(void)
     for (int i = 0; i < 3; i++) {
         colls_status_t st;
         uint8_t b[8];
-        int r = colls_send_route(c, bogus[i], 5, "xyz", 3,
-                                 i == 2 ? COLLS_ROUTE_DIRECT
-                                        : COLLS_ROUTE_DEFAULT);
+        int r =
+            colls_send_route(c, bogus[i], 5, "xyz", 3,
+                             i == 2 ? COLLS_ROUTE_DIRECT : COLLS_ROUTE_DEFAULT);
         int r2 = r;
         if (r == 0)
             r2 = colls_recv(c, bogus[i], COLLS_ANY, b, sizeof(b), &st);
         if (r2 != COLLS_ENOENT)
             fail("send to bogus t%x (%s route): send %s, then recv %s; "
-                 "expected ENOENT", bogus[i], i == 2 ? "direct" : "default",
-                 ename(r), ename(r2));
+                 "expected ENOENT",
+                 bogus[i], i == 2 ? "direct" : "default", ename(r), ename(r2));
         else
             note("bogus t%x: %s reported ENOENT", bogus[i],
                  r ? "send" : "recv");
@@ -996,8 +995,7 @@ run_enoent(void)
     /* The handle still works: an echo from our own daemon. */
     uint8_t b[4];
     colls_status_t st;
-    int r = colls_send(c, COLLS_DAEMON_TID(COLLS_TID_HID(self)), 7, "ping",
-                       4);
+    int r = colls_send(c, COLLS_DAEMON_TID(COLLS_TID_HID(self)), 7, "ping", 4);
     if (r == 0)
         r = colls_recv(c, COLLS_DAEMON_TID(COLLS_TID_HID(self)), 7, b,
                        sizeof(b), &st);
@@ -1073,8 +1071,8 @@ run_peerdead(void)
     else if (st.source != dtid || st.length != 8 ||
              get32(b) != COLLS_NOTIFY_TASK_EXIT || get32(b + 4) != ctid)
         fail("notification: source t%x length %zu what %u who t%x "
-             "(expected t%x, 8, %d, t%x)", st.source, st.length,
-             st.length >= 4 ? get32(b) : 0,
+             "(expected t%x, 8, %d, t%x)",
+             st.source, st.length, st.length >= 4 ? get32(b) : 0,
              st.length >= 8 ? get32(b + 4) : 0, dtid, COLLS_NOTIFY_TASK_EXIT,
              ctid);
     else
@@ -1087,7 +1085,8 @@ run_peerdead(void)
         r2 = colls_recv(c, ctid, COLLS_ANY, b, sizeof(b), &st);
     if (r2 != COLLS_EPEERDEAD && r2 != COLLS_ENOENT)
         fail("send to the dead task: %s then %s, expected EPEERDEAD or "
-             "ENOENT", ename(r), ename(r2));
+             "ENOENT",
+             ename(r), ename(r2));
     colls_detach(c);
     return nerrors ? 1 : 0;
 }
@@ -1165,18 +1164,19 @@ run_waitdown(void)
     tfail = now_ms();
     if (r != COLLS_EHOSTDOWN)
         fail("streaming to t%x (host %d): stopped with %s after %ld "
-             "messages, expected EHOSTDOWN", peer, phid, ename(r), sent);
+             "messages, expected EHOSTDOWN",
+             peer, phid, ename(r), sent);
     else
         note("stream to t%x: EHOSTDOWN after %ld messages, %.0f ms "
-             "(wall clock %.3f s)", peer, sent, tfail - t0, wall_s());
+             "(wall clock %.3f s)",
+             peer, sent, tfail - t0, wall_s());
     double t1 = now_ms();
     r = colls_recv(c, peer, COLLS_ANY, b, sizeof(b), &st);
     if (r != COLLS_EHOSTDOWN)
         fail("recv from t%x on the down host: %s, expected EHOSTDOWN", peer,
              ename(r));
     else
-        note("recv from the down host: EHOSTDOWN after %.0f ms",
-             now_ms() - t1);
+        note("recv from the down host: EHOSTDOWN after %.0f ms", now_ms() - t1);
     r = colls_recv(c, dtid, 78, b, sizeof(b), &st);
     if (r < 0 || st.length != 8 || get32(b) != COLLS_NOTIFY_HOST_DOWN ||
         get32(b + 4) != (uint32_t)phid)
@@ -1189,7 +1189,7 @@ run_waitdown(void)
 
 static void usage(void);
 
-/* ---- benchmark helpers ---------------------------------------------------- */
+/* ---- benchmark helpers ------------------------------------------------- */
 
 enum { TAG_STREAM = 30, TAG_END = 31, TAG_ACK = 32 };
 
@@ -1273,8 +1273,8 @@ run_stream(void)
         }
         uint64_t got = (uint64_t)get32(a) << 32 | get32(a + 4);
         if (got != opt.bytes)
-            fail("stream: sink counted %" PRIu64 " of %" PRIu64 " bytes",
-                 got, opt.bytes);
+            fail("stream: sink counted %" PRIu64 " of %" PRIu64 " bytes", got,
+                 opt.bytes);
         double mbps = (double)opt.bytes / (now_ms() - t0) / 1e3;
         if (mbps > best)
             best = mbps;

@@ -169,8 +169,9 @@ ns_log "killed host 4's daemon (incarnation $inc_before)"
 if wait "$wpid"; then
     seen=$(sed -n 's/.*EHOSTDOWN after.*wall clock \([0-9.]*\) s.*/\1/p' \
         "$NS_RUN/waitdown.log")
-    ns_log "host 2's stream to host 4 failed with EHOSTDOWN" \
-        "$(awk -v a="$kill_at" -v b="$seen" 'BEGIN { printf "%.2f", b - a }') s" \
+    delay=$(awk -v a="$kill_at" -v b="$seen" \
+        'BEGIN { printf "%.2f", b - a }')
+    ns_log "host 2's stream to host 4 failed with EHOSTDOWN $delay s" \
         "after the kill (--dead-after 1.5 s)"
 else
     fail "host-down errors on host 2"
