@@ -29,7 +29,7 @@
 
 #include "colls.h"
 
-#define AR_MAX_TASKS 256
+#define AR_MAX_TASKS   256
 #define AR_MAX_SOCKETS 64
 
 struct ar_opts {
@@ -64,10 +64,9 @@ ar_report(colls_group_t *g, const char *op, size_t bytes, double us)
 {
     if (colls_group_rank(g) != 0)
         return;
-    printf("  %-10s P=%-3d %9zu bytes  alg=%-16s mode=%-4s %10.1f us  ok\n",
-           op, colls_group_size(g), bytes, colls_group_last_alg(g),
-           colls_group_last_mode(g) == COLLS_MODE_FLAT ? "flat" : "hier",
-           us);
+    printf("  %-10s P=%-3d %9zu bytes  alg=%-16s mode=%-4s %10.1f us  ok\n", op,
+           colls_group_size(g), bytes, colls_group_last_alg(g),
+           colls_group_last_mode(g) == COLLS_MODE_FLAT ? "flat" : "hier", us);
     fflush(stdout); /* forked tasks end with _exit */
 }
 
@@ -81,8 +80,10 @@ ar_check(const char *op, int rank, const double *got, size_t n,
     for (i = 0; i < n; i++) {
         double w = want(i, arg);
         if (got[i] != w) {
-            fprintf(stderr, "allreduce: rank %d: %s item %zu is %.17g, "
-                            "want %.17g\n", rank, op, i, got[i], w);
+            fprintf(stderr,
+                    "allreduce: rank %d: %s item %zu is %.17g, "
+                    "want %.17g\n",
+                    rank, op, i, got[i], w);
             return -1;
         }
     }
@@ -167,8 +168,8 @@ ar_task(const struct ar_opts *o, const char *socket, const char *name)
     for (i = 0; i < n; i++)
         x[i] = ar_value(rank, i);
     if (rank == 0) {
-        printf("allreduce: %d tasks in group %s, %zu doubles each\n", P,
-               name, n);
+        printf("allreduce: %d tasks in group %s, %zu doubles each\n", P, name,
+               n);
         fflush(stdout);
     }
 
@@ -185,8 +186,9 @@ ar_task(const struct ar_opts *o, const char *socket, const char *name)
     if (ar_check("allreduce max", rank, y, n, ar_want_max, &ref) < 0)
         goto bad;
 
-    AR_TIME(o->reps, us, (memcpy(y, x, n * sizeof(*y)),
-                          colls_bcast(g, y, n, COLLS_DOUBLE, P - 1)));
+    AR_TIME(o->reps, us,
+            (memcpy(y, x, n * sizeof(*y)),
+             colls_bcast(g, y, n, COLLS_DOUBLE, P - 1)));
     if (rc < 0)
         goto fail;
     if (ar_check("bcast", rank, y, n, ar_want_max, &ref) < 0)
@@ -196,8 +198,8 @@ ar_task(const struct ar_opts *o, const char *socket, const char *name)
     AR_TIME(o->reps, us, colls_allgather(g, x, all, n, COLLS_DOUBLE));
     if (rc < 0)
         goto fail;
-    if (ar_check("allgather", rank, all, (size_t)P * n, ar_want_gather,
-                 &ref) < 0)
+    if (ar_check("allgather", rank, all, (size_t)P * n, ar_want_gather, &ref) <
+        0)
         goto bad;
     ar_report(g, "allgather", n * sizeof(double), us);
     rc = 0;
@@ -321,8 +323,7 @@ main(int argc, char **argv)
         }
     }
     if (optind != argc || o.ntasks < 1 || o.ntasks > AR_MAX_TASKS ||
-        o.count < 1 || o.count > (1u << 24) || o.reps < 1 ||
-        o.timeout_s < 1)
+        o.count < 1 || o.count > (1u << 24) || o.reps < 1 || o.timeout_s < 1)
         return ar_usage();
     if (o.group != NULL)
         return ar_task(&o, o.nsockets ? o.sockets[0] : NULL, o.group);

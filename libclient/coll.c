@@ -45,22 +45,22 @@ struct colls__coll_wait {
 /* What one collective sends and expects back. */
 struct coll_args {
     int op, dtype, rop, root;
-    uint64_t count;           /* envelope count: items of this member */
-    uv_buf_t *in;             /* input payload pieces */
+    uint64_t count; /* envelope count: items of this member */
+    uv_buf_t *in;   /* input payload pieces */
     unsigned nin;
-    uint64_t *counts;         /* v-variants, NULL otherwise */
+    uint64_t *counts; /* v-variants, NULL otherwise */
     size_t ncounts;
-    uint64_t *rcounts;        /* alltoallv receive side */
+    uint64_t *rcounts; /* alltoallv receive side */
     size_t nrcounts;
-    size_t expect;            /* result bytes */
-    int empty_ok;             /* an empty result is fine too (bcast root) */
+    size_t expect; /* result bytes */
+    int empty_ok;  /* an empty result is fine too (bcast root) */
     size_t trace_bytes;
 };
 
 static const char *const coll_op_names[COLLS_COLL_MAX] = {
-    "barrier",   "bcast",     "reduce",    "allreduce",      "gather",
-    "gatherv",   "scatter",   "scatterv",  "allgather",      "allgatherv",
-    "alltoall",  "alltoallv", "reduce_scatter", "scan",      "exscan",
+    "barrier",  "bcast",     "reduce",         "allreduce", "gather",
+    "gatherv",  "scatter",   "scatterv",       "allgather", "allgatherv",
+    "alltoall", "alltoallv", "reduce_scatter", "scan",      "exscan",
 };
 
 /*
@@ -378,7 +378,7 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
         rc = coll_bytes(g, count, dtype, &n);
     if (rc < 0)
         return rc;
-    gets = op == COLLS_COLL_REDUCE ? g->rank == root
+    gets = op == COLLS_COLL_REDUCE   ? g->rank == root
            : op == COLLS_COLL_EXSCAN ? g->rank != 0
                                      : 1;
     if (n > 0 && (sbuf == NULL || (gets && rbuf == NULL)))
@@ -403,16 +403,15 @@ int
 colls_allreduce(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
                 int dtype, int op)
 {
-    return coll_reduction(g, COLLS_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
-                          op, 0);
+    return coll_reduction(g, COLLS_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op,
+                          0);
 }
 
 int
 colls_scan(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
            int dtype, int op)
 {
-    return coll_reduction(g, COLLS_COLL_SCAN, sbuf, rbuf, count, dtype, op,
-                          0);
+    return coll_reduction(g, COLLS_COLL_SCAN, sbuf, rbuf, count, dtype, op, 0);
 }
 
 int
@@ -451,9 +450,9 @@ colls_reduce_scatter(colls_group_t *g, const void *sbuf, void *rbuf,
 }
 
 /*
- * gather, scatter, allgather, alltoall: blocks of count items per rank.
- * in_all / out_all: whether this member sends / receives size blocks
- * (else one block, or nothing when in_one / out_one is 0).
+ * gather, scatter, allgather, alltoall: blocks of count items per rank;
+ * this member sends in_blocks and receives out_blocks of them (0, 1 or
+ * the group's size).
  */
 static int
 coll_blocks(colls_group_t *g, int op, const void *sbuf, void *rbuf,
@@ -488,8 +487,8 @@ colls_gather(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
 {
     int me = g != NULL && g->rank == root;
 
-    return coll_blocks(g, COLLS_COLL_GATHER, sbuf, rbuf, count, dtype, root,
-                       1, me ? g->size : 0);
+    return coll_blocks(g, COLLS_COLL_GATHER, sbuf, rbuf, count, dtype, root, 1,
+                       me ? g->size : 0);
 }
 
 int
@@ -506,8 +505,8 @@ int
 colls_allgather(colls_group_t *g, const void *sbuf, void *rbuf, size_t count,
                 int dtype)
 {
-    return coll_blocks(g, COLLS_COLL_ALLGATHER, sbuf, rbuf, count, dtype, 0,
-                       1, g != NULL ? g->size : 0);
+    return coll_blocks(g, COLLS_COLL_ALLGATHER, sbuf, rbuf, count, dtype, 0, 1,
+                       g != NULL ? g->size : 0);
 }
 
 int
@@ -566,9 +565,8 @@ coll_vpieces(const struct colls_group *g, const void *base,
         return COLLS_ENOMEM;
     for (j = 0; j < g->size; j++)
         if (counts[j] > 0)
-            b[(*n)++] = uv_buf_init(
-                (char *)(uintptr_t)base + displs[j] * ds,
-                (unsigned)(counts[j] * ds));
+            b[(*n)++] = uv_buf_init((char *)(uintptr_t)base + displs[j] * ds,
+                                    (unsigned)(counts[j] * ds));
     return 0;
 }
 
@@ -590,8 +588,8 @@ coll_vunpack(const struct colls_group *g, const uint8_t *res, void *rbuf,
 
 /* Runs a and unpacks the packed result into the displacements. */
 static int
-coll_run_vunpack(struct colls_group *g, const struct coll_args *a,
-                 void *rbuf, const size_t *counts, const size_t *displs)
+coll_run_vunpack(struct colls_group *g, const struct coll_args *a, void *rbuf,
+                 const size_t *counts, const size_t *displs)
 {
     uint8_t *res;
     size_t rlen;
@@ -610,8 +608,8 @@ coll_run_vunpack(struct colls_group *g, const struct coll_args *a,
  */
 static int
 coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
-             void *rbuf, const size_t *rcounts, const size_t *displs,
-             int dtype, int root)
+             void *rbuf, const size_t *rcounts, const size_t *displs, int dtype,
+             int root)
 {
     struct coll_args a;
     uv_buf_t b;
@@ -636,8 +634,8 @@ coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
         rc = COLLS_EINVAL;
     if (rc < 0)
         goto out;
-    coll_args_init(&a, all ? COLLS_COLL_ALLGATHERV : COLLS_COLL_GATHERV,
-                   dtype, 0, all ? 0 : root);
+    coll_args_init(&a, all ? COLLS_COLL_ALLGATHERV : COLLS_COLL_GATHERV, dtype,
+                   0, all ? 0 : root);
     a.counts = wire;
     a.ncounts = (size_t)g->size;
     a.expect = gets ? total : 0;
@@ -651,17 +649,14 @@ out:
 
 int
 colls_gatherv(colls_group_t *g, const void *sbuf, size_t scount, void *rbuf,
-              const size_t *rcounts, const size_t *displs, int dtype,
-              int root)
+              const size_t *rcounts, const size_t *displs, int dtype, int root)
 {
-    return coll_gatherv(g, 0, sbuf, scount, rbuf, rcounts, displs, dtype,
-                        root);
+    return coll_gatherv(g, 0, sbuf, scount, rbuf, rcounts, displs, dtype, root);
 }
 
 int
-colls_allgatherv(colls_group_t *g, const void *sbuf, size_t scount,
-                 void *rbuf, const size_t *rcounts, const size_t *displs,
-                 int dtype)
+colls_allgatherv(colls_group_t *g, const void *sbuf, size_t scount, void *rbuf,
+                 const size_t *rcounts, const size_t *displs, int dtype)
 {
     return coll_gatherv(g, 1, sbuf, scount, rbuf, rcounts, displs, dtype, 0);
 }
@@ -732,8 +727,8 @@ colls_alltoallv(colls_group_t *g, const void *sbuf, const size_t *scounts,
         rc = coll_vcheck(g, rcounts, rdispls, dtype, wire + g->size, &rtotal);
     if (rc == 0 && scounts[g->rank] != rcounts[g->rank])
         rc = COLLS_EINVAL;
-    if (rc == 0 && ((stotal > 0 && sbuf == NULL) ||
-                    (rtotal > 0 && rbuf == NULL)))
+    if (rc == 0 &&
+        ((stotal > 0 && sbuf == NULL) || (rtotal > 0 && rbuf == NULL)))
         rc = COLLS_EINVAL;
     if (rc < 0)
         goto out;

@@ -24,9 +24,9 @@
 
 /* Upper-case operation names for COLLS_ALG_<OP>, by COLLS_COLL_*. */
 static const char *const group_env_names[COLLS_COLL_MAX] = {
-    "BARRIER",   "BCAST",      "REDUCE",   "ALLREDUCE",      "GATHER",
-    "GATHERV",   "SCATTER",    "SCATTERV", "ALLGATHER",      "ALLGATHERV",
-    "ALLTOALL",  "ALLTOALLV",  "REDUCE_SCATTER", "SCAN",     "EXSCAN",
+    "BARRIER",  "BCAST",     "REDUCE",         "ALLREDUCE", "GATHER",
+    "GATHERV",  "SCATTER",   "SCATTERV",       "ALLGATHER", "ALLGATHERV",
+    "ALLTOALL", "ALLTOALLV", "REDUCE_SCATTER", "SCAN",      "EXSCAN",
 };
 
 /*
@@ -98,8 +98,10 @@ group_read_env(struct colls_group *g)
         if (v == NULL || v[0] == '\0')
             continue;
         if (colls__alg_spec_check(v) < 0) {
-            fprintf(stderr, "libcolls: %s=%s is not an algorithm spec "
-                            "(name or name:segment_bytes)\n", var, v);
+            fprintf(stderr,
+                    "libcolls: %s=%s is not an algorithm spec "
+                    "(name or name:segment_bytes)\n",
+                    var, v);
             return COLLS_EINVAL;
         }
         snprintf(g->alg[op], sizeof(g->alg[op]), "%s", v);
@@ -143,8 +145,8 @@ group_apply_info(struct colls_group *g, const Envelope *rep)
 }
 
 int
-colls_group_join_placed(colls_t *c, const char *name, int size,
-                        int placement, colls_group_t **out)
+colls_group_join_placed(colls_t *c, const char *name, int size, int placement,
+                        colls_group_t **out)
 {
     struct colls_group *g;
     Envelope e, *rep = NULL;
@@ -198,8 +200,7 @@ fail:
 int
 colls_group_join(colls_t *c, const char *name, int size, colls_group_t **out)
 {
-    return colls_group_join_placed(c, name, size, COLLS_PLACE_CONTIGUOUS,
-                                   out);
+    return colls_group_join_placed(c, name, size, COLLS_PLACE_CONTIGUOUS, out);
 }
 
 int

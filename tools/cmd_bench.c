@@ -32,8 +32,8 @@
 #include "colls.h"
 #include "tools/collsctl.h"
 
-#define BENCH_WARMUP 3
-#define BENCH_MAX_PROCS 256
+#define BENCH_WARMUP      3
+#define BENCH_MAX_PROCS   256
 #define BENCH_MAX_SOCKETS 64
 
 struct bench_opts {
@@ -50,9 +50,9 @@ struct bench_opts {
 };
 
 static const char *const bench_ops[COLLS_COLL_MAX] = {
-    "barrier",   "bcast",     "reduce",    "allreduce",      "gather",
-    "gatherv",   "scatter",   "scatterv",  "allgather",      "allgatherv",
-    "alltoall",  "alltoallv", "reduce_scatter", "scan",      "exscan",
+    "barrier",  "bcast",     "reduce",         "allreduce", "gather",
+    "gatherv",  "scatter",   "scatterv",       "allgather", "allgatherv",
+    "alltoall", "alltoallv", "reduce_scatter", "scan",      "exscan",
 };
 
 static double
@@ -90,9 +90,8 @@ bench_sizes(const char *s, struct bench_opts *o)
     const char *colon = strchr(s, ':');
 
     if (colon == NULL)
-        return bench_size(s, s + strlen(s), &o->min) < 0
-                   ? -1
-                   : (o->max = o->min, 0);
+        return bench_size(s, s + strlen(s), &o->min) < 0 ? -1
+                                                         : (o->max = o->min, 0);
     if (bench_size(s, colon, &o->min) < 0 ||
         bench_size(colon + 1, colon + 1 + strlen(colon + 1), &o->max) < 0 ||
         o->min > o->max)
@@ -196,8 +195,7 @@ bench_mode_name(int mode)
  * o->nprocs members, runs every size.  Returns the exit status.
  */
 static int
-bench_member(const struct bench_opts *o, const char *socket,
-             const char *name)
+bench_member(const struct bench_opts *o, const char *socket, const char *name)
 {
     colls_t *c = NULL;
     colls_group_t *g = NULL;
@@ -244,8 +242,7 @@ bench_member(const struct bench_opts *o, const char *socket,
                "warm-ups, us/op = max over processes of each one's best "
                "run\n",
                bench_ops[o->op], o->nprocs, o->runs, o->iters, BENCH_WARMUP);
-        printf("%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm",
-               "mode");
+        printf("%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm", "mode");
         fflush(stdout);
     }
     for (n = o->min;;) {
@@ -429,8 +426,8 @@ bench_exec(int argc, char **argv)
         if (strcmp(argv[optind], bench_ops[i]) == 0)
             o.op = i;
     if (o.op < 0) {
-        fprintf(stderr, "collsctl bench: unknown operation %s (one of:",
-                argv[optind]);
+        fprintf(stderr,
+                "collsctl bench: unknown operation %s (one of:", argv[optind]);
         for (i = 0; i < COLLS_COLL_MAX; i++)
             fprintf(stderr, " %s", bench_ops[i]);
         fprintf(stderr, ")\n");

@@ -18,7 +18,7 @@
 #include "tools/collsctl.h"
 
 #define GROUPS_MAX_KEYS 16
-#define GROUPS_FIELD 64
+#define GROUPS_FIELD    64
 
 /* One group: key/value pairs in document order (values as text). */
 struct grow {

@@ -34,7 +34,7 @@
 #include "proto/bytes.h"
 #include "tests/unit/suites.h"
 
-#define ME 0x100005u
+#define ME               0x100005u
 #define BCAST_PATTERN(i) ((uint8_t)(0xa0 ^ (i)))
 
 struct fake {
@@ -83,9 +83,8 @@ fake_join(int fd, const Envelope *in)
     Envelope e;
     GroupInfo gi = GROUP_INFO__INIT;
     uint32_t tids[64];
-    int size = in->body_case == ENVELOPE__BODY_GROUP_JOIN
-                   ? in->group_join->size
-                   : 0;
+    int size =
+        in->body_case == ENVELOPE__BODY_GROUP_JOIN ? in->group_join->size : 0;
     int i;
 
     envelope_init(&e);
@@ -126,8 +125,8 @@ fake_coll(int fd, const Envelope *in, const uint8_t *pl, size_t plen, int P)
 
     if (in->body_case != ENVELOPE__BODY_COLL_REQ)
         _exit(6);
-    snprintf(desc, sizeof(desc), "%u/%u/%d/%u/%u/%llu/%llu/%zu/%zu/%s",
-             q->op, q->rop, q->root, q->mode, q->compress,
+    snprintf(desc, sizeof(desc), "%u/%u/%d/%u/%u/%llu/%llu/%zu/%zu/%s", q->op,
+             q->rop, q->root, q->mode, q->compress,
              (unsigned long long)in->count, (unsigned long long)in->seq,
              q->n_counts, q->n_rcounts, q->alg);
     switch (q->op) {
@@ -300,8 +299,7 @@ START_TEST(test_join)
     ck_assert_ptr_null(g);
     ck_assert_int_eq(colls_group_join(c, "a b", 2, &g), COLLS_EINVAL);
     ck_assert_int_eq(colls_group_join(c, "g", 0, &g), COLLS_EINVAL);
-    ck_assert_int_eq(colls_group_join_placed(c, "g", 2, 7, &g),
-                     COLLS_EINVAL);
+    ck_assert_int_eq(colls_group_join_placed(c, "g", 2, 7, &g), COLLS_EINVAL);
     ck_assert_int_eq(colls_group_join(NULL, "g", 2, &g), COLLS_EINVAL);
     ck_assert_int_eq(colls_group_join(c, "fail", 2, &g), COLLS_EEXIST);
     ck_assert_int_eq(colls_group_join(c, "notme", 2, &g), COLLS_EPROTO);
@@ -360,14 +358,13 @@ START_TEST(test_validation)
                      COLLS_EOP);
     ck_assert_int_eq(colls_allreduce(g, x, y, 1, COLLS_INT32, COLLS_OP_MAX),
                      COLLS_EOP);
-    ck_assert_int_eq(colls_allreduce(g, x, y, 1, -1, COLLS_SUM),
-                     COLLS_EDTYPE);
+    ck_assert_int_eq(colls_allreduce(g, x, y, 1, -1, COLLS_SUM), COLLS_EDTYPE);
     ck_assert_int_eq(colls_reduce(g, x, y, 1, COLLS_INT32, COLLS_SUM, 5),
                      COLLS_EINVAL);
     /* products that do not fit, or exceed the daemon's largest message */
-    ck_assert_int_eq(colls_allreduce(g, x, y, SIZE_MAX / 2, COLLS_INT32,
-                                     COLLS_SUM),
-                     COLLS_EMSGSIZE);
+    ck_assert_int_eq(
+        colls_allreduce(g, x, y, SIZE_MAX / 2, COLLS_INT32, COLLS_SUM),
+        COLLS_EMSGSIZE);
     ck_assert_int_eq(colls_allgather(g, x, y, (1u << 20) / 4, COLLS_INT32),
                      COLLS_EMSGSIZE);
     ck_assert_int_eq(colls_alltoall(g, x, y, SIZE_MAX / 8, COLLS_INT64),
@@ -375,19 +372,17 @@ START_TEST(test_validation)
     /* v-variants: arrays, own count, overflow */
     ck_assert_int_eq(colls_allgatherv(g, x, 2, y, NULL, displs, COLLS_INT32),
                      COLLS_EINVAL);
-    ck_assert_int_eq(colls_allgatherv(g, x, 1, y, counts, displs,
-                                      COLLS_INT32),
+    ck_assert_int_eq(colls_allgatherv(g, x, 1, y, counts, displs, COLLS_INT32),
                      COLLS_EINVAL);
     ck_assert_int_eq(colls_allgatherv(g, x, 1, y, big, displs, COLLS_INT32),
                      COLLS_EMSGSIZE);
     ck_assert_int_eq(colls_gatherv(g, x, 2, y, NULL, NULL, COLLS_INT32, 1),
                      COLLS_EINVAL);
-    ck_assert_int_eq(colls_scatterv(g, x, counts, displs, y, 1, COLLS_INT32,
-                                    1),
+    ck_assert_int_eq(colls_scatterv(g, x, counts, displs, y, 1, COLLS_INT32, 1),
                      COLLS_EINVAL);
-    ck_assert_int_eq(colls_alltoallv(g, x, counts, displs, y, big, displs,
-                                     COLLS_INT32),
-                     COLLS_EMSGSIZE);
+    ck_assert_int_eq(
+        colls_alltoallv(g, x, counts, displs, y, big, displs, COLLS_INT32),
+        COLLS_EMSGSIZE);
     /* nothing was sent: the first request goes out with seq 0 */
     ck_assert_int_eq(colls_barrier(g), 0);
     ck_assert_str_eq(colls_group_last_alg(g), "0/0/0/0/0/0/0/0/0/");
@@ -437,8 +432,7 @@ START_TEST(test_results)
 
     /* gatherv at the root: block j (filled with j + 1) at displs[j] */
     memset(rb, 0, sizeof(rb));
-    ck_assert_int_eq(colls_gatherv(g, x, 0, rb, counts, displs, COLLS_INT32,
-                                   1),
+    ck_assert_int_eq(colls_gatherv(g, x, 0, rb, counts, displs, COLLS_INT32, 1),
                      0);
     ck_assert_str_eq(colls_group_last_alg(g), "5/0/1/2/2/0/3/3/0/");
     for (i = 0; i < sizeof(rb); i++) {
@@ -447,17 +441,14 @@ START_TEST(test_results)
     }
     /* not the root: counts still required and sent, displs not needed,
        nothing comes back */
-    ck_assert_int_eq(colls_gatherv(g, x, 0, NULL, NULL, NULL, COLLS_INT32,
-                                   0),
+    ck_assert_int_eq(colls_gatherv(g, x, 0, NULL, NULL, NULL, COLLS_INT32, 0),
                      COLLS_EINVAL);
-    ck_assert_int_eq(colls_gatherv(g, x, 0, NULL, counts, NULL, COLLS_INT32,
-                                   0),
+    ck_assert_int_eq(colls_gatherv(g, x, 0, NULL, counts, NULL, COLLS_INT32, 0),
                      0);
     ck_assert_str_eq(colls_group_last_alg(g), "5/0/0/2/2/0/4/3/0/");
 
     /* alltoallv: input packed in rank order, result unpacked likewise */
-    ck_assert_int_eq(colls_alltoallv(g, s, sc, sd, r, sc, rd, COLLS_INT32),
-                     0);
+    ck_assert_int_eq(colls_alltoallv(g, s, sc, sd, r, sc, rd, COLLS_INT32), 0);
     /* packed: s[3], s[1..2], s[0] -> r[0], r[1..2], r[3] */
     ck_assert_int_eq(r[0], 400);
     ck_assert_int_eq(r[1], 200);
