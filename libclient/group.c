@@ -8,7 +8,9 @@
  * req_id, or by GROUP_FAILED {status}.  The reply is checked (as many tids
  * as the size, this task among them exactly once) before a colls_group_t
  * exists.  Leaving sends GROUP_LEAVE {group, seq = gid} and frees the
- * handle; there is no reply.
+ * handle; there is no reply.  A join cut short by colls_set_timeout()
+ * returns COLLS_ETIMEDOUT but stays pending in the daemons until the task
+ * detaches (a second join of the same name by this task is COLLS_EEXIST).
  *
  * Options live in the handle and travel in every COLL_REQ: the mode, the
  * compression mode and one forced algorithm per operation.  The forced
