@@ -72,8 +72,7 @@ it_kill_pids()
 
 it_cleanup()
 {
-    local rc f
-    rc=$?
+    local rc=$? f
     trap - EXIT INT TERM
     it_kill_pids $IT_BGPIDS
     it_kill_pids $(it_daemon_pids)
