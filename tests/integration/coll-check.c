@@ -40,6 +40,13 @@
  *                   survivor must get exactly that error; with --reform N
  *                   the survivors then join the same name again (N
  *                   members) and check an allreduce and a barrier.
+ *   bench           (for tests/bench/coll-bench.sh, which needs the round-
+ *                   robin placement collsctl bench does not offer) times
+ *                   --ops OP of --bytes per block with --alg and --mode
+ *                   hier|flat the classic way: 5 runs of --iters calls
+ *                   after a barrier, each member's best run, the maximum
+ *                   over members printed by rank 0 as "bench OP BYTES
+ *                   us/op ALG MODE".  Results are not checked there.
  * The first mismatch is printed in detail and the process exits 1.  Every
  * blocking call is bounded by colls_set_timeout (--timeout-ms).
  */
@@ -64,7 +71,7 @@
 #define SENTINEL 0xa5
 #define LARGE_COUNT 70001 /* items; more bytes than a default segment */
 
-enum { CHECK_MATRIX, CHECK_CONC, CHECK_FAIL };
+enum { CHECK_MATRIX, CHECK_CONC, CHECK_FAIL, CHECK_BENCH };
 enum { LEVEL_SMOKE, LEVEL_THIN, LEVEL_FULL };
 enum { EXPECT_NONE, EXPECT_PEERDEAD, EXPECT_HOSTDOWN };
 
@@ -89,6 +96,9 @@ struct opts {
     int timeout_ms;
     int verbose;
     uint64_t seed;
+    const char *alg;     /* bench: forced algorithm */
+    int mode;            /* bench: COLLS_MODE_* */
+    size_t bytes;        /* bench: bytes per rank's block */
 };
 
 /* One member's state. */
@@ -99,6 +109,7 @@ struct ctx {
     const char *gname;
     int place;
     int rank, P, nhosts;
+    int retry_eexist; /* join: retry while the name is still taken */
     unsigned long ncases, ncalls;
 };
 
@@ -114,16 +125,23 @@ struct ccase {
 
 static const char *prog = "coll-check";
 
+/* One line on stderr, written at once so members' lines do not mix. */
 static void
 say(const char *fmt, ...)
 {
+    char line[1024];
     va_list ap;
+    int n;
 
+    n = snprintf(line, sizeof line, "%s[%d]: ", prog, (int)getpid());
     va_start(ap, fmt);
-    fprintf(stderr, "%s[%d]: ", prog, (int)getpid());
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
+    n = (int)strlen(line);
+    line[n++] = '\n';
+    fflush(stderr);
+    if (write(2, line, (size_t)n) < 0)
+        return;
 }
 
 static double
@@ -680,9 +698,37 @@ spec_name(const char *spec, char *buf, size_t cap)
 }
 
 /*
+ * The operation whose algorithm table the leaders use in hierarchical
+ * mode (DESIGN.md section 4, as daemon/coll.c implements it): the gather
+ * family runs its v-variant over per-host blocks, alltoall runs alltoallv
+ * among leaders, reduce_scatter an allreduce, scan an exscan.
+ */
+static int
+leader_op(int op)
+{
+    switch (op) {
+    case COLLS_COLL_GATHER:
+        return COLLS_COLL_GATHERV;
+    case COLLS_COLL_SCATTER:
+        return COLLS_COLL_SCATTERV;
+    case COLLS_COLL_ALLGATHER:
+        return COLLS_COLL_ALLGATHERV;
+    case COLLS_COLL_ALLTOALL:
+        return COLLS_COLL_ALLTOALLV;
+    case COLLS_COLL_REDUCE_SCATTER:
+        return COLLS_COLL_ALLREDUCE;
+    case COLLS_COLL_SCAN:
+        return COLLS_COLL_EXSCAN;
+    default:
+        return op;
+    }
+}
+
+/*
  * Checks what the library says ran: flat when flat was asked for, and
- * the forced algorithm when it is usable over the ranks (flat) or leaders
- * (hier) it ran over, another one when not.
+ * the forced algorithm when it is usable for the operation over the ranks
+ * (flat) or leaders (hier) it ran over, another one when not (fallback:
+ * the name is not in that table, or alg_usable refuses it).
  */
 static int
 check_alg(struct ctx *x, const struct ccase *cs, int mode)
@@ -710,24 +756,22 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     if (cs->alg == NULL)
         return 0;
     spec_name(cs->alg, name, sizeof name);
-    a = alg_find(cs->op, name, NULL);
-    if (a == NULL)
-        return 0;
     memset(&args, 0, sizeof args);
-    args.op = cs->op;
+    args.op = ran_mode == COLLS_MODE_HIER ? leader_op(cs->op) : cs->op;
     args.P = ran_mode == COLLS_MODE_HIER ? x->nhosts : x->P;
     args.dtype = cs->dtype;
     args.rop = cs->rop >= 0 ? cs->rop : COLLS_SUM;
     args.size = cs->count * dtype_size(cs->dtype);
-    usable = alg_usable(a, &args);
+    a = alg_find(args.op, name, NULL);
+    usable = a != NULL && alg_usable(a, &args);
     if (usable && strcmp(ran, name) != 0) {
-        say("FAIL: %s: forced %s (usable over %d), last_alg says %s", d,
-            name, args.P, ran);
+        say("FAIL: %s: forced %s (usable for %s over %d), last_alg says %s",
+            d, name, sched_op_name(args.op), args.P, ran);
         return -1;
     }
     if (!usable && strcmp(ran, name) == 0) {
-        say("FAIL: %s: forced %s is not usable over %d but last_alg says "
-            "it ran", d, name, args.P);
+        say("FAIL: %s: forced %s is not usable for %s over %d but last_alg "
+            "says it ran", d, name, sched_op_name(args.op), args.P);
         return -1;
     }
     if (x->o->verbose > 1)
@@ -935,9 +979,21 @@ static int
 join(struct ctx *x, const char *name, int size, int place)
 {
     int hids[MAX_P], order[MAX_P], uniq[MAX_P], cnt[MAX_P], used[MAX_P];
-    int rc, r, h, nh = 0, k = 0, round;
+    int rc, r, h, nh = 0, k = 0, round, tries = 0;
 
-    rc = colls_group_join_placed(x->c, name, size, place, &x->g);
+    /* With retry_eexist (re-forming after a failure): the owner may learn
+       of the death after this survivor did (the news and this join travel
+       between different pairs of daemons), so the name can still be taken
+       for a moment. */
+    while ((rc = colls_group_join_placed(x->c, name, size, place, &x->g)) ==
+               COLLS_EEXIST &&
+           x->retry_eexist && tries < 100) {
+        tries++;
+        usleep(50000);
+    }
+    if (tries > 0)
+        say("join %s: EEXIST %d time(s) before %s", name, tries,
+            colls_err_name(rc < 0 ? rc : 0));
     if (rc < 0) {
         say("FAIL: join %s (size %d): %s", name, size, colls_err_name(rc));
         return rc;
@@ -1179,6 +1235,7 @@ do_fail(struct ctx *x, int victim)
     x->g = NULL;
     if (o->reform <= 0)
         return 0;
+    x->retry_eexist = 1;
     if (join(x, o->group, o->reform, COLLS_PLACE_CONTIGUOUS) != 0)
         return 1;
     rc = fail_round(x, 1000000, 1009);
@@ -1190,6 +1247,94 @@ do_fail(struct ctx *x, int victim)
         return 1;
     }
     printf("re-formed %s: rank %d of %d passed\n", o->group, x->rank, x->P);
+    return leave(x) != 0;
+}
+
+/* One call of op on buffers prepared by do_bench (count int32 per block). */
+static int
+bench_call(struct ctx *x, int op, void *sbuf, void *rbuf, size_t count)
+{
+    switch (op) {
+    case COLLS_COLL_BARRIER:
+        return colls_barrier(x->g);
+    case COLLS_COLL_BCAST:
+        return colls_bcast(x->g, rbuf, count, COLLS_INT32, 0);
+    case COLLS_COLL_REDUCE:
+        return colls_reduce(x->g, sbuf, rbuf, count, COLLS_INT32, COLLS_SUM,
+                            0);
+    case COLLS_COLL_ALLREDUCE:
+        return colls_allreduce(x->g, sbuf, rbuf, count, COLLS_INT32,
+                               COLLS_SUM);
+    case COLLS_COLL_GATHER:
+        return colls_gather(x->g, sbuf, rbuf, count, COLLS_INT32, 0);
+    case COLLS_COLL_SCATTER:
+        return colls_scatter(x->g, sbuf, rbuf, count, COLLS_INT32, 0);
+    case COLLS_COLL_ALLGATHER:
+        return colls_allgather(x->g, sbuf, rbuf, count, COLLS_INT32);
+    case COLLS_COLL_ALLTOALL:
+        return colls_alltoall(x->g, sbuf, rbuf, count, COLLS_INT32);
+    case COLLS_COLL_REDUCE_SCATTER:
+        return colls_reduce_scatter(x->g, sbuf, rbuf, count, COLLS_INT32,
+                                    COLLS_SUM);
+    case COLLS_COLL_SCAN:
+        return colls_scan(x->g, sbuf, rbuf, count, COLLS_INT32, COLLS_SUM);
+    default:
+        return COLLS_ENOTSUP;
+    }
+}
+
+/* Timing of one operation (see the header); int32 data, SUM. */
+static int
+do_bench(struct ctx *x)
+{
+    const struct opts *o = x->o;
+    int place = o->place == 2 ? COLLS_PLACE_ROUNDROBIN
+                              : COLLS_PLACE_CONTIGUOUS;
+    size_t count = (o->bytes + 3) / 4, len;
+    unsigned char *sbuf, *rbuf;
+    double best = 1e30, worst = 0, t;
+    int op, run, it, n, rc = 0;
+
+    for (op = 0; op < COLLS_COLL_MAX && !op_selected(o, op); op++)
+        ;
+    if (op == COLLS_COLL_MAX || o->ops == NULL)
+        return 2;
+    if (join(x, o->group, o->size, place) != 0)
+        return 1;
+    len = (size_t)x->P * (count > 0 ? count : 1) * 4;
+    sbuf = xalloc(len);
+    rbuf = xalloc(len);
+    memset(sbuf, 1, len);
+    memset(rbuf, 1, len);
+    rc = colls_group_set_mode(x->g, o->mode);
+    if (rc == 0)
+        rc = colls_group_set_alg(x->g, op, o->alg);
+    /* Run -1 is the warm-up (3 calls). */
+    for (run = -1; rc == 0 && run < 5; run++) {
+        n = run < 0 ? 3 : o->iters;
+        rc = colls_barrier(x->g);
+        t = now_ms();
+        for (it = 0; rc == 0 && it < n; it++)
+            rc = bench_call(x, op, sbuf, rbuf, count);
+        t = (now_ms() - t) * 1e3 / n;
+        if (run >= 0 && t < best)
+            best = t;
+    }
+    free(sbuf);
+    free(rbuf);
+    if (rc == 0)
+        rc = colls_allreduce(x->g, &best, &worst, 1, COLLS_DOUBLE, COLLS_MAX);
+    if (rc != 0) {
+        say("FAIL: bench %s: %s", sched_op_name(op), colls_err_name(rc));
+        return 1;
+    }
+    if (x->rank == 0) {
+        printf("bench %s %zu %.2f %s %s\n", sched_op_name(op), o->bytes,
+               worst, colls_group_last_alg(x->g),
+               colls_group_last_mode(x->g) == COLLS_MODE_HIER ? "hier"
+                                                              : "flat");
+        fflush(stdout);
+    }
     return leave(x) != 0;
 }
 
@@ -1213,6 +1358,8 @@ member(const struct opts *o, const char *sock, int victim)
         rc = do_matrix(&x);
     else if (o->check == CHECK_CONC)
         rc = do_conc(&x);
+    else if (o->check == CHECK_BENCH)
+        rc = do_bench(&x);
     else
         rc = do_fail(&x, victim);
     colls_detach(x.c);
@@ -1262,8 +1409,11 @@ fork_members(struct opts *o)
                 failed++;
                 continue;
             }
-            if (pid == 0)
-                _exit(member(o, socks[i], i == o->victim_daemon));
+            if (pid == 0) {
+                int rc = member(o, socks[i], i == o->victim_daemon);
+                fflush(NULL);
+                _exit(rc);
+            }
             vict[nkids] = i == o->victim_daemon;
             dmn[nkids] = i;
             pids[nkids++] = pid;
@@ -1306,7 +1456,9 @@ usage(void)
             "  [--ops bcast,allreduce,...] [--seed N] [--iters N]\n"
             "  [--expect peerdead|hostdown] [--victim R] [--victim-daemon I]\n"
             "  [--after N] [--ready FILE] [--reform N] [--timeout-ms MS]"
-            " [-v]\n");
+            " [-v]\n"
+            "  bench: --check bench --ops OP --bytes N [--alg SPEC]"
+            " [--mode hier|flat] [--iters N]\n");
     exit(2);
 }
 
@@ -1374,9 +1526,18 @@ main(int argc, char **argv)
                       : strcmp(v, "thin") == 0 ? LEVEL_THIN
                                                : LEVEL_FULL;
         else if (strcmp(a, "--check") == 0)
-            o.check = strcmp(v, "conc") == 0   ? CHECK_CONC
-                      : strcmp(v, "fail") == 0 ? CHECK_FAIL
-                                               : CHECK_MATRIX;
+            o.check = strcmp(v, "conc") == 0    ? CHECK_CONC
+                      : strcmp(v, "fail") == 0  ? CHECK_FAIL
+                      : strcmp(v, "bench") == 0 ? CHECK_BENCH
+                                                : CHECK_MATRIX;
+        else if (strcmp(a, "--alg") == 0)
+            o.alg = v;
+        else if (strcmp(a, "--bytes") == 0)
+            o.bytes = (size_t)strtoull(v, NULL, 0);
+        else if (strcmp(a, "--mode") == 0)
+            o.mode = strcmp(v, "hier") == 0   ? COLLS_MODE_HIER
+                     : strcmp(v, "flat") == 0 ? COLLS_MODE_FLAT
+                                              : COLLS_MODE_AUTO;
         else if (strcmp(a, "--expect") == 0)
             o.expect = strcmp(v, "peerdead") == 0   ? EXPECT_PEERDEAD
                        : strcmp(v, "hostdown") == 0 ? EXPECT_HOSTDOWN
