@@ -753,8 +753,6 @@ coll_exec_init(struct coll_exec *x, const struct coll_inst *ci, int phase,
     for (t = 0; t < x->s.ntmp; t++) {
         size_t sz = x->s.tmp_size[t];
 
-        if (sz > (size_t)4 * SIZE_MAX / 8)
-            return COLLS_ENOMEM;
         x->own[SCHED_BUF_TMP + t] = malloc(sz ? sz : 1);
         x->buf[SCHED_BUF_TMP + t] = x->own[SCHED_BUF_TMP + t];
         x->bsz[SCHED_BUF_TMP + t] = sz;
