@@ -400,18 +400,22 @@ group_maybe_drop(struct daemon *d, struct group *g)
     group_drop(d, g);
 }
 
-/* Fails g's collectives from seq from on with status. */
+/* Fails g's collectives from seq from on with status; death: a member
+   died or its host went down (else a member left). */
 static void
-group_fail(struct daemon *d, struct group *g, int status, uint64_t from)
+group_fail(struct daemon *d, struct group *g, int status, uint64_t from,
+           int death)
 {
+    if (death && !g->died) {
+        g->died = 1;
+        d->gs->cnt.groups_failed++;
+    }
     if (g->status != 0 && g->fail_from <= from)
         return;
-    if (g->status == 0) {
-        d->gs->cnt.groups_failed++;
+    if (death)
         log_info("group %s (gid %016llx) failed from collective %llu: error %d",
                  g->name, (unsigned long long)g->gid,
                  (unsigned long long)from, status);
-    }
     g->status = status;
     g->fail_from = from;
     coll_group_failed(d, g);
@@ -499,11 +503,11 @@ group_install(struct daemon *d, const Envelope *e)
     for (i = 0; i < g->nlocal; i++)
         if (task_find(d, g->tids[g->local[i]]) == NULL) {
             g->gone[g->local[i]] = 1;
-            group_fail(d, g, COLLS_EPEERDEAD, 0);
+            group_fail(d, g, COLLS_EPEERDEAD, 0, 1);
         }
     for (r = 0; r < g->P; r++)
         if (g->hids[r] != d->hid && !host_is_up(d, g->hids[r]))
-            group_fail(d, g, COLLS_EHOSTDOWN, 0);
+            group_fail(d, g, COLLS_EHOSTDOWN, 0, 1);
     group_maybe_drop(d, g);
     return;
 bad:
@@ -518,14 +522,14 @@ fail:
 /* Member tid of g is gone (left after count collectives, or died). */
 static void
 group_member_gone(struct daemon *d, struct group *g, uint32_t tid, int status,
-                  uint64_t count)
+                  uint64_t count, int death)
 {
     int r = group_rank_of(g, tid);
 
     if (r < 0 || g->gone[r])
         return; /* left before: its exit changes nothing */
     g->gone[r] = 1;
-    group_fail(d, g, status, count);
+    group_fail(d, g, status, count, death);
 }
 
 /* GROUP_LEAVE notice: src left gid after count collectives. */
@@ -537,7 +541,7 @@ group_leave_notice(struct daemon *d, const Envelope *e)
     int r, all = 1;
 
     if (g != NULL) {
-        group_member_gone(d, g, e->src, COLLS_EPEERDEAD, e->count);
+        group_member_gone(d, g, e->src, COLLS_EPEERDEAD, e->count, 0);
         group_maybe_drop(d, g);
     }
     /* the owner: forget the name once everyone has left */
@@ -614,7 +618,7 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
     }
     g = group_find(d, e->seq);
     if (g != NULL && g->owner == hid && e->status < 0)
-        group_fail(d, g, e->status, 0);
+        group_fail(d, g, e->status, 0, 1);
 }
 
 void
@@ -723,7 +727,7 @@ group_task_exit(struct daemon *d, uint32_t tid)
     for (g = d->gs->groups; g != NULL; g = next) {
         next = g->next;
         if (group_rank_of(g, tid) >= 0) {
-            group_member_gone(d, g, tid, COLLS_EPEERDEAD, 0);
+            group_member_gone(d, g, tid, COLLS_EPEERDEAD, 0, 1);
             group_maybe_drop(d, g);
         }
     }
@@ -749,7 +753,7 @@ group_host_down(struct daemon *d, int hid)
         next = g->next;
         for (r = 0; r < g->P; r++)
             if (g->hids[r] == hid) {
-                group_fail(d, g, COLLS_EHOSTDOWN, 0);
+                group_fail(d, g, COLLS_EHOSTDOWN, 0, 1);
                 break;
             }
     }
@@ -800,7 +804,8 @@ group_stats_json(struct daemon *d, struct stats_json *j)
         stats_json_str(j, "placement", g->placement == 1 ? places[1]
                                                          : places[0]);
         stats_json_str(j, "state",
-                       g->status == 0 ? "ok"
+                       g->status == 0                 ? "ok"
+                       : !g->died                     ? "closing"
                        : g->status == COLLS_EHOSTDOWN ? "hostdown"
                                                       : "failed");
         stats_json_u64(j, "collectives", g->ncoll);

@@ -51,6 +51,7 @@ struct group {
     uint8_t *gone;     /* P: member left or died */
     int status;        /* 0, or why seq >= fail_from fails */
     uint64_t fail_from;
+    int died;          /* a member died or its host went down */
     uint64_t ncoll;    /* collectives completed here */
     struct coll_inst *insts;
 };
