@@ -291,6 +291,15 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
         group_owner_refuse(d, tid, req_id, name, COLLS_EINVAL);
         return;
     }
+    /* a member of the formed group that left joins again: the group is
+       finished for everyone, the name starts over */
+    if (n != NULL && n->formed)
+        for (i = 0; i < n->size; i++)
+            if (n->tids[i] == tid && n->left[i]) {
+                group_name_forget(d, n);
+                n = NULL;
+                break;
+            }
     if (n == NULL) {
         n = calloc(1, sizeof(*n));
         if (n != NULL)
