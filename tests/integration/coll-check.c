@@ -857,16 +857,26 @@ sweep_types(struct ctx *x, struct ccase *cs, int sizeidx)
     if (cs->count == 0 || (lv == LEVEL_SMOKE && sizeidx != 2)) {
         pairs[np][0] = COLLS_INT32;
         pairs[np++][1] = red ? COLLS_SUM : -1;
-    } else if (sizeidx == 1 && lv != LEVEL_SMOKE && red) {
+    } else if (sizeidx == 1 && lv == LEVEL_FULL && red) {
         /* int32, double, uint8 with every valid operator. */
         for (t = 0; t < 3; t++)
             for (rop = 0; rop < COLLS_OP_MAX; rop++)
-                if (reduce_check(rop, three[t]) == 0 &&
-                    (lv == LEVEL_FULL || rop <= COLLS_MAX ||
-                     three[t] == COLLS_INT32)) {
+                if (reduce_check(rop, three[t]) == 0) {
                     pairs[np][0] = three[t];
                     pairs[np++][1] = rop;
                 }
+    } else if (sizeidx == 1 && lv == LEVEL_THIN && red) {
+        /* One operator of each kind: arithmetic, logical, bitwise. */
+        static const int thin[4][2] = {
+            {COLLS_INT32, COLLS_PROD},
+            {COLLS_INT32, COLLS_LXOR},
+            {COLLS_DOUBLE, COLLS_MIN},
+            {COLLS_UINT8, COLLS_BAND},
+        };
+        for (t = 0; t < 4; t++) {
+            pairs[np][0] = thin[t][0];
+            pairs[np++][1] = thin[t][1];
+        }
     } else if (sizeidx == 2 && lv == LEVEL_FULL) {
         for (d = 0; d < N_ALL_DTYPES; d++) {
             pairs[np][0] = all_dtypes[d];
@@ -1081,6 +1091,7 @@ do_matrix(struct ctx *x)
                  p == 0 ? COLLS_PLACE_CONTIGUOUS : COLLS_PLACE_ROUNDROBIN) !=
             0)
             return 1;
+        x->ncases = x->ncalls = 0;
         if (run_matrix(x) != 0)
             return 1;
         if (x->rank == 0)
