@@ -121,7 +121,8 @@ group_send(struct daemon *d, int hid, const Envelope *e)
         net_send(d, hid, e, NULL, 0);
 }
 
-/* Answers local task tid's join (req_id) with GROUP_FAILED status. */
+/* Answers local task tid's join (req_id) with GROUP_FAILED status and
+   forgets the join (name may point into it). */
 static void
 group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
                         const char *name, int status)
@@ -130,6 +131,16 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
     struct task *t = task_find(d, tid);
     Envelope e;
 
+    if (t != NULL) {
+        envelope_init(&e);
+        e.kind = KIND__GROUP_FAILED;
+        e.src = COLLS_DAEMON_TID(d->hid);
+        e.dst = tid;
+        e.group = (char *)name;
+        e.req_id = req_id;
+        e.status = status;
+        task_queue_env(t, &e, NULL, 0, NULL);
+    }
     while ((j = *pp) != NULL) {
         if (j->tid == tid && j->req_id == req_id) {
             *pp = j->next;
@@ -138,16 +149,6 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
             pp = &j->next;
         }
     }
-    if (t == NULL)
-        return;
-    envelope_init(&e);
-    e.kind = KIND__GROUP_FAILED;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.dst = tid;
-    e.group = (char *)name;
-    e.req_id = req_id;
-    e.status = status;
-    task_queue_env(t, &e, NULL, 0, NULL);
 }
 
 /* Owner: tells joiner tid (req_id) that its join failed. */
