@@ -767,5 +767,7 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
         admin_prom(b, &err, "collsd_peer_queued_bytes{hid=\"%d\"} %llu\n", hid,
                    (unsigned long long)ps.queued_bytes);
     }
+    if (err == 0 && d->gs != NULL)
+        err = coll_stats_prometheus(d, b);
     return err;
 }

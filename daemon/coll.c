@@ -17,6 +17,8 @@
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1635,4 +1637,70 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
         }
         }
     stats_json_arr_end(j);
+}
+
+/* Appends one printf-style line to b, remembering the first error. */
+static void __attribute__((format(printf, 3, 4)))
+coll_prom(struct buf *b, int *err, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (*err == 0 && n > 0)
+        *err = buf_append(
+            b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+int
+coll_stats_prometheus(struct daemon *d, struct buf *b)
+{
+    const struct coll_counters *c = &d->gs->cnt;
+    int op, m, err = 0;
+    size_t k, nalg;
+
+#define X(n)                                                                   \
+    coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                     \
+              (unsigned long long)c->n);
+    X(hier_runs) X(flat_runs) X(hier_as_flat) X(fallbacks) X(aborts)
+    X(failed_ops) X(bad_requests) X(early_msgs) X(stale_msgs)
+    X(groups_formed) X(groups_failed)
+#undef X
+    for (op = 0; op < SCHED_OP_MAX; op++)
+        for (m = 0; m < 2; m++) {
+            const struct alg *t =
+                alg_table(m ? op : coll_leader_op(op), &nalg);
+
+            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+                const struct coll_opstats *os = &d->gs->ops[op][m][k];
+                const char *mode = m ? "flat" : "hier";
+
+                if (os->runs == 0 && os->fallbacks == 0)
+                    continue;
+                coll_prom(b, &err,
+                          "collsd_coll_runs_total{op=\"%s\",mode=\"%s\","
+                          "alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->runs);
+                coll_prom(b, &err,
+                          "collsd_coll_bytes_total{op=\"%s\",mode=\"%s\","
+                          "alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->bytes);
+                coll_prom(b, &err,
+                          "collsd_coll_fallbacks_total{op=\"%s\","
+                          "mode=\"%s\",alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->fallbacks);
+                coll_prom(b, &err,
+                          "collsd_coll_us_sum{op=\"%s\",mode=\"%s\","
+                          "alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->us.sum);
+            }
+        }
+    return err;
 }

@@ -47,5 +47,8 @@ void coll_cron(struct daemon *d, uint64_t now_us);
 void coll_free_early(struct daemon *d);
 /* Appends "collectives" (per op and algorithm) and "coll" counters. */
 void coll_stats_json(struct daemon *d, struct stats_json *j);
+/* Appends the same as Prometheus text lines to b; 0 or COLLS_ENOMEM. */
+struct buf;
+int coll_stats_prometheus(struct daemon *d, struct buf *b);
 
 #endif
