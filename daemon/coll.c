@@ -717,10 +717,69 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
 
 /* ---- the executor --------------------------------------------------- */
 
+/* Deep copy of a finished schedule; 0 or COLLS_ENOMEM. */
+static int
+coll_sched_copy(struct sched *dst, const struct sched *src)
+{
+    *dst = *src;
+    dst->steps = malloc((src->nsteps ? src->nsteps : 1) * sizeof(*src->steps));
+    dst->round_end =
+        malloc((src->nrounds ? src->nrounds : 1) * sizeof(*src->round_end));
+    if (dst->steps == NULL || dst->round_end == NULL) {
+        sched_free(dst);
+        return COLLS_ENOMEM;
+    }
+    if (src->nsteps)
+        memcpy(dst->steps, src->steps, src->nsteps * sizeof(*src->steps));
+    if (src->nrounds)
+        memcpy(dst->round_end, src->round_end,
+               src->nrounds * sizeof(*src->round_end));
+    dst->scap = src->nsteps;
+    dst->rcap = src->nrounds;
+    return 0;
+}
+
+/*
+ * The schedule of a into s: a copy of the cached one, or built (and a
+ * copy cached).  v-variants depend on count arrays and are not cached.
+ * Each execution owns its copy, so evictions never touch a running one.
+ */
+static int
+coll_sched_get(struct daemon *d, const struct coll_inst *ci,
+               const struct alg_args *a, struct sched *s)
+{
+    struct sched_key key;
+    const struct sched *c;
+    struct sched keep;
+    int rc, v = a->counts != NULL || a->scounts != NULL;
+
+    memset(&key, 0, sizeof(key));
+    key.op = a->op;
+    key.P = a->P;
+    key.rank = a->rank;
+    key.root = a->root;
+    key.dtype = a->dtype;
+    key.rop = a->rop;
+    key.alg = ci->alg_index;
+    key.size = a->size;
+    key.seg = a->seg;
+    if (!v && (c = sched_cache_get(d->gs->cache, &key)) != NULL)
+        return coll_sched_copy(s, c);
+    rc = alg_build(ci->alg, a, s);
+    if (rc != 0) {
+        sched_free(s);
+        return rc;
+    }
+    if (!v && coll_sched_copy(&keep, s) == 0)
+        sched_cache_put(d->gs->cache, &key, &keep);
+    return 0;
+}
+
 /* Sets up x to run schedule args a with SEND/RECV buffers of at least
    ssz / rsz bytes (allocated when sbuf / rbuf are NULL). */
 static int
-coll_exec_init(struct coll_exec *x, const struct coll_inst *ci, int phase,
+coll_exec_init(struct daemon *d, struct coll_exec *x,
+               const struct coll_inst *ci, int phase,
                const struct alg_args *a, uint8_t *sbuf, size_t ssz,
                size_t rsz)
 {
@@ -730,11 +789,9 @@ coll_exec_init(struct coll_exec *x, const struct coll_inst *ci, int phase,
     memset(x, 0, sizeof(*x));
     x->phase = phase;
     x->rank = a->rank;
-    rc = alg_build(ci->alg, a, &x->s);
-    if (rc != 0) {
-        sched_free(&x->s);
+    rc = coll_sched_get(d, ci, a, &x->s);
+    if (rc != 0)
         return rc;
-    }
     if (sbuf != NULL) {
         if (x->s.extent[SCHED_BUF_SEND] > ssz)
             return COLLS_EINVAL;
@@ -1000,7 +1057,7 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
     }
     ci->nex = 1;
     x = &ci->ex[0];
-    rc = coll_exec_init(x, ci, PHASE_LEADER, &a, NULL, lss, lrs);
+    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, lss, lrs);
     if (rc != 0) {
         free(ls);
         return rc;
@@ -1132,7 +1189,7 @@ coll_flat_start(struct daemon *d, struct coll_inst *ci, int i)
         a.rcounts = v + 2 * P;
         a.rdispls = v + 3 * P;
     }
-    rc = coll_exec_init(x, ci, PHASE_FLAT, &a, ci->in[i], ci->inlen[i],
+    rc = coll_exec_init(d, x, ci, PHASE_FLAT, &a, ci->in[i], ci->inlen[i],
                         coll_out_len(ci, r, v));
     if (rc != 0)
         return rc;
@@ -1598,6 +1655,7 @@ void
 coll_stats_json(struct daemon *d, struct stats_json *j)
 {
     const struct coll_counters *c = &d->gs->cnt;
+    uint64_t hits, misses, evictions;
     int op, m;
     size_t k, nalg;
 
@@ -1613,6 +1671,10 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     stats_json_u64(j, "stale_msgs", c->stale_msgs);
     stats_json_u64(j, "groups_formed", c->groups_formed);
     stats_json_u64(j, "groups_failed", c->groups_failed);
+    sched_cache_stats(d->gs->cache, &hits, &misses, &evictions);
+    stats_json_u64(j, "sched_cache_hits", hits);
+    stats_json_u64(j, "sched_cache_misses", misses);
+    stats_json_u64(j, "sched_cache_evictions", evictions);
     stats_json_obj_end(j);
     stats_json_arr_begin(j, "collectives");
     for (op = 0; op < SCHED_OP_MAX; op++)

@@ -35,7 +35,15 @@ int
 group_init(struct daemon *d)
 {
     d->gs = calloc(1, sizeof(*d->gs));
-    return d->gs == NULL ? COLLS_ENOMEM : 0;
+    if (d->gs == NULL)
+        return COLLS_ENOMEM;
+    d->gs->cache = sched_cache_new(GROUP_SCHED_CACHE);
+    if (d->gs->cache == NULL) {
+        free(d->gs);
+        d->gs = NULL;
+        return COLLS_ENOMEM;
+    }
+    return 0;
 }
 
 /* FNV-1a, 32 bits, of a NUL-terminated string. */
@@ -787,6 +795,7 @@ group_free_all(struct daemon *d)
         free(j);
     }
     coll_free_early(d);
+    sched_cache_free(d->gs->cache);
     free(d->gs);
     d->gs = NULL;
 }

@@ -34,6 +34,7 @@ struct coll_msg;
 
 #define GROUP_NAME_MAX 128    /* bytes of a group name, NUL excluded */
 #define GROUP_SIZE_MAX 65536  /* members of one group */
+#define GROUP_SCHED_CACHE 512 /* slots of the schedule cache */
 
 /* An installed group (every daemon with a member). */
 struct group {
@@ -98,6 +99,7 @@ struct group_state {
     uint64_t next_gid;
     struct coll_msg *early; /* COLL_DATA for groups not installed yet */
     size_t early_bytes;
+    struct sched_cache *cache; /* schedules of non-v operations */
     struct coll_counters cnt;
     /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
     struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
