@@ -11,8 +11,11 @@
  * that receive's buffer (matching happens when the header arrives).
  *
  * Writing: one colls__wreq per frame: its own header + envelope bytes, then
- * the caller's payload buffers, handed to uv_write() without copying.  The
- * request the write belongs to completes when the last write is done.
+ * the caller's payload buffers, without copying.  When nothing is queued on
+ * the stream the frame is written at once (uv_try_write: one writev, no
+ * loop turn), so a blocking send usually returns without running the
+ * loop; what the kernel did not take goes to uv_write().  The request the
+ * write belongs to completes when the last write is done.
  *
  * Bookkeeping (docs/protocol.md §5): TASK_EXIT, HOST_DOWN and SEND_FAILED
  * are recorded so receives and sends naming a dead source or destination
@@ -909,6 +912,38 @@ colls__wreq_new(colls_t *c, const uv_buf_t *payload, unsigned npayload,
 }
 
 /*
+ * The fast path of a write: when nothing is queued on st, the frame goes
+ * to the kernel at once (one writev, no loop turn, no poll changes).
+ * Returns 1 if all of it went and wr is done (freed, its request
+ * credited).  Otherwise 0: wr's buffers are advanced past what was
+ * written, and the caller queues the rest with uv_write(), which keeps
+ * the order (uv_try_write() refuses while anything is queued).
+ */
+static int
+conn_try_write(struct colls__stream *st, struct colls__wreq *wr)
+{
+    int n = uv_try_write(&st->u.s, wr->bufs, wr->nbufs);
+    size_t left;
+    unsigned i;
+
+    if (n < 0)
+        return 0; /* UV_EAGAIN, or an error uv_write() reports alike */
+    left = (size_t)n;
+    for (i = 0; i < wr->nbufs && left >= wr->bufs[i].len; i++)
+        left -= wr->bufs[i].len;
+    if (i == wr->nbufs) {
+        conn_wreq_done(wr, 0);
+        return 1;
+    }
+    /* partial: drop the written buffers, trim the one cut in two */
+    memmove(wr->bufs, wr->bufs + i, (wr->nbufs - i) * sizeof(*wr->bufs));
+    wr->nbufs -= i;
+    wr->bufs[0].base += left;
+    wr->bufs[0].len -= left;
+    return 0;
+}
+
+/*
  * Writes wr on st.  If wr has no head yet it is a DATA frame built from
  * wr's fields for st's route.  On failure wr is freed and its request
  * failed; the status is returned.
@@ -943,6 +978,8 @@ colls__wreq_write(struct colls__stream *st, struct colls__wreq *wr)
             goto fail;
     }
     wr->bufs[0] = uv_buf_init((char *)wr->head.data, (unsigned)wr->head.len);
+    if (conn_try_write(st, wr))
+        return 0;
     rc = uv_write(&wr->w, &st->u.s, wr->bufs, wr->nbufs, conn_write_cb);
     if (rc < 0) {
         rc = conn_uv_err(rc);

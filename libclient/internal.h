@@ -220,6 +220,9 @@ struct colls {
     struct colls__queue streams;
     uint64_t next_req_id;
     uint64_t arrivals; /* messages received so far (probe) */
+    /* sends since the loop last ran: a send written at once does not run
+       it, so every COLLS__SEND_POLL-th send polls (daemon notices) */
+    unsigned sends_unpolled;
     /* dead tids, sorted by tid, and hosts declared down */
     struct colls__dead *dead;
     size_t ndead, capdead;

@@ -17,6 +17,9 @@
 
 #include "internal.h"
 
+/* Sends between two polls of the loop by a sender that never waits. */
+#define COLLS__SEND_POLL 16
+
 /* Completion predicate for colls__wait. */
 static int
 p2p_done_pred(void *arg)
@@ -39,6 +42,14 @@ colls__send_data(colls_t *c, colls_tid_t dst, int tag, int encoding,
     unsigned i;
     int rc;
 
+    /* A send usually completes without running the loop (conn.c writes
+       at once); a task that only sends still reads what the daemon says
+       (SEND_FAILED, TASK_EXIT, ...) now and then, so its input does not
+       pile up and sends to the dead fail early. */
+    if (++c->sends_unpolled >= COLLS__SEND_POLL) {
+        c->sends_unpolled = 0;
+        colls__poll(c);
+    }
     rc = colls__dst_status(c, dst);
     if (rc < 0)
         return rc;
