@@ -42,8 +42,11 @@ stats_hist_quantile(const struct stats_hist *h, double q)
         need = 1;
     for (b = 0; b < STATS_HIST_BUCKETS; b++) {
         seen += h->bucket[b];
-        if (seen >= need)
-            return b == 0 ? 0 : b >= 64 ? UINT64_MAX : (1ull << b) - 1;
+        if (seen >= need) {
+            /* The bucket's upper bound, but never outside what was seen. */
+            uint64_t v = b == 0 ? 0 : b >= 64 ? UINT64_MAX : (1ull << b) - 1;
+            return v < h->min ? h->min : v > h->max ? h->max : v;
+        }
     }
     return h->max;
 }
