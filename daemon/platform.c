@@ -82,9 +82,7 @@ platform_random_u32(void)
 uint32_t
 platform_incarnation(void)
 {
-    uint32_t v = (uint32_t)(platform_wall_us() / 1000u);
-
-    return v != 0 ? v : 1;
+    return platform_random_u32();
 }
 
 int

@@ -22,10 +22,9 @@ int platform_peer_cred(int fd, uid_t *uid, pid_t *pid);
 /* A random 32-bit number that is never 0. */
 uint32_t platform_random_u32(void);
 /*
- * A daemon incarnation: never 0, and later than any earlier start's in
- * serial-number order (the transport keeps the newer of two, rel.c), so
- * it comes from the wall clock in milliseconds (wraps after 49 days; a
- * restart is compared only with the incarnation it replaces).
+ * A daemon incarnation: random and never 0.  Incarnations are not
+ * ordered (rel.c tells old from new by the ones it has seen, and adopts a
+ * new one only after a challenge); being random, they cannot be guessed.
  */
 uint32_t platform_incarnation(void);
 

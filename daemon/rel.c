@@ -67,12 +67,28 @@
  * Memory per peer: the queued messages, one transmit ring and one reorder
  * ring of window datagrams each, and one message being reassembled.
  *
- * Incarnations are not ordered (the daemon draws them at random): a
- * src_inc that differs from the peer's known one is a new incarnation
- * unless it is one of the last REL_OLD_INCS the peer had, which are stale.
- * A datagram whose dst_inc is not ours is answered with DGRAM_RESET (at
- * most every 10 ms per peer), whose new src_inc makes the peer reset its
- * state for us.
+ * Incarnations are not ordered (the daemon draws them at random,
+ * platform_incarnation): a src_inc that differs from the peer's known one
+ * is a new incarnation unless it is one of the last REL_OLD_INCS the peer
+ * had, which are stale.  A datagram whose dst_inc is not ours is answered
+ * with DGRAM_RESET (at most every 10 ms per peer), whose new src_inc makes
+ * the peer reset its state for us.
+ *
+ * A new incarnation of a known peer is adopted only once it has proven
+ * that it receives at the peer's address (challenge/response): a datagram
+ * of an unadopted incarnation S is dropped (stale_inc) and answered with
+ * a challenge, a PROBE to the peer's address with dst_inc S and msg_id a
+ * nonce; S is adopted when a PROBE of S echoes the nonce in msg_len.  The
+ * nonce is a keyed hash of (hid, S) under a per-rel secret, so no state is
+ * kept per challenge and spoofed incarnations cannot displace the genuine
+ * one's challenge.  Meanwhile the current incarnation's datagrams are
+ * accepted as before: a blind spoofer (who cannot read what we send to
+ * the peer's address) cannot split us from the peer.  Challenges go out
+ * at most every 10 ms per peer unless they also answer one (two peers
+ * that restarted together challenge each other; the answer rides on the
+ * challenge).  A peer whose incarnation we do not know yet (0) is
+ * adopted at once: there is nothing to protect, and if a spoofer got
+ * there first the genuine incarnation wins its challenge.
  *
  * Callbacks (ops->deliver, ops->reset) may call rel_sendv and
  * rel_peer_remove, but not rel_free; removed peers are freed when the
@@ -80,7 +96,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <netinet/in.h>
+#include <sys/random.h>
 
 #include "colls.h"
 #include "daemon/rel.h"
@@ -149,6 +167,7 @@ struct rel_peer {
     unsigned old_n;
     uint64_t last_heard;
     uint64_t last_reset_us;
+    uint64_t last_chal_us; /* last challenge sent */
     struct rel_peer_stats st;
 
     /* sender */
@@ -206,6 +225,7 @@ struct rel {
     struct rel_peer *zombies;
     struct rel_stats st;
     uint64_t rng;
+    uint64_t secret; /* key of the challenge nonces */
     int blocked;
     int depth;
     /* a datagram held back by reorder injection */
@@ -255,15 +275,37 @@ rel_config_default(struct rel_config *cfg)
     cfg->seed = 1;
 }
 
+/* The splitmix64 finaliser: a bijective 64-bit mix. */
+static inline uint64_t
+mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /* splitmix64: the fault-injection random numbers, in [0, 1). */
 static double
 rel_random(struct rel *r)
 {
-    uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    uint64_t z = mix64(r->rng += 0x9e3779b97f4a7c15ull);
+
     return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/*
+ * The challenge nonce for incarnation inc of peer hid: a keyed hash (the
+ * secret never leaves this process), never 0.
+ */
+static uint32_t
+inc_nonce(const struct rel *r, int hid, uint32_t inc)
+{
+    uint64_t z = mix64(r->secret ^ ((uint64_t)(unsigned)hid << 32 | inc));
+    uint32_t v;
+
+    z = mix64(z + r->secret);
+    v = (uint32_t)(z ^ (z >> 32));
+    return v != 0 ? v : 1;
 }
 
 /* ---- slot lists --------------------------------------------------- */
@@ -602,6 +644,63 @@ send_reset(struct rel *r, struct rel_peer *p, uint64_t now)
     dgram_put(buf, &h);
     if (rel_out(r, p, buf, NULL, 0) == 0)
         p->last_reset_us = now ? now : 1;
+}
+
+/*
+ * A PROBE to p's address: to incarnation dst_inc, with a challenge nonce
+ * (msg_id, 0: none) and the echo of one of theirs (msg_len, 0: none).
+ * The ack fields stay 0: they would mean nothing to an incarnation we
+ * have not adopted.
+ */
+static int
+send_probe(struct rel *r, struct rel_peer *p, uint32_t dst_inc,
+           uint32_t nonce, uint32_t echo)
+{
+    struct dgram_hdr h;
+    uint8_t buf[DGRAM_HDR_LEN];
+
+    if (r->blocked)
+        return -1;
+    hdr_fill(r, p, &h, DGRAM_PROBE);
+    h.dst_inc = dst_inc;
+    h.ack = 0;
+    h.sack = 0;
+    h.msg_id = nonce;
+    h.msg_len = echo;
+    dgram_put(buf, &h);
+    return rel_out(r, p, buf, NULL, 0);
+}
+
+/*
+ * A datagram h of p's unadopted incarnation h->src_inc arrived (and was
+ * dropped): challenge that incarnation, answering its own challenge to
+ * us if h carries one (see the top of the file).
+ */
+static void
+challenge(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
+          uint64_t now)
+{
+    uint32_t echo = 0;
+
+    if (h->type == DGRAM_PROBE && h->msg_id != 0 && h->dst_inc == r->my_inc)
+        echo = h->msg_id;
+    if (echo == 0 && p->last_chal_us != 0 &&
+        now - p->last_chal_us < REL_RESET_GAP_US)
+        return;
+    if (send_probe(r, p, h->src_inc, inc_nonce(r, p->hid, h->src_inc),
+                   echo) == 0) {
+        p->last_chal_us = now ? now : 1;
+        r->st.challenges++;
+    }
+}
+
+/* 1 if h proves its incarnation: a PROBE echoing our challenge to it. */
+static int
+inc_proven(const struct rel *r, const struct rel_peer *p,
+           const struct dgram_hdr *h)
+{
+    return h->type == DGRAM_PROBE && h->msg_len != 0 &&
+           h->msg_len == inc_nonce(r, p->hid, h->src_inc);
 }
 
 /* Pacing: 1 if bytes may leave now; else sets p->pace_deadline. */
@@ -1241,6 +1340,11 @@ rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
             r->st.stale_inc++;
             goto out;
         }
+        if (!inc_proven(r, p, &h)) {
+            r->st.stale_inc++;
+            challenge(r, p, &h, now_us);
+            goto out;
+        }
         peer_reset(r, p, h.src_inc);
         if (p->removed)
             goto out;
@@ -1270,6 +1374,9 @@ rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
         break;
     case DGRAM_PROBE:
         on_ack(r, p, &h, 0, now_us);
+        /* a challenge to this incarnation of ours: answer it */
+        if (h.msg_id != 0 && h.dst_inc == r->my_inc)
+            send_probe(r, p, p->inc, 0, h.msg_id);
         p->ack_now = 1;
         break;
     default: /* DGRAM_RESET: the incarnation check above did it */
@@ -1334,6 +1441,11 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     r->mask = ring - 1;
     r->cwnd_min = cfg->window < REL_CWND_MIN ? cfg->window : REL_CWND_MIN;
     r->rng = cfg->seed;
+    r->secret = cfg->secret;
+    if (r->secret == 0 &&
+        getrandom(&r->secret, sizeof r->secret, 0) != sizeof r->secret)
+        r->secret = mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^
+                          (uint64_t)my_inc << 32);
     if (cfg->reorder > 0) {
         r->hold = malloc(cfg->mtu);
         if (r->hold == NULL) {

@@ -14,11 +14,12 @@
  * That keeps it testable with a simulated network (tests/unit/test-rel.c)
  * and fuzzable (tests/fuzz/fuzz-rel.c).
  *
- * Incarnations: every daemon start has a new incarnation number.  Datagrams
- * whose src_inc is older than the peer's known one, or whose dst_inc is not
- * ours, are dropped and counted; a newer src_inc resets the peer's streams
- * (messages in flight to the old incarnation are failed back through
- * ops->lost).
+ * Incarnations: every daemon start has a new, random incarnation number.
+ * Datagrams whose src_inc is one of the peer's past ones, or whose dst_inc
+ * is not ours, are dropped and counted; a new src_inc from a known peer is
+ * challenged (a nonce sent to the peer's address must come back from that
+ * incarnation, rel.c) and then resets the peer's streams (messages queued
+ * to the old incarnation are dropped and ops->reset is called).
  */
 #ifndef COLLS_DAEMON_REL_H
 #define COLLS_DAEMON_REL_H
@@ -41,6 +42,7 @@ struct rel_config {
     uint64_t rate_bps;       /* pacing limit per peer, bytes/s; 0 = none */
     double drop, dup, reorder; /* fault injection on output, 0..1 */
     uint64_t seed;           /* fault injection random seed */
+    uint64_t secret;         /* key of incarnation challenges; 0: random */
 };
 
 struct rel_ops {
@@ -67,6 +69,7 @@ struct rel_peer_stats {
 
 struct rel_stats {
     uint64_t dgrams_in, dgrams_out, bad_dgrams, unknown_src, stale_inc;
+    uint64_t challenges; /* new incarnations challenged (PROBEs sent) */
     uint64_t injected_drops, injected_dups, injected_reorders;
 };
 

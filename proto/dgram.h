@@ -22,6 +22,13 @@
  *   44  2   len          bytes of fragment data after the header
  *   46  2   tsval        sender's timestamp, units of 16 us, for RTT
  *   48                   fragment data
+ *
+ * PROBE uses two fields a PROBE has no other use for (0 = none):
+ * msg_id is a challenge nonce to incarnation dst_inc, msg_len the echo of
+ * a nonce received in a challenge; a new incarnation is adopted only
+ * after it echoed one (daemon/rel.c).  A peer that sends 0 in both never
+ * gets a new incarnation adopted by its datagrams alone.  (Version stays
+ * 1: a version 1 PROBE had both fields 0.)
  */
 #ifndef COLLS_PROTO_DGRAM_H
 #define COLLS_PROTO_DGRAM_H
@@ -37,7 +44,7 @@
 enum {
     DGRAM_DATA = 1,   /* carries a fragment; may piggyback ack/sack */
     DGRAM_ACK = 2,    /* acknowledgement only */
-    DGRAM_PROBE = 3,  /* keepalive / heartbeat, no data, acked */
+    DGRAM_PROBE = 3,  /* keepalive, incarnation challenge; no data, acked */
     DGRAM_RESET = 4,  /* "I do not know your incarnation": restart */
     DGRAM_TYPE_MAX
 };

@@ -709,7 +709,8 @@ START_TEST(test_rel_reset_reply)
     memset(&s->ex, 0, sizeof s->ex);
     s->n[0].resets = 0;
     sim_msg(s, 0, 1, 100);
-    sim_run(s, NULL, s->now + 3 * SIM_LATENCY);
+    /* DATA, RESET, challenge, answer */
+    sim_run(s, NULL, s->now + 4 * SIM_LATENCY + 1);
     rel_stats(s->n[1].r, &st);
     ck_assert_uint_ge(st.stale_inc, 1);
     ck_assert_int_eq(s->n[0].resets, 1);
@@ -720,6 +721,137 @@ START_TEST(test_rel_reset_reply)
     sim_msg(s, 0, 1, 1000);
     ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
     ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
+
+/* Feeds node `to' one PROBE claiming to come from node `from'. */
+static void
+forge_probe(struct sim *s, int from, int to, uint32_t src_inc,
+            uint32_t dst_inc, uint32_t nonce, uint32_t echo)
+{
+    struct dgram_hdr h;
+    uint8_t buf[DGRAM_HDR_LEN];
+
+    memset(&h, 0, sizeof h);
+    h.version = DGRAM_VERSION;
+    h.type = DGRAM_PROBE;
+    h.src_hid = (uint16_t)(from + 1);
+    h.dst_hid = (uint16_t)(to + 1);
+    h.src_inc = src_inc;
+    h.dst_inc = dst_inc;
+    h.msg_id = nonce;
+    h.msg_len = echo;
+    dgram_put(buf, &h);
+    rel_input(s->n[to].r, (struct sockaddr *)&s->n[from].addr,
+              sizeof s->n[from].addr, buf, sizeof buf, s->now);
+}
+
+/* Pops the newest datagram node `from' queued and decodes its header. */
+static void last_sent(struct sim *s, int from, struct dgram_hdr *h);
+
+/*
+ * A blind spoofer sends datagrams from node 1's address with a new
+ * incarnation (and guessed echoes): node 0 challenges it but keeps node
+ * 1's real incarnation, which the challenge does not disturb; traffic
+ * goes on both ways without a reset.  Only a datagram that echoes the
+ * challenge's nonce (which the spoofer never sees) switches.
+ */
+START_TEST(test_rel_spoofed_incarnation)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct dgram_hdr h;
+    struct sim *s;
+    uint32_t k, nonce;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 0, 1, 3000);
+    sim_msg(s, 1, 0, 3000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    /* the report's attack: PROBE with node 1's incarnation + 1 */
+    forge_probe(s, 1, 0, 102, 100, 0, 0);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.stale_inc, 1);
+    ck_assert_uint_eq(st.challenges, 1);
+    ck_assert_int_eq(s->n[0].resets, 0);
+    /* the challenge went to node 1's address, to the claimed one */
+    last_sent(s, 0, &h);
+    ck_assert_int_eq(h.type, DGRAM_PROBE);
+    ck_assert_uint_eq(h.dst_inc, 102);
+    ck_assert_uint_ne(h.msg_id, 0);
+    nonce = h.msg_id;
+    /* guessed echoes, other incarnations, other types: all refused */
+    for (k = 1; k <= 200; k++)
+        forge_probe(s, 1, 0, 102 + k % 3, k % 2 ? 100 : 0, k,
+                    nonce + k);
+    ck_assert_int_eq(s->n[0].resets, 0);
+    /* the real node 1 answers the challenge with RESET of 101: no
+       change; messages flow both ways */
+    sim_msg(s, 0, 1, 5000);
+    sim_msg(s, 1, 0, 5000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->n[0].resets, 0);
+    ck_assert_int_eq(s->n[1].resets, 0);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_ge(st.stale_inc, 201);
+    /* the echo of the real nonce from that incarnation does switch */
+    forge_probe(s, 1, 0, 102, 100, 0, nonce);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_uint_eq(s->n[0].reset_inc, 102);
+    sim_free(s);
+}
+END_TEST
+
+static int
+both_reset(struct sim *s)
+{
+    return s->n[0].resets > 0 && s->n[1].resets > 0;
+}
+
+/*
+ * Both nodes restart at once and each first hears the other's new
+ * incarnation: the challenges cross, each answers the other's, and
+ * messages flow in both directions.
+ */
+START_TEST(test_rel_restart_both)
+{
+    struct rel_config cfg;
+    struct sim *s;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 0, 1, 100);
+    sim_msg(s, 1, 0, 100);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    /* each knows the other's old incarnation */
+    node_start(s, 0, &cfg, 7000);
+    node_start(s, 1, &cfg, 8000);
+    ck_assert_int_eq(rel_peer_set(s->n[0].r, 2,
+                                  (struct sockaddr *)&s->n[1].addr,
+                                  sizeof s->n[1].addr, 101), 0);
+    ck_assert_int_eq(rel_peer_set(s->n[1].r, 1,
+                                  (struct sockaddr *)&s->n[0].addr,
+                                  sizeof s->n[0].addr, 100), 0);
+    /* what each queues to the other's old incarnation is dropped by
+       the adoption (ops->reset) */
+    memset(&s->ex, 0, sizeof s->ex);
+    sim_msg(s, 0, 1, 4000);
+    sim_msg(s, 1, 0, 4000);
+    ck_assert_int_eq(sim_run(s, both_reset, s->now + 1000000), 1);
+    ck_assert_uint_eq(s->n[0].reset_inc, 8000);
+    ck_assert_uint_eq(s->n[1].reset_inc, 7000);
+    ck_assert_uint_eq(rel_queued(s->n[0].r, 2), 0);
+    ck_assert_uint_eq(rel_queued(s->n[1].r, 1), 0);
+    memset(&s->ex, 0, sizeof s->ex);
+    sim_msg(s, 0, 1, 4000);
+    sim_msg(s, 1, 0, 4000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_int_eq(s->n[1].resets, 1);
     sim_free(s);
 }
 END_TEST
@@ -1057,6 +1189,8 @@ suite_rel(void)
     add(s, "pacing", test_rel_pacing);
     add(s, "rto_backoff", test_rel_rto_backoff);
     add(s, "incarnation", test_rel_incarnation);
+    add(s, "spoofed_incarnation", test_rel_spoofed_incarnation);
+    add(s, "restart_both", test_rel_restart_both);
     add(s, "reset_reply", test_rel_reset_reply);
     add(s, "unknown_source", test_rel_unknown_source);
     add(s, "max_message", test_rel_max_message);
