@@ -38,7 +38,6 @@ RUNS=${BENCH_RUNS:-3}
 OPS=${BENCH_OPS:-barrier bcast allreduce allgather alltoall}
 SKIP=${BENCH_SKIP:-}
 OUT=${BENCH_OUT:-$PWD/coll-bench-results.txt}
-NRUN=0
 
 for b in collsd collsctl tests/integration/coll-check \
     tests/bench/raw-tcp-pingpong; do
@@ -102,8 +101,9 @@ bench()
 {
     local layout=$1 op=$2 sizes=$3 alg=$4 mode=$5 p=0 i=0 k j pids="" name
     local extra=""
-    NRUN=$((NRUN + 1))
-    name="b$NRUN"
+    # Called in command substitutions and pipelines (subshells): the name
+    # must be unique without a counter in the parent.
+    name="b$(date +%s%N)"
     [ "$alg" = auto ] || extra="--algo $alg"
     for k in $(echo "$layout" | tr ',' ' '); do
         p=$((p + k))
@@ -132,7 +132,7 @@ table()
         list=$(algs "$op")
         [ -n "$list" ] || list=$(algs_src "$op")
         list="auto $list"
-        f="$NS_RUN/t-$NRUN-$op"
+        f="$NS_RUN/t-$(date +%s%N)-$op"
         : >"$f"
         for a in $list; do
             bench "$layout" "$op" "$sizes" "$a" "$mode" |
@@ -221,9 +221,7 @@ awk -v b="$best" -v t="$TCP_US" -v a="$bestalg" 'BEGIN {
     printf "bcast 4 MiB over 4 hosts (best: %s) / one TCP stream of 4 MiB: %.2f\n",
         a, (t > 0 ? b / t : 0) }' | tee -a "$OUT"
 case "$SKIP" in *B*) ;; *)
-    OPS_SAVE=$OPS
-    table "B: 4 hosts x 1 task, 100 Mbit/s" 1,1,1,1 4:262144 hier
-    OPS=$OPS_SAVE ;;
+    table "B: 4 hosts x 1 task, 100 Mbit/s" 1,1,1,1 4:262144 hier ;;
 esac
 for i in $(seq 1 4); do
     ns_limit "$i" off
@@ -239,8 +237,7 @@ esac
 ccbench()
 {
     local name pids="" i j
-    NRUN=$((NRUN + 1))
-    name="cb$NRUN"
+    name="cb$(date +%s%N)"
     for i in 1 2; do
         host_bg "$i" "$name-$i.log" timeout 900 "$CC" -n 4 --sockets \
             "$SOCK" --size 8 --group "$name" --check bench --ops bcast \

@@ -25,7 +25,10 @@
  *                   when it applies (alg_usable over the ranks or leaders
  *                   the daemon reports it ran over) and another one when
  *                   it does not (fallback).  --level full|thin|smoke sets
- *                   how many sizes, datatypes and operators.
+ *                   how many sizes, datatypes and operators.  First, calls
+ *                   with an invalid operator, datatype or root must fail
+ *                   with COLLS_EOP / EDTYPE / EINVAL at every member and
+ *                   leave the group usable.
  *   conc            joins two groups NAME-a (contiguous) and NAME-b (round-
  *                   robin) and alternates --iters collectives between them,
  *                   each with inputs salted by (group, iteration); several
@@ -1076,6 +1079,67 @@ leave(struct ctx *x)
     return rc;
 }
 
+/*
+ * Invalid arguments, the same at every member: each call must fail with
+ * its code, and the group must stay usable (a checked barrier and
+ * allreduce follow).
+ */
+static int
+check_invalid(struct ctx *x)
+{
+    int32_t a[4] = {1, 2, 3, 4}, b[4];
+    uint8_t u[4] = {1, 2, 3, 4}, v[4];
+    struct {
+        const char *what;
+        int rc, want;
+    } t[5];
+    struct ccase cs;
+    struct run r;
+    int i, rc;
+
+    t[0].what = "allreduce byte sum";
+    t[0].rc = colls_allreduce(x->g, u, v, 4, COLLS_BYTE, COLLS_SUM);
+    t[0].want = COLLS_EOP;
+    t[1].what = "allreduce double band";
+    t[1].rc = colls_allreduce(x->g, a, b, 2, COLLS_DOUBLE, COLLS_BAND);
+    t[1].want = COLLS_EOP;
+    t[2].what = "bcast dtype 99";
+    t[2].rc = colls_bcast(x->g, a, 4, 99, 0);
+    t[2].want = COLLS_EDTYPE;
+    t[3].what = "bcast root P";
+    t[3].rc = colls_bcast(x->g, a, 4, COLLS_INT32, x->P);
+    t[3].want = COLLS_EINVAL;
+    t[4].what = "reduce op 99";
+    t[4].rc = colls_reduce(x->g, a, b, 4, COLLS_INT32, 99, 0);
+    t[4].want = COLLS_EOP;
+    for (i = 0; i < 5; i++)
+        if (t[i].rc != t[i].want) {
+            say("FAIL: %s on %s rank %d: %s, want %s", t[i].what, x->gname,
+                x->rank, colls_err_name(t[i].rc), colls_err_name(t[i].want));
+            return -1;
+        }
+    rc = colls_barrier(x->g);
+    memset(&cs, 0, sizeof cs);
+    cs.op = COLLS_COLL_ALLREDUCE;
+    cs.dtype = COLLS_INT64;
+    cs.rop = COLLS_BXOR;
+    cs.count = 17;
+    cs.salt = 77;
+    if (rc == 0) {
+        rc = call_case(x, &cs, &r);
+        if (rc == 0 && compare(x, &cs, COLLS_MODE_AUTO, "after invalid calls",
+                               r.want, r.rbuf, r.rlen) != 0)
+            rc = -1;
+        run_free(&r);
+    }
+    if (rc != 0) {
+        say("FAIL: %s rank %d: group after invalid calls: %s", x->gname,
+            x->rank, colls_err_name(rc));
+        return -1;
+    }
+    return 0;
+}
+
 static int
 do_matrix(struct ctx *x)
 {
@@ -1092,7 +1156,7 @@ do_matrix(struct ctx *x)
             0)
             return 1;
         x->ncases = x->ncalls = 0;
-        if (run_matrix(x) != 0)
+        if (check_invalid(x) != 0 || run_matrix(x) != 0)
             return 1;
         if (x->rank == 0)
             say("%s: P=%d hosts=%d: %lu cases, %lu calls passed", names[p],
