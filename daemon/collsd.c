@@ -7,8 +7,8 @@
  * daemon forks into the background (errors up to here reach the
  * terminal) and writes its pid file next to the socket.
  *
- * The loop: one event_base, three priorities (0 signals, 1 I/O, 2 the
- * end-of-turn flush, net.c).  The cron timer runs every CRON_US:
+ * The loop: one event_base, three priorities (0 signals, 1 I/O and the
+ * end-of-turn flush, net.c; 2 unused).  The cron timer runs every CRON_US:
  * heartbeats and dead hosts, request timeouts, stuck connections, dead
  * task frees.
  *

@@ -5,9 +5,9 @@
  * host.c, everything else to rel_input -> rel delivers whole messages to
  * net_deliver, which unpacks the envelope and hands it to route.c.
  * Send: net_send packs the envelope and calls rel_sendv; rel calls
- * net_rel_send -> udp_send (batched).  The flush event then pushes the
- * batch out with udp_flush and arms the transport timer at
- * rel_next_timeout().
+ * net_rel_send -> udp_send (batched).  The flush event, run after the
+ * callbacks of the same loop turn, then pushes the batch out with
+ * udp_flush and arms the transport timer at rel_next_timeout().
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -34,6 +34,10 @@
 
 /* Batches read per readable event before giving other events a turn. */
 #define NET_READ_BATCHES 16
+/* udp.c's batch (UDP_BATCH): a batch that came back shorter drained the
+   socket, so no recvmmsg is spent to learn EAGAIN.  (Were the two to
+   differ, the level-triggered event still reads what is left.) */
+#define NET_UDP_BATCH 64
 
 static int
 net_rel_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
@@ -107,7 +111,7 @@ net_udp_read_cb(evutil_socket_t fd, short what, void *arg)
     int i;
 
     for (i = 0; i < NET_READ_BATCHES; i++)
-        if (udp_recv_batch(d->udp, net_udp_recv, d) <= 0)
+        if (udp_recv_batch(d->udp, net_udp_recv, d) < NET_UDP_BATCH)
             break;
     net_kick(d);
 }
@@ -228,8 +232,12 @@ net_open(struct daemon *d)
     if (d->udp_rev == NULL || d->udp_wev == NULL || d->rel_ev == NULL ||
         d->flush_ev == NULL)
         return COLLS_ENOMEM;
-    /* Lowest priority: runs after every other callback of the turn. */
-    event_priority_set(d->flush_ev, 2);
+    /* The I/O priority: activated by the first callback of a turn that
+       sends, it joins the tail of the active queue and runs after the
+       callbacks already active, in the same turn.  (At a lower priority
+       libevent would keep it for the next turn: another epoll_wait and
+       a later datagram on every forward.) */
+    event_priority_set(d->flush_ev, 1);
     event_add(d->udp_rev, NULL);
     return 0;
 }
