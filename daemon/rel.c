@@ -117,6 +117,7 @@
 #define REL_OLD_INCS     4      /* past incarnations remembered per peer */
 #define REL_PROBES       2      /* tail loss probes before the RTO */
 #define REL_PTO_MIN_US   100u   /* least probe timeout */
+#define REL_REF_MIN      65536u /* least message sent by reference */
 
 /* UNKNOWN: unacked beyond the SACK bitmap after a timeout; not counted
    in flight, resent only once it is known to be missing. */
@@ -128,6 +129,7 @@ struct rel_msg {
     uint32_t id;
     uint32_t len;
     uint32_t nfrag; /* fragments, >= 1 */
+    int refd;       /* some fragment went out by ops->send_ref */
     uint8_t data[];
 };
 
@@ -226,6 +228,8 @@ struct rel {
     struct rel_stats st;
     uint64_t rng;
     uint64_t secret; /* key of the challenge nonces */
+    int unflushed;   /* ops->send_ref was called since ops->flush */
+    struct rel_msg *dead; /* freed messages send_ref may still use */
     int blocked;
     int depth;
     /* a datagram held back by reorder injection */
@@ -424,6 +428,21 @@ peer_init_streams(struct rel *r, struct rel_peer *p)
 }
 
 /*
+ * Frees a message, or, if a batch of ops->send_ref may still point into
+ * it, puts it on the dead list that rel_leave frees after ops->flush.
+ */
+static void
+msg_free(struct rel *r, struct rel_msg *m)
+{
+    if (m->refd && r->unflushed) {
+        m->next = r->dead;
+        r->dead = m;
+    } else {
+        free(m);
+    }
+}
+
+/*
  * Drops everything a peer's streams hold: queued messages, the partial
  * message, window and reorder state (the rings stay allocated).
  */
@@ -434,7 +453,7 @@ peer_drop_streams(struct rel *r, struct rel_peer *p)
 
     for (m = p->q_head; m != NULL; m = n) {
         n = m->next;
-        free(m);
+        msg_free(r, m);
     }
     p->q_head = p->q_tail = p->q_cur = NULL;
     p->cur_frag = 0;
@@ -497,9 +516,11 @@ rel_enter(struct rel *r)
 
 /* ---- output -------------------------------------------------------- */
 
+/* Hands one datagram to ops (by reference if m, see rel_ops). */
 static int
 raw_send(struct rel *r, const struct sockaddr_storage *addr, socklen_t alen,
-         const uint8_t *hdr, const uint8_t *data, size_t dlen)
+         const uint8_t *hdr, const uint8_t *data, size_t dlen,
+         struct rel_msg *m)
 {
     struct iovec iov[2];
 
@@ -507,6 +528,14 @@ raw_send(struct rel *r, const struct sockaddr_storage *addr, socklen_t alen,
     iov[0].iov_len = DGRAM_HDR_LEN;
     iov[1].iov_base = (void *)data;
     iov[1].iov_len = dlen;
+    if (m != NULL && dlen > 0) {
+        if (r->ops.send_ref(r->ctx, (const struct sockaddr *)addr, alen, iov,
+                            2) != 0)
+            return -1;
+        m->refd = 1;
+        r->unflushed = 1;
+        return 0;
+    }
     return r->ops.send(r->ctx, (const struct sockaddr *)addr, alen, iov,
                        dlen > 0 ? 2 : 1);
 }
@@ -519,16 +548,17 @@ hold_flush(struct rel *r)
         return;
     r->hold_full = 0;
     raw_send(r, &r->hold_addr, r->hold_alen, r->hold, r->hold + DGRAM_HDR_LEN,
-             r->hold_len - DGRAM_HDR_LEN);
+             r->hold_len - DGRAM_HDR_LEN, NULL);
 }
 
 /*
- * Sends one datagram to p, applying fault injection.  Returns 0 (sent, or
- * dropped on purpose), or -1 when the socket would block.
+ * Sends one datagram to p, applying fault injection; data belongs to
+ * message m (NULL: send a copy).  Returns 0 (sent, or dropped on
+ * purpose), or -1 when the socket would block.
  */
 static int
 rel_out(struct rel *r, struct rel_peer *p, const uint8_t *hdr,
-        const uint8_t *data, size_t dlen)
+        const uint8_t *data, size_t dlen, struct rel_msg *m)
 {
     if (r->cfg.drop > 0 && rel_random(r) < r->cfg.drop) {
         r->st.injected_drops++;
@@ -545,10 +575,10 @@ rel_out(struct rel *r, struct rel_peer *p, const uint8_t *hdr,
         r->st.injected_reorders++;
         goto sent;
     }
-    if (raw_send(r, &p->addr, p->alen, hdr, data, dlen) != 0)
+    if (raw_send(r, &p->addr, p->alen, hdr, data, dlen, m) != 0)
         return -1;
     if (r->cfg.dup > 0 && rel_random(r) < r->cfg.dup) {
-        if (raw_send(r, &p->addr, p->alen, hdr, data, dlen) == 0)
+        if (raw_send(r, &p->addr, p->alen, hdr, data, dlen, m) == 0)
             r->st.injected_dups++;
     }
     hold_flush(r);
@@ -618,7 +648,7 @@ send_ack(struct rel *r, struct rel_peer *p)
     if (!seq_lt(p->echo_seq2, p->rcv_nxt))
         h.msg_id = p->echo_seq2;
     dgram_put(buf, &h);
-    if (rel_out(r, p, buf, NULL, 0) != 0) {
+    if (rel_out(r, p, buf, NULL, 0, NULL) != 0) {
         r->blocked = 1;
         p->ack_now = 1;
         return;
@@ -642,7 +672,7 @@ send_reset(struct rel *r, struct rel_peer *p, uint64_t now)
     h.ack = 0;
     h.sack = 0;
     dgram_put(buf, &h);
-    if (rel_out(r, p, buf, NULL, 0) == 0)
+    if (rel_out(r, p, buf, NULL, 0, NULL) == 0)
         p->last_reset_us = now ? now : 1;
 }
 
@@ -668,7 +698,7 @@ send_probe(struct rel *r, struct rel_peer *p, uint32_t dst_inc,
     h.msg_id = nonce;
     h.msg_len = echo;
     dgram_put(buf, &h);
-    return rel_out(r, p, buf, NULL, 0);
+    return rel_out(r, p, buf, NULL, 0, NULL);
 }
 
 /*
@@ -764,7 +794,9 @@ send_slot(struct rel *r, struct rel_peer *p, uint32_t seq, uint16_t flags,
     h.len = s->len;
     h.tsval = (uint16_t)(now / REL_TS_UNIT_US);
     dgram_put(buf, &h);
-    return rel_out(r, p, buf, m->data + (size_t)s->frag * r->fragmax, s->len);
+    return rel_out(r, p, buf, m->data + (size_t)s->frag * r->fragmax, s->len,
+                   r->ops.send_ref != NULL && m->len >= REL_REF_MIN ? m
+                                                                   : NULL);
 }
 
 /*
@@ -926,7 +958,7 @@ release_una(struct rel *r, struct rel_peer *p)
         p->q_head = m->next;
         if (p->q_head == NULL)
             p->q_tail = NULL;
-        free(m);
+        msg_free(r, m);
     }
     memset(s, 0, sizeof *s);
     p->snd_una++;
@@ -1399,6 +1431,16 @@ rel_leave(struct rel *r)
     if (--r->depth > 0)
         return;
     hold_flush(r);
+    if (r->dead != NULL) {
+        /* nothing may point into them once flush returns */
+        r->ops.flush(r->ctx);
+        r->unflushed = 0;
+        while (r->dead != NULL) {
+            struct rel_msg *m = r->dead;
+            r->dead = m->next;
+            free(m);
+        }
+    }
     while (r->zombies != NULL) {
         struct rel_peer *p = r->zombies;
         r->zombies = p->next;
@@ -1414,7 +1456,9 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     uint32_t ring = 64;
 
     if (cfg == NULL || ops == NULL || ops->send == NULL ||
-        ops->deliver == NULL || cfg->mtu <= DGRAM_HDR_LEN ||
+        ops->deliver == NULL ||
+        (ops->send_ref == NULL) != (ops->flush == NULL) ||
+        cfg->mtu <= DGRAM_HDR_LEN ||
         cfg->mtu > DGRAM_MAX_LEN || cfg->window < 1 ||
         cfg->window > REL_MAX_WINDOW || cfg->rto_min_us == 0 ||
         cfg->rto_min_us > cfg->rto_max_us || my_hid < 0 ||
@@ -1463,6 +1507,9 @@ rel_free(struct rel *r)
 
     if (r == NULL)
         return;
+    if (r->unflushed)
+        r->ops.flush(r->ctx); /* no batch may point into what we free */
+    r->unflushed = 0;
     for (p = r->plist; p != NULL; p = n) {
         n = p->next;
         peer_free_mem(r, p);
@@ -1471,6 +1518,11 @@ rel_free(struct rel *r)
     for (p = r->zombies; p != NULL; p = n) {
         n = p->next;
         free(p);
+    }
+    while (r->dead != NULL) {
+        struct rel_msg *m = r->dead;
+        r->dead = m->next;
+        free(m);
     }
     free(r->hold);
     free(r);
@@ -1568,6 +1620,7 @@ rel_sendv(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
         off += iov[i].iov_len;
     }
     m->next = NULL;
+    m->refd = 0;
     m->id = p->next_msg_id++;
     m->len = (uint32_t)len;
     m->nfrag = len == 0 ? 1 : (uint32_t)((len + r->fragmax - 1) / r->fragmax);

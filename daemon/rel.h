@@ -56,6 +56,16 @@ struct rel_ops {
     /* A peer restarted (new incarnation) or was removed: queued messages
        to it were dropped.  May be NULL. */
     void (*reset)(void *ctx, int hid, uint32_t new_inc);
+    /* Optional zero copy (both or neither; udp_send_ref and udp_flush).
+       send_ref is send, but it may keep a pointer to the last iov piece
+       (fragment data in rel's message) instead of copying it, until
+       flush returns; flush sends (or copies) whatever is batched and
+       returns 0 or -1 (would block).  rel never frees or changes a
+       message that send_ref referenced without calling flush first,
+       and calls flush in rel_free. */
+    int (*send_ref)(void *ctx, const struct sockaddr *addr, socklen_t alen,
+                    const struct iovec *iov, int iovcnt);
+    int (*flush)(void *ctx);
 };
 
 struct rel_peer_stats {

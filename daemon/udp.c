@@ -2,17 +2,26 @@
  * udp.c -- the daemon's one UDP socket, with batched system calls (udp.h).
  *
  * Sending: udp_send copies each datagram into an arena and queues a
- * struct mmsghdr for it; udp_flush pushes the queue out with sendmmsg()
- * (sendto() in a loop where configure found no sendmmsg).  With UDP GSO
- * (HAVE_DECL_UDP_SEGMENT, and the kernel accepts it) a run of datagrams
- * to the same address, all of one size but the last, which may be
- * shorter, goes out as one message with a UDP_SEGMENT control message:
- * one trip through the stack for up to UDP_GSO_MAX datagrams.  A socket
- * that refuses GSO once (EIO, EINVAL) falls back to plain datagrams.
+ * struct mmsghdr for it; udp_send_ref copies only the first piece (a
+ * header) and keeps a pointer to the rest (the caller's data), so the
+ * kernel reads the data straight from where it lives.  udp_flush pushes
+ * the queue out with sendmmsg() (sendto() in a loop where configure found
+ * no sendmmsg).  With UDP GSO (HAVE_DECL_UDP_SEGMENT, and the kernel
+ * accepts it) a run of datagrams to the same address, all of one size
+ * but the last, which may be shorter, goes out as one message with a
+ * UDP_SEGMENT control message: one trip through the stack for up to
+ * UDP_GSO_MAX datagrams.  The kernel cuts the message's bytes into
+ * segments of that size whatever the iovec boundaries are (it copies the
+ * iovec into the skb first), so each message's iovec is simply the
+ * datagrams' pieces in order.  A socket that refuses GSO once (EIO,
+ * EINVAL) falls back to plain datagrams.
  *
- * Invariant: queued datagrams are [shead, sn) of out[]; shead > 0 only
+ * Invariants: queued datagrams are [shead, sn) of out[]; shead > 0 only
  * after a flush that would have blocked.  The arena is reset when the
- * queue is empty.
+ * queue is empty.  Referenced data is only referenced until udp_flush
+ * returns: what the kernel did not take by then is copied into the
+ * arena (which grows for it), so a caller may free or reuse its data
+ * once udp_flush has returned, whatever it returned.
  *
  * Receiving: recvmmsg() into UDP_BATCH buffers of the largest datagram
  * size (recvfrom() in a loop without it); truncated datagrams are
@@ -40,11 +49,12 @@
 #include "daemon/udp.h"
 
 #define UDP_BATCH     64               /* datagrams per system call */
-#define UDP_ARENA     (UDP_BATCH * 16384) /* bytes of queued datagrams */
+#define UDP_ARENA     (UDP_BATCH * 65536) /* bytes of queued datagrams */
 #define UDP_DGRAM_MAX 65536            /* receive buffer per datagram */
 #define UDP_SOCKBUF   (4 << 20)
 #define UDP_GSO_MAX   64               /* segments per GSO message */
 #define UDP_GSO_BYTES 65000            /* bytes per GSO message */
+#define DGRAM_MAX_PAYLOAD 65507        /* largest UDP payload, IPv4 */
 
 #if defined(HAVE_DECL_UDP_SEGMENT) && HAVE_DECL_UDP_SEGMENT
 #define UDP_HAVE_GSO 1
@@ -57,9 +67,13 @@
 #define UDP_HAVE_GRO 0
 #endif
 
-/* One queued datagram. */
+/* One queued datagram: arena bytes [off, off + alen_) then, if ref_len
+   > 0, ref_len bytes at ref (the caller's) or at arena offset ref_off. */
 struct udp_out {
-    size_t off, len; /* in the arena */
+    size_t off, len;     /* len: the whole datagram */
+    size_t head;         /* bytes of it at arena offset off */
+    const uint8_t *ref;  /* the rest, referenced; NULL: at ref_off */
+    size_t ref_off;
     struct sockaddr_storage addr;
     socklen_t alen;
 };
@@ -74,6 +88,7 @@ struct udp {
     size_t soff;
     uint8_t *arena;
     size_t arena_len;
+    int nref; /* queued datagrams with referenced data */
     uint8_t *rbuf;
     struct sockaddr_storage raddr[UDP_BATCH];
 };
@@ -280,22 +295,35 @@ static unsigned
 udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov,
           unsigned *cnt, char (*cbuf)[CMSG_SPACE(sizeof(uint16_t))])
 {
-    unsigned i = u->shead, k = 0;
+    unsigned i = u->shead, k = 0, v = 0;
 
     while (i < u->sn) {
         struct udp_out *o = &u->out[i];
-        unsigned n = udp_gso_run(u, i), j;
-        size_t total = 0;
+        unsigned n = udp_gso_run(u, i), j, v0 = v;
 
-        for (j = 0; j < n; j++)
-            total += u->out[i + j].len;
+        for (j = 0; j < n; j++) {
+            const struct udp_out *q = &u->out[i + j];
+
+            /* pieces contiguous in the arena share one iovec */
+            if (v > v0 && (uint8_t *)iov[v - 1].iov_base +
+                                  iov[v - 1].iov_len ==
+                              u->arena + q->off)
+                iov[v - 1].iov_len += q->head;
+            else {
+                iov[v].iov_base = u->arena + q->off;
+                iov[v++].iov_len = q->head;
+            }
+            if (q->len > q->head) {
+                iov[v].iov_base = q->ref != NULL ? (void *)q->ref
+                                                 : u->arena + q->ref_off;
+                iov[v++].iov_len = q->len - q->head;
+            }
+        }
         memset(&mm[k], 0, sizeof mm[k]);
-        iov[k].iov_base = u->arena + o->off;
-        iov[k].iov_len = total;
         mm[k].msg_hdr.msg_name = &o->addr;
         mm[k].msg_hdr.msg_namelen = o->alen;
-        mm[k].msg_hdr.msg_iov = &iov[k];
-        mm[k].msg_hdr.msg_iovlen = 1;
+        mm[k].msg_hdr.msg_iov = &iov[v0];
+        mm[k].msg_hdr.msg_iovlen = v - v0;
 #if UDP_HAVE_GSO
         if (n > 1)
             udp_gso_cmsg(&mm[k].msg_hdr, cbuf[k], sizeof cbuf[k],
@@ -309,11 +337,35 @@ udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov,
     return k;
 }
 
+/*
+ * The kernel would block: copies the referenced data of the datagrams
+ * still queued into the arena, so that no reference outlives udp_flush.
+ * The arena has room: it holds at most UDP_BATCH datagrams' bytes.
+ */
+static void
+udp_unref(struct udp *u)
+{
+    unsigned i;
+
+    for (i = u->shead; i < u->sn && u->nref > 0; i++) {
+        struct udp_out *o = &u->out[i];
+        size_t n = o->len - o->head;
+
+        if (o->ref == NULL)
+            continue;
+        memcpy(u->arena + u->soff, o->ref, n);
+        o->ref = NULL;
+        o->ref_off = u->soff;
+        u->soff += n;
+        u->nref--;
+    }
+}
+
 int
 udp_flush(struct udp *u)
 {
     struct mmsghdr mm[UDP_BATCH];
-    struct iovec iov[UDP_BATCH];
+    struct iovec iov[2 * UDP_BATCH];
     unsigned cnt[UDP_BATCH];
     char cbuf[UDP_BATCH][CMSG_SPACE(sizeof(uint16_t))];
 
@@ -331,8 +383,10 @@ udp_flush(struct udp *u)
             n = -1;
 #endif
         if (n < 0) {
-            if (udp_would_block(errno))
+            if (udp_would_block(errno)) {
+                udp_unref(u);
                 return -1;
+            }
             if (cnt[0] > 1 && (errno == EIO || errno == EINVAL ||
                                errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
                 u->gso = 0; /* no GSO here: send one by one */
@@ -345,21 +399,29 @@ udp_flush(struct udp *u)
     }
     u->shead = u->sn = 0;
     u->soff = 0;
+    u->nref = 0;
     return 0;
 }
 
-int
-udp_send(void *arg, const struct sockaddr *addr, socklen_t alen,
-         const struct iovec *iov, int iovcnt)
+/*
+ * Queues one datagram; the first `copy' pieces of iov are copied into
+ * the arena, a last piece beyond them is referenced.  0 or -1 (would
+ * block, nothing queued).
+ */
+static int
+udp_queue(struct udp *u, const struct sockaddr *addr, socklen_t alen,
+          const struct iovec *iov, int iovcnt, int copy)
 {
-    struct udp *u = arg;
     struct udp_out *o;
-    size_t len = 0;
+    size_t len = 0, head = 0;
     int i;
 
-    for (i = 0; i < iovcnt; i++)
+    for (i = 0; i < iovcnt; i++) {
         len += iov[i].iov_len;
-    if (len > u->arena_len || alen > sizeof o->addr)
+        if (i < copy)
+            head += iov[i].iov_len;
+    }
+    if (len > DGRAM_MAX_PAYLOAD || alen > sizeof o->addr)
         return 0; /* cannot be sent by UDP at all: dropped */
     if (u->sn == UDP_BATCH || u->soff + len > u->arena_len) {
         if (udp_flush(u) != 0)
@@ -368,13 +430,36 @@ udp_send(void *arg, const struct sockaddr *addr, socklen_t alen,
     o = &u->out[u->sn++];
     o->off = u->soff;
     o->len = len;
+    o->head = head;
+    o->ref = NULL;
+    o->ref_off = 0;
     memcpy(&o->addr, addr, alen);
     o->alen = alen;
-    for (i = 0; i < iovcnt; i++) {
+    for (i = 0; i < copy && i < iovcnt; i++) {
         memcpy(u->arena + u->soff, iov[i].iov_base, iov[i].iov_len);
         u->soff += iov[i].iov_len;
     }
+    if (len > head) {
+        o->ref = iov[copy].iov_base;
+        u->nref++;
+    }
     return 0;
+}
+
+int
+udp_send(void *arg, const struct sockaddr *addr, socklen_t alen,
+         const struct iovec *iov, int iovcnt)
+{
+    return udp_queue(arg, addr, alen, iov, iovcnt, iovcnt);
+}
+
+int
+udp_send_ref(void *arg, const struct sockaddr *addr, socklen_t alen,
+             const struct iovec *iov, int iovcnt)
+{
+    /* one referenced piece at most: copy all but the last */
+    return udp_queue(arg, addr, alen, iov, iovcnt,
+                     iovcnt > 1 ? iovcnt - 1 : iovcnt);
 }
 
 #if UDP_HAVE_GRO

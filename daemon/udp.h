@@ -37,7 +37,20 @@ const char *udp_local_name(const struct udp *u);
  */
 int udp_send(void *u, const struct sockaddr *addr, socklen_t alen,
              const struct iovec *iov, int iovcnt);
-/* Sends everything batched.  0, or -1 if some remain (would block). */
+/*
+ * Like udp_send, but only the pieces before the last are copied (a
+ * header): the last piece is referenced and must stay valid and
+ * unchanged until the next udp_flush() returns (udp_send and
+ * udp_send_ref may flush too, so it is enough to keep it until the
+ * caller's next explicit udp_flush).  Has rel_ops.send_ref's signature.
+ */
+int udp_send_ref(void *u, const struct sockaddr *addr, socklen_t alen,
+                 const struct iovec *iov, int iovcnt);
+/*
+ * Sends everything batched.  0, or -1 if some remain (would block); the
+ * ones that remain have had their referenced data copied, so no
+ * reference outlives the call either way.
+ */
 int udp_flush(struct udp *u);
 /* 1 if datagrams are waiting in the batch. */
 int udp_pending(const struct udp *u);

@@ -10,7 +10,8 @@
  * size, 1024), --reps N (>= 3, default 5), --mtu N (1472), --window N
  * (1024), --rate BYTES/S (pacing, 0), --loss F (injected drop fraction
  * for the lossy row, 0.05), --no-tcp, --no-loss, --pin (local mode:
- * client on CPU 0, server on CPU 1).
+ * client on CPU 0, server on CPU 1), --copy (datagrams copied into the
+ * udp batch instead of sent by reference: rel_ops without send_ref).
  *
  * The client drives: over a TCP control connection to the server's port
  * it asks for a run ("rel ..." or "tcp ..."), then pushes the bytes.  A
@@ -57,7 +58,7 @@ struct opts {
     unsigned window, reps;
     uint64_t rate;
     double loss;
-    int tcp, lossy, pin;
+    int tcp, lossy, pin, copy;
 };
 
 /* One rel endpoint on a UDP socket. */
@@ -170,14 +171,36 @@ ep_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
     return udp_send(e->u, addr, alen, iov, iovcnt);
 }
 
-/* Builds e's transport: hid me, one peer. */
+/* rel's send_ref: the fragment data is referenced until ep_flush. */
+static int
+ep_send_ref(void *ctx, const struct sockaddr *addr, socklen_t alen,
+            const struct iovec *iov, int iovcnt)
+{
+    struct ep *e = ctx;
+
+    return udp_send_ref(e->u, addr, alen, iov, iovcnt);
+}
+
+static int
+ep_flush(void *ctx)
+{
+    struct ep *e = ctx;
+
+    return udp_flush(e->u);
+}
+
+/* Builds e's transport: hid me, one peer; zero copy unless --copy. */
 static void
 ep_rel(struct ep *e, const struct opts *o, double drop, int me, int peer,
        const struct sockaddr_in *peer_addr, uint32_t inc)
 {
     struct rel_config cfg;
-    struct rel_ops ops = {ep_send, ep_deliver, NULL};
+    struct rel_ops ops = {ep_send, ep_deliver, NULL, ep_send_ref, ep_flush};
 
+    if (o->copy) {
+        ops.send_ref = NULL;
+        ops.flush = NULL;
+    }
     rel_config_default(&cfg);
     cfg.mtu = o->mtu;
     cfg.window = o->window;
@@ -557,7 +580,8 @@ usage(void)
             "[--peer A:P]\n"
             "       [--mib N] [--msg-kib N] [--reps N] [--mtu N] "
             "[--window N]\n"
-            "       [--rate BYTES/S] [--loss F] [--no-tcp] [--no-loss]\n");
+            "       [--rate BYTES/S] [--loss F] [--no-tcp] [--no-loss] "
+            "[--pin] [--copy]\n");
     exit(2);
 }
 
@@ -595,7 +619,7 @@ int
 main(int argc, char **argv)
 {
     struct opts o = {NULL, NULL, NULL, 256u << 20, 1u << 20, 1472, 1024, 5,
-                     0, 0.05, 1, 1, 0};
+                     0, 0.05, 1, 1, 0, 0};
     struct udp *u;
     struct sockaddr_in saddr;
     char name[64];
@@ -613,6 +637,10 @@ main(int argc, char **argv)
         }
         if (strcmp(a, "--pin") == 0) {
             o.pin = 1;
+            continue;
+        }
+        if (strcmp(a, "--copy") == 0) {
+            o.copy = 1;
             continue;
         }
         if (v == NULL)

@@ -13,11 +13,13 @@
  * which proves delivery exactly once, intact and in order.
  */
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "colls.h"
 #include "daemon/rel.h"
+#include "daemon/udp.h"
 #include "proto/dgram.h"
 #include "tests/unit/suites.h"
 
@@ -26,6 +28,7 @@
 #define SIM_LATENCY  50    /* us, one way */
 #define SIM_JITTER   300   /* us of extra delay for reordered datagrams */
 #define SIM_PORT     7000
+#define SIM_REFS     4096  /* batch of a zero-copy node */
 
 /* ck_assert writes to a file on every call: too slow per datagram. */
 #define HOT_ASSERT(c)                                                          \
@@ -73,6 +76,19 @@ struct sim {
     struct expect ex[SIM_NODES][SIM_NODES]; /* [from][to] */
     int errors;     /* deliveries that did not match */
     unsigned long delivered_bytes;
+    int zc;         /* nodes use send_ref/flush (zero copy) */
+    struct ref *refs; /* datagrams sent by reference, not yet flushed */
+    size_t nrefs;
+};
+
+/* A datagram queued by sim_send_ref: its data stays rel's until flush. */
+struct ref {
+    int from;
+    struct sockaddr_in to;
+    uint8_t hdr[DGRAM_HDR_LEN];
+    const uint8_t *data;
+    size_t len;
+    uint64_t sum; /* of data when queued: rel must not change or free it */
 };
 
 /* ---- deterministic data --------------------------------------------- */
@@ -185,11 +201,23 @@ sim_enqueue(struct sim *s, int from, int to, const uint8_t *data, size_t len,
     heap_push(s, p);
 }
 
+/* 1 (and the loop calls rel_writable) if this send is to fail. */
 static int
-sim_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
+sim_eagain(struct sim *s)
+{
+    s->sends++;
+    if (s->eagain && s->sends % (unsigned long)s->eagain == 0) {
+        s->writable = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Puts one datagram on the network (subject to loss, dup, reorder). */
+static void
+sim_wire(struct node *nd, const struct sockaddr *addr, socklen_t alen,
          const struct iovec *iov, int iovcnt)
 {
-    struct node *nd = ctx;
     struct sim *s = nd->sim;
     const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
     uint8_t buf[DGRAM_MAX_LEN];
@@ -198,11 +226,6 @@ sim_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
     uint64_t delay = SIM_LATENCY;
 
     HOT_ASSERT(alen == sizeof(struct sockaddr_in));
-    s->sends++;
-    if (s->eagain && s->sends % (unsigned long)s->eagain == 0) {
-        s->writable = 1;
-        return -1;
-    }
     for (i = 0; i < iovcnt; i++) {
         HOT_ASSERT(len + iov[i].iov_len <= sizeof buf);
         memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
@@ -210,14 +233,94 @@ sim_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
     }
     to = ntohs(sin->sin_port) - SIM_PORT;
     if (to < 0 || to >= s->nn || s->cut)
-        return 0;
+        return;
     if (s->loss > 0 && sim_unit(s) < s->loss)
-        return 0;
+        return;
     if (s->reorder > 0 && sim_unit(s) < s->reorder)
         delay += 1 + sim_rand(&s->rng) % SIM_JITTER;
     sim_enqueue(s, nd->idx, to, buf, len, delay);
     if (s->dup > 0 && sim_unit(s) < s->dup)
         sim_enqueue(s, nd->idx, to, buf, len, delay + 7);
+}
+
+static int
+sim_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
+         const struct iovec *iov, int iovcnt)
+{
+    struct node *nd = ctx;
+
+    if (sim_eagain(nd->sim))
+        return -1;
+    sim_wire(nd, addr, alen, iov, iovcnt);
+    return 0;
+}
+
+/* FNV-1a over n bytes. */
+static uint64_t
+sim_sum(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/*
+ * ops->flush: the node's referenced datagrams go on the wire; their data
+ * must be as it was when queued (a message freed or reused too early
+ * shows up here, or as a use-after-free under the sanitizers).
+ */
+static int
+sim_flush(void *ctx)
+{
+    struct node *nd = ctx;
+    struct sim *s = nd->sim;
+    size_t i, k = 0;
+
+    for (i = 0; i < s->nrefs; i++) {
+        struct ref *f = &s->refs[i];
+        struct iovec iov[2];
+
+        if (f->from != nd->idx) {
+            s->refs[k++] = *f;
+            continue;
+        }
+        if (sim_sum(f->data, f->len) != f->sum)
+            s->errors++;
+        iov[0].iov_base = f->hdr;
+        iov[0].iov_len = DGRAM_HDR_LEN;
+        iov[1].iov_base = (void *)f->data;
+        iov[1].iov_len = f->len;
+        sim_wire(nd, (struct sockaddr *)&f->to, sizeof f->to, iov, 2);
+    }
+    s->nrefs = k;
+    return 0;
+}
+
+/* ops->send_ref: header copied, data referenced until sim_flush. */
+static int
+sim_send_ref(void *ctx, const struct sockaddr *addr, socklen_t alen,
+             const struct iovec *iov, int iovcnt)
+{
+    struct node *nd = ctx;
+    struct sim *s = nd->sim;
+    struct ref *f;
+
+    HOT_ASSERT(iovcnt == 2 && iov[0].iov_len == DGRAM_HDR_LEN);
+    HOT_ASSERT(alen == sizeof f->to);
+    if (sim_eagain(s))
+        return -1;
+    if (s->nrefs == SIM_REFS)
+        sim_flush(nd);
+    f = &s->refs[s->nrefs++];
+    f->from = nd->idx;
+    memcpy(&f->to, addr, sizeof f->to);
+    memcpy(f->hdr, iov[0].iov_base, DGRAM_HDR_LEN);
+    f->data = iov[1].iov_base;
+    f->len = iov[1].iov_len;
+    f->sum = sim_sum(f->data, f->len);
     return 0;
 }
 
@@ -254,6 +357,11 @@ sim_reset(void *ctx, int hid, uint32_t new_inc)
 
 static const struct rel_ops sim_ops = {
     .send = sim_send, .deliver = sim_deliver, .reset = sim_reset};
+static const struct rel_ops sim_ops_zc = {.send = sim_send,
+                                          .deliver = sim_deliver,
+                                          .reset = sim_reset,
+                                          .send_ref = sim_send_ref,
+                                          .flush = sim_flush};
 
 /* ---- set-up and the event loop -------------------------------------- */
 
@@ -278,7 +386,7 @@ node_start(struct sim *s, int i, const struct rel_config *cfg, uint32_t inc)
     nd->idx = i;
     nd->inc = inc;
     node_addr(&nd->addr, i);
-    nd->r = rel_new(cfg, &sim_ops, nd, i + 1, inc);
+    nd->r = rel_new(cfg, s->zc ? &sim_ops_zc : &sim_ops, nd, i + 1, inc);
     ck_assert_ptr_nonnull(nd->r);
     for (j = 0; j < s->nn; j++) {
         struct sockaddr_in a;
@@ -292,18 +400,27 @@ node_start(struct sim *s, int i, const struct rel_config *cfg, uint32_t inc)
 }
 
 static struct sim *
-sim_new(int nn, const struct rel_config *cfg)
+sim_new_zc(int nn, const struct rel_config *cfg, int zc)
 {
     struct sim *s = calloc(1, sizeof *s);
     int i;
 
     ck_assert_ptr_nonnull(s);
+    s->zc = zc;
+    s->refs = malloc(SIM_REFS * sizeof *s->refs);
+    ck_assert_ptr_nonnull(s->refs);
     s->nn = nn;
     s->now = 1000000;
     s->rng = 42;
     for (i = 0; i < nn; i++)
         node_start(s, i, cfg, 100 + (uint32_t)i);
     return s;
+}
+
+static struct sim *
+sim_new(int nn, const struct rel_config *cfg)
+{
+    return sim_new_zc(nn, cfg, 0);
 }
 
 static void
@@ -313,6 +430,8 @@ sim_free(struct sim *s)
 
     for (i = 0; i < s->nn; i++)
         rel_free(s->n[i].r);
+    ck_assert_uint_eq(s->nrefs, 0); /* rel_free flushed */
+    free(s->refs);
     while (s->hn > 0)
         free(heap_pop(s).data);
     free(s->heap);
@@ -398,6 +517,9 @@ sim_run(struct sim *s, int (*done)(struct sim *), uint64_t until_us)
             for (i = 0; i < s->nn; i++)
                 rel_writable(s->n[i].r, s->now);
         }
+        /* the end of a loop turn, as in the daemon */
+        for (i = 0; s->zc && i < s->nn; i++)
+            sim_flush(&s->n[i]);
     }
     return 1;
 }
@@ -415,7 +537,8 @@ small_config(struct rel_config *cfg)
 
 /* All pairs exchange every interesting size under the given faults. */
 static void
-run_sizes(int nn, double loss, double dup, double reorder, int eagain)
+run_sizes_zc(int nn, double loss, double dup, double reorder, int eagain,
+             int zc)
 {
     struct rel_config cfg;
     struct sim *s;
@@ -424,7 +547,7 @@ run_sizes(int nn, double loss, double dup, double reorder, int eagain)
 
     small_config(&cfg);
     frag = cfg.mtu - DGRAM_HDR_LEN;
-    s = sim_new(nn, &cfg);
+    s = sim_new_zc(nn, &cfg, zc);
     s->loss = loss;
     s->dup = dup;
     s->reorder = reorder;
@@ -459,6 +582,57 @@ run_sizes(int nn, double loss, double dup, double reorder, int eagain)
             }
     sim_free(s);
 }
+
+static void
+run_sizes(int nn, double loss, double dup, double reorder, int eagain)
+{
+    run_sizes_zc(nn, loss, dup, reorder, eagain, 0);
+}
+
+/* The same with zero copy: every size, under loss, dup, reorder and
+   EAGAIN; messages of REL_REF_MIN and more go by reference. */
+START_TEST(test_rel_zero_copy)
+{
+    run_sizes_zc(3, 0.05, 0.02, 0.1, 0, 1);
+    run_sizes_zc(2, 0, 0, 0, 7, 1);
+}
+END_TEST
+
+/*
+ * Zero copy: removing a peer (and a restart) frees messages whose
+ * datagrams are still referenced in the batch: rel flushes first.
+ */
+START_TEST(test_rel_zero_copy_free)
+{
+    struct rel_config cfg;
+    struct sim *s;
+
+    small_config(&cfg);
+    s = sim_new_zc(3, &cfg, 1);
+    /* node 0 learns the others' incarnations */
+    sim_msg(s, 1, 0, 10);
+    sim_msg(s, 2, 0, 10);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    /* node 2 restarts (the daemon says so) while node 0's data to it is
+       referenced in the batch */
+    sim_msg(s, 0, 2, 1u << 20);
+    ck_assert_uint_gt(s->nrefs, 0);
+    ck_assert_int_eq(rel_peer_set(s->n[0].r, 3,
+                                  (struct sockaddr *)&s->n[2].addr,
+                                  sizeof s->n[2].addr, 999), 0);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_uint_eq(s->nrefs, 0);
+    ck_assert_uint_eq(rel_queued(s->n[0].r, 3), 0);
+    /* node 1 is removed likewise */
+    sim_msg(s, 0, 1, 1u << 20);
+    ck_assert_uint_gt(s->nrefs, 0);
+    rel_peer_remove(s->n[0].r, 2);
+    ck_assert_uint_eq(s->nrefs, 0);
+    ck_assert_uint_eq(rel_queued(s->n[0].r, 2), 0);
+    ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
 
 START_TEST(test_rel_lossless)
 {
@@ -1163,6 +1337,97 @@ START_TEST(test_rel_remove)
 END_TEST
 
 /* One test case per test, so CK_RUN_CASE=name runs one. */
+/* ---- udp.c over loopback --------------------------------------------- */
+
+struct udp_rx {
+    uint8_t data[200][1500];
+    size_t len[200];
+    int n;
+};
+
+static void
+udp_rx_cb(void *arg, const struct sockaddr *from, socklen_t alen,
+          const uint8_t *data, size_t len)
+{
+    struct udp_rx *x = arg;
+
+    (void)from;
+    (void)alen;
+    if (x->n < 200 && len <= sizeof x->data[0]) {
+        memcpy(x->data[x->n], data, len);
+        x->len[x->n] = len;
+    }
+    x->n++;
+}
+
+/*
+ * udp_send_ref: headers copied, data referenced, runs of one size sent
+ * as GSO messages of scattered pieces (the kernel cuts at the segment
+ * size, not at iovec boundaries): every datagram arrives intact, in
+ * order, and the data may be overwritten once udp_flush returned.
+ */
+START_TEST(test_udp_send_ref)
+{
+    struct udp *a, *b;
+    struct sockaddr_in to;
+    struct udp_rx *x = calloc(1, sizeof *x);
+    uint8_t *data = malloc(100 * 1424), hdr[100][DGRAM_HDR_LEN];
+    const char *name;
+    int i, tries;
+
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(data);
+    ck_assert_int_eq(udp_open("127.0.0.1:0", &a), 0);
+    ck_assert_int_eq(udp_open("127.0.0.1:0", &b), 0);
+    name = strrchr(udp_local_name(b), ':');
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_port = htons((uint16_t)atoi(name + 1));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fill(data, 100 * 1424, 5);
+    /* 1472-byte datagrams, a 7-byte one, a copied one, a short last one */
+    for (i = 0; i < 100; i++) {
+        struct iovec iov[2];
+        size_t n = i == 50 ? 7 : i == 99 ? 1000 : 1424;
+
+        memset(hdr[i], i, DGRAM_HDR_LEN);
+        iov[0].iov_base = hdr[i];
+        iov[0].iov_len = DGRAM_HDR_LEN;
+        iov[1].iov_base = data + (size_t)i * 1424;
+        iov[1].iov_len = n;
+        ck_assert_int_eq(i == 70 ? udp_send(a, (struct sockaddr *)&to,
+                                            sizeof to, iov, 2)
+                                 : udp_send_ref(a, (struct sockaddr *)&to,
+                                                sizeof to, iov, 2),
+                         0);
+    }
+    ck_assert_int_eq(udp_flush(a), 0);
+    ck_assert_int_eq(udp_pending(a), 0);
+    memset(data, 0xee, 100 * 1424); /* no longer referenced */
+    fill(data, 100 * 1424, 5);          /* what was sent, to compare */
+    for (tries = 0; x->n < 100 && tries < 200; tries++) {
+        struct pollfd pf = {.fd = udp_fd(b), .events = POLLIN};
+        if (poll(&pf, 1, 50) > 0)
+            udp_recv_batch(b, udp_rx_cb, x);
+    }
+    ck_assert_int_eq(x->n, 100);
+    for (i = 0; i < 100; i++) {
+        size_t n = i == 50 ? 7 : i == 99 ? 1000 : 1424, k;
+
+        ck_assert_uint_eq(x->len[i], DGRAM_HDR_LEN + n);
+        for (k = 0; k < DGRAM_HDR_LEN; k++)
+            ck_assert_uint_eq(x->data[i][k], (uint8_t)i);
+        ck_assert_int_eq(memcmp(x->data[i] + DGRAM_HDR_LEN,
+                                data + (size_t)i * 1424, n),
+                         0);
+    }
+    udp_close(a);
+    udp_close(b);
+    free(data);
+    free(x);
+}
+END_TEST
+
 static void
 add(Suite *s, const char *name, const TTest *t)
 {
@@ -1188,6 +1453,9 @@ suite_rel(void)
     add(s, "injection", test_rel_injection);
     add(s, "pacing", test_rel_pacing);
     add(s, "rto_backoff", test_rel_rto_backoff);
+    add(s, "zero_copy", test_rel_zero_copy);
+    add(s, "udp_send_ref", test_udp_send_ref);
+    add(s, "zero_copy_free", test_rel_zero_copy_free);
     add(s, "incarnation", test_rel_incarnation);
     add(s, "spoofed_incarnation", test_rel_spoofed_incarnation);
     add(s, "restart_both", test_rel_restart_both);
