@@ -28,7 +28,9 @@
  *                   how many sizes, datatypes and operators.  First, calls
  *                   with an invalid operator, datatype or root must fail
  *                   with COLLS_EOP / EDTYPE / EINVAL at every member and
- *                   leave the group usable.
+ *                   leave the group usable; every allreduce algorithm
+ *                   must give bitwise the same sum of inexact doubles on
+ *                   every rank (ALG_SAME_RESULT).
  *   conc            joins two groups NAME-a (contiguous) and NAME-b (round-
  *                   robin) and alternates --iters collectives between them,
  *                   each with inputs salted by (group, iteration); several
@@ -55,6 +57,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1140,6 +1143,73 @@ check_invalid(struct ctx *x)
     return 0;
 }
 
+/* FNV-1a 64 of len bytes. */
+static uint64_t
+fnv64(const unsigned char *p, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/*
+ * allreduce promises bitwise the same result on every rank for every
+ * algorithm (ALG_SAME_RESULT in daemon/alg/alg.h), also when floating
+ * SUM depends on the order: doubles of widely spread magnitudes are
+ * summed with each algorithm in both modes, and the ranks' result hashes
+ * (allgathered) must all be equal.
+ */
+static int
+check_same_result(struct ctx *x)
+{
+    static const int modes[2] = {COLLS_MODE_HIER, COLLS_MODE_FLAT};
+    size_t ntab, i, n = 1009, k;
+    const struct alg *tab = alg_table(COLLS_COLL_ALLREDUCE, &ntab);
+    double *in = xalloc(n * sizeof *in), *out = xalloc(n * sizeof *out);
+    uint64_t h, all[MAX_P];
+    int m, r, rc = 0;
+
+    for (k = 0; k < n; k++) {
+        uint64_t v = mix(mix(x->o->seed ^ 0x5a5e) ^ (uint64_t)x->rank) + k;
+        v = mix(v);
+        in[k] = ldexp((double)(v >> 11), (int)(v % 60) - 80) *
+                (v & 1 ? -1.0 : 1.0);
+    }
+    for (i = 0; i <= ntab && rc == 0; i++)
+        for (m = 0; m < 2 && rc == 0; m++) {
+            colls_group_set_mode(x->g, modes[m]);
+            colls_group_set_alg(x->g, COLLS_COLL_ALLREDUCE,
+                                i < ntab ? tab[i].name : NULL);
+            rc = colls_allreduce(x->g, in, out, n, COLLS_DOUBLE, COLLS_SUM);
+            h = fnv64((const unsigned char *)out, n * sizeof *out);
+            if (rc == 0)
+                rc = colls_allgather(x->g, &h, all, 1, COLLS_UINT64);
+            if (rc != 0) {
+                say("FAIL: %s rank %d: same-result allreduce %s: %s",
+                    x->gname, x->rank, i < ntab ? tab[i].name : "(auto)",
+                    colls_err_name(rc));
+                break;
+            }
+            for (r = 0; r < x->P; r++)
+                if (all[r] != h) {
+                    say("FAIL: %s: allreduce %s (%s) of inexact doubles: "
+                        "rank %d's result hash %016" PRIx64 " differs from "
+                        "rank %d's %016" PRIx64, x->gname,
+                        i < ntab ? tab[i].name : "(auto)",
+                        m == 0 ? "hier" : "flat", r, all[r], x->rank, h);
+                    rc = -1;
+                    break;
+                }
+        }
+    colls_group_set_alg(x->g, COLLS_COLL_ALLREDUCE, NULL);
+    free(in);
+    free(out);
+    return rc;
+}
+
 static int
 do_matrix(struct ctx *x)
 {
@@ -1156,7 +1226,8 @@ do_matrix(struct ctx *x)
             0)
             return 1;
         x->ncases = x->ncalls = 0;
-        if (check_invalid(x) != 0 || run_matrix(x) != 0)
+        if (check_invalid(x) != 0 || check_same_result(x) != 0 ||
+            run_matrix(x) != 0)
             return 1;
         if (x->rank == 0)
             say("%s: P=%d hosts=%d: %lu cases, %lu calls passed", names[p],
