@@ -84,7 +84,7 @@ struct coll_inst {
     int op, dtype, rop, root, reqmode, mode, P;
     size_t count, esize, n;
     char spec[COLL_ALG_SPEC_MAX];
-    uint64_t *rawv;  /* gatherv family: counts of the request */
+    uint64_t *rawv; /* gatherv family: counts of the request */
     size_t nrawv;
     size_t *vb, *vd; /* gatherv family: bytes and packed offsets per rank */
     size_t vtotal;
@@ -642,14 +642,13 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
     struct alg_args a;
     int needs_contig, rc;
 
-    ci->mode = ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT
-                                              : COLLS_MODE_HIER;
+    ci->mode =
+        ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT : COLLS_MODE_HIER;
     needs_contig = coll_is_gv(ci->op) || ci->op == SCHED_OP_GATHER ||
                    ci->op == SCHED_OP_SCATTER || ci->op == SCHED_OP_ALLGATHER ||
                    ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN;
     if (ci->mode == COLLS_MODE_HIER &&
-        ((needs_contig && !g->H.contiguous) ||
-         ci->op == SCHED_OP_ALLTOALLV)) {
+        ((needs_contig && !g->H.contiguous) || ci->op == SCHED_OP_ALLTOALLV)) {
         ci->mode = COLLS_MODE_FLAT;
         d->gs->cnt.hier_as_flat++;
     }
@@ -685,8 +684,8 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
         a.op = coll_leader_op(ci->op);
         a.P = NH;
         a.root = g->H.host[ci->root];
-        a.size = ci->op == SCHED_OP_REDUCE_SCATTER ? ci->n * (size_t)ci->P
-                                                   : ci->n;
+        a.size =
+            ci->op == SCHED_OP_REDUCE_SCATTER ? ci->n * (size_t)ci->P : ci->n;
         if (coll_is_gv(a.op)) {
             a.counts = ci->cnt;
             a.displs = ci->dsp;
@@ -704,13 +703,12 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
         if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
             d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
                 .fallbacks++;
-        log_warn("group %s collective %llu: forced algorithm \"%s\" for "
-                 "%s cannot run (%s); running %s",
-                 g->name, (unsigned long long)ci->seq, ci->spec,
-                 sched_op_name(a.op),
-                 ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown"
-                                                      : "not applicable",
-                 ch.alg->name);
+        log_warn(
+            "group %s collective %llu: forced algorithm \"%s\" for "
+            "%s cannot run (%s); running %s",
+            g->name, (unsigned long long)ci->seq, ci->spec, sched_op_name(a.op),
+            ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown" : "not applicable",
+            ch.alg->name);
     }
     return 0;
 }
@@ -779,9 +777,8 @@ coll_sched_get(struct daemon *d, const struct coll_inst *ci,
    ssz / rsz bytes (allocated when sbuf / rbuf are NULL). */
 static int
 coll_exec_init(struct daemon *d, struct coll_exec *x,
-               const struct coll_inst *ci, int phase,
-               const struct alg_args *a, uint8_t *sbuf, size_t ssz,
-               size_t rsz)
+               const struct coll_inst *ci, int phase, const struct alg_args *a,
+               uint8_t *sbuf, size_t ssz, size_t rsz)
 {
     size_t maxst = 0, i, n;
     int rc, t;
@@ -867,14 +864,12 @@ coll_exec_round(struct daemon *d, struct coll_inst *ci, struct coll_exec *x)
             if (ci->esize == 0 || st->len % ci->esize != 0)
                 return COLLS_EINVAL;
             if (st->flags & SCHED_F_SRC_FIRST)
-                rc = reduce_apply3(ci->rop, ci->dtype,
-                                   x->buf[st->buf] + st->off,
-                                   x->buf[st->sbuf] + st->soff,
-                                   x->buf[st->buf] + st->off,
-                                   st->len / ci->esize);
+                rc = reduce_apply3(
+                    ci->rop, ci->dtype, x->buf[st->buf] + st->off,
+                    x->buf[st->sbuf] + st->soff, x->buf[st->buf] + st->off,
+                    st->len / ci->esize);
             else
-                rc = reduce_apply(ci->rop, ci->dtype,
-                                  x->buf[st->buf] + st->off,
+                rc = reduce_apply(ci->rop, ci->dtype, x->buf[st->buf] + st->off,
                                   x->buf[st->sbuf] + st->soff,
                                   st->len / ci->esize);
             if (rc != 0)
@@ -901,8 +896,7 @@ coll_exec_match(struct coll_inst *ci, struct coll_exec *x, int *err)
         if (x->done[i] || st->kind != SCHED_RECV)
             continue;
         for (pp = &ci->inbox; (m = *pp) != NULL; pp = &m->next)
-            if (m->phase == x->phase && m->dst == x->rank &&
-                m->src == st->peer)
+            if (m->phase == x->phase && m->dst == x->rank && m->src == st->peer)
                 break;
         if (m == NULL)
             continue;
@@ -998,8 +992,7 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
     case SCHED_OP_REDUCE_SCATTER:
         memcpy(ls, ci->in[0], lss);
         for (i = 1; i < nl; i++)
-            reduce_apply(ci->rop, ci->dtype, ls, ci->in[i],
-                         lss / ci->esize);
+            reduce_apply(ci->rop, ci->dtype, ls, ci->in[i], lss / ci->esize);
         break;
     case SCHED_OP_GATHER:
     case SCHED_OP_GATHERV:
@@ -1098,8 +1091,7 @@ coll_hier_finish(struct daemon *d, struct coll_inst *ci)
             if (ci->op == SCHED_OP_EXSCAN)
                 coll_answer(d, ci, i, 0, acc, valid ? n : 0);
             if (valid)
-                reduce_apply(ci->rop, ci->dtype, acc, ci->in[i],
-                             ci->count);
+                reduce_apply(ci->rop, ci->dtype, acc, ci->in[i], ci->count);
             else
                 memcpy(acc, ci->in[i], n);
             valid = 1;
@@ -1401,8 +1393,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     if (rc != 0) {
         d->gs->cnt.bad_requests++;
         log_debug("group %s collective %llu: bad request from t%x: error %d",
-                  g->name, (unsigned long long)e->seq, t->tid,
-                  rc);
+                  g->name, (unsigned long long)e->seq, t->tid, rc);
         coll_inst_fail(d, ci, rc, 1);
         coll_inst_maybe_end(ci);
         goto out;
@@ -1466,10 +1457,9 @@ coll_deliver(struct daemon *d, struct group *g, struct coll_msg *m)
         goto bad;
     if (m->src < 0 || m->src >= bound || m->dst < 0 || m->dst >= bound)
         goto bad;
-    if (m->phase == PHASE_LEADER ? (m->dst != g->myhost ||
-                                    g->hids[g->H.leader[m->src]] != m->hid)
-                                 : (g->hids[m->dst] != d->hid ||
-                                    g->hids[m->src] != m->hid))
+    if (m->phase == PHASE_LEADER
+            ? (m->dst != g->myhost || g->hids[g->H.leader[m->src]] != m->hid)
+            : (g->hids[m->dst] != d->hid || g->hids[m->src] != m->hid))
         goto bad;
     if (g->status != 0 && m->seq >= g->fail_from)
         goto drop;
@@ -1679,24 +1669,23 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     stats_json_arr_begin(j, "collectives");
     for (op = 0; op < SCHED_OP_MAX; op++)
         for (m = 0; m < 2; m++) {
-        const struct alg *t =
-            alg_table(m ? op : coll_leader_op(op), &nalg);
+            const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
 
-        for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-            const struct coll_opstats *os = &d->gs->ops[op][m][k];
+            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+                const struct coll_opstats *os = &d->gs->ops[op][m][k];
 
-            if (os->runs == 0 && os->fallbacks == 0)
-                continue;
-            stats_json_obj_begin(j, NULL);
-            stats_json_str(j, "op", sched_op_name(op));
-            stats_json_str(j, "mode", m ? "flat" : "hier");
-            stats_json_str(j, "alg", t[k].name);
-            stats_json_u64(j, "runs", os->runs);
-            stats_json_u64(j, "bytes", os->bytes);
-            stats_json_u64(j, "fallbacks", os->fallbacks);
-            stats_json_hist(j, "us", &os->us);
-            stats_json_obj_end(j);
-        }
+                if (os->runs == 0 && os->fallbacks == 0)
+                    continue;
+                stats_json_obj_begin(j, NULL);
+                stats_json_str(j, "op", sched_op_name(op));
+                stats_json_str(j, "mode", m ? "flat" : "hier");
+                stats_json_str(j, "alg", t[k].name);
+                stats_json_u64(j, "runs", os->runs);
+                stats_json_u64(j, "bytes", os->bytes);
+                stats_json_u64(j, "fallbacks", os->fallbacks);
+                stats_json_hist(j, "us", &os->us);
+                stats_json_obj_end(j);
+            }
         }
     stats_json_arr_end(j);
 }
@@ -1725,44 +1714,44 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     size_t k, nalg;
 
 #define X(n)                                                                   \
-    coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                     \
+    coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
               (unsigned long long)c->n);
-    X(hier_runs) X(flat_runs) X(hier_as_flat) X(fallbacks) X(aborts)
-    X(failed_ops) X(bad_requests) X(early_msgs) X(stale_msgs)
-    X(groups_formed) X(groups_failed)
+    X(hier_runs)
+    X(flat_runs) X(hier_as_flat) X(fallbacks) X(aborts) X(failed_ops)
+        X(bad_requests) X(early_msgs) X(stale_msgs) X(groups_formed)
+            X(groups_failed)
 #undef X
-    for (op = 0; op < SCHED_OP_MAX; op++)
-        for (m = 0; m < 2; m++) {
-            const struct alg *t =
-                alg_table(m ? op : coll_leader_op(op), &nalg);
+                for (op = 0; op < SCHED_OP_MAX; op++) for (m = 0; m < 2; m++)
+    {
+        const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
 
-            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                const struct coll_opstats *os = &d->gs->ops[op][m][k];
-                const char *mode = m ? "flat" : "hier";
+        for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+            const struct coll_opstats *os = &d->gs->ops[op][m][k];
+            const char *mode = m ? "flat" : "hier";
 
-                if (os->runs == 0 && os->fallbacks == 0)
-                    continue;
-                coll_prom(b, &err,
-                          "collsd_coll_runs_total{op=\"%s\",mode=\"%s\","
-                          "alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->runs);
-                coll_prom(b, &err,
-                          "collsd_coll_bytes_total{op=\"%s\",mode=\"%s\","
-                          "alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->bytes);
-                coll_prom(b, &err,
-                          "collsd_coll_fallbacks_total{op=\"%s\","
-                          "mode=\"%s\",alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->fallbacks);
-                coll_prom(b, &err,
-                          "collsd_coll_us_sum{op=\"%s\",mode=\"%s\","
-                          "alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->us.sum);
-            }
+            if (os->runs == 0 && os->fallbacks == 0)
+                continue;
+            coll_prom(b, &err,
+                      "collsd_coll_runs_total{op=\"%s\",mode=\"%s\","
+                      "alg=\"%s\"} %llu\n",
+                      sched_op_name(op), mode, t[k].name,
+                      (unsigned long long)os->runs);
+            coll_prom(b, &err,
+                      "collsd_coll_bytes_total{op=\"%s\",mode=\"%s\","
+                      "alg=\"%s\"} %llu\n",
+                      sched_op_name(op), mode, t[k].name,
+                      (unsigned long long)os->bytes);
+            coll_prom(b, &err,
+                      "collsd_coll_fallbacks_total{op=\"%s\","
+                      "mode=\"%s\",alg=\"%s\"} %llu\n",
+                      sched_op_name(op), mode, t[k].name,
+                      (unsigned long long)os->fallbacks);
+            coll_prom(b, &err,
+                      "collsd_coll_us_sum{op=\"%s\",mode=\"%s\","
+                      "alg=\"%s\"} %llu\n",
+                      sched_op_name(op), mode, t[k].name,
+                      (unsigned long long)os->us.sum);
         }
+    }
     return err;
 }

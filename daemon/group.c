@@ -82,8 +82,7 @@ group_owner_of(struct daemon *d, const char *name)
 static int
 group_name_ok(const char *name)
 {
-    return name != NULL && name[0] != '\0' &&
-           strlen(name) <= GROUP_NAME_MAX;
+    return name != NULL && name[0] != '\0' && strlen(name) <= GROUP_NAME_MAX;
 }
 
 struct group *
@@ -349,12 +348,10 @@ group_task_join(struct task *t, const Envelope *e)
     struct group_join *j;
     Envelope f;
 
-    if (!group_name_ok(e->group) ||
-        e->body_case != ENVELOPE__BODY_GROUP_JOIN) {
+    if (!group_name_ok(e->group) || e->body_case != ENVELOPE__BODY_GROUP_JOIN) {
         d->gs->cnt.bad_requests++;
         group_join_failed_local(d, t->tid, e->req_id,
-                                e->group != NULL ? e->group : "",
-                                COLLS_EINVAL);
+                                e->group != NULL ? e->group : "", COLLS_EINVAL);
         return;
     }
     j = calloc(1, sizeof(*j));
@@ -432,8 +429,8 @@ group_fail(struct daemon *d, struct group *g, int status, uint64_t from,
         return;
     if (death)
         log_info("group %s (gid %016llx) failed from collective %llu: error %d",
-                 g->name, (unsigned long long)g->gid,
-                 (unsigned long long)from, status);
+                 g->name, (unsigned long long)g->gid, (unsigned long long)from,
+                 status);
     g->status = status;
     g->fail_from = from;
     coll_group_failed(d, g);
@@ -449,9 +446,9 @@ group_install(struct daemon *d, const Envelope *e)
     int r, i, k;
     Envelope f;
 
-    if (e->body_case != ENVELOPE__BODY_GROUP_INFO ||
-        !group_name_ok(e->group) || gi->n_tids < 1 ||
-        gi->n_tids > GROUP_SIZE_MAX || group_find(d, gi->gid) != NULL) {
+    if (e->body_case != ENVELOPE__BODY_GROUP_INFO || !group_name_ok(e->group) ||
+        gi->n_tids < 1 || gi->n_tids > GROUP_SIZE_MAX ||
+        group_find(d, gi->gid) != NULL) {
         d->st.bad_peer_msgs++;
         return;
     }
@@ -626,8 +623,7 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
         struct group_join *j;
 
         for (j = d->gs->joins; j != NULL; j = j->next)
-            if (j->tid == e->dst && j->req_id == e->req_id &&
-                j->owner == hid)
+            if (j->tid == e->dst && j->req_id == e->req_id && j->owner == hid)
                 break;
         if (j != NULL)
             group_join_failed_local(d, j->tid, j->req_id, j->name,
@@ -695,9 +691,8 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
             continue;
         }
         for (r = 0, dead = 0; r < n->size; r++)
-            if (!n->left[r] &&
-                (n->tids[r] == tid ||
-                 (hid > 0 && COLLS_TID_HID(n->tids[r]) == hid)))
+            if (!n->left[r] && (n->tids[r] == tid ||
+                                (hid > 0 && COLLS_TID_HID(n->tids[r]) == hid)))
                 dead = 1;
         if (dead) {
             unsigned char sent[DAEMON_MAX_HID + 1];
@@ -820,8 +815,8 @@ group_stats_json(struct daemon *d, struct stats_json *j)
         stats_json_u64(j, "local", (uint64_t)here);
         stats_json_u64(j, "hosts", (uint64_t)g->H.nhosts);
         stats_json_u64(j, "owner", (uint64_t)g->owner);
-        stats_json_str(j, "placement", g->placement == 1 ? places[1]
-                                                         : places[0]);
+        stats_json_str(j, "placement",
+                       g->placement == 1 ? places[1] : places[0]);
         stats_json_str(j, "state",
                        g->status == 0                 ? "ok"
                        : !g->died                     ? "closing"

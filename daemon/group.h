@@ -32,9 +32,9 @@ struct stats_json;
 struct coll_inst;
 struct coll_msg;
 
-#define GROUP_NAME_MAX 128    /* bytes of a group name, NUL excluded */
-#define GROUP_SIZE_MAX 65536  /* members of one group */
-#define GROUP_SCHED_CACHE 512 /* slots of the schedule cache */
+#define GROUP_NAME_MAX    128   /* bytes of a group name, NUL excluded */
+#define GROUP_SIZE_MAX    65536 /* members of one group */
+#define GROUP_SCHED_CACHE 512   /* slots of the schedule cache */
 
 /* An installed group (every daemon with a member). */
 struct group {
@@ -42,18 +42,18 @@ struct group {
     uint64_t gid;
     char name[GROUP_NAME_MAX + 1];
     int P, owner, placement;
-    uint32_t *tids;    /* P, rank order */
-    int *hids;         /* P: host of each rank */
+    uint32_t *tids;     /* P, rank order */
+    int *hids;          /* P: host of each rank */
     struct topo_hier H; /* the two-level plan over hids */
-    int myhost;        /* this daemon's host number in H (leader rank) */
-    int nlocal;        /* members here */
-    int *local;        /* nlocal: their ranks, ascending */
+    int myhost;         /* this daemon's host number in H (leader rank) */
+    int nlocal;         /* members here */
+    int *local;         /* nlocal: their ranks, ascending */
     uint64_t *next_seq; /* nlocal: each local member's next collective */
-    uint8_t *gone;     /* P: member left or died */
-    int status;        /* 0, or why seq >= fail_from fails */
+    uint8_t *gone;      /* P: member left or died */
+    int status;         /* 0, or why seq >= fail_from fails */
     uint64_t fail_from;
-    int died;          /* a member died or its host went down */
-    uint64_t ncoll;    /* collectives completed here */
+    int died;       /* a member died or its host went down */
+    uint64_t ncoll; /* collectives completed here */
     struct coll_inst *insts;
 };
 
@@ -66,8 +66,8 @@ struct group_name {
     uint32_t *joiners; /* size entries, arrival order */
     int formed;
     uint64_t gid;
-    uint32_t *tids;    /* formed: rank order */
-    uint8_t *left;     /* formed: per rank */
+    uint32_t *tids; /* formed: rank order */
+    uint8_t *left;  /* formed: per rank */
 };
 
 /* On a joiner's daemon: a join waiting for its answer. */
