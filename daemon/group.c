@@ -764,8 +764,9 @@ group_host_down(struct daemon *d, int hid)
     }
     for (g = d->gs->groups; g != NULL; g = next) {
         next = g->next;
+        /* members there that left already took part in all they will */
         for (r = 0; r < g->P; r++)
-            if (g->hids[r] == hid) {
+            if (g->hids[r] == hid && !g->gone[r]) {
                 group_fail(d, g, COLLS_EHOSTDOWN, 0, 1);
                 break;
             }
