@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # badinput.sh -- hostile input while a well-behaved exchange runs.
 #
 # Three daemons on loopback.  While a p2p-check (4 workers, several rounds)

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # loopback.sh -- three collsd daemons on 127.0.0.1, tasks on each.
 #
 # 1. the machine forms (every daemon lists 3 hosts up);
