@@ -22,7 +22,10 @@
 #      ranks (coll-check --check bench, which sets the placement), per
 #      size; the issue's target is >= 2.5x.
 # Environment: BENCH_ITERS (default 20), BENCH_RUNS (3), BENCH_OPS (the
-# five above), BENCH_SKIP (letters of tables to skip, e.g. "AB").
+# five above), BENCH_MAX (largest size of tables A and C, 4194304),
+# BENCH_C_MODES ("hier flat"), BENCH_SKIP (letters of parts to skip: A, B,
+# C tables, L barrier ratio, T the 100 Mbit/s bcast ratio, R hier vs flat
+# round-robin).
 # Results also go to $BENCH_OUT (default ./coll-bench-results.txt).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/netns/lib.sh"
 
@@ -37,6 +40,8 @@ ITERS=${BENCH_ITERS:-20}
 RUNS=${BENCH_RUNS:-3}
 OPS=${BENCH_OPS:-barrier bcast allreduce allgather alltoall}
 SKIP=${BENCH_SKIP:-}
+MAX=${BENCH_MAX:-4194304}
+CMODES=${BENCH_C_MODES:-hier flat}
 OUT=${BENCH_OUT:-$PWD/coll-bench-results.txt}
 
 for b in collsd collsctl tests/integration/coll-check \
@@ -169,10 +174,11 @@ out "one-way daemon-to-daemon latency (collsctl ping median RTT / 2):" \
     "$ONEWAY us"
 
 case "$SKIP" in *A*) ;; *)
-    table "A: 4 hosts x 1 task, unshaped" 1,1,1,1 4:4194304 hier ;;
+    table "A: 4 hosts x 1 task, unshaped" 1,1,1,1 "4:$MAX" hier ;;
 esac
 
 # Ratio 1: barrier over P hosts.
+case "$SKIP" in *L*) ;; *)
 out ""
 out "== barrier over P hosts x 1 task (auto), vs 1.5 x ceil(log2 P) x" \
     "one-way ($ONEWAY us)"
@@ -192,12 +198,14 @@ for p in 5 6 7; do
     awk -v p="$p" -v a="$v" -v b="$BAR_8" 'BEGIN {
         printf "barrier P=%d / P=8: %.2f\n", p, (b > 0 ? a / b : 0) }' |
         tee -a "$OUT"
-done
+done ;;
+esac
 
 # Ratio 2 and table B: 100 Mbit/s.
 for i in $(seq 1 4); do
     ns_limit "$i" 100mbit
 done
+case "$SKIP" in *T*) ;; *)
 host_bg 2 tcp-server.log "$TCP" server "$(ns_addr 2):9002"
 sleep 0.3
 MBPS=$(host_run 1 "$TCP" stream "$(ns_addr 2):9002" --bytes 4194304 \
@@ -219,7 +227,8 @@ for a in auto $(algs bcast; [ -n "$(algs bcast)" ] || algs_src bcast); do
 done
 awk -v b="$best" -v t="$TCP_US" -v a="$bestalg" 'BEGIN {
     printf "bcast 4 MiB over 4 hosts (best: %s) / one TCP stream of 4 MiB: %.2f\n",
-        a, (t > 0 ? b / t : 0) }' | tee -a "$OUT"
+        a, (t > 0 ? b / t : 0) }' | tee -a "$OUT" ;;
+esac
 case "$SKIP" in *B*) ;; *)
     table "B: 4 hosts x 1 task, 100 Mbit/s" 1,1,1,1 4:262144 hier ;;
 esac
@@ -229,8 +238,9 @@ done
 
 # Table C and ratio 3: 2 hosts x 4 tasks.
 case "$SKIP" in *C*) ;; *)
-    table "C: 2 hosts x 4 tasks" 4,4 4:4194304 hier
-    table "C: 2 hosts x 4 tasks" 4,4 4:4194304 flat ;;
+    for m in $CMODES; do
+        table "C: 2 hosts x 4 tasks" 4,4 "4:$MAX" "$m"
+    done ;;
 esac
 
 # ccbench HOSTS_TASKS MODE PLACE BYTES: coll-check bench of bcast.
@@ -251,6 +261,7 @@ ccbench()
     cat "$NS_RUN/$name"-*.log | awk '$1 == "bench" { print $4, $5 }'
 }
 
+case "$SKIP" in *R*) ;; *)
 out ""
 out "== bcast on 2 hosts x 4 tasks: hierarchical (contiguous) vs flat" \
     "round-robin, auto algorithm (target >= 2.5x)"
@@ -263,5 +274,6 @@ for s in 4 1024 65536 1048576 4194304; do
         split(h, a, " "); split(f, b, " ")
         printf "%10d %12.1f %12.1f %8.2f  %s/%s\n", s, a[1], b[1],
             (a[1] > 0 ? b[1] / a[1] : 0), a[2], b[2] }' | tee -a "$OUT"
-done
+done ;;
+esac
 ns_log "results in $OUT"
