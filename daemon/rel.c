@@ -12,7 +12,12 @@
  * (on the `sent' list if sent once, else on `resent'; both in order of
  * transmission), SACKED, LOST (on the `rtx' list, waiting to be sent
  * again) or UNKNOWN (see timeout).  A message is freed when the
- * cumulative ack passes its last fragment.
+ * cumulative ack passes its last fragment.  With ops->send_ref (zero
+ * copy), fragments of messages of REL_REF_MIN bytes or more go out by
+ * reference to the message: the kernel reads them from there.  Such a
+ * message is freed only after ops->flush (messages that become free
+ * while references may be batched wait on r->dead until the outermost
+ * API call returns, which flushes once and frees them all).
  *
  * Pure ACKs carry more than dgram.h's minimum, in fields an ACK does not
  * otherwise use: tsval echoes the tsval of the latest DATA received, seq
@@ -48,8 +53,19 @@
  * at 64, doubles per round trip below ssthresh and grows by 1/8 above it.
  * A round in which more than 1/8 of the datagrams were lost halves it; a
  * timeout drops it to 8.  Random loss of a few per cent therefore costs
- * little throughput while an overflowing bottleneck queue backs it off.
- * With rate_bps, a token bucket (2 ms deep) paces DATA.
+ * little throughput.  A bottleneck queue that overflows by less than 1/8
+ * is found by the delivery rate instead (BBR-like, simplified): each
+ * datagram remembers, when sent, the bytes delivered (acked or SACKed) so
+ * far and when that count last grew; its ack gives a rate sample
+ * (delivered since / time since).  The largest sample of the last two
+ * windows (each max(8 SRTT, 20 ms)) estimates the bottleneck rate.  While
+ * the estimate still grows by 1/4 per round (startup) DATA is not paced;
+ * after 3 rounds without, DATA is paced at the estimate times a gain that
+ * cycles over 8 rounds: 1.25 (probe for more), 0.75 (drain the queue the
+ * probe built), then 1.  Samples of datagrams sent with nothing more
+ * queued (app-limited) only raise the estimate; a send after idleness
+ * starts over with startup.  With rate_bps, that rate is used instead.
+ * Pacing is a token bucket 2 ms deep.
  *
  * Receiver.  DATA with seq == rcv_nxt is consumed at once; later ones (up
  * to the window) wait in a reorder ring allocated on the first gap.  Acks
@@ -118,6 +134,10 @@
 #define REL_PROBES       2      /* tail loss probes before the RTO */
 #define REL_PTO_MIN_US   100u   /* least probe timeout */
 #define REL_REF_MIN      65536u /* least message sent by reference */
+#define REL_BW_WIN_US    20000u /* least delivery rate window */
+#define REL_GAIN_CYCLE   8u     /* rounds in the pacing gain cycle */
+#define REL_MIN_RTT_WIN_US 10000000u /* life of the least RTT sample */
+#define REL_CAP_DGRAMS   64u    /* least headroom over 2 BDP, datagrams */
 
 /* UNKNOWN: unacked beyond the SACK bitmap after a timeout; not counted
    in flight, resent only once it is known to be missing. */
@@ -143,6 +163,10 @@ struct rel_txslot {
     uint8_t state;
     uint8_t retrans;  /* transmitted more than once */
     uint8_t fast;     /* LOST found by acks, not by timeout */
+    uint8_t applim;   /* sent with nothing more queued */
+    uint64_t del;     /* p->delivered when sent */
+    uint64_t del_us;  /* p->delivered_us when sent */
+    uint64_t first_us; /* p->first_sent_us when sent */
 };
 
 /* One datagram waiting in the reorder ring; data in rx_buf. */
@@ -194,6 +218,19 @@ struct rel_peer {
     uint64_t tok_us;
     int tok_init;
     uint64_t pace_deadline;
+    /* delivery rate (see the top of the file) */
+    uint64_t delivered;    /* bytes acked or SACKed */
+    uint64_t delivered_us; /* when delivered last grew */
+    uint64_t first_sent_us; /* send time of the newest delivered */
+    uint64_t min_rtt, min_rtt_us; /* least RTT sample (10 s), its time */
+    double bw_cur, bw_prev; /* largest rate, this and the last window */
+    uint64_t bw_win_us;    /* start of the current window */
+    double full_bw;        /* estimate at the last 1/4 growth */
+    double bw_round;       /* estimate at the end of the last round */
+    unsigned full_cnt;     /* rounds since */
+    int filled;            /* startup over: pace */
+    unsigned cycle;        /* round in the gain cycle */
+    double pace_rate;      /* bytes/s, 0: not paced */
 
     /* receiver */
     struct rel_rxslot *rx;
@@ -416,6 +453,18 @@ peer_init_streams(struct rel *r, struct rel_peer *p)
     p->tok_us = 0;
     p->tok_init = 0;
     p->pace_deadline = 0;
+    p->delivered = 0;
+    p->delivered_us = 0;
+    p->first_sent_us = 0;
+    p->min_rtt = p->min_rtt_us = 0;
+    p->bw_cur = p->bw_prev = 0;
+    p->bw_win_us = 0;
+    p->full_bw = 0;
+    p->full_cnt = 0;
+    p->bw_round = 0;
+    p->filled = 0;
+    p->cycle = 0;
+    p->pace_rate = 0;
     p->rx_ooo = 0;
     p->echo_ts = 0;
     p->rx_unacked = 0;
@@ -737,10 +786,14 @@ inc_proven(const struct rel *r, const struct rel_peer *p,
 static int
 pace_ok(struct rel *r, struct rel_peer *p, size_t bytes, uint64_t now)
 {
-    double rate = (double)r->cfg.rate_bps, depth;
+    double rate = r->cfg.rate_bps != 0 ? (double)r->cfg.rate_bps
+                                        : p->pace_rate,
+           depth;
 
-    if (r->cfg.rate_bps == 0)
+    if (rate <= 0) {
+        p->tok_init = 0;
         return 1;
+    }
     depth = rate * REL_PACE_US / 1e6;
     if (depth < 8.0 * (double)r->cfg.mtu)
         depth = 8.0 * (double)r->cfg.mtu;
@@ -800,6 +853,22 @@ send_slot(struct rel *r, struct rel_peer *p, uint32_t seq, uint16_t flags,
 }
 
 /*
+ * Remembers in slot s, being sent, what the delivery rate sample of its
+ * ack starts from.  With nothing in flight the clock starts now (an idle
+ * gap is not delivery time).
+ */
+static void
+rate_stamp(struct rel_peer *p, struct rel_txslot *s, uint64_t now)
+{
+    if (in_flight(p) == 0)
+        p->delivered_us = p->first_sent_us = now;
+    s->del = p->delivered;
+    s->del_us = p->delivered_us;
+    s->first_us = p->first_sent_us;
+    s->applim = p->q_cur == NULL && p->rtx.head == REL_NIL;
+}
+
+/*
  * Arms the tail loss probe: 2 SRTT (+ the peer's ack delay) after the
  * last send or ack progress, at most REL_PROBES times without progress,
  * and only if it comes before the RTO.
@@ -818,13 +887,37 @@ arm_pto(struct rel *r, struct rel_peer *p, uint64_t now)
 }
 
 /*
+ * The window in force: cwnd, and once paced from the delivery rate bw
+ * also at most 2 bw * min_rtt (twice the path's capacity) plus headroom
+ * for acks that come late by the event loop's granularity, at least
+ * REL_CAP_DGRAMS datagrams.  That bounds the queue the pacing gain's
+ * probes build at the bottleneck.
+ */
+static uint32_t
+cwnd_cap(const struct rel *r, const struct rel_peer *p)
+{
+    double bw = p->bw_cur > p->bw_prev ? p->bw_cur : p->bw_prev, cap;
+
+    if (!p->filled || bw <= 0 || p->min_rtt == 0 || r->cfg.rate_bps != 0)
+        return p->cwnd;
+    cap = 2.0 * bw * (double)p->min_rtt / 1e6;
+    cap += bw * REL_CLOCK_G_US / 1e6 > REL_CAP_DGRAMS * (double)r->cfg.mtu
+               ? bw * REL_CLOCK_G_US / 1e6
+               : REL_CAP_DGRAMS * (double)r->cfg.mtu;
+    cap /= (double)r->cfg.mtu;
+    return cap < (double)p->cwnd ? (uint32_t)cap : p->cwnd;
+}
+
+/*
  * Sends what the windows, the pacer and the socket allow: retransmissions
  * first, then new fragments.  Every DATA carries our ack.
  */
 static void
 pump(struct rel *r, struct rel_peer *p, uint64_t now)
 {
-    while (!r->blocked && !p->removed && in_flight(p) < p->cwnd) {
+    uint32_t cwnd = cwnd_cap(r, p);
+
+    while (!r->blocked && !p->removed && in_flight(p) < cwnd) {
         uint32_t seq, i;
         uint16_t flags;
         struct rel_txslot *s;
@@ -854,7 +947,7 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
             flags = 0;
             /* last one we can send for now: ask for a quick ack */
             if ((p->cur_frag + 1 == m->nfrag && m->next == NULL) ||
-                in_flight(p) + 1 >= p->cwnd ||
+                in_flight(p) + 1 >= cwnd ||
                 p->snd_nxt + 1 - p->snd_una >= r->cfg.window)
                 flags = DGRAM_F_ACKNOW;
         } else {
@@ -866,7 +959,7 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
             r->blocked = 1;
             break;
         }
-        if (r->cfg.rate_bps != 0)
+        if (r->cfg.rate_bps != 0 || p->pace_rate > 0)
             p->tokens -= (double)(DGRAM_HDR_LEN + s->len);
         if (rtx) {
             list_del(p, &p->rtx, i);
@@ -883,6 +976,7 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
         }
         s->state = SLOT_INFLIGHT;
         s->sent_us = now;
+        rate_stamp(p, s, now);
         list_append(p, rtx ? &p->resent : &p->sent, i);
         if (p->rto_deadline == 0)
             p->rto_deadline = now + p->rto;
@@ -896,7 +990,7 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
 
 /* RFC 6298 update with one sample (us). */
 static void
-rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt)
+rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 {
     uint64_t rto;
 
@@ -908,6 +1002,11 @@ rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt)
         uint64_t d = p->srtt > rtt ? p->srtt - rtt : rtt - p->srtt;
         p->rttvar = (3 * p->rttvar + d) / 4;
         p->srtt = (7 * p->srtt + rtt) / 8;
+    }
+    if (p->min_rtt == 0 || rtt <= p->min_rtt ||
+        now - p->min_rtt_us > REL_MIN_RTT_WIN_US) {
+        p->min_rtt = rtt > 0 ? rtt : 1;
+        p->min_rtt_us = now;
     }
     rto = p->srtt + max_u64(REL_CLOCK_G_US, 4 * p->rttvar);
     p->rto = min_u64(max_u64(rto, r->cfg.rto_min_us), r->cfg.rto_max_us);
@@ -923,6 +1022,54 @@ mark_lost(struct rel_peer *p, uint32_t i, int fast)
     s->fast = (uint8_t)fast;
     list_append(p, &p->rtx, i);
     p->round_lost++;
+}
+
+static inline double
+max_dbl(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* The pacing rate from the estimate and the phase (top of the file). */
+static void
+pace_update(struct rel_peer *p)
+{
+    double bw = max_dbl(p->bw_cur, p->bw_prev);
+    double gain = p->cycle == 0 ? 1.25 : p->cycle == 1 ? 0.75 : 1.0;
+
+    p->pace_rate = p->filled && bw > 0 ? gain * bw : 0;
+}
+
+/*
+ * One delivery rate sample: del bytes were delivered in us microseconds
+ * (app-limited: the sender had nothing more to send).
+ */
+static void
+rate_sample(struct rel *r, struct rel_peer *p, uint64_t del, uint64_t us,
+            int applim, uint64_t now)
+{
+    double rate, win;
+
+    if (us == 0 || del == 0 || us < p->min_rtt)
+        return; /* shorter than a round trip: not a delivery interval */
+    rate = (double)del * 1e6 / (double)us;
+    if (applim && rate <= max_dbl(p->bw_cur, p->bw_prev))
+        return;
+    /* once paced, the rate can only grow as fast as the probes push it
+       (1.25 per cycle): a larger sample counts deliveries that happened
+       earlier (a hole filled late, acks held up), not a faster path */
+    if (p->filled && rate > 1.5 * p->bw_round)
+        rate = 1.5 * p->bw_round;
+    win = max_dbl(8.0 * (double)p->srtt, REL_BW_WIN_US);
+    if (p->bw_win_us == 0 || (double)(now - p->bw_win_us) > win) {
+        p->bw_prev = p->bw_cur;
+        p->bw_cur = rate;
+        p->bw_win_us = now;
+    } else if (rate > p->bw_cur) {
+        p->bw_cur = rate;
+    }
+    pace_update(p);
+    (void)r;
 }
 
 /* End of a round trip: adjust cwnd from the round's loss fraction. */
@@ -941,6 +1088,21 @@ round_end(struct rel *r, struct rel_peer *p)
     }
     p->round_acked = p->round_lost = 0;
     p->round_end = p->snd_nxt;
+    /* the delivery rate's phases */
+    if (!p->filled) {
+        double bw = max_dbl(p->bw_cur, p->bw_prev);
+        if (bw >= p->full_bw * 1.25) {
+            p->full_bw = bw;
+            p->full_cnt = 0;
+        } else if (++p->full_cnt >= 3) {
+            p->filled = 1;
+            p->cycle = 1; /* drain what startup queued */
+        }
+    } else {
+        p->cycle = (p->cycle + 1) % REL_GAIN_CYCLE;
+    }
+    p->bw_round = max_dbl(p->bw_cur, p->bw_prev);
+    pace_update(p);
 }
 
 /* Frees the slot at snd_una (cumulatively acked) and its message if done. */
@@ -977,6 +1139,32 @@ rack(struct rel_peer *p, struct rel_list *l, uint64_t before)
         mark_lost(p, l->head, 1);
 }
 
+/* The newest datagram an ack delivered: its rate sample's start. */
+struct rate_pick {
+    int have, applim;
+    int unknown; /* delivered slots of unknown fate: no sample */
+    int retrans; /* the newest was retransmitted: which copy arrived? */
+    uint64_t sent_us, del, del_us, first_us;
+};
+
+/* Slot s was delivered (acked or SACKed for the first time). */
+static void
+delivered(struct rel_peer *p, const struct rel_txslot *s, struct rate_pick *k)
+{
+    p->delivered += s->len;
+    if (s->state == SLOT_UNKNOWN)
+        k->unknown = 1; /* arrived some time since the timeout */
+    if (!k->have || s->sent_us >= k->sent_us) {
+        k->have = 1;
+        k->sent_us = s->sent_us;
+        k->del = s->del;
+        k->del_us = s->del_us;
+        k->first_us = s->first_us;
+        k->applim = s->applim;
+        k->retrans = s->retrans;
+    }
+}
+
 /*
  * Processes the ack fields of a datagram from p.  echo: the header's tsval
  * is an echo (pure ACK).
@@ -985,9 +1173,10 @@ static void
 on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
        uint64_t now)
 {
-    uint64_t newest = 0, techo = 0;
+    uint64_t newest = 0, techo = 0, d0 = p->delivered;
     int sample = 0, advanced = 0;
     uint32_t ack = h->ack, i, una0 = p->snd_una;
+    struct rate_pick k = {0, 0, 0, 0, 0, 0, 0, 0};
 
     if (p->tx == NULL || seq_lt(ack, p->snd_una) || seq_lt(p->snd_nxt, ack))
         return;
@@ -999,8 +1188,10 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
     }
     while (p->snd_una != ack) {
         struct rel_txslot *s = &p->tx[p->snd_una & r->mask];
-        if (s->state != SLOT_SACKED)
+        if (s->state != SLOT_SACKED) {
             p->round_acked++;
+            delivered(p, s, &k);
+        }
         if (s->state == SLOT_INFLIGHT && !s->retrans &&
             (!sample || s->sent_us > newest)) {
             newest = s->sent_us;
@@ -1011,8 +1202,8 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
     }
     for (i = 0; echo && i < 2; i++) {
         /* the datagram whose arrival sent this ack, and the one before */
-        uint32_t q = i == 0 ? h->seq : h->msg_id, k = q & r->mask;
-        struct rel_txslot *s = &p->tx[k];
+        uint32_t q = i == 0 ? h->seq : h->msg_id, j = q & r->mask;
+        struct rel_txslot *s = &p->tx[j];
 
         if (q == 0 || !seq_lt(q, p->snd_nxt) || seq_lt(q, p->snd_una) ||
             s->state == SLOT_SACKED)
@@ -1022,7 +1213,8 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
             newest = s->sent_us;
             sample = 1;
         }
-        slot_unlink(p, k);
+        delivered(p, s, &k);
+        slot_unlink(p, j);
         s->state = SLOT_SACKED;
         p->round_acked++;
     }
@@ -1032,8 +1224,8 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
         int b;
 
         for (i = 0; i < 64 && seq_lt(ack + 1 + i, p->snd_nxt); i++) {
-            uint32_t k = (ack + 1 + i) & r->mask;
-            struct rel_txslot *s = &p->tx[k];
+            uint32_t j = (ack + 1 + i) & r->mask;
+            struct rel_txslot *s = &p->tx[j];
             if (!(h->sack >> i & 1) || s->state == SLOT_SACKED)
                 continue;
             if (s->state == SLOT_INFLIGHT && !s->retrans &&
@@ -1041,7 +1233,8 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
                 newest = s->sent_us;
                 sample = 1;
             }
-            slot_unlink(p, k);
+            delivered(p, s, &k);
+            slot_unlink(p, j);
             s->state = SLOT_SACKED;
             p->round_acked++;
         }
@@ -1064,6 +1257,17 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
             }
         }
     }
+    if (p->delivered != d0) {
+        /* the longer of the send and the ack intervals: acks that
+           arrive bunched do not inflate the rate */
+        if (k.have && !k.unknown && !k.retrans && now >= k.del_us &&
+            k.sent_us >= k.first_us)
+            rate_sample(r, p, p->delivered - k.del,
+                        max_u64(now - k.del_us, k.sent_us - k.first_us),
+                        k.applim, now);
+        p->delivered_us = now;
+        p->first_sent_us = k.sent_us;
+    }
     /*
      * Sample only the datagram whose arrival sent this ack: one acked
      * late, when a hole before it was filled, would inflate SRTT.  With
@@ -1074,7 +1278,7 @@ on_ack(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h, int echo,
         (echo ? newest + 2 * REL_TS_UNIT_US >= techo &&
                     techo + 2 * REL_TS_UNIT_US >= newest
               : ack - una0 <= 2 && h->sack == 0))
-        rtt_sample(r, p, now - newest);
+        rtt_sample(r, p, now - newest, now);
     if (echo && in_flight(p) > 0) {
         uint64_t reo = max_u64(p->srtt / 4, REL_REO_MIN_US);
 
@@ -1173,6 +1377,7 @@ on_pto(struct rel *r, struct rel_peer *p, uint64_t now)
     p->tx[i].retrans = 1;
     list_append(p, &p->resent, i);
     p->tx[i].sent_us = now;
+    rate_stamp(p, &p->tx[i], now);
     p->st.retransmits++;
     p->probes++;
     arm_pto(r, p, now);
@@ -1630,6 +1835,13 @@ rel_sendv(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
         p->q_head = m;
     p->q_tail = m;
     if (p->q_cur == NULL) {
+        if (p->snd_una == p->snd_nxt) {
+            /* from idle: the estimate may be stale, start over */
+            p->filled = 0;
+            p->full_bw = 0;
+            p->full_cnt = 0;
+            pace_update(p);
+        }
         p->q_cur = m;
         p->cur_frag = 0;
     }
@@ -1729,6 +1941,10 @@ rel_peer_stats(const struct rel *r, int hid, struct rel_peer_stats *st)
     st->rttvar_us = p->rttvar;
     st->rto_us = p->rto;
     st->inflight = p->snd_nxt - p->snd_una;
+    st->bw_bps = (uint64_t)max_dbl(p->bw_cur, p->bw_prev);
+    st->pacing_bps =
+        r->cfg.rate_bps != 0 ? r->cfg.rate_bps : (uint64_t)p->pace_rate;
+    st->min_rtt_us = p->min_rtt;
     return 0;
 }
 
@@ -1736,4 +1952,24 @@ void
 rel_stats(const struct rel *r, struct rel_stats *st)
 {
     *st = r->st;
+}
+
+/*
+ * Our own incarnation changes (the daemon was declared down while alive
+ * and comes back as a new one): every peer's streams start over, empty,
+ * and datagrams carry my_inc from now on.  Peers keep their incarnation;
+ * they challenge the new one as for a restart.
+ */
+void
+rel_set_inc(struct rel *r, uint32_t my_inc)
+{
+    struct rel_peer *p;
+
+    rel_enter(r);
+    r->my_inc = my_inc;
+    for (p = r->plist; p != NULL; p = p->next) {
+        peer_drop_streams(r, p);
+        peer_init_streams(r, p);
+    }
+    rel_leave(r);
 }

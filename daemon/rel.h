@@ -74,6 +74,9 @@ struct rel_peer_stats {
     uint64_t timeouts, dups_recv, acks_sent, acks_recv;
     uint64_t srtt_us, rttvar_us, rto_us;
     uint64_t queued_bytes;   /* accepted by rel_send, not yet acked */
+    uint64_t bw_bps;         /* delivery rate estimate, bytes/s */
+    uint64_t pacing_bps;     /* pacing rate in force, bytes/s; 0 none */
+    uint64_t min_rtt_us;     /* least RTT sample of the last 10 s */
     uint32_t inflight;       /* datagrams sent, not yet acked */
 };
 
@@ -90,6 +93,9 @@ struct rel *rel_new(const struct rel_config *cfg, const struct rel_ops *ops,
 void rel_free(struct rel *r);
 /* Changes our own hid (a joining daemon learns it late). */
 void rel_set_hid(struct rel *r, int my_hid);
+/* Changes our own incarnation: every peer's streams are dropped (no
+   reset callback) and start over under my_inc. */
+void rel_set_inc(struct rel *r, uint32_t my_inc);
 
 /* Adds or updates a peer.  inc 0: not known yet.  0 or COLLS_EINVAL. */
 int rel_peer_set(struct rel *r, int hid, const struct sockaddr *addr,

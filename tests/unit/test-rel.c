@@ -14,6 +14,7 @@
  */
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,9 @@ struct sim {
     int errors;     /* deliveries that did not match */
     unsigned long delivered_bytes;
     int zc;         /* nodes use send_ref/flush (zero copy) */
+    double bn_rate; /* bytes/us of a bottleneck on node 0's output */
+    uint64_t bn_free, bn_qmax; /* link busy until; longest queue, us */
+    unsigned long bn_drops;
     struct ref *refs; /* datagrams sent by reference, not yet flushed */
     size_t nrefs;
 };
@@ -236,6 +240,16 @@ sim_wire(struct node *nd, const struct sockaddr *addr, socklen_t alen,
         return;
     if (s->loss > 0 && sim_unit(s) < s->loss)
         return;
+    if (s->bn_rate > 0 && nd->idx == 0) {
+        /* a FIFO drained at bn_rate, dropping at the tail when full */
+        uint64_t start = s->bn_free > s->now ? s->bn_free : s->now;
+        if (start - s->now > s->bn_qmax) {
+            s->bn_drops++;
+            return;
+        }
+        s->bn_free = start + (uint64_t)((double)len / s->bn_rate) + 1;
+        delay += s->bn_free - s->now;
+    }
     if (s->reorder > 0 && sim_unit(s) < s->reorder)
         delay += 1 + sim_rand(&s->rng) % SIM_JITTER;
     sim_enqueue(s, nd->idx, to, buf, len, delay);
@@ -1428,6 +1442,42 @@ START_TEST(test_udp_send_ref)
 }
 END_TEST
 
+/*
+ * Bulk data through a 100 Mbit bottleneck with a 2 ms queue, no
+ * rate_bps: the delivery rate estimate finds the bottleneck, DATA is
+ * paced near it, and everything arrives intact.
+ */
+START_TEST(test_rel_bottleneck)
+{
+    struct rel_config cfg;
+    struct rel_peer_stats ps;
+    struct sim *s;
+    int k;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    s->bn_rate = 12.5; /* bytes/us */
+    s->bn_qmax = 2000;
+    for (k = 0; k < 16; k++)
+        sim_msg(s, 0, 1, 1u << 20);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 60000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_ge(ps.bw_bps, 12500000 * 8 / 10);
+    ck_assert_uint_le(ps.bw_bps, 12500000 * 13 / 10);
+    ck_assert_uint_ge(ps.pacing_bps, 12500000 * 7 / 10);
+    ck_assert_uint_le(ps.pacing_bps, 12500000 * 13 / 10);
+    ck_assert_uint_gt(ps.min_rtt_us, 2 * SIM_LATENCY);
+    ck_assert_uint_gt(s->bn_drops, 0); /* startup overshoots once */
+    printf("bottleneck: %lu drops, %llu retransmits, %llu timeouts, "
+           "bw %llu B/s\n", s->bn_drops,
+           (unsigned long long)ps.retransmits,
+           (unsigned long long)ps.timeouts,
+           (unsigned long long)ps.bw_bps);
+    sim_free(s);
+}
+END_TEST
+
 static void
 add(Suite *s, const char *name, const TTest *t)
 {
@@ -1454,6 +1504,7 @@ suite_rel(void)
     add(s, "pacing", test_rel_pacing);
     add(s, "rto_backoff", test_rel_rto_backoff);
     add(s, "zero_copy", test_rel_zero_copy);
+    add(s, "bottleneck", test_rel_bottleneck);
     add(s, "udp_send_ref", test_udp_send_ref);
     add(s, "zero_copy_free", test_rel_zero_copy_free);
     add(s, "incarnation", test_rel_incarnation);
