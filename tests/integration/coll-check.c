@@ -1439,7 +1439,8 @@ do_bench(struct ctx *x)
     size_t count = (o->bytes + 3) / 4, len;
     unsigned char *sbuf, *rbuf;
     double best = 1e30, worst = 0, t;
-    int op, run, it, n, rc = 0;
+    char ran[64];
+    int op, run, it, n, ran_mode, rc = 0;
 
     for (op = 0; op < COLLS_COLL_MAX && !op_selected(o, op); op++)
         ;
@@ -1468,6 +1469,9 @@ do_bench(struct ctx *x)
     }
     free(sbuf);
     free(rbuf);
+    /* What ran, before the allreduce below replaces it. */
+    snprintf(ran, sizeof ran, "%s", colls_group_last_alg(x->g));
+    ran_mode = colls_group_last_mode(x->g);
     if (rc == 0)
         rc = colls_allreduce(x->g, &best, &worst, 1, COLLS_DOUBLE, COLLS_MAX);
     if (rc != 0) {
@@ -1476,9 +1480,7 @@ do_bench(struct ctx *x)
     }
     if (x->rank == 0) {
         printf("bench %s %zu %.2f %s %s\n", sched_op_name(op), o->bytes,
-               worst, colls_group_last_alg(x->g),
-               colls_group_last_mode(x->g) == COLLS_MODE_HIER ? "hier"
-                                                              : "flat");
+               worst, ran, ran_mode == COLLS_MODE_HIER ? "hier" : "flat");
         fflush(stdout);
     }
     return leave(x) != 0;

@@ -25,7 +25,7 @@ CC=$IT_B/tests/integration/coll-check
 }
 DEAD_AFTER=1500
 it_setup
-it_start 3 || exit 1
+it_start 3 --dead-after "$DEAD_AFTER" || exit 1
 it_wait_hosts 3 || exit 1
 S="$(it_sock 1),$(it_sock 2),$(it_sock 3)"
 
