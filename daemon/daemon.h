@@ -58,6 +58,7 @@ struct host {
     uint64_t since_us;      /* entered the current state */
     uint64_t msgs_in, msgs_out;
     int listed; /* comes from the hostfile */
+    uint64_t notice_us; /* last "you are down" notice to its dead_inc */
 };
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -196,6 +197,7 @@ struct daemon {
     uint64_t join_start_us, join_last_us;
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
+    uint64_t host_cron_us; /* previous host_cron (stall detection) */
 
     /* tasks (task.c) */
     int listen_fd;

@@ -14,6 +14,24 @@
  * A restart noticed before the timeout (the transport reports a newer
  * incarnation) is announced to local tasks as HOST_DOWN of the old one.
  *
+ * Stalls: a daemon that did not run (stopped, descheduled, a long
+ * callback) must not blame its peers.  Before declaring anyone down the
+ * cron processes the datagrams waiting on the socket (its timer may fire
+ * in the same loop turn before the socket is read), and a cron that runs
+ * more than HOST_STALL_BEATS heartbeats late grants every host a grace
+ * of one --dead-after from now.
+ *
+ * Declared down while alive: a host that hears from the dead incarnation
+ * of a DOWN host answers it, at most once per heartbeat, with a "you are
+ * down" notice (HOST_DOWN {its hid, dead incarnation}) in a join
+ * datagram, outside the transport: their streams no longer match.  A
+ * daemon that gets HOST_DOWN about its own current incarnation (so, or
+ * from the transport) comes back as a restart would: local tasks get
+ * HOST_DOWN of every other host and groups spanning them fail, it takes
+ * a new incarnation (the transport starts over, rel_set_inc) and
+ * heartbeats it at once; peers challenge the new incarnation (rel.c),
+ * adopt it and mark the host up again.
+ *
  * Join: a daemon started with --join sends join datagrams (net.h) with
  * HOST_JOIN to the given daemon until it gets a HOST_TABLE back.  The
  * daemon with the lowest live hid (the "assigner") gives it a hid (the
@@ -49,8 +67,11 @@
 #include "proto/envelope.h"
 
 #define HOST_JOIN_RETRY_US 250000u
+/* A cron this many heartbeats late means we stalled: grant a grace. */
+#define HOST_STALL_BEATS 3u
 
 static void host_set_direct_ip(struct daemon *d);
+static void host_heartbeat(struct daemon *d);
 
 static const char *const host_state_names[] = {"up", "down", "joining"};
 
@@ -335,6 +356,75 @@ host_remove(struct daemon *d, int hid)
     free(h);
 }
 
+/*
+ * h is DOWN but its dead incarnation still talks to us: tells it so in a
+ * join datagram (its transport streams no longer match ours), at most
+ * once per heartbeat.
+ */
+static void
+host_notify_dead(struct daemon *d, struct host *h, uint64_t now)
+{
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+
+    if (h->state != COLLS_HOST_DOWN || h->dead_inc == 0 ||
+        now - h->notice_us < (uint64_t)d->cfg->heartbeat_ms * 1000u)
+        return;
+    h->notice_us = now;
+    envelope_init(&e);
+    e.kind = KIND__HOST_DOWN;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.body_case = ENVELOPE__BODY_HOST_OP;
+    e.host_op = &op;
+    op.hid = (uint32_t)h->hid;
+    op.incarnation = h->dead_inc;
+    log_info("host %d (%s) still runs incarnation %08x, declared down: "
+             "telling it",
+             h->hid, h->addr, h->dead_inc);
+    net_send_join(d, &h->sa, &e);
+}
+
+/*
+ * Host `by' declared this daemon down while it was alive.  Comes back as
+ * a restart would: what involved other hosts fails (tasks get HOST_DOWN
+ * of each, groups spanning them fail), a new incarnation restarts the
+ * transport, and heartbeats of it make the peers take us back.
+ */
+static void
+host_reincarnate(struct daemon *d, int by)
+{
+    uint64_t now = platform_now_us();
+    uint32_t old = d->inc, inc;
+    int hid;
+
+    do
+        inc = platform_incarnation();
+    while (inc == 0 || inc == old);
+    log_warn("host %d declared this daemon (incarnation %08x) down while "
+             "it was alive: failing what involved other hosts and coming "
+             "back as incarnation %08x",
+             by, old, inc);
+    d->inc = inc;
+    d->hosts[d->hid]->inc = inc;
+    rel_set_inc(d->rel, inc);
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+
+        if (h == NULL || hid == d->hid)
+            continue;
+        h->notice_us = 0;
+        if (h->state != COLLS_HOST_UP)
+            continue;
+        route_host_down(d, hid, h->inc);
+        /* the route_host_down callbacks may have removed it */
+        if (d->hosts[hid] != NULL)
+            d->hosts[hid]->last_heard_us = now;
+    }
+    d->last_heartbeat_us = now;
+    host_heartbeat(d);
+    net_kick(d);
+}
+
 void
 host_peer_reset(struct daemon *d, int hid, uint32_t new_inc)
 {
@@ -355,8 +445,10 @@ host_heard(struct daemon *d, int hid, const Envelope *e)
     if (h->state == COLLS_HOST_DOWN) {
         uint32_t inc = (uint32_t)e->seq;
 
-        if (e->kind != KIND__HEARTBEAT || inc == 0 || inc == h->dead_inc)
+        if (e->kind != KIND__HEARTBEAT || inc == 0 || inc == h->dead_inc) {
+            host_notify_dead(d, h, platform_now_us());
             return -1;
+        }
         host_new_incarnation(d, h, inc);
     }
     h->msgs_in++;
@@ -571,6 +663,19 @@ host_join_request(struct daemon *d, const HostJoin *hj,
     host_assign(d, from, hj->name, hj->incarnation);
 }
 
+/* The hid of the daemon tid src if it is a known host at address sa, else
+   0 (a "you are down" notice is believed only from such a host). */
+static int
+host_dgram_sender(struct daemon *d, const struct sockaddr_in *sa, uint32_t src)
+{
+    int hid = COLLS_TID_HID(src);
+
+    if (hid < 1 || hid > DAEMON_MAX_HID || hid == d->hid ||
+        d->hosts[hid] == NULL || !host_sa_equal(&d->hosts[hid]->sa, sa))
+        return 0;
+    return hid;
+}
+
 void
 host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
                 const uint8_t *p, size_t len)
@@ -590,6 +695,12 @@ host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
         e->body_case == ENVELOPE__BODY_HOST_JOIN && !d->joining && d->hid > 0 &&
         e->host_join->incarnation != 0) {
         host_join_request(d, e->host_join, &sa);
+    } else if (e->kind == KIND__HOST_DOWN &&
+               e->body_case == ENVELOPE__BODY_HOST_OP && !d->joining &&
+               d->hid > 0 && (int)e->host_op->hid == d->hid &&
+               e->host_op->incarnation == d->inc &&
+               host_dgram_sender(d, &sa, e->src) > 0) {
+        host_reincarnate(d, host_dgram_sender(d, &sa, e->src));
     } else if (e->kind == KIND__HOST_TABLE &&
                e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining &&
                host_sa_equal(&sa, &d->join_sa)) {
@@ -617,6 +728,8 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
     if ((int)op->hid == d->hid) {
         log_warn("host %d says this daemon is down (incarnation %08x)", from,
                  op->incarnation);
+        if (from != d->hid && op->incarnation == d->inc)
+            host_reincarnate(d, from);
         return;
     }
     h = d->hosts[op->hid];
@@ -1085,11 +1198,52 @@ host_heartbeat(struct daemon *d)
     }
 }
 
+/* The last sign of life of UP host h: a delivered message, a datagram, or
+   the time it came up (or its grace started). */
+static uint64_t
+host_last_sign(struct daemon *d, const struct host *h)
+{
+    uint64_t last = rel_last_heard(d->rel, h->hid);
+
+    if (last < h->last_heard_us)
+        last = h->last_heard_us;
+    if (last < h->since_us)
+        last = h->since_us;
+    return last;
+}
+
+/* 1 if some UP host has been silent for longer than dead. */
+static int
+host_any_silent(struct daemon *d, uint64_t now, uint64_t dead)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+        uint64_t last;
+
+        if (h == NULL || hid == d->hid || h->state != COLLS_HOST_UP)
+            continue;
+        last = host_last_sign(d, h);
+        if (now > last && now - last > dead)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Heartbeats, stall grace, dead-host detection (after draining the
+ * socket), "you are down" notices, join retries.
+ */
 void
 host_cron(struct daemon *d, uint64_t now)
 {
     uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
+    uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    uint64_t prev = d->host_cron_us;
     int hid;
+
+    d->host_cron_us = now;
 
     if (d->stopping) {
         int busy = d->tasks != NULL;
@@ -1112,9 +1266,27 @@ host_cron(struct daemon *d, uint64_t now)
         }
         return;
     }
-    if (now - d->last_heartbeat_us >= (uint64_t)d->cfg->heartbeat_ms * 1000u) {
+    if (now - d->last_heartbeat_us >= beat) {
         d->last_heartbeat_us = now;
         host_heartbeat(d);
+    }
+    if (prev != 0 && now > prev && now - prev > HOST_STALL_BEATS * beat) {
+        /* We did not run: the silence was ours, not the peers'. */
+        log_warn("this daemon did not run for %llu ms: every host gets "
+                 "a grace of %lld ms",
+                 (unsigned long long)((now - prev) / 1000u),
+                 (long long)d->cfg->dead_after_ms);
+        for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+            if (d->hosts[hid] != NULL && hid != d->hid &&
+                d->hosts[hid]->state == COLLS_HOST_UP &&
+                d->hosts[hid]->last_heard_us < now)
+                d->hosts[hid]->last_heard_us = now;
+    }
+    if (host_any_silent(d, now, dead)) {
+        /* What already arrived counts: read it before blaming anyone. */
+        net_drain(d);
+        if (d->stopping || d->joining)
+            return;
     }
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct host *h = d->hosts[hid];
@@ -1123,13 +1295,14 @@ host_cron(struct daemon *d, uint64_t now)
         if (h == NULL || hid == d->hid)
             continue;
         if (h->state == COLLS_HOST_UP) {
-            last = rel_last_heard(d->rel, hid);
-            if (last < h->last_heard_us)
-                last = h->last_heard_us;
-            if (last < h->since_us)
-                last = h->since_us;
+            last = host_last_sign(d, h);
             if (now > last && now - last > dead)
                 host_declare_down(d, h, 1);
+        } else if (h->state == COLLS_HOST_DOWN && h->dead_inc != 0) {
+            /* Its dead incarnation still sends: tell it. */
+            last = rel_last_heard(d->rel, hid);
+            if (last > h->since_us && now < last + 2 * beat)
+                host_notify_dead(d, h, now);
         } else if (h->state == COLLS_HOST_JOINING && now - h->since_us > dead) {
             /* Listed but never heard: down, quietly. */
             host_set_state(h, COLLS_HOST_DOWN);

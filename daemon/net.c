@@ -107,7 +107,12 @@ net_udp_recv(void *arg, const struct sockaddr *from, socklen_t alen,
 static void
 net_udp_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-    struct daemon *d = arg;
+    net_drain(arg);
+}
+
+void
+net_drain(struct daemon *d)
+{
     int i;
 
     for (i = 0; i < NET_READ_BATCHES; i++)

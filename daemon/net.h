@@ -41,6 +41,9 @@ int net_send(struct daemon *d, int hid, const Envelope *e, const void *payload,
 /* Sends a join datagram to addr (unreliable; the caller retries). */
 int net_send_join(struct daemon *d, const struct sockaddr_in *to,
                   const Envelope *e);
+/* Processes the datagrams already waiting on the socket (a bounded
+   number), e.g. before a timer decides that a peer is silent. */
+void net_drain(struct daemon *d);
 /* Schedules the end-of-turn flush. */
 void net_kick(struct daemon *d);
 /* Bytes queued towards hid and not yet acknowledged. */

@@ -23,8 +23,9 @@ IT_PIDS=""
 IT_BGPIDS=""
 IT_OPTS=""
 IT_FAILED=0
-# Short timers so failures are detected quickly on loopback.
-IT_DAEMON_OPTS=${IT_DAEMON_OPTS:-"--heartbeat 100 --dead-after 1500 \
+# Short heartbeats; --dead-after long enough for a loaded machine (tests
+# that time failure detection pass their own, e.g. coll-fail.sh).
+IT_DAEMON_OPTS=${IT_DAEMON_OPTS:-"--heartbeat 100 --dead-after 3000 \
 --request-timeout 2000 --log-level info"}
 
 it_log()
