@@ -1463,17 +1463,18 @@ START_TEST(test_rel_bottleneck)
     ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 60000000), 1);
     ck_assert_int_eq(s->errors, 0);
     ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    printf("bottleneck: %lu drops, %llu retransmits, %llu timeouts, "
+           "bw %llu B/s\n", s->bn_drops,
+           (unsigned long long)ps.retransmits,
+           (unsigned long long)ps.timeouts,
+           (unsigned long long)ps.bw_bps);
+    fflush(stdout);
     ck_assert_uint_ge(ps.bw_bps, 12500000 * 8 / 10);
     ck_assert_uint_le(ps.bw_bps, 12500000 * 13 / 10);
     ck_assert_uint_ge(ps.pacing_bps, 12500000 * 7 / 10);
     ck_assert_uint_le(ps.pacing_bps, 12500000 * 13 / 10);
     ck_assert_uint_gt(ps.min_rtt_us, 2 * SIM_LATENCY);
     ck_assert_uint_gt(s->bn_drops, 0); /* startup overshoots once */
-    printf("bottleneck: %lu drops, %llu retransmits, %llu timeouts, "
-           "bw %llu B/s\n", s->bn_drops,
-           (unsigned long long)ps.retransmits,
-           (unsigned long long)ps.timeouts,
-           (unsigned long long)ps.bw_bps);
     sim_free(s);
 }
 END_TEST
