@@ -198,6 +198,7 @@ struct daemon {
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
     uint64_t host_cron_us; /* previous host_cron (stall detection) */
+    int host_down_by; /* a host declared us down: come back (host_cron) */
 
     /* tasks (task.c) */
     int listen_fd;

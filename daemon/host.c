@@ -26,7 +26,7 @@
  * down" notice (HOST_DOWN {its hid, dead incarnation}) in a join
  * datagram, outside the transport: their streams no longer match.  A
  * daemon that gets HOST_DOWN about its own current incarnation (so, or
- * from the transport) comes back as a restart would: local tasks get
+ * from the transport) comes back, at its next cron, as a restart would: local tasks get
  * HOST_DOWN of every other host and groups spanning them fail, it takes
  * a new incarnation (the transport starts over, rel_set_inc) and
  * heartbeats it at once; peers challenge the new incarnation (rel.c),
@@ -700,7 +700,7 @@ host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
                d->hid > 0 && (int)e->host_op->hid == d->hid &&
                e->host_op->incarnation == d->inc &&
                host_dgram_sender(d, &sa, e->src) > 0) {
-        host_reincarnate(d, host_dgram_sender(d, &sa, e->src));
+        d->host_down_by = host_dgram_sender(d, &sa, e->src);
     } else if (e->kind == KIND__HOST_TABLE &&
                e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining &&
                host_sa_equal(&sa, &d->join_sa)) {
@@ -728,8 +728,10 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
     if ((int)op->hid == d->hid) {
         log_warn("host %d says this daemon is down (incarnation %08x)", from,
                  op->incarnation);
+        /* Not here: we are inside the transport's delivery, whose
+           streams the new incarnation resets.  host_cron does it. */
         if (from != d->hid && op->incarnation == d->inc)
-            host_reincarnate(d, from);
+            d->host_down_by = from;
         return;
     }
     h = d->hosts[op->hid];
@@ -1265,6 +1267,10 @@ host_cron(struct daemon *d, uint64_t now)
             host_send_join(d);
         }
         return;
+    }
+    if (d->host_down_by != 0) {
+        host_reincarnate(d, d->host_down_by);
+        d->host_down_by = 0;
     }
     if (now - d->last_heartbeat_us >= beat) {
         d->last_heartbeat_us = now;
