@@ -10,8 +10,9 @@
  * size, 1024), --reps N (>= 3, default 5), --mtu N (1472), --window N
  * (1024), --rate BYTES/S (pacing, 0), --loss F (injected drop fraction
  * for the lossy row, 0.05), --no-tcp, --no-loss, --pin (local mode:
- * client on CPU 0, server on CPU 1), --copy (datagrams copied into the
- * udp batch instead of sent by reference: rel_ops without send_ref).
+ * client on CPU 0, server on CPU 1), --zero-copy (fragment data sent by
+ * reference, rel_ops.send_ref/flush, instead of copied into the udp
+ * batch as the daemon does).
  *
  * The client drives: over a TCP control connection to the server's port
  * it asks for a run ("rel ..." or "tcp ..."), then pushes the bytes.  A
@@ -58,7 +59,7 @@ struct opts {
     unsigned window, reps;
     uint64_t rate;
     double loss;
-    int tcp, lossy, pin, copy;
+    int tcp, lossy, pin, zc;
 };
 
 /* One rel endpoint on a UDP socket. */
@@ -189,7 +190,7 @@ ep_flush(void *ctx)
     return udp_flush(e->u);
 }
 
-/* Builds e's transport: hid me, one peer; zero copy unless --copy. */
+/* Builds e's transport: hid me, one peer; zero copy with --zero-copy. */
 static void
 ep_rel(struct ep *e, const struct opts *o, double drop, int me, int peer,
        const struct sockaddr_in *peer_addr, uint32_t inc)
@@ -197,7 +198,7 @@ ep_rel(struct ep *e, const struct opts *o, double drop, int me, int peer,
     struct rel_config cfg;
     struct rel_ops ops = {ep_send, ep_deliver, NULL, ep_send_ref, ep_flush};
 
-    if (o->copy) {
+    if (!o->zc) {
         ops.send_ref = NULL;
         ops.flush = NULL;
     }
@@ -581,7 +582,7 @@ usage(void)
             "       [--mib N] [--msg-kib N] [--reps N] [--mtu N] "
             "[--window N]\n"
             "       [--rate BYTES/S] [--loss F] [--no-tcp] [--no-loss] "
-            "[--pin] [--copy]\n");
+            "[--pin] [--zero-copy]\n");
     exit(2);
 }
 
@@ -639,8 +640,8 @@ main(int argc, char **argv)
             o.pin = 1;
             continue;
         }
-        if (strcmp(a, "--copy") == 0) {
-            o.copy = 1;
+        if (strcmp(a, "--zero-copy") == 0) {
+            o.zc = 1;
             continue;
         }
         if (v == NULL)
