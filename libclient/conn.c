@@ -133,25 +133,6 @@ conn_match(const struct colls_req *r, const struct colls__rmsg *m)
            (r->tag == COLLS_ANY || r->tag == m->tag);
 }
 
-/* Completes a receive with message m (consumed here). */
-static void
-conn_complete_recv(struct colls_req *r, struct colls__rmsg *m)
-{
-    r->st.source = m->src;
-    r->st.tag = m->tag;
-    r->st.length = m->len;
-    r->done = 1;
-    if (r->want_msg) {
-        r->msg = m;
-        r->result = 0;
-        return;
-    }
-    if (m->len > 0 && r->cap > 0)
-        memcpy(r->buf, m->data, m->len < r->cap ? m->len : r->cap);
-    r->result = m->len > r->cap ? COLLS_ETRUNC : 0;
-    colls__rmsg_free(m);
-}
-
 /*
  * Hands a new message to the oldest posted receive it matches, or queues
  * it as unexpected.  Takes ownership of m.  Always returns 0.
@@ -168,7 +149,7 @@ colls__deliver(colls_t *c, struct colls__rmsg *m)
         struct colls_req *r = COLLS__CONTAINER(q, struct colls_req, link);
         if (conn_match(r, m)) {
             colls__q_remove(&r->link);
-            conn_complete_recv(r, m);
+            colls__recv_fill(r, m);
             return 0;
         }
     }

@@ -269,6 +269,7 @@ int colls__send_data(colls_t *c, colls_tid_t dst, int tag, int encoding,
                      int byte_order, int route, const uv_buf_t *payload,
                      unsigned npayload, struct colls_req *req);
 int colls__recv_post(colls_t *c, struct colls_req *r);
+void colls__recv_fill(struct colls_req *r, struct colls__rmsg *m);
 void colls__recv_cancel(struct colls_req *r);
 int colls__req_wait(struct colls_req *r);
 

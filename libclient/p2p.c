@@ -103,9 +103,12 @@ p2p_take(colls_t *c, colls_tid_t src, int tag, int remove)
     return NULL;
 }
 
-/* Fills receive r from message m (consumed). */
-static void
-p2p_fill(struct colls_req *r, struct colls__rmsg *m)
+/*
+ * Completes receive r with message m: status filled, payload copied (or
+ * the message handed over when r wants it whole), m consumed.
+ */
+void
+colls__recv_fill(struct colls_req *r, struct colls__rmsg *m)
 {
     r->st.source = m->src;
     r->st.tag = m->tag;
@@ -133,7 +136,7 @@ colls__recv_post(colls_t *c, struct colls_req *r)
     int st;
 
     if (m != NULL) {
-        p2p_fill(r, m);
+        colls__recv_fill(r, m);
         return 0;
     }
     st = colls__src_status(c, r->src);
@@ -249,7 +252,7 @@ colls_nrecv(colls_t *c, colls_tid_t src, int tag, void *buf, size_t cap,
     p2p_req_init(&r, c, COLLS__REQ_RECV);
     r.buf = buf;
     r.cap = cap;
-    p2p_fill(&r, m);
+    colls__recv_fill(&r, m);
     if (st != NULL)
         *st = r.st;
     return r.result;
