@@ -21,60 +21,17 @@
  * displacements, packing of v-inputs in rank order, sticky failure, a
  * result of the wrong length, a stale result ignored.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "libclient/internal.h"
-#include "proto/bytes.h"
+#include "tests/unit/fakedaemon.h"
 #include "tests/unit/suites.h"
 
 #define ME               0x100005u
 #define BCAST_PATTERN(i) ((uint8_t)(0xa0 ^ (i)))
-
-struct fake {
-    pid_t pid;
-    char dir[48];
-    char path[96];
-};
-
-static int
-read_full(int fd, void *p, size_t n)
-{
-    uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = read(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static void
-fake_send(int fd, const Envelope *e, const void *payload, size_t plen)
-{
-    struct buf b;
-    size_t off = 0;
-
-    buf_init(&b);
-    if (envelope_frame(&b, e, payload, plen) != 0)
-        _exit(3);
-    while (off < b.len) {
-        ssize_t w = write(fd, b.data + off, b.len - off);
-        if (w <= 0)
-            _exit(3);
-        off += (size_t)w;
-    }
-    buf_free(&b);
-}
 
 /* Answers a GROUP_JOIN; returns the size of the group formed (0: none). */
 static int
@@ -188,105 +145,45 @@ fake_coll(int fd, const Envelope *in, const uint8_t *pl, size_t plen, int P)
     free(out);
 }
 
-/* The fake daemon: serves one connection, then exits. */
+/* Group size of the last GROUP_JOIN answered (the child's copy only). */
+static int fake_P;
+
+/* The fake daemon's handler: GROUP_JOIN and COLL_REQ. */
 static void
-fake_serve(int ls)
+fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
+            void *arg)
 {
-    int fd = accept(ls, NULL, NULL);
-    int P = 1;
-
-    if (fd < 0)
-        _exit(2);
-    for (;;) {
-        uint8_t hdr[8];
-        uint32_t flen, elen;
-        uint8_t *rest;
-        Envelope *in, e;
-        AttachRep ar = ATTACH_REP__INIT;
-
-        if (read_full(fd, hdr, 8) != 0)
-            _exit(0);
-        flen = get_u32(hdr);
-        elen = get_u32(hdr + 4);
-        if (flen < 4 || elen > flen - 4 || flen > (64u << 20))
-            _exit(4);
-        rest = malloc(flen - 4);
-        if (rest == NULL || read_full(fd, rest, flen - 4) != 0 ||
-            envelope_unpack(rest, elen, &in) != 0)
-            _exit(5);
-        envelope_init(&e);
-        e.req_id = in->req_id;
-        switch (in->kind) {
-        case KIND__ATTACH_REQ:
-            e.kind = KIND__ATTACH_REP;
-            ar.tid = ME;
-            ar.hid = 1;
-            ar.incarnation = 77;
-            ar.max_message = 1u << 20;
-            ar.direct_addr = "127.0.0.1";
-            e.body_case = ENVELOPE__BODY_ATTACH_REP;
-            e.attach_rep = &ar;
-            fake_send(fd, &e, NULL, 0);
-            break;
-        case KIND__GROUP_JOIN: {
-            int n = fake_join(fd, in);
-            if (n > 0)
-                P = n;
-            break;
-        }
-        case KIND__COLL_REQ:
-            fake_coll(fd, in, rest + elen, flen - 4 - elen, P);
-            break;
-        case KIND__DETACH:
-            _exit(0);
-        default:
-            break;
-        }
-        envelope_free(in);
-        free(rest);
+    (void)arg;
+    switch (in->kind) {
+    case KIND__GROUP_JOIN: {
+        int n = fake_join(fd, in);
+        if (n > 0)
+            fake_P = n;
+        break;
+    }
+    case KIND__COLL_REQ:
+        fake_coll(fd, in, pl, plen, fake_P);
+        break;
+    default:
+        break;
     }
 }
 
 static colls_t *
 attach(struct fake *f)
 {
-    struct sockaddr_un sa;
-    colls_t *c = NULL;
-    int ls;
-
-    signal(SIGPIPE, SIG_IGN);
-    snprintf(f->dir, sizeof(f->dir), "/tmp/colls-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(f->dir));
-    snprintf(f->path, sizeof(f->path), "%s/d.sock", f->dir);
-    ls = socket(AF_UNIX, SOCK_STREAM, 0);
-    ck_assert_int_ge(ls, 0);
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
-    ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(ls, 4), 0);
-    f->pid = fork();
-    ck_assert_int_ge(f->pid, 0);
-    if (f->pid == 0) {
-        fake_serve(ls);
-        _exit(0);
-    }
-    close(ls);
-    ck_assert_int_eq(colls_attach(f->path, &c), 0);
-    return c;
+    memset(f, 0, sizeof(*f));
+    f->tid = ME;
+    f->max_message = 1u << 20;
+    f->handler = fake_handle;
+    fake_P = 1;
+    return fake_attach(f);
 }
 
 static void
 detach(struct fake *f, colls_t *c)
 {
-    int status;
-
-    ck_assert_int_eq(colls_detach(c), 0);
-    ck_assert_int_eq(waitpid(f->pid, &status, 0), f->pid);
-    unlink(f->path);
-    rmdir(f->dir);
-    ck_assert(WIFEXITED(status));
-    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    fake_detach(f, c);
 }
 
 START_TEST(test_join)

@@ -30,6 +30,7 @@
 
 #include "libclient/internal.h"
 #include "proto/bytes.h"
+#include "tests/unit/fakedaemon.h"
 #include "tests/unit/suites.h"
 
 #define ME          0x100005u /* the tid the fake daemon hands out */
@@ -49,54 +50,6 @@ enum {
 
 #define PATTERN(i) ((uint8_t)((i)*13u + 5u))
 
-struct fake {
-    pid_t pid;
-    char dir[48];
-    char path[96];
-};
-
-static int
-read_full(int fd, void *p, size_t n)
-{
-    uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = read(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int
-write_full(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = write(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static void
-fake_send(int fd, const Envelope *e, const void *payload, size_t plen)
-{
-    struct buf b;
-
-    buf_init(&b);
-    if (envelope_frame(&b, e, payload, plen) != 0 ||
-        write_full(fd, b.data, b.len) != 0)
-        _exit(3);
-    buf_free(&b);
-}
-
 static void
 fake_data(int fd, uint32_t src, int tag, const Envelope *like,
           const void *payload, size_t plen)
@@ -115,256 +68,188 @@ fake_data(int fd, uint32_t src, int tag, const Envelope *like,
     fake_send(fd, &e, payload, plen);
 }
 
-/* The fake daemon: serves one connection, then exits. */
+/* What the fake daemon remembers between frames (the child's copy). */
+static struct {
+    char route_addr[128]; /* registered with ROUTE_REG */
+    uint8_t *hbuf;        /* the message T_HALF started, hlen bytes */
+    uint32_t hlen;
+} fake_st;
+
+/* The fake daemon's handler, as described in the file comment. */
 static void
-fake_serve(int ls)
+fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
+            void *arg)
 {
-    int fd = accept(ls, NULL, NULL);
-    char route_addr[128] = "";
-    uint8_t *half_buf = NULL;
-    uint32_t half_len = 0;
+    Envelope e;
+    HostEntry he[2] = {HOST_ENTRY__INIT, HOST_ENTRY__INIT};
+    HostEntry *hp[2] = {&he[0], &he[1]};
+    HostTable ht = HOST_TABLE__INIT;
+    TaskEntry te = TASK_ENTRY__INIT;
+    TaskEntry *tp[1] = {&te};
+    TaskList tl = TASK_LIST__INIT;
+    StatsRep sr = STATS_REP__INIT;
+    PingRep pr = PING_REP__INIT;
+    RouteRep rr = ROUTE_REP__INIT;
+    HostOp op = HOST_OP__INIT;
 
-    if (fd < 0)
-        _exit(2);
-    for (;;) {
-        uint8_t hdr[8];
-        uint32_t flen, elen;
-        uint8_t *rest;
-        Envelope *in, e;
-        HostEntry he[2] = {HOST_ENTRY__INIT, HOST_ENTRY__INIT};
-        HostEntry *hp[2] = {&he[0], &he[1]};
-        HostTable ht = HOST_TABLE__INIT;
-        TaskEntry te = TASK_ENTRY__INIT;
-        TaskEntry *tp[1] = {&te};
-        TaskList tl = TASK_LIST__INIT;
-        StatsRep sr = STATS_REP__INIT;
-        PingRep pr = PING_REP__INIT;
-        AttachRep ar = ATTACH_REP__INIT;
-        RouteRep rr = ROUTE_REP__INIT;
-        HostOp op = HOST_OP__INIT;
-        const uint8_t *pl;
-        size_t plen;
-
-        if (read_full(fd, hdr, 8) != 0)
-            _exit(0);
-        flen = get_u32(hdr);
-        elen = get_u32(hdr + 4);
-        if (flen < 4 || elen > flen - 4 || flen > (64u << 20))
-            _exit(4);
-        rest = malloc(flen - 4);
-        if (rest == NULL || read_full(fd, rest, flen - 4) != 0 ||
-            envelope_unpack(rest, elen, &in) != 0)
-            _exit(5);
-        pl = rest + elen;
-        plen = flen - 4 - elen;
-        envelope_init(&e);
-        e.req_id = in->req_id;
-        switch (in->kind) {
-        case KIND__ATTACH_REQ:
-            e.kind = KIND__ATTACH_REP;
-            ar.tid = ME;
-            ar.hid = 1;
-            ar.incarnation = 77;
-            ar.direct_addr = "127.0.0.1";
-            e.body_case = ENVELOPE__BODY_ATTACH_REP;
-            e.attach_rep = &ar;
+    (void)arg;
+    envelope_init(&e);
+    e.req_id = in->req_id;
+    switch (in->kind) {
+    case KIND__ROUTE_REG:
+        if (in->body_case == ENVELOPE__BODY_ROUTE_REP)
+            snprintf(fake_st.route_addr, sizeof(fake_st.route_addr), "%s",
+                     in->route_rep->addr);
+        break;
+    case KIND__ROUTE_REQ:
+        e.kind = KIND__ROUTE_REP;
+        if (in->dst == UNREACHABLE) {
+            /* nothing listens on port 1 */
+            rr.addr = "127.0.0.1:1";
+        } else if (in->dst == UNKNOWN) {
+            e.status = COLLS_ENOENT;
             fake_send(fd, &e, NULL, 0);
             break;
-        case KIND__ROUTE_REG:
-            if (in->body_case == ENVELOPE__BODY_ROUTE_REP)
-                snprintf(route_addr, sizeof(route_addr), "%s",
-                         in->route_rep->addr);
-            break;
-        case KIND__ROUTE_REQ:
-            e.kind = KIND__ROUTE_REP;
-            if (in->dst == UNREACHABLE) {
-                /* nothing listens on port 1 */
-                rr.addr = "127.0.0.1:1";
-            } else if (in->dst == UNKNOWN) {
-                e.status = COLLS_ENOENT;
-                fake_send(fd, &e, NULL, 0);
-                break;
-            } else {
-                rr.addr = route_addr;
-            }
-            rr.tid = in->dst;
-            e.body_case = ENVELOPE__BODY_ROUTE_REP;
-            e.route_rep = &rr;
+        } else {
+            rr.addr = fake_st.route_addr;
+        }
+        rr.tid = in->dst;
+        e.body_case = ENVELOPE__BODY_ROUTE_REP;
+        e.route_rep = &rr;
+        fake_send(fd, &e, NULL, 0);
+        break;
+    case KIND__DATA:
+        switch (in->tag) {
+        case T_EXIT:
+            e.kind = KIND__TASK_EXIT;
+            e.src = in->dst;
             fake_send(fd, &e, NULL, 0);
             break;
-        case KIND__DATA:
-            switch (in->tag) {
-            case T_EXIT:
-                e.kind = KIND__TASK_EXIT;
-                e.src = in->dst;
-                fake_send(fd, &e, NULL, 0);
-                break;
-            case T_DOWN:
-                e.kind = KIND__HOST_DOWN;
-                op.hid = (uint32_t)COLLS_TID_HID(in->dst);
-                e.body_case = ENVELOPE__BODY_HOST_OP;
-                e.host_op = &op;
-                fake_send(fd, &e, NULL, 0);
-                break;
-            case T_FAIL:
-                e.kind = KIND__SEND_FAILED;
-                e.dst = in->dst;
-                e.status = COLLS_ENOENT;
-                fake_send(fd, &e, NULL, 0);
-                break;
-            case T_HALF:
-                if (plen != 4)
-                    _exit(6);
-                half_len = get_u32(pl);
-                half_buf = malloc(half_len);
-                if (half_buf == NULL)
-                    _exit(7);
-                for (size_t i = 0; i < half_len; i++)
-                    half_buf[i] = PATTERN(i);
-                e.kind = KIND__DATA;
-                e.src = in->dst;
-                e.dst = ME;
-                e.tag = T_HALF;
-                {
-                    struct buf hb;
-                    buf_init(&hb);
-                    if (envelope_frame_head(&hb, &e, half_len) != 0 ||
-                        write_full(fd, hb.data, hb.len) != 0 ||
-                        write_full(fd, half_buf, half_len / 2) != 0)
-                        _exit(8);
-                    buf_free(&hb);
-                }
-                break;
-            case T_REST:
-                if (half_buf == NULL ||
-                    write_full(fd, half_buf + half_len / 2,
-                               half_len - half_len / 2) != 0)
-                    _exit(9);
-                free(half_buf);
-                half_buf = NULL;
-                break;
-            case T_BURST:
-                fake_data(fd, in->dst, 1, NULL, "a", 1);
-                fake_data(fd, in->dst, 2, NULL, "bb", 2);
-                fake_data(fd, in->dst, 3, NULL, "ccc", 3);
-                break;
-            default:
-                fake_data(fd, in->dst, in->tag, in, pl, plen);
-                break;
+        case T_DOWN:
+            e.kind = KIND__HOST_DOWN;
+            op.hid = (uint32_t)COLLS_TID_HID(in->dst);
+            e.body_case = ENVELOPE__BODY_HOST_OP;
+            e.host_op = &op;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case T_FAIL:
+            e.kind = KIND__SEND_FAILED;
+            e.dst = in->dst;
+            e.status = COLLS_ENOENT;
+            fake_send(fd, &e, NULL, 0);
+            break;
+        case T_HALF:
+            if (plen != 4)
+                _exit(6);
+            fake_st.hlen = get_u32(pl);
+            fake_st.hbuf = malloc(fake_st.hlen);
+            if (fake_st.hbuf == NULL)
+                _exit(7);
+            for (size_t i = 0; i < fake_st.hlen; i++)
+                fake_st.hbuf[i] = PATTERN(i);
+            e.kind = KIND__DATA;
+            e.src = in->dst;
+            e.dst = ME;
+            e.tag = T_HALF;
+            {
+                struct buf hb;
+                buf_init(&hb);
+                if (envelope_frame_head(&hb, &e, fake_st.hlen) != 0 ||
+                    fake_write_full(fd, hb.data, hb.len) != 0 ||
+                    fake_write_full(fd, fake_st.hbuf, fake_st.hlen / 2) != 0)
+                    _exit(8);
+                buf_free(&hb);
             }
             break;
-        case KIND__HOSTS_REQ:
-            e.kind = KIND__HOSTS_REP;
-            he[0].hid = 1;
-            he[0].name = "alpha";
-            he[0].addr = "127.0.0.1:5001";
-            he[0].ntasks = 2;
-            he[1].hid = 2;
-            he[1].state = COLLS_HOST_DOWN;
-            he[1].name = "beta";
-            he[1].addr = "127.0.0.1:5002";
-            he[1].rtt_us = 41.5;
-            ht.n_hosts = 2;
-            ht.hosts = hp;
-            e.body_case = ENVELOPE__BODY_HOST_TABLE;
-            e.host_table = &ht;
-            fake_send(fd, &e, NULL, 0);
+        case T_REST:
+            if (fake_st.hbuf == NULL ||
+                fake_write_full(fd, fake_st.hbuf + fake_st.hlen / 2,
+                                fake_st.hlen - fake_st.hlen / 2) != 0)
+                _exit(9);
+            free(fake_st.hbuf);
+            fake_st.hbuf = NULL;
             break;
-        case KIND__TASKS_REQ:
-            e.kind = KIND__TASKS_REP;
-            te.tid = ME;
-            te.pid = (int32_t)in->dst; /* shows what was asked */
-            te.name = "test";
-            tl.n_tasks = 1;
-            tl.tasks = tp;
-            e.body_case = ENVELOPE__BODY_TASK_LIST;
-            e.task_list = &tl;
-            fake_send(fd, &e, NULL, 0);
+        case T_BURST:
+            fake_data(fd, in->dst, 1, NULL, "a", 1);
+            fake_data(fd, in->dst, 2, NULL, "bb", 2);
+            fake_data(fd, in->dst, 3, NULL, "ccc", 3);
             break;
-        case KIND__STATS_REQ:
-            e.kind = KIND__STATS_REP;
-            sr.json = "{\"msgs\": 3}";
-            e.body_case = ENVELOPE__BODY_STATS_REP;
-            e.stats_rep = &sr;
-            fake_send(fd, &e, NULL, 0);
-            break;
-        case KIND__PING_REQ:
-            e.kind = KIND__PING_REP;
-            pr.rtt_us = (double)in->dst * 1000 + (double)in->count;
-            e.body_case = ENVELOPE__BODY_PING_REP;
-            e.ping_rep = &pr;
-            fake_send(fd, &e, NULL, 0);
-            break;
-        case KIND__ADD_HOST:
-            if (in->body_case == ENVELOPE__BODY_HOST_OP &&
-                strcmp(in->host_op->addr, "h:1") == 0) {
-                e.kind = KIND__ADMIN_REP;
-            } else {
-                e.kind = KIND__ERROR;
-                e.status = COLLS_EINVAL;
-            }
-            fake_send(fd, &e, NULL, 0);
-            break;
-        case KIND__HALT:
-            e.kind = KIND__ADMIN_REP;
-            fake_send(fd, &e, NULL, 0);
-            _exit(0);
-        case KIND__DETACH:
-            _exit(0);
         default:
+            fake_data(fd, in->dst, in->tag, in, pl, plen);
             break;
         }
-        envelope_free(in);
-        free(rest);
-    }
-}
-
-static void
-fake_start(struct fake *f)
-{
-    struct sockaddr_un sa;
-    int ls;
-
-    snprintf(f->dir, sizeof(f->dir), "/tmp/colls-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(f->dir));
-    snprintf(f->path, sizeof(f->path), "%s/d.sock", f->dir);
-    ls = socket(AF_UNIX, SOCK_STREAM, 0);
-    ck_assert_int_ge(ls, 0);
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
-    ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    ck_assert_int_eq(listen(ls, 4), 0);
-    f->pid = fork();
-    ck_assert_int_ge(f->pid, 0);
-    if (f->pid == 0) {
-        fake_serve(ls);
+        break;
+    case KIND__HOSTS_REQ:
+        e.kind = KIND__HOSTS_REP;
+        he[0].hid = 1;
+        he[0].name = "alpha";
+        he[0].addr = "127.0.0.1:5001";
+        he[0].ntasks = 2;
+        he[1].hid = 2;
+        he[1].state = COLLS_HOST_DOWN;
+        he[1].name = "beta";
+        he[1].addr = "127.0.0.1:5002";
+        he[1].rtt_us = 41.5;
+        ht.n_hosts = 2;
+        ht.hosts = hp;
+        e.body_case = ENVELOPE__BODY_HOST_TABLE;
+        e.host_table = &ht;
+        fake_send(fd, &e, NULL, 0);
+        break;
+    case KIND__TASKS_REQ:
+        e.kind = KIND__TASKS_REP;
+        te.tid = ME;
+        te.pid = (int32_t)in->dst; /* shows what was asked */
+        te.name = "test";
+        tl.n_tasks = 1;
+        tl.tasks = tp;
+        e.body_case = ENVELOPE__BODY_TASK_LIST;
+        e.task_list = &tl;
+        fake_send(fd, &e, NULL, 0);
+        break;
+    case KIND__STATS_REQ:
+        e.kind = KIND__STATS_REP;
+        sr.json = "{\"msgs\": 3}";
+        e.body_case = ENVELOPE__BODY_STATS_REP;
+        e.stats_rep = &sr;
+        fake_send(fd, &e, NULL, 0);
+        break;
+    case KIND__PING_REQ:
+        e.kind = KIND__PING_REP;
+        pr.rtt_us = (double)in->dst * 1000 + (double)in->count;
+        e.body_case = ENVELOPE__BODY_PING_REP;
+        e.ping_rep = &pr;
+        fake_send(fd, &e, NULL, 0);
+        break;
+    case KIND__ADD_HOST:
+        if (in->body_case == ENVELOPE__BODY_HOST_OP &&
+            strcmp(in->host_op->addr, "h:1") == 0) {
+            e.kind = KIND__ADMIN_REP;
+        } else {
+            e.kind = KIND__ERROR;
+            e.status = COLLS_EINVAL;
+        }
+        fake_send(fd, &e, NULL, 0);
+        break;
+    case KIND__HALT:
+        e.kind = KIND__ADMIN_REP;
+        fake_send(fd, &e, NULL, 0);
         _exit(0);
+    default:
+        break;
     }
-    close(ls);
-}
-
-/* Waits for the fake daemon to end and checks it ended cleanly. */
-static void
-fake_stop(struct fake *f)
-{
-    int status;
-
-    ck_assert_int_eq(waitpid(f->pid, &status, 0), f->pid);
-    unlink(f->path);
-    rmdir(f->dir);
-    ck_assert(WIFEXITED(status));
-    ck_assert_int_eq(WEXITSTATUS(status), 0);
 }
 
 static colls_t *
 attach(struct fake *f)
 {
-    colls_t *c = NULL;
+    colls_t *c;
 
-    signal(SIGPIPE, SIG_IGN);
-    fake_start(f);
-    ck_assert_int_eq(colls_attach(f->path, &c), 0);
+    memset(f, 0, sizeof(*f));
+    memset(&fake_st, 0, sizeof(fake_st));
+    f->tid = ME;
+    f->handler = fake_handle;
+    c = fake_attach(f);
     ck_assert_uint_eq(colls_mytid(c), ME);
     return c;
 }
@@ -372,8 +257,7 @@ attach(struct fake *f)
 static void
 detach(struct fake *f, colls_t *c)
 {
-    ck_assert_int_eq(colls_detach(c), 0);
-    fake_stop(f);
+    fake_detach(f, c);
 }
 
 START_TEST(test_attach_refused)
@@ -817,7 +701,7 @@ START_TEST(test_direct_garbage)
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(connect(fd, (struct sockaddr *)&ss, (socklen_t)sslen),
                          0);
-        ck_assert_int_eq(write_full(fd, b.data, b.len), 0);
+        ck_assert_int_eq(fake_write_full(fd, b.data, b.len), 0);
         buf_free(&b);
         /* the library drops the connection: this end sees it closed */
         for (i = 0; i < 5000; i++) {
