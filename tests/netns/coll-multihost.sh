@@ -37,38 +37,14 @@ fail()
     FAILED=$((FAILED + 1))
 }
 
-for b in collsd collsctl tests/integration/coll-check; do
-    if [ ! -x "$B/$b" ]; then
-        echo "SKIP: $B/$b not built" >&2
-        exit 77
-    fi
-done
-ns_require
-top_builddir=$B ns_setup "$N"
-
+mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/coll-check
 for i in $(seq 1 $N); do
-    echo "$(ns_addr "$i"):7490 name=host$i"
-done >"$NS_RUN/hostfile"
-for i in $(seq 1 $N); do
-    host_bg "$i" "d$i.log" "$B/collsd" --foreground \
-        --listen "$(ns_addr "$i"):7490" --hostfile "$NS_RUN/hostfile" \
-        --socket "$SOCK" $DOPTS
+    mh_daemon "$i" $DOPTS
 done
-
-ctl()
-{
-    local i=$1
-    shift
-    host_run "$i" timeout 30 "$B/collsctl" --socket "$SOCK" "$@"
-}
 
 wait_up()
 {
-    for _ in $(seq 1 100); do
-        [ "$(ctl "$1" hosts 2>/dev/null | grep -c ' up ')" -ge "$2" ] &&
-            return 0
-        sleep 0.1
-    done
+    mh_wait_up "$1" "$2" && return 0
     fail "host $1 does not see $2 hosts up"
     return 1
 }

@@ -332,3 +332,59 @@ ns_loss_drops()
     ip netns exec "$(ns_name "$1")" nft list table inet collsloss \
         2>/dev/null | sed -n 's/.*packets \([0-9]*\).*/\1/p' | head -1
 }
+
+# ---- a machine: one collsd per host ---------------------------------------
+# mh_init B SOCK N PROG...: exits 77 unless every B/PROG is built (B is the
+# build directory, absolute), then ns_require, ns_setup N and a shared
+# $NS_RUN/hostfile listing hosts 1..N on port 7490 (name hostI).  SOCK is
+# the daemon socket path on every host (each host has its own /tmp).
+mh_init()
+{
+    MH_B=$1
+    MH_SOCK=$2
+    mh_n=$3
+    shift 3
+    for b in "$@"; do
+        if [ ! -x "$MH_B/$b" ]; then
+            echo "SKIP: $MH_B/$b not built" >&2
+            exit 77
+        fi
+    done
+    ns_require
+    top_builddir=$MH_B ns_setup "$mh_n"
+    for i in $(seq 1 "$mh_n"); do
+        echo "$(ns_addr "$i"):7490 name=host$i"
+    done >"$NS_RUN/hostfile"
+}
+
+# mh_daemon I OPTS...: starts host I's collsd on the hostfile (log dI.log);
+# its pid in NS_LASTPID.
+mh_daemon()
+{
+    mh_i=$1
+    shift
+    host_bg "$mh_i" "d$mh_i.log" "$MH_B/collsd" --foreground \
+        --listen "$(ns_addr "$mh_i"):7490" --hostfile "$NS_RUN/hostfile" \
+        --socket "$MH_SOCK" "$@"
+}
+
+# mh_ctl I ARGS...: collsctl ARGS on host I's daemon (30 s at most).
+mh_ctl()
+{
+    mh_i=$1
+    shift
+    host_run "$mh_i" timeout 30 "$MH_B/collsctl" --socket "$MH_SOCK" "$@"
+}
+
+# mh_wait_up I N: 0 once host I lists at least N hosts up (10 s at most);
+# else its host table on stderr and 1.
+mh_wait_up()
+{
+    for _ in $(seq 1 100); do
+        [ "$(mh_ctl "$1" hosts 2>/dev/null | grep -c ' up ')" -ge "$2" ] &&
+            return 0
+        sleep 0.1
+    done
+    mh_ctl "$1" hosts >&2
+    return 1
+}

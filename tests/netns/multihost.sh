@@ -29,46 +29,25 @@ fail()
     FAILED=$((FAILED + 1))
 }
 
-for b in collsd collsctl tests/integration/p2p-check; do
-    if [ ! -x "$B/$b" ]; then
-        echo "SKIP: $B/$b not built" >&2
-        exit 77
-    fi
-done
-ns_require
-top_builddir=$B ns_setup "$N"
-
-for i in $(seq 1 $N); do
-    echo "$(ns_addr "$i"):7490 name=host$i"
-done >"$NS_RUN/hostfile"
+mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/p2p-check
 
 # Starts the daemon of host I; DPID_I holds its pid.
 start_daemon()
 {
-    host_bg "$1" "d$1.log" "$B/collsd" --foreground \
-        --listen "$(ns_addr "$1"):7490" --hostfile "$NS_RUN/hostfile" \
-        --socket "$SOCK" $DOPTS
+    mh_daemon "$1" $DOPTS
     eval "DPID_$1=$NS_LASTPID"
 }
 
 ctl()
 {
-    local i=$1
-    shift
-    host_run "$i" timeout 30 "$B/collsctl" --socket "$SOCK" "$@"
+    mh_ctl "$@"
 }
 
 # Waits until host I lists at least N hosts up.
 wait_up()
 {
-    local i=$1 n=$2
-    for _ in $(seq 1 100); do
-        [ "$(ctl "$i" hosts 2>/dev/null | grep -c ' up ')" -ge "$n" ] &&
-            return 0
-        sleep 0.1
-    done
-    fail "host $i does not see $n hosts up"
-    ctl "$i" hosts >&2
+    mh_wait_up "$1" "$2" && return 0
+    fail "host $1 does not see $2 hosts up"
     return 1
 }
 
