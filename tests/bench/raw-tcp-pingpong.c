@@ -27,54 +27,9 @@
 #include <unistd.h>
 
 #include "tests/bench/bench.h"
+#include "tests/netutil.h"
 
 #define CHUNK (1 << 20)
-
-static int
-parse_addr(const char *s, struct sockaddr_in *sa)
-{
-    char host[64];
-    const char *colon = strrchr(s, ':');
-
-    memset(sa, 0, sizeof(*sa));
-    sa->sin_family = AF_INET;
-    if (!colon || (size_t)(colon - s) >= sizeof(host))
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = 0;
-    sa->sin_port = htons((uint16_t)atoi(colon + 1));
-    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
-}
-
-static int
-read_full(int fd, void *p, size_t n)
-{
-    uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = read(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int
-write_full(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static uint64_t
 get64(const uint8_t *p)
@@ -109,12 +64,12 @@ serve(int fd, uint8_t *b)
 {
     uint8_t req[16];
 
-    if (read_full(fd, req, 16) < 0)
+    if (netutil_read_full(fd, req, 16) < 0)
         return;
     uint64_t mode = get64(req), arg = get64(req + 8);
     if (mode == 1 && arg <= (uint64_t)16 * CHUNK) {
-        while (read_full(fd, b, arg) == 0)
-            if (write_full(fd, b, arg) < 0)
+        while (netutil_read_full(fd, b, arg) == 0)
+            if (netutil_write_full(fd, b, arg) < 0)
                 return;
     } else if (mode == 2) {
         while (arg > 0) {
@@ -123,7 +78,7 @@ serve(int fd, uint8_t *b)
                 return;
             arg -= (uint64_t)r;
         }
-        write_full(fd, "k", 1);
+        netutil_write_full(fd, "k", 1);
     }
 }
 
@@ -162,7 +117,7 @@ connect_to(const struct sockaddr_in *sa, uint64_t mode, uint64_t arg)
     nodelay(fd);
     put64(req, mode);
     put64(req + 8, arg);
-    if (write_full(fd, req, 16) < 0)
+    if (netutil_write_full(fd, req, 16) < 0)
         exit(1);
     return fd;
 }
@@ -200,11 +155,13 @@ client(const struct sockaddr_in *sa, int iters, const char *sizes)
             it = iters;
         int fd = connect_to(sa, 1, n);
         for (int w = 0; w < 3; w++)
-            if (write_full(fd, b, n) < 0 || read_full(fd, b, n) < 0)
+            if (netutil_write_full(fd, b, n) < 0 ||
+                netutil_read_full(fd, b, n) < 0)
                 return 1;
         for (int i = 0; i < it; i++) {
             double t0 = bench_now();
-            if (write_full(fd, b, n) < 0 || read_full(fd, b, n) < 0)
+            if (netutil_write_full(fd, b, n) < 0 ||
+                netutil_read_full(fd, b, n) < 0)
                 return 1;
             v[i] = (bench_now() - t0) / 2;
         }
@@ -234,11 +191,11 @@ stream(const struct sockaddr_in *sa, uint64_t bytes, int reps)
         char k;
         while (left > 0) {
             size_t n = left < CHUNK ? left : CHUNK;
-            if (write_full(fd, b, n) < 0)
+            if (netutil_write_full(fd, b, n) < 0)
                 return 1;
             left -= n;
         }
-        if (read_full(fd, &k, 1) < 0)
+        if (netutil_read_full(fd, &k, 1) < 0)
             return 1;
         v[r] = (double)bytes / (bench_now() - t0) / 1e6;
         close(fd);
@@ -259,7 +216,7 @@ main(int argc, char **argv)
     const char *sizes = NULL;
 
     signal(SIGPIPE, SIG_IGN);
-    if (argc < 3 || parse_addr(argv[2], &sa) < 0) {
+    if (argc < 3 || netutil_parse_addr(argv[2], &sa) < 0) {
         fprintf(stderr,
                 "usage: raw-tcp-pingpong server|client|stream ADDR:PORT "
                 "[--iters N] [--sizes a,b,...] [--bytes N] [--reps R]\n");

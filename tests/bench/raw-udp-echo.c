@@ -22,22 +22,7 @@
 #include <unistd.h>
 
 #include "tests/bench/bench.h"
-
-static int
-parse_addr(const char *s, struct sockaddr_in *sa)
-{
-    char host[64];
-    const char *colon = strrchr(s, ':');
-
-    memset(sa, 0, sizeof(*sa));
-    sa->sin_family = AF_INET;
-    if (!colon || (size_t)(colon - s) >= sizeof(host))
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = 0;
-    sa->sin_port = htons((uint16_t)atoi(colon + 1));
-    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
-}
+#include "tests/netutil.h"
 
 /* Echo server: never returns unless the socket fails. */
 static int
@@ -147,7 +132,7 @@ main(int argc, char **argv)
     int iters = 200;
     const char *sizes = NULL;
 
-    if (argc < 3 || parse_addr(argv[2], &sa) < 0) {
+    if (argc < 3 || netutil_parse_addr(argv[2], &sa) < 0) {
         fprintf(stderr, "usage: raw-udp-echo server|client ADDR:PORT "
                         "[--iters N] [--sizes a,b,...]\n");
         return 2;

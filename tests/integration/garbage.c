@@ -44,6 +44,7 @@
 #include "proto/dgram.h"
 #include "proto/envelope.h"
 #include "proto/frame.h"
+#include "tests/netutil.h"
 
 static int nfail;
 static uint64_t rng = 88172645463325252ull;
@@ -399,22 +400,6 @@ run_unix(const char *path)
 
 /* ---- UDP --------------------------------------------------------------- */
 
-static int
-parse_addr(const char *s, struct sockaddr_in *sa)
-{
-    char host[64];
-    const char *colon = strrchr(s, ':');
-
-    memset(sa, 0, sizeof(*sa));
-    sa->sin_family = AF_INET;
-    if (!colon || (size_t)(colon - s) >= sizeof(host))
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = 0;
-    sa->sin_port = htons((uint16_t)atoi(colon + 1));
-    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
-}
-
 /* Fills a datagram with a valid-looking header and random fields.
    Returns its length. */
 static size_t
@@ -453,7 +438,7 @@ run_udp(const char *target, const char *from, int count)
     uint8_t b[2048];
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
-    if (parse_addr(target, &to) < 0 ||
+    if (netutil_parse_addr(target, &to) < 0 ||
         inet_pton(AF_INET, from, &me.sin_addr) != 1) {
         fprintf(stderr, "garbage: bad address\n");
         return 2;
@@ -525,7 +510,7 @@ run_replay(const char *target, int capture_ms, int count, int times,
     int raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
     static uint8_t pkt[65536];
 
-    if (parse_addr(target, &to) < 0 || !caps) {
+    if (netutil_parse_addr(target, &to) < 0 || !caps) {
         fprintf(stderr, "garbage: bad address\n");
         return 2;
     }
@@ -605,7 +590,8 @@ run_probe(const char *target, const char *src, int src_hid, int dst_hid,
     uint8_t b[DGRAM_HDR_LEN];
     int raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
 
-    if (!src || parse_addr(target, &to) < 0 || parse_addr(src, &from) < 0) {
+    if (!src || netutil_parse_addr(target, &to) < 0 ||
+        netutil_parse_addr(src, &from) < 0) {
         fprintf(stderr, "garbage: probe needs ADDR:PORT and --src IP:PORT\n");
         return 2;
     }

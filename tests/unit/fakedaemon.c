@@ -17,39 +17,8 @@
 
 #include "proto/buf.h"
 #include "proto/bytes.h"
+#include "tests/netutil.h"
 #include "tests/unit/fakedaemon.h"
-
-/* Reads exactly n bytes; -1 on end of stream or error. */
-int
-fake_read_full(int fd, void *p, size_t n)
-{
-    uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = read(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-/* Writes exactly n bytes; -1 on error. */
-int
-fake_write_full(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = write(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
 
 /* Frames and writes e with its payload; the child exits 3 on failure. */
 void
@@ -59,7 +28,7 @@ fake_send(int fd, const Envelope *e, const void *payload, size_t plen)
 
     buf_init(&b);
     if (envelope_frame(&b, e, payload, plen) != 0 ||
-        fake_write_full(fd, b.data, b.len) != 0)
+        netutil_write_full(fd, b.data, b.len) != 0)
         _exit(3);
     buf_free(&b);
 }
@@ -98,14 +67,14 @@ fake_serve(const struct fake *f, int ls)
         uint8_t *rest;
         Envelope *in;
 
-        if (fake_read_full(fd, hdr, 8) != 0)
+        if (netutil_read_full(fd, hdr, 8) != 0)
             _exit(0);
         flen = get_u32(hdr);
         elen = get_u32(hdr + 4);
         if (flen < 4 || elen > flen - 4 || flen > (64u << 20))
             _exit(4);
         rest = malloc(flen - 4);
-        if (rest == NULL || fake_read_full(fd, rest, flen - 4) != 0 ||
+        if (rest == NULL || netutil_read_full(fd, rest, flen - 4) != 0 ||
             envelope_unpack(rest, elen, &in) != 0)
             _exit(5);
         if (in->kind == KIND__ATTACH_REQ)

@@ -34,8 +34,6 @@ struct fake {
     char path[96];
 };
 
-int fake_read_full(int fd, void *p, size_t n);
-int fake_write_full(int fd, const void *p, size_t n);
 void fake_send(int fd, const Envelope *e, const void *payload, size_t plen);
 void fake_start(struct fake *f);
 void fake_stop(struct fake *f);

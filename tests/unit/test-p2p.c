@@ -30,6 +30,7 @@
 
 #include "libclient/internal.h"
 #include "proto/bytes.h"
+#include "tests/netutil.h"
 #include "tests/unit/fakedaemon.h"
 #include "tests/unit/suites.h"
 
@@ -155,16 +156,16 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
                 struct buf hb;
                 buf_init(&hb);
                 if (envelope_frame_head(&hb, &e, fake_st.hlen) != 0 ||
-                    fake_write_full(fd, hb.data, hb.len) != 0 ||
-                    fake_write_full(fd, fake_st.hbuf, fake_st.hlen / 2) != 0)
+                    netutil_write_full(fd, hb.data, hb.len) != 0 ||
+                    netutil_write_full(fd, fake_st.hbuf, fake_st.hlen / 2) != 0)
                     _exit(8);
                 buf_free(&hb);
             }
             break;
         case T_REST:
             if (fake_st.hbuf == NULL ||
-                fake_write_full(fd, fake_st.hbuf + fake_st.hlen / 2,
-                                fake_st.hlen - fake_st.hlen / 2) != 0)
+                netutil_write_full(fd, fake_st.hbuf + fake_st.hlen / 2,
+                                   fake_st.hlen - fake_st.hlen / 2) != 0)
                 _exit(9);
             free(fake_st.hbuf);
             fake_st.hbuf = NULL;
@@ -701,7 +702,7 @@ START_TEST(test_direct_garbage)
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(connect(fd, (struct sockaddr *)&ss, (socklen_t)sslen),
                          0);
-        ck_assert_int_eq(fake_write_full(fd, b.data, b.len), 0);
+        ck_assert_int_eq(netutil_write_full(fd, b.data, b.len), 0);
         buf_free(&b);
         /* the library drops the connection: this end sees it closed */
         for (i = 0; i < 5000; i++) {
