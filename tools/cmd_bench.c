@@ -35,6 +35,7 @@
 #define BENCH_WARMUP      3
 #define BENCH_MAX_PROCS   256
 #define BENCH_MAX_SOCKETS 64
+#define BENCH_SIZE_MAX    (1ull << 30)
 
 struct bench_opts {
     int op;
@@ -55,34 +56,6 @@ static const char *const bench_ops[COLLS_COLL_MAX] = {
     "alltoall", "alltoallv", "reduce_scatter", "scan",      "exscan",
 };
 
-static double
-bench_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-/* A size with an optional k/K or m/M suffix (powers of 1024); -1 if bad. */
-static int
-bench_size(const char *s, const char *end_at, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-
-    if (end == s)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v *= 1024, end++;
-    else if (*end == 'm' || *end == 'M')
-        v *= 1024 * 1024, end++;
-    if (end != end_at || v > (1ull << 30))
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 /* Parses "A:B" into opts->min, opts->max. */
 static int
 bench_sizes(const char *s, struct bench_opts *o)
@@ -90,10 +63,11 @@ bench_sizes(const char *s, struct bench_opts *o)
     const char *colon = strchr(s, ':');
 
     if (colon == NULL)
-        return bench_size(s, s + strlen(s), &o->min) < 0 ? -1
-                                                         : (o->max = o->min, 0);
-    if (bench_size(s, colon, &o->min) < 0 ||
-        bench_size(colon + 1, colon + 1 + strlen(colon + 1), &o->max) < 0 ||
+        return collsctl_parse_size(s, NULL, BENCH_SIZE_MAX, &o->min) < 0
+                   ? -1
+                   : (o->max = o->min, 0);
+    if (collsctl_parse_size(s, colon, BENCH_SIZE_MAX, &o->min) < 0 ||
+        collsctl_parse_size(colon + 1, NULL, BENCH_SIZE_MAX, &o->max) < 0 ||
         o->min > o->max)
         return -1;
     return 0;
@@ -168,13 +142,13 @@ bench_size_run(colls_group_t *g, const struct bench_opts *o, void *sbuf,
         rc = colls_barrier(g);
         if (rc < 0)
             return rc;
-        t0 = bench_now_us();
+        t0 = collsctl_now_us();
         for (i = 0; i < o->iters; i++) {
             rc = bench_one(g, o->op, sbuf, rbuf, count, counts, displs);
             if (rc < 0)
                 return rc;
         }
-        t = (bench_now_us() - t0) / o->iters;
+        t = (collsctl_now_us() - t0) / o->iters;
         if (*us < 0 || t < *us)
             *us = t;
     }

@@ -29,21 +29,6 @@ cmd_compress_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int
-cmd_compress_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n), n > 0; sorts v. */
-static double
-cmd_compress_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmd_compress_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /*
  * Parses a decimal unsigned number in [lo, hi] from s; 0 or -1.
  */
@@ -162,8 +147,8 @@ cmd_compress_measure(const double *v, size_t n, unsigned bits, size_t block,
         }
     }
     /* A floor of 1 ns keeps the speeds finite on tiny inputs. */
-    *tc = cmd_compress_median(t_c, CMD_COMPRESS_REPS) + 1e-9;
-    *td = cmd_compress_median(t_d, CMD_COMPRESS_REPS) + 1e-9;
+    *tc = collsctl_median(t_c, CMD_COMPRESS_REPS) + 1e-9;
+    *td = collsctl_median(t_d, CMD_COMPRESS_REPS) + 1e-9;
     ret = 0;
 out:
     free(c);

@@ -11,14 +11,6 @@
 #include "colls.h"
 #include "tools/collsctl.h"
 
-static int
-ping_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 /* Parses a non-negative integer option; -1 if invalid. */
 static long
 ping_num(const char *s, long max)
@@ -93,12 +85,10 @@ ping_exec(int argc, char **argv)
             usleep((useconds_t)interval * 1000);
     }
     if (ok > 0) {
-        qsort(rtt, (size_t)ok, sizeof(*rtt), ping_cmp);
+        double med = collsctl_median(rtt, ok);
         printf("%d sent, %d answered; rtt min/median/max = "
                "%.1f/%.1f/%.1f us\n",
-               (int)count, ok, rtt[0],
-               ok % 2 ? rtt[ok / 2] : (rtt[ok / 2 - 1] + rtt[ok / 2]) / 2,
-               rtt[ok - 1]);
+               (int)count, ok, rtt[0], med, rtt[ok - 1]);
     } else {
         printf("%d sent, 0 answered\n", (int)count);
     }

@@ -29,44 +29,7 @@
 
 #define PP_TAG 0x5050
 
-static double
-pp_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int
-pp_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Parses a size with an optional k/M suffix (powers of 1024). */
-static int
-pp_size(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-
-    if (end == s)
-        return -1;
-    if (*end == 'k' || *end == 'K') {
-        v *= 1024;
-        end++;
-    } else if (*end == 'm' || *end == 'M') {
-        v *= 1024 * 1024;
-        end++;
-    }
-    if (*end != '\0' || v > 256ULL * 1024 * 1024)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
+#define PP_SIZE_MAX (256ULL * 1024 * 1024)
 
 /* Picks the default-route partner: the first other host that is up. */
 static int
@@ -177,11 +140,12 @@ pingpong_exec(int argc, char **argv)
             have_to = 1;
             break;
         case 'm':
-            if (pp_size(optarg, &min) < 0 || min == 0)
+            if (collsctl_parse_size(optarg, NULL, PP_SIZE_MAX, &min) < 0 ||
+                min == 0)
                 return collsctl_usage(&cmd_pingpong);
             break;
         case 'M':
-            if (pp_size(optarg, &max) < 0)
+            if (collsctl_parse_size(optarg, NULL, PP_SIZE_MAX, &max) < 0)
                 return collsctl_usage(&cmd_pingpong);
             break;
         case 'n':
@@ -250,15 +214,13 @@ pingpong_exec(int argc, char **argv)
         if (rc < 0)
             goto out;
         for (r = 0; r < nreps; r++) {
-            double t0 = pp_now_us();
+            double t0 = collsctl_now_us();
             rc = pp_round(c, to, enc, route, sbuf, rbuf, n);
             if (rc < 0)
                 goto out;
-            t[r] = (pp_now_us() - t0) / 2;
+            t[r] = (collsctl_now_us() - t0) / 2;
         }
-        qsort(t, (size_t)nreps, sizeof(*t), pp_cmp);
-        medians[nsizes] =
-            nreps % 2 ? t[nreps / 2] : (t[nreps / 2 - 1] + t[nreps / 2]) / 2;
+        medians[nsizes] = collsctl_median(t, (int)nreps);
         sizes[nsizes] = (double)n;
         if (csv)
             printf("%zu,%.2f,%.2f\n", n, medians[nsizes],

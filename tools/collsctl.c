@@ -10,14 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "colls.h"
 #include "tools/collsctl.h"
 
 static const struct collsctl_cmd *const collsctl_cmds[] = {
-    &cmd_status, &cmd_hosts,    &cmd_ps,       &cmd_stats,
-    &cmd_ping,   &cmd_pingpong, &cmd_echo,     &cmd_add,
-    &cmd_delete, &cmd_halt,     &cmd_compress, &cmd_bench, &cmd_groups,
+    &cmd_status,   &cmd_hosts, &cmd_ps,     &cmd_stats,  &cmd_ping,
+    &cmd_pingpong, &cmd_echo,  &cmd_add,    &cmd_delete, &cmd_halt,
+    &cmd_compress, &cmd_bench, &cmd_groups,
 };
 
 #define COLLSCTL_NCMDS (sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]))
@@ -57,6 +58,52 @@ collsctl_parse_tid(const char *s, unsigned *tid)
     if (*end != '\0' || end == s || v > 0xffffffffUL)
         return -1;
     *tid = (unsigned)v;
+    return 0;
+}
+
+double
+collsctl_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int
+collsctl_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+double
+collsctl_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), collsctl_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int
+collsctl_parse_size(const char *s, const char *end_at, unsigned long long max,
+                    size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+
+    if (end == s)
+        return -1;
+    if (*end == 'k' || *end == 'K') {
+        v *= 1024;
+        end++;
+    } else if (*end == 'm' || *end == 'M') {
+        v *= 1024 * 1024;
+        end++;
+    }
+    if (end != (end_at != NULL ? end_at : s + strlen(s)) || v > max)
+        return -1;
+    *out = (size_t)v;
     return 0;
 }
 

@@ -5,6 +5,8 @@
 #ifndef COLLS_TOOLS_COLLSCTL_H
 #define COLLS_TOOLS_COLLSCTL_H
 
+#include <stddef.h>
+
 struct collsctl_cmd {
     const char *name;
     const char *usage;   /* arguments, e.g. "[--json] [--watch]" */
@@ -30,5 +32,13 @@ int collsctl_parse_tid(const char *s, unsigned *tid);
 /* A host given as hid, name or address (from the host table); the hid or
    a COLLS_E* code. */
 int collsctl_resolve_host(struct colls *c, const char *s);
+/* Microseconds on the monotonic clock. */
+double collsctl_now_us(void);
+/* Median of v[0..n), n > 0; sorts v. */
+double collsctl_median(double *v, int n);
+/* A size from s up to end (NULL: the end of s), decimal with an optional
+   k/K or m/M suffix (powers of 1024), at most max.  0, or -1 if bad. */
+int collsctl_parse_size(const char *s, const char *end, unsigned long long max,
+                        size_t *out);
 
 #endif
