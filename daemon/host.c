@@ -26,9 +26,10 @@
  * down" notice (HOST_DOWN {its hid, dead incarnation}) in a join
  * datagram, outside the transport: their streams no longer match.  A
  * daemon that gets HOST_DOWN about its own current incarnation (so, or
- * from the transport) comes back, at its next cron, as a restart would: local tasks get
- * HOST_DOWN of every other host and groups spanning them fail, it takes
- * a new incarnation (the transport starts over, rel_set_inc) and
+ * from the transport) comes back, at its next cron, as a restart would:
+ * local tasks get HOST_DOWN of every other host and groups spanning them
+ * fail, it takes a new incarnation (the transport starts over,
+ * rel_set_inc) and
  * heartbeats it at once; peers challenge the new incarnation (rel.c),
  * adopt it and mark the host up again.
  *
