@@ -29,9 +29,8 @@
  * from the transport) comes back, at its next cron, as a restart would:
  * local tasks get HOST_DOWN of every other host and groups spanning them
  * fail, it takes a new incarnation (the transport starts over,
- * rel_set_inc) and
- * heartbeats it at once; peers challenge the new incarnation (rel.c),
- * adopt it and mark the host up again.
+ * rel_set_inc) and heartbeats it at once; peers challenge the new
+ * incarnation (rel.c), adopt it and mark the host up again.
  *
  * Join: a daemon started with --join sends join datagrams (net.h) with
  * HOST_JOIN to the given daemon until it gets a HOST_TABLE back.  The
