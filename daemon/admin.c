@@ -149,6 +149,19 @@ admin_list_local(struct daemon *d, TaskList *l)
     return 0;
 }
 
+/* Starts r as this daemon's reply of kind to task t's request req_id. */
+static void
+admin_reply_init(Envelope *r, const struct task *t, Kind kind, uint64_t req_id,
+                 int status)
+{
+    envelope_init(r);
+    r->kind = kind;
+    r->src = COLLS_DAEMON_TID(t->d->hid);
+    r->dst = t->tid;
+    r->req_id = req_id;
+    r->status = status;
+}
+
 /* Sends TASKS_REP with list l to task tid (if still attached). */
 static void
 admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id, TaskList *l,
@@ -159,12 +172,7 @@ admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id, TaskList *l,
 
     if (t == NULL)
         return;
-    envelope_init(&r);
-    r.kind = KIND__TASKS_REP;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.dst = tid;
-    r.req_id = req_id;
-    r.status = status;
+    admin_reply_init(&r, t, KIND__TASKS_REP, req_id, status);
     r.body_case = ENVELOPE__BODY_TASK_LIST;
     r.task_list = l;
     task_queue_env(t, &r, NULL, 0, NULL);
@@ -181,12 +189,7 @@ admin_ping_reply(struct daemon *d, uint32_t tid, uint64_t req_id, double rtt_us,
 
     if (t == NULL)
         return;
-    envelope_init(&r);
-    r.kind = KIND__PING_REP;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.dst = tid;
-    r.req_id = req_id;
-    r.status = status;
+    admin_reply_init(&r, t, KIND__PING_REP, req_id, status);
     pr.rtt_us = rtt_us;
     r.body_case = ENVELOPE__BODY_PING_REP;
     r.ping_rep = &pr;
@@ -203,12 +206,7 @@ admin_route_fail(struct daemon *d, struct pending *p, int status)
 
     if (t == NULL)
         return;
-    envelope_init(&r);
-    r.kind = KIND__ROUTE_REP;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.dst = p->task_tid;
-    r.req_id = p->task_req;
-    r.status = status;
+    admin_reply_init(&r, t, KIND__ROUTE_REP, p->task_req, status);
     rep.tid = p->dst;
     r.body_case = ENVELOPE__BODY_ROUTE_REP;
     r.route_rep = &rep;
@@ -391,11 +389,7 @@ admin_hosts_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, rc, "out of memory");
         return;
     }
-    envelope_init(&r);
-    r.kind = KIND__HOSTS_REP;
-    r.src = COLLS_DAEMON_TID(t->d->hid);
-    r.dst = t->tid;
-    r.req_id = e->req_id;
+    admin_reply_init(&r, t, KIND__HOSTS_REP, e->req_id, 0);
     r.body_case = ENVELOPE__BODY_HOST_TABLE;
     r.host_table = &ht;
     task_queue_env(t, &r, NULL, 0, NULL);
@@ -418,11 +412,7 @@ admin_stats_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, rc, "cannot build statistics");
         return;
     }
-    envelope_init(&r);
-    r.kind = KIND__STATS_REP;
-    r.src = COLLS_DAEMON_TID(t->d->hid);
-    r.dst = t->tid;
-    r.req_id = e->req_id;
+    admin_reply_init(&r, t, KIND__STATS_REP, e->req_id, 0);
     sr.json = (char *)buf_head(&b);
     r.body_case = ENVELOPE__BODY_STATS_REP;
     r.stats_rep = &sr;
