@@ -133,11 +133,7 @@ client(const struct sockaddr_in *sa, int iters, const char *sizes)
     if (!b || !v)
         return 1;
     if (sizes) {
-        char *dup = strdup(sizes), *save = NULL;
-        for (char *t = strtok_r(dup, ",", &save); t && nsz < 64;
-             t = strtok_r(NULL, ",", &save))
-            list[nsz++] = strtoul(t, NULL, 0);
-        free(dup);
+        nsz = bench_size_list(sizes, list, 64);
     } else {
         for (size_t s = 8; s <= ((size_t)8 << 20); s *= 2)
             list[nsz++] = s;
