@@ -44,24 +44,11 @@ MAX=${BENCH_MAX:-4194304}
 CMODES=${BENCH_C_MODES:-hier flat}
 OUT=${BENCH_OUT:-$PWD/coll-bench-results.txt}
 
-for b in collsd collsctl tests/integration/coll-check \
-    tests/bench/raw-tcp-pingpong; do
-    if [ ! -x "$B/$b" ]; then
-        echo "SKIP: $B/$b not built" >&2
-        exit 77
-    fi
-done
-ns_require
-top_builddir=$B ns_setup "$N"
+mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/coll-check \
+    tests/bench/raw-tcp-pingpong
 : >"$OUT"
-
 for i in $(seq 1 $N); do
-    echo "$(ns_addr "$i"):7490 name=host$i"
-done >"$NS_RUN/hostfile"
-for i in $(seq 1 $N); do
-    host_bg "$i" "d$i.log" "$B/collsd" --foreground \
-        --listen "$(ns_addr "$i"):7490" --hostfile "$NS_RUN/hostfile" \
-        --socket "$SOCK" --log-level warning
+    mh_daemon "$i" --log-level warning
 done
 
 ctl()
@@ -72,10 +59,7 @@ ctl()
 }
 
 for i in $(seq 1 $N); do
-    for _ in $(seq 1 100); do
-        [ "$(ctl "$i" hosts 2>/dev/null | grep -c ' up ')" -ge "$N" ] && break
-        sleep 0.1
-    done
+    mh_wait_up "$i" "$N" || true
 done
 
 out()
