@@ -34,10 +34,15 @@ struct fake {
     char path[96];
 };
 
+/* In the child: frames and writes e and its payload (exit 3 on error). */
 void fake_send(int fd, const Envelope *e, const void *payload, size_t plen);
+/* Creates the socket directory and forks the fake daemon. */
 void fake_start(struct fake *f);
+/* Waits for the fake daemon, removes its directory, checks it exited 0. */
 void fake_stop(struct fake *f);
+/* fake_start, then colls_attach to it (asserted); SIGPIPE ignored. */
 colls_t *fake_attach(struct fake *f);
+/* colls_detach (asserted), then fake_stop. */
 void fake_detach(struct fake *f, colls_t *c);
 
 #endif
