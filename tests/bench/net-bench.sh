@@ -29,27 +29,17 @@ QUICK=0
 [ "${1:-}" = --quick ] && QUICK=1
 . "$top_srcdir/tests/netns/lib.sh"
 
-for b in collsd collsctl tests/integration/p2p-check tests/bench/raw-udp-echo \
-    tests/bench/raw-tcp-pingpong; do
-    if [ ! -x "$B/$b" ]; then
-        echo "SKIP: $B/$b not built" >&2
-        exit 77
-    fi
-done
-ns_require
-top_builddir=$B ns_setup 2
-R=$NS_RUN
 SOCK=/tmp/collsd/collsd.sock
+mh_init "$B" "$SOCK" 2 collsd collsctl tests/integration/p2p-check \
+    tests/bench/raw-udp-echo tests/bench/raw-tcp-pingpong
+R=$NS_RUN
 A2=$(ns_addr 2)
 NCPU=$(nproc)
 ALLCPU="0-$((NCPU - 1))"
 
-for i in 1 2; do echo "$(ns_addr "$i"):7490 name=host$i"; done >"$R/hostfile"
 DPIDS=""
 for i in 1 2; do
-    host_bg "$i" "d$i.log" "$B/collsd" --foreground \
-        --listen "$(ns_addr "$i"):7490" --hostfile "$R/hostfile" \
-        --socket "$SOCK"
+    mh_daemon "$i"
     DPIDS="$DPIDS $NS_LASTPID"
     eval "DPID_$i=$NS_LASTPID"
 done
@@ -66,13 +56,8 @@ ctl()
     esac
 }
 
-for _ in $(seq 1 100); do
-    [ "$(ctl 1 hosts 2>/dev/null | grep -c ' up ')" -ge 2 ] && break
-    sleep 0.1
-done
-if [ "$(ctl 1 hosts 2>/dev/null | grep -c ' up ')" -lt 2 ]; then
+if ! mh_wait_up 1 2; then
     echo "net-bench: the two daemons did not form a machine" >&2
-    ctl 1 hosts >&2
     exit 1
 fi
 
