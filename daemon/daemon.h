@@ -57,7 +57,7 @@ struct host {
     uint64_t last_heard_us; /* a message from it was delivered */
     uint64_t since_us;      /* entered the current state */
     uint64_t msgs_in, msgs_out;
-    int listed; /* comes from the hostfile */
+    int listed;         /* comes from the hostfile */
     uint64_t notice_us; /* last "you are down" notice to its dead_inc */
 };
 
@@ -198,7 +198,7 @@ struct daemon {
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
     uint64_t host_cron_us; /* previous host_cron (stall detection) */
-    int host_down_by; /* a host declared us down: come back (host_cron) */
+    int host_down_by;      /* a host declared us down: come back (host_cron) */
 
     /* tasks (task.c) */
     int listen_fd;

@@ -32,17 +32,17 @@
 struct rel;
 
 struct rel_config {
-    size_t mtu;              /* bytes of UDP payload per datagram (1472) */
-    size_t max_message;      /* largest message accepted (256 MiB) */
-    unsigned window;         /* datagrams in flight per peer (1024) */
-    uint64_t rto_min_us;     /* 200 ms in RFC 6298; lower on a LAN (5 ms) */
-    uint64_t rto_max_us;     /* 60 s cap; backoff doubles up to it */
-    uint64_t rto_init_us;    /* before the first RTT sample (200 ms) */
-    uint64_t ack_delay_us;   /* delayed ack (200 us) */
-    uint64_t rate_bps;       /* pacing limit per peer, bytes/s; 0 = none */
+    size_t mtu;                /* bytes of UDP payload per datagram (1472) */
+    size_t max_message;        /* largest message accepted (256 MiB) */
+    unsigned window;           /* datagrams in flight per peer (1024) */
+    uint64_t rto_min_us;       /* 200 ms in RFC 6298; lower on a LAN (5 ms) */
+    uint64_t rto_max_us;       /* 60 s cap; backoff doubles up to it */
+    uint64_t rto_init_us;      /* before the first RTT sample (200 ms) */
+    uint64_t ack_delay_us;     /* delayed ack (200 us) */
+    uint64_t rate_bps;         /* pacing limit per peer, bytes/s; 0 = none */
     double drop, dup, reorder; /* fault injection on output, 0..1 */
-    uint64_t seed;           /* fault injection random seed */
-    uint64_t secret;         /* key of incarnation challenges; 0: random */
+    uint64_t seed;             /* fault injection random seed */
+    uint64_t secret;           /* key of incarnation challenges; 0: random */
 };
 
 struct rel_ops {
@@ -73,11 +73,11 @@ struct rel_peer_stats {
     uint64_t dgrams_sent, dgrams_recv, retransmits, fast_retransmits;
     uint64_t timeouts, dups_recv, acks_sent, acks_recv;
     uint64_t srtt_us, rttvar_us, rto_us;
-    uint64_t queued_bytes;   /* accepted by rel_send, not yet acked */
-    uint64_t bw_bps;         /* delivery rate estimate, bytes/s */
-    uint64_t pacing_bps;     /* pacing rate in force, bytes/s; 0 none */
-    uint64_t min_rtt_us;     /* least RTT sample of the last 10 s */
-    uint32_t inflight;       /* datagrams sent, not yet acked */
+    uint64_t queued_bytes; /* accepted by rel_send, not yet acked */
+    uint64_t bw_bps;       /* delivery rate estimate, bytes/s */
+    uint64_t pacing_bps;   /* pacing rate in force, bytes/s; 0 none */
+    uint64_t min_rtt_us;   /* least RTT sample of the last 10 s */
+    uint32_t inflight;     /* datagrams sent, not yet acked */
 };
 
 struct rel_stats {

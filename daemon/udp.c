@@ -48,13 +48,13 @@
 #include "colls.h"
 #include "daemon/udp.h"
 
-#define UDP_BATCH     64               /* datagrams per system call */
-#define UDP_ARENA     (UDP_BATCH * 65536) /* bytes of queued datagrams */
-#define UDP_DGRAM_MAX 65536            /* receive buffer per datagram */
-#define UDP_SOCKBUF   (4 << 20)
-#define UDP_GSO_MAX   64               /* segments per GSO message */
-#define UDP_GSO_BYTES 65000            /* bytes per GSO message */
-#define DGRAM_MAX_PAYLOAD 65507        /* largest UDP payload, IPv4 */
+#define UDP_BATCH         64                  /* datagrams per system call */
+#define UDP_ARENA         (UDP_BATCH * 65536) /* bytes of queued datagrams */
+#define UDP_DGRAM_MAX     65536               /* receive buffer per datagram */
+#define UDP_SOCKBUF       (4 << 20)
+#define UDP_GSO_MAX       64    /* segments per GSO message */
+#define UDP_GSO_BYTES     65000 /* bytes per GSO message */
+#define DGRAM_MAX_PAYLOAD 65507 /* largest UDP payload, IPv4 */
 
 #if defined(HAVE_DECL_UDP_SEGMENT) && HAVE_DECL_UDP_SEGMENT
 #define UDP_HAVE_GSO 1
@@ -70,9 +70,9 @@
 /* One queued datagram: arena bytes [off, off + alen_) then, if ref_len
    > 0, ref_len bytes at ref (the caller's) or at arena offset ref_off. */
 struct udp_out {
-    size_t off, len;     /* len: the whole datagram */
-    size_t head;         /* bytes of it at arena offset off */
-    const uint8_t *ref;  /* the rest, referenced; NULL: at ref_off */
+    size_t off, len;    /* len: the whole datagram */
+    size_t head;        /* bytes of it at arena offset off */
+    const uint8_t *ref; /* the rest, referenced; NULL: at ref_off */
     size_t ref_off;
     struct sockaddr_storage addr;
     socklen_t alen;
@@ -292,8 +292,8 @@ udp_gso_cmsg(struct msghdr *mh, char *cbuf, size_t clen, uint16_t seg)
  * cnt[k] gets the datagrams in message k.  Returns the message count.
  */
 static unsigned
-udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov,
-          unsigned *cnt, char (*cbuf)[CMSG_SPACE(sizeof(uint16_t))])
+udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov, unsigned *cnt,
+          char (*cbuf)[CMSG_SPACE(sizeof(uint16_t))])
 {
     unsigned i = u->shead, k = 0, v = 0;
 
@@ -305,8 +305,7 @@ udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov,
             const struct udp_out *q = &u->out[i + j];
 
             /* pieces contiguous in the arena share one iovec */
-            if (v > v0 && (uint8_t *)iov[v - 1].iov_base +
-                                  iov[v - 1].iov_len ==
+            if (v > v0 && (uint8_t *)iov[v - 1].iov_base + iov[v - 1].iov_len ==
                               u->arena + q->off)
                 iov[v - 1].iov_len += q->head;
             else {
@@ -314,8 +313,8 @@ udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov,
                 iov[v++].iov_len = q->head;
             }
             if (q->len > q->head) {
-                iov[v].iov_base = q->ref != NULL ? (void *)q->ref
-                                                 : u->arena + q->ref_off;
+                iov[v].iov_base =
+                    q->ref != NULL ? (void *)q->ref : u->arena + q->ref_off;
                 iov[v++].iov_len = q->len - q->head;
             }
         }
@@ -521,14 +520,14 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
             seg = udp_gro_size(&mm[i].msg_hdr);
 #endif
         if (seg == 0 || seg >= len) {
-            fn(arg, (struct sockaddr *)&u->raddr[i],
-               mm[i].msg_hdr.msg_namelen, p, len);
+            fn(arg, (struct sockaddr *)&u->raddr[i], mm[i].msg_hdr.msg_namelen,
+               p, len);
             continue;
         }
         while (len > 0) {
             size_t k = len < seg ? len : seg;
-            fn(arg, (struct sockaddr *)&u->raddr[i],
-               mm[i].msg_hdr.msg_namelen, p, k);
+            fn(arg, (struct sockaddr *)&u->raddr[i], mm[i].msg_hdr.msg_namelen,
+               p, k);
             p += k;
             len -= k;
         }

@@ -67,7 +67,7 @@ typedef enum {
 #define COLLS__ERR_ENUM(name, value, text) COLLS_##name = (value),
     COLLS_ERRNO_MAP(COLLS__ERR_ENUM)
 #undef COLLS__ERR_ENUM
-    COLLS_ERRNO_LAST = -4999
+        COLLS_ERRNO_LAST = -4999
 } colls_errno_t;
 
 /* Datatypes.  Values travel on the wire: append only. */
@@ -137,8 +137,8 @@ typedef struct {
 } colls_status_t;
 
 /* Task ids: hid << 20 | local number.  Local number 0 is the daemon. */
-#define COLLS_TID_HID(tid) ((int)((uint32_t)(tid) >> 20))
-#define COLLS_TID_LOCAL(tid) ((uint32_t)(tid)&0xfffffu)
+#define COLLS_TID_HID(tid)    ((int)((uint32_t)(tid) >> 20))
+#define COLLS_TID_LOCAL(tid)  ((uint32_t)(tid)&0xfffffu)
 #define COLLS_DAEMON_TID(hid) ((colls_tid_t)((uint32_t)(hid) << 20))
 
 /* ---- attach ----------------------------------------------------------- */
@@ -232,19 +232,19 @@ enum { COLLS_HOST_UP = 0, COLLS_HOST_DOWN = 1, COLLS_HOST_JOINING = 2 };
 
 typedef struct {
     int hid;
-    int state;               /* COLLS_HOST_* */
+    int state; /* COLLS_HOST_* */
     uint32_t incarnation;
-    char name[64];           /* host name reported by that daemon */
-    char addr[64];           /* address:port of its UDP transport */
+    char name[64]; /* host name reported by that daemon */
+    char addr[64]; /* address:port of its UDP transport */
     int ntasks;
-    double rtt_us;           /* smoothed RTT from this daemon, 0 for self */
+    double rtt_us; /* smoothed RTT from this daemon, 0 for self */
 } colls_hostinfo_t;
 
 typedef struct {
     colls_tid_t tid;
     int pid;
     int uid;
-    char name[64];           /* program name */
+    char name[64]; /* program name */
 } colls_taskinfo_t;
 
 /* Arrays are allocated by the library; release them with colls_free(). */
@@ -255,13 +255,12 @@ COLLS_EXTERN int colls_tasks(colls_t *c, int hid, colls_taskinfo_t **out,
 /* The daemon's statistics as a JSON document (NUL-terminated). */
 COLLS_EXTERN int colls_stats_json(colls_t *c, char **out);
 /* Daemon-to-daemon echo of len bytes from the local daemon to host hid;
-   *rtt_us is the measured round trip. */
+ *rtt_us is the measured round trip. */
 COLLS_EXTERN int colls_ping(colls_t *c, int hid, size_t len, double *rtt_us);
 COLLS_EXTERN int colls_add_host(colls_t *c, const char *hostport);
 COLLS_EXTERN int colls_delete_host(colls_t *c, int hid);
 COLLS_EXTERN int colls_halt(colls_t *c);
 COLLS_EXTERN void colls_free(void *p);
-
 
 /* ---- groups ----------------------------------------------------------- */
 
@@ -278,9 +277,8 @@ COLLS_EXTERN int colls_group_join(colls_t *c, const char *name, int size,
                                   colls_group_t **out);
 /* As colls_group_join, with a COLLS_PLACE_* placement (the first joiner's
    placement counts; a different one later is COLLS_EINVAL). */
-COLLS_EXTERN int colls_group_join_placed(colls_t *c, const char *name,
-                                         int size, int placement,
-                                         colls_group_t **out);
+COLLS_EXTERN int colls_group_join_placed(colls_t *c, const char *name, int size,
+                                         int placement, colls_group_t **out);
 COLLS_EXTERN int colls_group_rank(const colls_group_t *g);
 COLLS_EXTERN int colls_group_size(const colls_group_t *g);
 /* Task id of rank r, or 0 when r is out of range. */
@@ -345,18 +343,18 @@ COLLS_EXTERN int colls_bcast(colls_group_t *g, void *buf, size_t count,
                              int dtype, int root);
 COLLS_EXTERN int colls_reduce(colls_group_t *g, const void *sbuf, void *rbuf,
                               size_t count, int dtype, int op, int root);
-COLLS_EXTERN int colls_allreduce(colls_group_t *g, const void *sbuf,
-                                 void *rbuf, size_t count, int dtype, int op);
+COLLS_EXTERN int colls_allreduce(colls_group_t *g, const void *sbuf, void *rbuf,
+                                 size_t count, int dtype, int op);
 /* count per rank; rbuf (root only) holds size * count items. */
 COLLS_EXTERN int colls_gather(colls_group_t *g, const void *sbuf, void *rbuf,
                               size_t count, int dtype, int root);
 COLLS_EXTERN int colls_scatter(colls_group_t *g, const void *sbuf, void *rbuf,
                                size_t count, int dtype, int root);
-COLLS_EXTERN int colls_allgather(colls_group_t *g, const void *sbuf,
-                                 void *rbuf, size_t count, int dtype);
+COLLS_EXTERN int colls_allgather(colls_group_t *g, const void *sbuf, void *rbuf,
+                                 size_t count, int dtype);
 /* sbuf: size blocks of count items, block j for rank j. */
-COLLS_EXTERN int colls_alltoall(colls_group_t *g, const void *sbuf,
-                                void *rbuf, size_t count, int dtype);
+COLLS_EXTERN int colls_alltoall(colls_group_t *g, const void *sbuf, void *rbuf,
+                                size_t count, int dtype);
 /* sbuf: size * count items; rbuf: count items, block rank reduced. */
 COLLS_EXTERN int colls_reduce_scatter(colls_group_t *g, const void *sbuf,
                                       void *rbuf, size_t count, int dtype,
@@ -372,13 +370,11 @@ COLLS_EXTERN int colls_exscan(colls_group_t *g, const void *sbuf, void *rbuf,
    are significant where blocks are received or sent (gatherv / scatterv:
    at the root). */
 COLLS_EXTERN int colls_gatherv(colls_group_t *g, const void *sbuf,
-                               size_t scount, void *rbuf,
-                               const size_t *rcounts, const size_t *displs,
-                               int dtype, int root);
+                               size_t scount, void *rbuf, const size_t *rcounts,
+                               const size_t *displs, int dtype, int root);
 COLLS_EXTERN int colls_scatterv(colls_group_t *g, const void *sbuf,
                                 const size_t *scounts, const size_t *displs,
-                                void *rbuf, size_t rcount, int dtype,
-                                int root);
+                                void *rbuf, size_t rcount, int dtype, int root);
 COLLS_EXTERN int colls_allgatherv(colls_group_t *g, const void *sbuf,
                                   size_t scount, void *rbuf,
                                   const size_t *rcounts, const size_t *displs,

@@ -13,8 +13,8 @@
 
 struct buf {
     uint8_t *data;
-    size_t len;   /* bytes written */
-    size_t off;   /* bytes consumed from the front */
+    size_t len; /* bytes written */
+    size_t off; /* bytes consumed from the front */
     size_t cap;
 };
 

@@ -53,8 +53,8 @@ get_u16(const uint8_t *p)
 static inline uint32_t
 get_u32(const uint8_t *p)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-           (uint32_t)p[2] << 8 | (uint32_t)p[3];
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           (uint32_t)p[3];
 }
 
 static inline uint64_t

@@ -39,19 +39,19 @@
 #define DGRAM_VERSION 1
 #define DGRAM_HDR_LEN 48
 #define DGRAM_MAX_HID 4095
-#define DGRAM_MAX_LEN 65507       /* largest UDP payload over IPv4 */
+#define DGRAM_MAX_LEN 65507 /* largest UDP payload over IPv4 */
 
 enum {
-    DGRAM_DATA = 1,   /* carries a fragment; may piggyback ack/sack */
-    DGRAM_ACK = 2,    /* acknowledgement only */
-    DGRAM_PROBE = 3,  /* keepalive, incarnation challenge; no data, acked */
-    DGRAM_RESET = 4,  /* "I do not know your incarnation": restart */
+    DGRAM_DATA = 1,  /* carries a fragment; may piggyback ack/sack */
+    DGRAM_ACK = 2,   /* acknowledgement only */
+    DGRAM_PROBE = 3, /* keepalive, incarnation challenge; no data, acked */
+    DGRAM_RESET = 4, /* "I do not know your incarnation": restart */
     DGRAM_TYPE_MAX
 };
 
 enum {
-    DGRAM_F_RETRANS = 1u << 0,  /* this DATA is a retransmission */
-    DGRAM_F_ACKNOW = 1u << 1,   /* please acknowledge immediately */
+    DGRAM_F_RETRANS = 1u << 0, /* this DATA is a retransmission */
+    DGRAM_F_ACKNOW = 1u << 1,  /* please acknowledge immediately */
     DGRAM_F_ALL = DGRAM_F_RETRANS | DGRAM_F_ACKNOW
 };
 

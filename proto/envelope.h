@@ -18,9 +18,9 @@
 
 /* Envelope flags (Envelope.flags). */
 enum {
-    ENV_F_FPC = 1u << 0,      /* payload is FPC-compressed */
-    ENV_F_NOTIFY = 1u << 1,   /* DATA is a notification from a daemon */
-    ENV_F_ECHO = 1u << 2,     /* DATA is a daemon's echo of a task message */
+    ENV_F_FPC = 1u << 0,    /* payload is FPC-compressed */
+    ENV_F_NOTIFY = 1u << 1, /* DATA is a notification from a daemon */
+    ENV_F_ECHO = 1u << 2,   /* DATA is a daemon's echo of a task message */
 };
 
 /* Initialises e with the version set and everything else zero. */

@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #define FPC_DEFAULT_TABLE_BITS 16
-#define FPC_MIN_TABLE_BITS 4
-#define FPC_MAX_TABLE_BITS 24
-#define FPC_DEFAULT_BLOCK (64u * 1024)  /* doubles per block */
+#define FPC_MIN_TABLE_BITS     4
+#define FPC_MAX_TABLE_BITS     24
+#define FPC_DEFAULT_BLOCK      (64u * 1024) /* doubles per block */
 
 /* Largest output of fpc_compress() for n doubles in blocks of block. */
 size_t fpc_bound(size_t n, size_t block);
@@ -33,8 +33,8 @@ size_t fpc_bound(size_t n, size_t block);
  * COLLS_EINVAL for table_bits out of range; COLLS_ENOBUFS if cap is short
  * (cap >= fpc_bound() never is); COLLS_ENOMEM.
  */
-int fpc_compress(const double *in, size_t n, unsigned table_bits,
-                 size_t block, uint8_t *out, size_t cap, size_t *outlen);
+int fpc_compress(const double *in, size_t n, unsigned table_bits, size_t block,
+                 uint8_t *out, size_t cap, size_t *outlen);
 
 /*
  * Decompresses a stream of blocks (len bytes) into out (room for cap

@@ -12,20 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FRAME_HDR_LEN 8
-#define FRAME_DEFAULT_MAX_ENV (64u * 1024)          /* envelope bytes */
+#define FRAME_HDR_LEN             8
+#define FRAME_DEFAULT_MAX_ENV     (64u * 1024)         /* envelope bytes */
 #define FRAME_DEFAULT_MAX_PAYLOAD (256u * 1024 * 1024) /* payload bytes */
 
 struct frame_limits {
-    uint32_t max_env;       /* largest accepted envelope */
-    uint64_t max_payload;   /* largest accepted payload */
+    uint32_t max_env;     /* largest accepted envelope */
+    uint64_t max_payload; /* largest accepted payload */
 };
 
 /* A decoded frame header: where the envelope and payload are. */
 struct frame_info {
     uint32_t env_len;
     uint64_t payload_len;
-    uint64_t total_len;     /* FRAME_HDR_LEN + env_len + payload_len */
+    uint64_t total_len; /* FRAME_HDR_LEN + env_len + payload_len */
 };
 
 /* Default limits. */

@@ -20,8 +20,7 @@ int reduce_check(int op, int dtype);
 const char *reduce_op_name(int op);
 
 /* inout[i] = inout[i] op in[i] for count items.  Returns reduce_check(). */
-int reduce_apply(int op, int dtype, void *inout, const void *in,
-                 size_t count);
+int reduce_apply(int op, int dtype, void *inout, const void *in, size_t count);
 
 /* out[i] = a[i] op b[i]; out may alias a or b.  Returns reduce_check(). */
 int reduce_apply3(int op, int dtype, void *out, const void *a, const void *b,

@@ -9,9 +9,9 @@
 
 struct collsctl_cmd {
     const char *name;
-    const char *usage;   /* arguments, e.g. "[--json] [--watch]" */
-    const char *help;    /* one line */
-    int needs_daemon;    /* 0: runs without attaching (compress) */
+    const char *usage; /* arguments, e.g. "[--json] [--watch]" */
+    const char *help;  /* one line */
+    int needs_daemon;  /* 0: runs without attaching (compress) */
     /* argv[0] is the subcommand name; returns the process exit status. */
     int (*exec)(int argc, char **argv);
 };

@@ -50,7 +50,7 @@
 #include "daemon/udp.h"
 #include "tests/bench/bench.h"
 
-#define BR_QLIMIT (8u << 20) /* unacked bytes the client keeps queued */
+#define BR_QLIMIT  (8u << 20) /* unacked bytes the client keeps queued */
 #define BR_MAXREPS 32
 
 struct opts {
@@ -66,7 +66,7 @@ struct opts {
 struct ep {
     struct udp *u;
     struct rel *r;
-    int peer;            /* peer hid */
+    int peer; /* peer hid */
     /* receiving side */
     uint64_t got_bytes, got_msgs, expect_msgs;
     size_t msg;
@@ -211,9 +211,9 @@ ep_rel(struct ep *e, const struct opts *o, double drop, int me, int peer,
     if (o->msg > cfg.max_message)
         cfg.max_message = o->msg;
     e->r = rel_new(&cfg, &ops, e, me, inc);
-    if (e->r == NULL || rel_peer_set(e->r, peer,
-                                     (const struct sockaddr *)peer_addr,
-                                     sizeof *peer_addr, 0) != 0) {
+    if (e->r == NULL ||
+        rel_peer_set(e->r, peer, (const struct sockaddr *)peer_addr,
+                     sizeof *peer_addr, 0) != 0) {
         fprintf(stderr, "bench-rel: bad transport configuration\n");
         exit(1);
     }
@@ -295,8 +295,8 @@ serve_rel(struct udp *u, int ctl, const char *cmd, const struct opts *o)
     struct opts ro = *o;
 
     memset(&e, 0, sizeof e);
-    if (sscanf(cmd, "rel %llu %llu %llu %llu %llu %lf %63s %llu", &total,
-               &msg, &mtu, &window, &rate, &drop, caddr_s, &inc) != 8 ||
+    if (sscanf(cmd, "rel %llu %llu %llu %llu %llu %lf %63s %llu", &total, &msg,
+               &mtu, &window, &rate, &drop, caddr_s, &inc) != 8 ||
         parse_addr(caddr_s, &caddr) != 0 || msg == 0) {
         ctl_write(ctl, "error\n");
         return;
@@ -323,8 +323,8 @@ serve_rel(struct udp *u, int ctl, const char *cmd, const struct opts *o)
         }
     }
     snprintf(line, sizeof line, "got %llu %llu %d\n",
-             (unsigned long long)e.got_bytes,
-             (unsigned long long)e.got_msgs, e.bad);
+             (unsigned long long)e.got_bytes, (unsigned long long)e.got_msgs,
+             e.bad);
     ctl_write(ctl, line);
     rel_free(e.r);
 }
@@ -405,9 +405,9 @@ client_rel(const char *bind, int ctl, const struct sockaddr_in *saddr,
     memset(buf, 0x5a, o->msg);
     memset(&e, 0, sizeof e);
     e.u = u;
-    snprintf(line, sizeof line, "rel %zu %zu %zu %u %llu %g %s %u\n",
-             o->bytes, o->msg, o->mtu, o->window,
-             (unsigned long long)o->rate, drop, udp_local_name(u), inc);
+    snprintf(line, sizeof line, "rel %zu %zu %zu %u %llu %g %s %u\n", o->bytes,
+             o->msg, o->mtu, o->window, (unsigned long long)o->rate, drop,
+             udp_local_name(u), inc);
     ctl_write(ctl, line);
     if (ctl_read(ctl, line, sizeof line) != 0 || strcmp(line, "ok") != 0) {
         fprintf(stderr, "bench-rel: server refused the run\n");
@@ -497,18 +497,16 @@ report(const char *name, double *v, unsigned n, double base,
 {
     double lo, hi, med = bench_median(v, (int)n, &lo, &hi);
 
-    printf("%-22s median %9.1f MB/s  (min %9.1f .. max %9.1f)", name, med,
-           lo, hi);
+    printf("%-22s median %9.1f MB/s  (min %9.1f .. max %9.1f)", name, med, lo,
+           hi);
     if (base > 0)
-        printf("  %.2fx %s (target >= %.1fx)", med / base, base_name,
-               target);
+        printf("  %.2fx %s (target >= %.1fx)", med / base, base_name, target);
     printf("\n");
 }
 
 /* The sending end: runs every round and prints the table. */
 static void
-client(const char *bind, const struct sockaddr_in *saddr,
-       const struct opts *o)
+client(const char *bind, const struct sockaddr_in *saddr, const struct opts *o)
 {
     double tcp[BR_MAXREPS], rel0[BR_MAXREPS], rel5[BR_MAXREPS];
     double lo, hi, mt = 0, m0;
@@ -518,8 +516,8 @@ client(const char *bind, const struct sockaddr_in *saddr,
 
     memset(&ps0, 0, sizeof ps0);
     memset(&ps5, 0, sizeof ps5);
-    if (ctl < 0 || connect(ctl, (const struct sockaddr *)saddr,
-                           sizeof *saddr) != 0)
+    if (ctl < 0 ||
+        connect(ctl, (const struct sockaddr *)saddr, sizeof *saddr) != 0)
         die("connect control");
     printf("bench-rel: %zu MiB per run in %zu KiB messages, mtu %zu, "
            "window %u, rate %llu B/s, %u reps\n",
@@ -534,8 +532,7 @@ client(const char *bind, const struct sockaddr_in *saddr,
         ps0.dgrams_sent += ps.dgrams_sent;
         ps0.srtt_us = ps.srtt_us;
         if (o->lossy) {
-            rel5[i] = client_rel(bind, ctl, saddr, o, o->loss, 2 * i + 2,
-                                 &ps);
+            rel5[i] = client_rel(bind, ctl, saddr, o, o->loss, 2 * i + 2, &ps);
             ps5.retransmits += ps.retransmits;
             ps5.timeouts += ps.timeouts;
             ps5.fast_retransmits += ps.fast_retransmits;
@@ -555,8 +552,7 @@ client(const char *bind, const struct sockaddr_in *saddr,
            "srtt %llu us\n",
            "", (unsigned long long)ps0.dgrams_sent,
            (unsigned long long)ps0.retransmits,
-           (unsigned long long)ps0.timeouts,
-           (unsigned long long)ps0.srtt_us);
+           (unsigned long long)ps0.timeouts, (unsigned long long)ps0.srtt_us);
     if (o->lossy) {
         char name[64];
         snprintf(name, sizeof name, "rel, %.0f%% loss", o->loss * 100);
@@ -576,13 +572,12 @@ client(const char *bind, const struct sockaddr_in *saddr,
 static void
 usage(void)
 {
-    fprintf(stderr,
-            "usage: bench-rel [--role server|client] [--bind A:P] "
-            "[--peer A:P]\n"
-            "       [--mib N] [--msg-kib N] [--reps N] [--mtu N] "
-            "[--window N]\n"
-            "       [--rate BYTES/S] [--loss F] [--no-tcp] [--no-loss] "
-            "[--pin] [--zero-copy]\n");
+    fprintf(stderr, "usage: bench-rel [--role server|client] [--bind A:P] "
+                    "[--peer A:P]\n"
+                    "       [--mib N] [--msg-kib N] [--reps N] [--mtu N] "
+                    "[--window N]\n"
+                    "       [--rate BYTES/S] [--loss F] [--no-tcp] [--no-loss] "
+                    "[--pin] [--zero-copy]\n");
     exit(2);
 }
 
@@ -619,8 +614,8 @@ tcp_listen(const char *addr, struct sockaddr_in *bound)
 int
 main(int argc, char **argv)
 {
-    struct opts o = {NULL, NULL, NULL, 256u << 20, 1u << 20, 1472, 1024, 5,
-                     0, 0.05, 1, 1, 0, 0};
+    struct opts o = {NULL, NULL, NULL, 256u << 20, 1u << 20, 1472, 1024,
+                     5,    0,    0.05, 1,          1,        0,    0};
     struct udp *u;
     struct sockaddr_in saddr;
     char name[64];
@@ -721,8 +716,7 @@ main(int argc, char **argv)
         udp_close(su);
         close(lfd);
         client("127.0.0.1:0", &saddr, &o);
-        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
-            WEXITSTATUS(st) != 0)
+        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             fprintf(stderr, "bench-rel: server exited badly\n");
     }
     return 0;

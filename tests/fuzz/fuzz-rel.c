@@ -22,7 +22,7 @@
 #include "proto/dgram.h"
 #include "tests/fuzz/fuzz.h"
 
-#define FUZZ_REL_MTU 256
+#define FUZZ_REL_MTU    256
 #define FUZZ_REL_MAXMSG 65536
 
 static int
@@ -111,8 +111,8 @@ fuzz_rel(const uint8_t *data, size_t size)
             rel_input(r, (struct sockaddr *)&stranger, sizeof stranger,
                       data + off, len, now);
         else
-            rel_input(r, (struct sockaddr *)&peer, sizeof peer, data + off,
-                      len, now);
+            rel_input(r, (struct sockaddr *)&peer, sizeof peer, data + off, len,
+                      now);
         if (step & 0x40)
             rel_timer(r, now);
         off += len;

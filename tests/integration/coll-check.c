@@ -73,8 +73,8 @@
 #include "proto/dtype.h"
 #include "proto/reduce.h"
 
-#define MAX_P 64
-#define SENTINEL 0xa5
+#define MAX_P       64
+#define SENTINEL    0xa5
 #define LARGE_COUNT 70001 /* items; more bytes than a default segment */
 
 enum { CHECK_MATRIX, CHECK_CONC, CHECK_FAIL, CHECK_BENCH };
@@ -86,25 +86,25 @@ struct opts {
     const char *sockets; /* fork mode */
     const char *layout;
     const char *group;
-    const char *ops;     /* comma list of operation names, NULL: all */
+    const char *ops; /* comma list of operation names, NULL: all */
     const char *ready;
-    int n;               /* fork mode: members to fork */
+    int n; /* fork mode: members to fork */
     int size;
-    int place;           /* bit 0 contiguous, bit 1 round-robin */
+    int place; /* bit 0 contiguous, bit 1 round-robin */
     int level;
     int check;
     int expect;
-    int victim;          /* fail: rank that dies / this task's host dies */
-    int victim_daemon;   /* fork mode: index of the daemon to be killed */
+    int victim;        /* fail: rank that dies / this task's host dies */
+    int victim_daemon; /* fork mode: index of the daemon to be killed */
     int after;
     int reform;
     int iters;
     int timeout_ms;
     int verbose;
     uint64_t seed;
-    const char *alg;     /* bench: forced algorithm */
-    int mode;            /* bench: COLLS_MODE_* */
-    size_t bytes;        /* bench: bytes per rank's block */
+    const char *alg; /* bench: forced algorithm */
+    int mode;        /* bench: COLLS_MODE_* */
+    size_t bytes;    /* bench: bytes per rank's block */
 };
 
 /* One member's state. */
@@ -126,7 +126,7 @@ struct ccase {
     int dtype, rop;  /* rop -1: not a reduction */
     size_t count;
     int root;
-    uint64_t salt;   /* distinguishes cases (and groups, iterations) */
+    uint64_t salt; /* distinguishes cases (and groups, iterations) */
 };
 
 static const char *prog = "coll-check";
@@ -426,10 +426,11 @@ describe(const struct ctx *x, const struct ccase *cs, int mode, char *s,
              "op=%s alg=%s dtype=%s rop=%s count=%zu root=%d mode=%s "
              "place=%s P=%d hosts=%d rank=%d group=%s",
              sched_op_name(cs->op), cs->alg ? cs->alg : "(auto)",
-             dtype_name(cs->dtype), cs->rop >= 0 ? reduce_op_name(cs->rop) : "-",
-             cs->count, cs->root,
-             mode == COLLS_MODE_HIER ? "hier"
-             : mode == COLLS_MODE_FLAT ? "flat" : "auto",
+             dtype_name(cs->dtype),
+             cs->rop >= 0 ? reduce_op_name(cs->rop) : "-", cs->count, cs->root,
+             mode == COLLS_MODE_HIER   ? "hier"
+             : mode == COLLS_MODE_FLAT ? "flat"
+                                       : "auto",
              x->place == COLLS_PLACE_ROUNDROBIN ? "rr" : "contig", x->P,
              x->nhosts, x->rank, x->gname);
 }
@@ -457,9 +458,8 @@ item_str(int dtype, const unsigned char *p, char *s, size_t cap)
 /* Compares got with want (len bytes, items of dtype); prints the first
    mismatch.  what names the buffer. */
 static int
-compare(const struct ctx *x, const struct ccase *cs, int mode,
-        const char *what, const unsigned char *want,
-        const unsigned char *got, size_t len)
+compare(const struct ctx *x, const struct ccase *cs, int mode, const char *what,
+        const unsigned char *want, const unsigned char *got, size_t len)
 {
     char d[512], a[64], b[64];
     size_t es = dtype_size(cs->dtype), i, bad = 0;
@@ -549,8 +549,7 @@ call_case(struct ctx *x, const struct ccase *cs, struct run *r)
             rc = colls_reduce(x->g, r->sbuf, r->rbuf, n, cs->dtype, cs->rop,
                               cs->root);
         else if (cs->op == COLLS_COLL_ALLREDUCE)
-            rc = colls_allreduce(x->g, r->sbuf, r->rbuf, n, cs->dtype,
-                                 cs->rop);
+            rc = colls_allreduce(x->g, r->sbuf, r->rbuf, n, cs->dtype, cs->rop);
         else if (cs->op == COLLS_COLL_SCAN)
             rc = colls_scan(x->g, r->sbuf, r->rbuf, n, cs->dtype, cs->rop);
         else
@@ -581,8 +580,7 @@ call_case(struct ctx *x, const struct ccase *cs, struct run *r)
             for (j = 0; j < x->P; j++)
                 gen_fill(cs, seed, j, 0, n, r->want + (size_t)j * n * es);
         if (cs->op == COLLS_COLL_GATHER)
-            return colls_gather(x->g, r->sbuf, r->rbuf, n, cs->dtype,
-                                cs->root);
+            return colls_gather(x->g, r->sbuf, r->rbuf, n, cs->dtype, cs->root);
         return colls_allgather(x->g, r->sbuf, r->rbuf, n, cs->dtype);
     case COLLS_COLL_SCATTER:
         r->slen = P * n * es;
@@ -771,13 +769,14 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     a = alg_find(args.op, name, NULL);
     usable = a != NULL && alg_usable(a, &args);
     if (usable && strcmp(ran, name) != 0) {
-        say("FAIL: %s: forced %s (usable for %s over %d), last_alg says %s",
-            d, name, sched_op_name(args.op), args.P, ran);
+        say("FAIL: %s: forced %s (usable for %s over %d), last_alg says %s", d,
+            name, sched_op_name(args.op), args.P, ran);
         return -1;
     }
     if (!usable && strcmp(ran, name) == 0) {
         say("FAIL: %s: forced %s is not usable for %s over %d but last_alg "
-            "says it ran", d, name, sched_op_name(args.op), args.P);
+            "says it ran",
+            d, name, sched_op_name(args.op), args.P);
         return -1;
     }
     if (x->o->verbose > 1)
@@ -837,9 +836,9 @@ check_case(struct ctx *x, struct ccase *cs)
 /* ---- the matrix -------------------------------------------------------- */
 
 static const int all_dtypes[] = {
-    COLLS_BYTE,   COLLS_INT8,   COLLS_INT16,  COLLS_INT32,
-    COLLS_INT64,  COLLS_UINT8,  COLLS_UINT16, COLLS_UINT32,
-    COLLS_UINT64, COLLS_FLOAT,  COLLS_DOUBLE,
+    COLLS_BYTE,   COLLS_INT8,  COLLS_INT16,  COLLS_INT32,
+    COLLS_INT64,  COLLS_UINT8, COLLS_UINT16, COLLS_UINT32,
+    COLLS_UINT64, COLLS_FLOAT, COLLS_DOUBLE,
 };
 #define N_ALL_DTYPES (sizeof all_dtypes / sizeof all_dtypes[0])
 
@@ -968,11 +967,10 @@ run_matrix(struct ctx *x)
                 cs.count = sizes[s];
                 /* Blocks of P per rank: keep the whole buffer near the
                    large size. */
-                if (s == 3 && (op == COLLS_COLL_ALLTOALL ||
-                               op == COLLS_COLL_ALLTOALLV ||
-                               op == COLLS_COLL_REDUCE_SCATTER ||
-                               op == COLLS_COLL_SCATTER ||
-                               op == COLLS_COLL_SCATTERV))
+                if (s == 3 &&
+                    (op == COLLS_COLL_ALLTOALL || op == COLLS_COLL_ALLTOALLV ||
+                     op == COLLS_COLL_REDUCE_SCATTER ||
+                     op == COLLS_COLL_SCATTER || op == COLLS_COLL_SCATTERV))
                     cs.count = sizes[s] / (size_t)x->P + 1;
                 if (sweep_types(x, &cs, (int)s) != 0)
                     return -1;
@@ -1175,8 +1173,8 @@ check_same_result(struct ctx *x)
     for (k = 0; k < n; k++) {
         uint64_t v = mix(mix(x->o->seed ^ 0x5a5e) ^ (uint64_t)x->rank) + k;
         v = mix(v);
-        in[k] = ldexp((double)(v >> 11), (int)(v % 60) - 80) *
-                (v & 1 ? -1.0 : 1.0);
+        in[k] =
+            ldexp((double)(v >> 11), (int)(v % 60) - 80) * (v & 1 ? -1.0 : 1.0);
     }
     for (i = 0; i <= ntab && rc == 0; i++)
         for (m = 0; m < 2 && rc == 0; m++) {
@@ -1188,8 +1186,8 @@ check_same_result(struct ctx *x)
             if (rc == 0)
                 rc = colls_allgather(x->g, &h, all, 1, COLLS_UINT64);
             if (rc != 0) {
-                say("FAIL: %s rank %d: same-result allreduce %s: %s",
-                    x->gname, x->rank, i < ntab ? tab[i].name : "(auto)",
+                say("FAIL: %s rank %d: same-result allreduce %s: %s", x->gname,
+                    x->rank, i < ntab ? tab[i].name : "(auto)",
                     colls_err_name(rc));
                 break;
             }
@@ -1197,8 +1195,8 @@ check_same_result(struct ctx *x)
                 if (all[r] != h) {
                     say("FAIL: %s: allreduce %s (%s) of inexact doubles: "
                         "rank %d's result hash %016" PRIx64 " differs from "
-                        "rank %d's %016" PRIx64, x->gname,
-                        i < ntab ? tab[i].name : "(auto)",
+                        "rank %d's %016" PRIx64,
+                        x->gname, i < ntab ? tab[i].name : "(auto)",
                         m == 0 ? "hier" : "flat", r, all[r], x->rank, h);
                     rc = -1;
                     break;
@@ -1222,8 +1220,7 @@ do_matrix(struct ctx *x)
         snprintf(names[p], sizeof names[p], "%s-%c", x->o->group,
                  p == 0 ? 'c' : 'r');
         if (join(x, names[p], x->o->size,
-                 p == 0 ? COLLS_PLACE_CONTIGUOUS : COLLS_PLACE_ROUNDROBIN) !=
-            0)
+                 p == 0 ? COLLS_PLACE_CONTIGUOUS : COLLS_PLACE_ROUNDROBIN) != 0)
             return 1;
         x->ncases = x->ncalls = 0;
         if (check_invalid(x) != 0 || check_same_result(x) != 0 ||
@@ -1243,9 +1240,9 @@ static int
 do_conc(struct ctx *x)
 {
     static const int ops[] = {
-        COLLS_COLL_ALLREDUCE, COLLS_COLL_BCAST, COLLS_COLL_ALLTOALL,
-        COLLS_COLL_SCAN, COLLS_COLL_ALLGATHER, COLLS_COLL_BARRIER,
-        COLLS_COLL_REDUCE, COLLS_COLL_GATHERV,
+        COLLS_COLL_ALLREDUCE, COLLS_COLL_BCAST,     COLLS_COLL_ALLTOALL,
+        COLLS_COLL_SCAN,      COLLS_COLL_ALLGATHER, COLLS_COLL_BARRIER,
+        COLLS_COLL_REDUCE,    COLLS_COLL_GATHERV,
     };
     struct ctx gx[2];
     char names[2][128];
@@ -1293,8 +1290,8 @@ do_conc(struct ctx *x)
         run_free(&r);
     }
     if (gx[0].rank == 0)
-        say("%s and %s: %d alternated collectives passed", names[0],
-            names[1], x->o->iters);
+        say("%s and %s: %d alternated collectives passed", names[0], names[1],
+            x->o->iters);
     for (k = 0; k < 2; k++)
         if (leave(&gx[k]) != 0)
             return 1;
@@ -1332,8 +1329,7 @@ static int
 do_fail(struct ctx *x, int victim)
 {
     const struct opts *o = x->o;
-    int want = o->expect == EXPECT_PEERDEAD ? COLLS_EPEERDEAD
-                                            : COLLS_EHOSTDOWN;
+    int want = o->expect == EXPECT_PEERDEAD ? COLLS_EPEERDEAD : COLLS_EHOSTDOWN;
     double t0 = now_ms(), tcall = 0;
     int it, rc = 0;
 
@@ -1406,11 +1402,9 @@ bench_call(struct ctx *x, int op, void *sbuf, void *rbuf, size_t count)
     case COLLS_COLL_BCAST:
         return colls_bcast(x->g, rbuf, count, COLLS_INT32, 0);
     case COLLS_COLL_REDUCE:
-        return colls_reduce(x->g, sbuf, rbuf, count, COLLS_INT32, COLLS_SUM,
-                            0);
+        return colls_reduce(x->g, sbuf, rbuf, count, COLLS_INT32, COLLS_SUM, 0);
     case COLLS_COLL_ALLREDUCE:
-        return colls_allreduce(x->g, sbuf, rbuf, count, COLLS_INT32,
-                               COLLS_SUM);
+        return colls_allreduce(x->g, sbuf, rbuf, count, COLLS_INT32, COLLS_SUM);
     case COLLS_COLL_GATHER:
         return colls_gather(x->g, sbuf, rbuf, count, COLLS_INT32, 0);
     case COLLS_COLL_SCATTER:
@@ -1434,8 +1428,7 @@ static int
 do_bench(struct ctx *x)
 {
     const struct opts *o = x->o;
-    int place = o->place == 2 ? COLLS_PLACE_ROUNDROBIN
-                              : COLLS_PLACE_CONTIGUOUS;
+    int place = o->place == 2 ? COLLS_PLACE_ROUNDROBIN : COLLS_PLACE_CONTIGUOUS;
     size_t count = (o->bytes + 3) / 4, len;
     unsigned char *sbuf, *rbuf;
     double best = 1e30, worst = 0, t;
@@ -1479,8 +1472,8 @@ do_bench(struct ctx *x)
         return 1;
     }
     if (x->rank == 0) {
-        printf("bench %s %zu %.2f %s %s\n", sched_op_name(op), o->bytes,
-               worst, ran, ran_mode == COLLS_MODE_HIER ? "hier" : "flat");
+        printf("bench %s %zu %.2f %s %s\n", sched_op_name(op), o->bytes, worst,
+               ran, ran_mode == COLLS_MODE_HIER ? "hier" : "flat");
         fflush(stdout);
     }
     return leave(x) != 0;
@@ -1705,6 +1698,7 @@ main(int argc, char **argv)
     }
     if (o.size < 1 || o.size > MAX_P)
         usage();
-    return member(&o, o.socket, o.victim >= 0 && o.check == CHECK_FAIL &&
-                                    o.expect == EXPECT_HOSTDOWN);
+    return member(&o, o.socket,
+                  o.victim >= 0 && o.check == CHECK_FAIL &&
+                      o.expect == EXPECT_HOSTDOWN);
 }

@@ -24,18 +24,18 @@
 #include "proto/dgram.h"
 #include "tests/unit/suites.h"
 
-#define SIM_NODES    4
-#define SIM_MAXMSG   64
-#define SIM_LATENCY  50    /* us, one way */
-#define SIM_JITTER   300   /* us of extra delay for reordered datagrams */
-#define SIM_PORT     7000
-#define SIM_REFS     4096  /* batch of a zero-copy node */
+#define SIM_NODES   4
+#define SIM_MAXMSG  64
+#define SIM_LATENCY 50  /* us, one way */
+#define SIM_JITTER  300 /* us of extra delay for reordered datagrams */
+#define SIM_PORT    7000
+#define SIM_REFS    4096 /* batch of a zero-copy node */
 
 /* ck_assert writes to a file on every call: too slow per datagram. */
 #define HOT_ASSERT(c)                                                          \
     do {                                                                       \
         if (!(c))                                                              \
-            ck_abort_msg("assertion failed: %s", #c);                         \
+            ck_abort_msg("assertion failed: %s", #c);                          \
     } while (0)
 
 struct pkt {
@@ -68,17 +68,17 @@ struct sim {
     int nn;
     uint64_t now, order, rng;
     double loss, dup, reorder;
-    int cut;        /* drop everything */
-    int eagain;     /* every eagain-th send fails with -1 */
+    int cut;    /* drop everything */
+    int eagain; /* every eagain-th send fails with -1 */
     unsigned long sends;
-    int writable;   /* a send failed: call rel_writable */
+    int writable; /* a send failed: call rel_writable */
     struct pkt *heap;
     size_t hn, hcap;
     struct expect ex[SIM_NODES][SIM_NODES]; /* [from][to] */
-    int errors;     /* deliveries that did not match */
+    int errors;                             /* deliveries that did not match */
     unsigned long delivered_bytes;
-    int zc;         /* nodes use send_ref/flush (zero copy) */
-    double bn_rate; /* bytes/us of a bottleneck on node 0's output */
+    int zc;                    /* nodes use send_ref/flush (zero copy) */
+    double bn_rate;            /* bytes/us of a bottleneck on node 0's output */
     uint64_t bn_free, bn_qmax; /* link busy until; longest queue, us */
     unsigned long bn_drops;
     struct ref *refs; /* datagrams sent by reference, not yet flushed */
@@ -407,9 +407,8 @@ node_start(struct sim *s, int i, const struct rel_config *cfg, uint32_t inc)
         if (j == i)
             continue;
         node_addr(&a, j);
-        ck_assert_int_eq(rel_peer_set(nd->r, j + 1, (struct sockaddr *)&a,
-                                      sizeof a, 0),
-                         0);
+        ck_assert_int_eq(
+            rel_peer_set(nd->r, j + 1, (struct sockaddr *)&a, sizeof a, 0), 0);
     }
 }
 
@@ -567,9 +566,9 @@ run_sizes_zc(int nn, double loss, double dup, double reorder, int eagain,
     s->reorder = reorder;
     s->eagain = eagain;
     {
-        const size_t sizes[] = {0,        1,        frag - 1, frag,
-                                frag + 1, cfg.mtu - 1, cfg.mtu, cfg.mtu + 1,
-                                100000,   3u << 20, 7,        0};
+        const size_t sizes[] = {0,        1,           frag - 1, frag,
+                                frag + 1, cfg.mtu - 1, cfg.mtu,  cfg.mtu + 1,
+                                100000,   3u << 20,    7,        0};
         for (k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); k++)
             for (i = 0; i < nn; i++)
                 for (j = 0; j < nn; j++)
@@ -633,7 +632,8 @@ START_TEST(test_rel_zero_copy_free)
     ck_assert_uint_gt(s->nrefs, 0);
     ck_assert_int_eq(rel_peer_set(s->n[0].r, 3,
                                   (struct sockaddr *)&s->n[2].addr,
-                                  sizeof s->n[2].addr, 999), 0);
+                                  sizeof s->n[2].addr, 999),
+                     0);
     ck_assert_int_eq(s->n[0].resets, 1);
     ck_assert_uint_eq(s->nrefs, 0);
     ck_assert_uint_eq(rel_queued(s->n[0].r, 3), 0);
@@ -915,8 +915,8 @@ END_TEST
 
 /* Feeds node `to' one PROBE claiming to come from node `from'. */
 static void
-forge_probe(struct sim *s, int from, int to, uint32_t src_inc,
-            uint32_t dst_inc, uint32_t nonce, uint32_t echo)
+forge_probe(struct sim *s, int from, int to, uint32_t src_inc, uint32_t dst_inc,
+            uint32_t nonce, uint32_t echo)
 {
     struct dgram_hdr h;
     uint8_t buf[DGRAM_HDR_LEN];
@@ -972,8 +972,7 @@ START_TEST(test_rel_spoofed_incarnation)
     nonce = h.msg_id;
     /* guessed echoes, other incarnations, other types: all refused */
     for (k = 1; k <= 200; k++)
-        forge_probe(s, 1, 0, 102 + k % 3, k % 2 ? 100 : 0, k,
-                    nonce + k);
+        forge_probe(s, 1, 0, 102 + k % 3, k % 2 ? 100 : 0, k, nonce + k);
     ck_assert_int_eq(s->n[0].resets, 0);
     /* the real node 1 answers the challenge with RESET of 101: no
        change; messages flow both ways */
@@ -1019,10 +1018,12 @@ START_TEST(test_rel_restart_both)
     node_start(s, 1, &cfg, 8000);
     ck_assert_int_eq(rel_peer_set(s->n[0].r, 2,
                                   (struct sockaddr *)&s->n[1].addr,
-                                  sizeof s->n[1].addr, 101), 0);
+                                  sizeof s->n[1].addr, 101),
+                     0);
     ck_assert_int_eq(rel_peer_set(s->n[1].r, 1,
                                   (struct sockaddr *)&s->n[0].addr,
-                                  sizeof s->n[0].addr, 100), 0);
+                                  sizeof s->n[0].addr, 100),
+                     0);
     /* what each queues to the other's old incarnation is dropped by
        the adoption (ops->reset) */
     memset(&s->ex, 0, sizeof s->ex);
@@ -1103,8 +1104,8 @@ START_TEST(test_rel_ack_fields)
     n = make_data(buf, 3, 2, 8, 0, 1, d, 8);
     buf[46] = 0x12;
     buf[47] = 0x34; /* tsval */
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     last_sent(s, 0, &h);
     ck_assert_int_eq(h.type, DGRAM_ACK);
     ck_assert_uint_eq(h.ack, 1);
@@ -1116,8 +1117,8 @@ START_TEST(test_rel_ack_fields)
     ck_assert_uint_eq(h.dst_inc, 102);
     /* seq 70: beyond the bitmap, but reported by seq, 3 by msg_id */
     n = make_data(buf, 70, 9, 8, 0, 1, d, 8);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     last_sent(s, 0, &h);
     ck_assert_uint_eq(h.ack, 1);
     ck_assert_uint_eq(h.sack, 1u << 1);
@@ -1125,8 +1126,8 @@ START_TEST(test_rel_ack_fields)
     ck_assert_uint_eq(h.msg_id, 3);
     /* seq 1 fills the first hole: ack 2 at once, 70 and 3 still held */
     n = make_data(buf, 1, 1, 8, 0, 1, d, 8);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     last_sent(s, 0, &h);
     ck_assert_uint_eq(h.ack, 2);
     ck_assert_uint_eq(h.sack, 1u << 0);
@@ -1134,8 +1135,8 @@ START_TEST(test_rel_ack_fields)
     ck_assert_uint_eq(h.msg_id, 3);
     /* seq 2 takes the ack past 3: only 70 is left to report */
     n = make_data(buf, 2, 1, 8, 0, 1, d, 8);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     last_sent(s, 0, &h);
     ck_assert_uint_eq(h.ack, 4);
     ck_assert_uint_eq(h.seq, 70);
@@ -1159,19 +1160,19 @@ START_TEST(test_rel_unknown_source)
     fill(abc, 3, 77);
     n = make_data(buf, 1, 1, 3, 0, 1, abc, 3);
     node_addr(&stranger, 3);
-    rel_input(s->n[0].r, (struct sockaddr *)&stranger, sizeof stranger, buf,
-              n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&stranger, sizeof stranger, buf, n,
+              s->now);
     rel_stats(s->n[0].r, &st);
     ck_assert_uint_eq(st.unknown_src, 1);
     /* a hid nobody registered, from a known address */
     buf[5] = 9;
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     rel_stats(s->n[0].r, &st);
     ck_assert_uint_eq(st.unknown_src, 2);
     memset(junk, 0xa5, sizeof junk);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, junk, sizeof junk, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              junk, sizeof junk, s->now);
     rel_stats(s->n[0].r, &st);
     ck_assert_uint_eq(st.bad_dgrams, 1);
     ck_assert_uint_eq(st.dgrams_in, 3);
@@ -1181,8 +1182,8 @@ START_TEST(test_rel_unknown_source)
     s->ex[1][0].sent = 1;
     s->ex[1][0].len[0] = 3;
     s->ex[1][0].seed[0] = 77;
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     ck_assert_int_eq(s->ex[1][0].got, 1);
     ck_assert_uint_eq(rel_last_heard(s->n[0].r, 2), s->now);
     ck_assert_uint_eq(rel_last_heard(s->n[0].r, 3), 0);
@@ -1205,34 +1206,32 @@ START_TEST(test_rel_max_message)
     s = sim_new(2, &cfg);
     iov.iov_base = d;
     iov.iov_len = 10001;
-    ck_assert_int_eq(rel_sendv(s->n[0].r, 2, &iov, 1, s->now),
-                     COLLS_EMSGSIZE);
-    ck_assert_int_eq(rel_sendv(s->n[0].r, 3, &iov, 1, s->now),
-                     COLLS_ENOENT);
+    ck_assert_int_eq(rel_sendv(s->n[0].r, 2, &iov, 1, s->now), COLLS_EMSGSIZE);
+    ck_assert_int_eq(rel_sendv(s->n[0].r, 3, &iov, 1, s->now), COLLS_ENOENT);
     memset(d, 'x', sizeof d);
     /* seq 1: claims 20000 bytes: refused before allocation */
     n = make_data(buf, 1, 1, 20000, 0, 15, d, 64);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     /* seq 2: the next fragment of it: discarded with it */
     n = make_data(buf, 2, 1, 20000, 1, 15, d, 64);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     rel_stats(s->n[0].r, &st);
     ck_assert_uint_eq(st.bad_dgrams, 1);
     /* seq 3, 4: msg_len changes between fragments */
     n = make_data(buf, 3, 2, 128, 0, 2, d, 64);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     n = make_data(buf, 4, 2, 129, 1, 2, d, 64);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     rel_stats(s->n[0].r, &st);
     ck_assert_uint_eq(st.bad_dgrams, 2);
     /* seq 5: does not start at fragment 0 */
     n = make_data(buf, 5, 3, 128, 1, 2, d, 64);
-    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
-              sizeof s->n[1].addr, buf, n, s->now);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
     rel_stats(s->n[0].r, &st);
     ck_assert_uint_eq(st.bad_dgrams, 3);
     ck_assert_int_eq(s->ex[1][0].got, 0);
@@ -1316,20 +1315,19 @@ START_TEST(test_rel_remove)
     small_config(&cfg);
     s = sim_new(2, &cfg);
     node_addr(&a, 1);
-    ck_assert_int_eq(rel_peer_set(s->n[0].r, 0, (struct sockaddr *)&a,
-                                  sizeof a, 0),
-                     COLLS_EINVAL);
-    ck_assert_int_eq(rel_peer_set(s->n[0].r, 4096, (struct sockaddr *)&a,
-                                  sizeof a, 0),
-                     COLLS_EINVAL);
+    ck_assert_int_eq(
+        rel_peer_set(s->n[0].r, 0, (struct sockaddr *)&a, sizeof a, 0),
+        COLLS_EINVAL);
+    ck_assert_int_eq(
+        rel_peer_set(s->n[0].r, 4096, (struct sockaddr *)&a, sizeof a, 0),
+        COLLS_EINVAL);
     /* node 1 removes node 0 when the first message arrives */
     rel_free(s->n[1].r);
     ops.deliver = remove_in_deliver;
     s->n[1].r = rel_new(&cfg, &ops, &s->n[1], 2, 101);
     node_addr(&a, 0);
-    ck_assert_int_eq(rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a,
-                                  sizeof a, 0),
-                     0);
+    ck_assert_int_eq(
+        rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a, sizeof a, 0), 0);
     sim_msg(s, 0, 1, 3);
     sim_msg(s, 0, 1, 4);
     sim_msg(s, 0, 1, 3000);
@@ -1409,16 +1407,16 @@ START_TEST(test_udp_send_ref)
         iov[0].iov_len = DGRAM_HDR_LEN;
         iov[1].iov_base = data + (size_t)i * 1424;
         iov[1].iov_len = n;
-        ck_assert_int_eq(i == 70 ? udp_send(a, (struct sockaddr *)&to,
-                                            sizeof to, iov, 2)
-                                 : udp_send_ref(a, (struct sockaddr *)&to,
-                                                sizeof to, iov, 2),
-                         0);
+        ck_assert_int_eq(
+            i == 70
+                ? udp_send(a, (struct sockaddr *)&to, sizeof to, iov, 2)
+                : udp_send_ref(a, (struct sockaddr *)&to, sizeof to, iov, 2),
+            0);
     }
     ck_assert_int_eq(udp_flush(a), 0);
     ck_assert_int_eq(udp_pending(a), 0);
     memset(data, 0xee, 100 * 1424); /* no longer referenced */
-    fill(data, 100 * 1424, 5);          /* what was sent, to compare */
+    fill(data, 100 * 1424, 5);      /* what was sent, to compare */
     for (tries = 0; x->n < 100 && tries < 200; tries++) {
         struct pollfd pf = {.fd = udp_fd(b), .events = POLLIN};
         if (poll(&pf, 1, 50) > 0)
@@ -1431,9 +1429,8 @@ START_TEST(test_udp_send_ref)
         ck_assert_uint_eq(x->len[i], DGRAM_HDR_LEN + n);
         for (k = 0; k < DGRAM_HDR_LEN; k++)
             ck_assert_uint_eq(x->data[i][k], (uint8_t)i);
-        ck_assert_int_eq(memcmp(x->data[i] + DGRAM_HDR_LEN,
-                                data + (size_t)i * 1424, n),
-                         0);
+        ck_assert_int_eq(
+            memcmp(x->data[i] + DGRAM_HDR_LEN, data + (size_t)i * 1424, n), 0);
     }
     udp_close(a);
     udp_close(b);
@@ -1464,10 +1461,9 @@ START_TEST(test_rel_bottleneck)
     ck_assert_int_eq(s->errors, 0);
     ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
     printf("bottleneck: %lu drops, %llu retransmits, %llu timeouts, "
-           "bw %llu B/s\n", s->bn_drops,
-           (unsigned long long)ps.retransmits,
-           (unsigned long long)ps.timeouts,
-           (unsigned long long)ps.bw_bps);
+           "bw %llu B/s\n",
+           s->bn_drops, (unsigned long long)ps.retransmits,
+           (unsigned long long)ps.timeouts, (unsigned long long)ps.bw_bps);
     fflush(stdout);
     ck_assert_uint_ge(ps.bw_bps, 12500000 * 8 / 10);
     ck_assert_uint_le(ps.bw_bps, 12500000 * 13 / 10);
