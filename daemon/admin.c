@@ -552,19 +552,40 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
 /* ---- statistics --------------------------------------------------------- */
 
 /* name/value pairs of the daemon counters, for JSON and Prometheus. */
+/* clang-format off: one counter per line (clang-format is not stable on
+   X-macro lists). */
 #define ADMIN_COUNTERS(d, X)                                                   \
     X(tasks_attached)                                                          \
     X(tasks_exited)                                                            \
-    X(attach_refused) X(frames_in) X(frames_out) X(bytes_in) X(bytes_out)      \
-        X(data_local) X(data_to_peer) X(data_from_peer) X(data_echo)           \
-            X(send_failed) X(notifies_sent) X(peer_msgs_out) X(peer_msgs_in)   \
-                X(peer_send_errors) X(heartbeats_out) X(heartbeats_in)         \
-                    X(hosts_down) X(hosts_joined) X(requests_timed_out)        \
-                        X(pauses) X(resumes)
+    X(attach_refused)                                                          \
+    X(frames_in)                                                               \
+    X(frames_out)                                                              \
+    X(bytes_in)                                                                \
+    X(bytes_out)                                                               \
+    X(data_local)                                                              \
+    X(data_to_peer)                                                            \
+    X(data_from_peer)                                                          \
+    X(data_echo)                                                               \
+    X(send_failed)                                                             \
+    X(notifies_sent)                                                           \
+    X(peer_msgs_out)                                                           \
+    X(peer_msgs_in)                                                            \
+    X(peer_send_errors)                                                        \
+    X(heartbeats_out)                                                          \
+    X(heartbeats_in)                                                           \
+    X(hosts_down)                                                              \
+    X(hosts_joined)                                                            \
+    X(requests_timed_out)                                                      \
+    X(pauses)                                                                  \
+    X(resumes)
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames)                                                              \
     X(bad_envelopes)                                                           \
-    X(unknown_kinds) X(bad_requests) X(bad_peer_msgs) X(bad_join_dgrams)
+    X(unknown_kinds)                                                           \
+    X(bad_requests)                                                            \
+    X(bad_peer_msgs)                                                           \
+    X(bad_join_dgrams)
+/* clang-format on */
 
 static const char *const admin_host_states[] = {"up", "down", "joining"};
 

@@ -11,10 +11,11 @@ COLLS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COLLS_BUILD_DIR=${COLLS_BUILD_DIR:-$COLLS_TOP/build}
 
 # Debian packages: build tools, the four libraries, protoc-c, clang for the
-# fuzz targets, and the tools the emulated-host tests use.
+# fuzz targets, clang-format for the style check, and the tools the
+# emulated-host tests use.
 COLLS_PACKAGES="autoconf automake libtool pkg-config make gcc \
 libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check \
-clang libclang-rt-14-dev iproute2 nftables procps util-linux"
+clang libclang-rt-14-dev clang-format iproute2 nftables procps util-linux"
 
 colls_install_packages() {
     local missing=() p

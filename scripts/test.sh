@@ -59,6 +59,14 @@ run_pass() {
 }
 
 run_pass "werror" "$COLLS_TOP/build" --enable-werror
+echo "=== make format-check"
+if make -C "$COLLS_TOP/build" -s format-check; then
+    echo "format-check: ok"
+    passed=$((passed + 1))
+else
+    echo "format-check: FAILED (make format fixes it)"
+    failed=$((failed + 1)) status=1
+fi
 if [ "${COLLS_SKIP_SANITIZERS:-0}" != 1 ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
