@@ -945,8 +945,13 @@ pump(struct rel *r, struct rel_peer *p, uint64_t now)
             s->prev = s->next = REL_NIL;
             rtx = 0;
             flags = 0;
-            /* last one we can send for now: ask for a quick ack */
-            if ((p->cur_frag + 1 == m->nfrag && m->next == NULL) ||
+            /* last one we can send for now: ask for a quick ack.  A
+             * single-fragment message does not: its reply usually
+             * carries the ack, else the delayed ack or a tail-loss
+             * probe does (an immediate pure ACK costs both sides a
+             * datagram per small request) */
+            if ((p->cur_frag + 1 == m->nfrag && m->nfrag > 1 &&
+                 m->next == NULL) ||
                 in_flight(p) + 1 >= cwnd ||
                 p->snd_nxt + 1 - p->snd_una >= r->cfg.window)
                 flags = DGRAM_F_ACKNOW;
