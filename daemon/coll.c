@@ -1717,11 +1717,11 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
               (unsigned long long)c->n);
     X(hier_runs)
-    X(flat_runs) X(hier_as_flat) X(fallbacks) X(aborts) X(failed_ops)
-        X(bad_requests) X(early_msgs) X(stale_msgs) X(groups_formed)
-            X(groups_failed)
+    X(flat_runs)
+    X(hier_as_flat) X(fallbacks) X(aborts) X(failed_ops) X(bad_requests)
+        X(early_msgs) X(stale_msgs) X(groups_formed) X(groups_failed)
 #undef X
-                for (op = 0; op < SCHED_OP_MAX; op++) for (m = 0; m < 2; m++)
+            for (op = 0; op < SCHED_OP_MAX; op++) for (m = 0; m < 2; m++)
     {
         const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
 

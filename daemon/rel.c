@@ -120,24 +120,24 @@
 #include "daemon/rel.h"
 #include "proto/dgram.h"
 
-#define REL_NIL          UINT32_MAX
-#define REL_MAX_WINDOW   32768u
-#define REL_FRAG_CNT_MAX 65535u
-#define REL_CWND_INIT    64u
-#define REL_CWND_MIN     8u
-#define REL_CLOCK_G_US   1000u  /* timer granularity of the event loop */
-#define REL_REO_MIN_US   64u    /* least reordering window */
-#define REL_RESET_GAP_US 10000u /* least time between two RESETs */
-#define REL_PACE_US      2000u  /* token bucket depth, in time at rate */
-#define REL_TS_UNIT_US   16u    /* tsval unit */
-#define REL_OLD_INCS     4      /* past incarnations remembered per peer */
-#define REL_PROBES       2      /* tail loss probes before the RTO */
-#define REL_PTO_MIN_US   100u   /* least probe timeout */
-#define REL_REF_MIN      65536u /* least message sent by reference */
-#define REL_BW_WIN_US    20000u /* least delivery rate window */
-#define REL_GAIN_CYCLE   8u     /* rounds in the pacing gain cycle */
+#define REL_NIL            UINT32_MAX
+#define REL_MAX_WINDOW     32768u
+#define REL_FRAG_CNT_MAX   65535u
+#define REL_CWND_INIT      64u
+#define REL_CWND_MIN       8u
+#define REL_CLOCK_G_US     1000u     /* timer granularity of the event loop */
+#define REL_REO_MIN_US     64u       /* least reordering window */
+#define REL_RESET_GAP_US   10000u    /* least time between two RESETs */
+#define REL_PACE_US        2000u     /* token bucket depth, in time at rate */
+#define REL_TS_UNIT_US     16u       /* tsval unit */
+#define REL_OLD_INCS       4         /* past incarnations remembered per peer */
+#define REL_PROBES         2         /* tail loss probes before the RTO */
+#define REL_PTO_MIN_US     100u      /* least probe timeout */
+#define REL_REF_MIN        65536u    /* least message sent by reference */
+#define REL_BW_WIN_US      20000u    /* least delivery rate window */
+#define REL_GAIN_CYCLE     8u        /* rounds in the pacing gain cycle */
 #define REL_MIN_RTT_WIN_US 10000000u /* life of the least RTT sample */
-#define REL_CAP_DGRAMS   64u    /* least headroom over 2 BDP, datagrams */
+#define REL_CAP_DGRAMS     64u       /* least headroom over 2 BDP, datagrams */
 
 /* UNKNOWN: unacked beyond the SACK bitmap after a timeout; not counted
    in flight, resent only once it is known to be missing. */
@@ -156,16 +156,16 @@ struct rel_msg {
 /* One datagram of the send window. */
 struct rel_txslot {
     struct rel_msg *msg;
-    uint64_t sent_us; /* last transmission */
-    uint32_t frag;    /* fragment index within msg */
+    uint64_t sent_us;    /* last transmission */
+    uint32_t frag;       /* fragment index within msg */
     uint32_t prev, next; /* links in the sent, resent or rtx list */
     uint16_t len;
     uint8_t state;
-    uint8_t retrans;  /* transmitted more than once */
-    uint8_t fast;     /* LOST found by acks, not by timeout */
-    uint8_t applim;   /* sent with nothing more queued */
-    uint64_t del;     /* p->delivered when sent */
-    uint64_t del_us;  /* p->delivered_us when sent */
+    uint8_t retrans;   /* transmitted more than once */
+    uint8_t fast;      /* LOST found by acks, not by timeout */
+    uint8_t applim;    /* sent with nothing more queued */
+    uint64_t del;      /* p->delivered when sent */
+    uint64_t del_us;   /* p->delivered_us when sent */
     uint64_t first_us; /* p->first_sent_us when sent */
 };
 
@@ -213,24 +213,24 @@ struct rel_peer {
     uint64_t rto_at;       /* last timeout, while its undo is possible */
     uint64_t undo_rto;
     uint32_t undo_cwnd, undo_ssthresh;
-    unsigned probes;       /* probes since the last ack progress */
+    unsigned probes; /* probes since the last ack progress */
     double tokens;
     uint64_t tok_us;
     int tok_init;
     uint64_t pace_deadline;
     /* delivery rate (see the top of the file) */
-    uint64_t delivered;    /* bytes acked or SACKed */
-    uint64_t delivered_us; /* when delivered last grew */
-    uint64_t first_sent_us; /* send time of the newest delivered */
+    uint64_t delivered;           /* bytes acked or SACKed */
+    uint64_t delivered_us;        /* when delivered last grew */
+    uint64_t first_sent_us;       /* send time of the newest delivered */
     uint64_t min_rtt, min_rtt_us; /* least RTT sample (10 s), its time */
-    double bw_cur, bw_prev; /* largest rate, this and the last window */
-    uint64_t bw_win_us;    /* start of the current window */
-    double full_bw;        /* estimate at the last 1/4 growth */
-    double bw_round;       /* estimate at the end of the last round */
-    unsigned full_cnt;     /* rounds since */
-    int filled;            /* startup over: pace */
-    unsigned cycle;        /* round in the gain cycle */
-    double pace_rate;      /* bytes/s, 0: not paced */
+    double bw_cur, bw_prev;       /* largest rate, this and the last window */
+    uint64_t bw_win_us;           /* start of the current window */
+    double full_bw;               /* estimate at the last 1/4 growth */
+    double bw_round;              /* estimate at the end of the last round */
+    unsigned full_cnt;            /* rounds since */
+    int filled;                   /* startup over: pace */
+    unsigned cycle;               /* round in the gain cycle */
+    double pace_rate;             /* bytes/s, 0: not paced */
 
     /* receiver */
     struct rel_rxslot *rx;
@@ -264,8 +264,8 @@ struct rel {
     struct rel_peer *zombies;
     struct rel_stats st;
     uint64_t rng;
-    uint64_t secret; /* key of the challenge nonces */
-    int unflushed;   /* ops->send_ref was called since ops->flush */
+    uint64_t secret;      /* key of the challenge nonces */
+    int unflushed;        /* ops->send_ref was called since ops->flush */
     struct rel_msg *dead; /* freed messages send_ref may still use */
     int blocked;
     int depth;
@@ -732,8 +732,8 @@ send_reset(struct rel *r, struct rel_peer *p, uint64_t now)
  * have not adopted.
  */
 static int
-send_probe(struct rel *r, struct rel_peer *p, uint32_t dst_inc,
-           uint32_t nonce, uint32_t echo)
+send_probe(struct rel *r, struct rel_peer *p, uint32_t dst_inc, uint32_t nonce,
+           uint32_t echo)
 {
     struct dgram_hdr h;
     uint8_t buf[DGRAM_HDR_LEN];
@@ -766,8 +766,8 @@ challenge(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     if (echo == 0 && p->last_chal_us != 0 &&
         now - p->last_chal_us < REL_RESET_GAP_US)
         return;
-    if (send_probe(r, p, h->src_inc, inc_nonce(r, p->hid, h->src_inc),
-                   echo) == 0) {
+    if (send_probe(r, p, h->src_inc, inc_nonce(r, p->hid, h->src_inc), echo) ==
+        0) {
         p->last_chal_us = now ? now : 1;
         r->st.challenges++;
     }
@@ -786,8 +786,7 @@ inc_proven(const struct rel *r, const struct rel_peer *p,
 static int
 pace_ok(struct rel *r, struct rel_peer *p, size_t bytes, uint64_t now)
 {
-    double rate = r->cfg.rate_bps != 0 ? (double)r->cfg.rate_bps
-                                        : p->pace_rate,
+    double rate = r->cfg.rate_bps != 0 ? (double)r->cfg.rate_bps : p->pace_rate,
            depth;
 
     if (rate <= 0) {
@@ -809,8 +808,8 @@ pace_ok(struct rel *r, struct rel_peer *p, size_t bytes, uint64_t now)
     }
     if (p->tokens >= (double)bytes)
         return 1;
-    p->pace_deadline = now + 1 + (uint64_t)(((double)bytes - p->tokens) *
-                                            1e6 / rate);
+    p->pace_deadline =
+        now + 1 + (uint64_t)(((double)bytes - p->tokens) * 1e6 / rate);
     return 0;
 }
 
@@ -848,8 +847,7 @@ send_slot(struct rel *r, struct rel_peer *p, uint32_t seq, uint16_t flags,
     h.tsval = (uint16_t)(now / REL_TS_UNIT_US);
     dgram_put(buf, &h);
     return rel_out(r, p, buf, m->data + (size_t)s->frag * r->fragmax, s->len,
-                   r->ops.send_ref != NULL && m->len >= REL_REF_MIN ? m
-                                                                   : NULL);
+                   r->ops.send_ref != NULL && m->len >= REL_REF_MIN ? m : NULL);
 }
 
 /*
@@ -1087,8 +1085,8 @@ round_end(struct rel *r, struct rel_peer *p)
         p->ssthresh = p->cwnd / 2 > r->cwnd_min ? p->cwnd / 2 : r->cwnd_min;
         p->cwnd = p->ssthresh;
     } else if (p->round_acked > 0) {
-        uint32_t c = p->cwnd < p->ssthresh ? p->cwnd * 2
-                                           : p->cwnd + (p->cwnd + 7) / 8;
+        uint32_t c =
+            p->cwnd < p->ssthresh ? p->cwnd * 2 : p->cwnd + (p->cwnd + 7) / 8;
         p->cwnd = c < r->cfg.window ? c : (uint32_t)r->cfg.window;
     }
     p->round_acked = p->round_lost = 0;
@@ -1668,11 +1666,11 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     if (cfg == NULL || ops == NULL || ops->send == NULL ||
         ops->deliver == NULL ||
         (ops->send_ref == NULL) != (ops->flush == NULL) ||
-        cfg->mtu <= DGRAM_HDR_LEN ||
-        cfg->mtu > DGRAM_MAX_LEN || cfg->window < 1 ||
-        cfg->window > REL_MAX_WINDOW || cfg->rto_min_us == 0 ||
-        cfg->rto_min_us > cfg->rto_max_us || my_hid < 0 ||
-        my_hid > DGRAM_MAX_HID || !(cfg->drop >= 0 && cfg->drop <= 1) ||
+        cfg->mtu <= DGRAM_HDR_LEN || cfg->mtu > DGRAM_MAX_LEN ||
+        cfg->window < 1 || cfg->window > REL_MAX_WINDOW ||
+        cfg->rto_min_us == 0 || cfg->rto_min_us > cfg->rto_max_us ||
+        my_hid < 0 || my_hid > DGRAM_MAX_HID ||
+        !(cfg->drop >= 0 && cfg->drop <= 1) ||
         !(cfg->dup >= 0 && cfg->dup <= 1) ||
         !(cfg->reorder >= 0 && cfg->reorder <= 1))
         return NULL;
@@ -1682,8 +1680,8 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     r->cfg = *cfg;
     if (r->cfg.max_message > UINT32_MAX)
         r->cfg.max_message = UINT32_MAX;
-    r->cfg.rto_init_us = min_u64(max_u64(cfg->rto_init_us, cfg->rto_min_us),
-                                 cfg->rto_max_us);
+    r->cfg.rto_init_us =
+        min_u64(max_u64(cfg->rto_init_us, cfg->rto_min_us), cfg->rto_max_us);
     r->ops = *ops;
     r->ctx = ctx;
     r->my_hid = my_hid;
