@@ -1641,6 +1641,22 @@ coll_free_early(struct daemon *d)
     d->gs->early_bytes = 0;
 }
 
+/* clang-format off: the collective counters, one per line, shared by the
+   JSON and Prometheus writers. */
+#define COLL_COUNTERS(X)                                                       \
+    X(hier_runs)                                                               \
+    X(flat_runs)                                                               \
+    X(hier_as_flat)                                                            \
+    X(fallbacks)                                                               \
+    X(aborts)                                                                  \
+    X(failed_ops)                                                              \
+    X(bad_requests)                                                            \
+    X(early_msgs)                                                              \
+    X(stale_msgs)                                                              \
+    X(groups_formed)                                                           \
+    X(groups_failed)
+/* clang-format on */
+
 void
 coll_stats_json(struct daemon *d, struct stats_json *j)
 {
@@ -1650,17 +1666,9 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     size_t k, nalg;
 
     stats_json_obj_begin(j, "coll");
-    stats_json_u64(j, "hier_runs", c->hier_runs);
-    stats_json_u64(j, "flat_runs", c->flat_runs);
-    stats_json_u64(j, "hier_as_flat", c->hier_as_flat);
-    stats_json_u64(j, "fallbacks", c->fallbacks);
-    stats_json_u64(j, "aborts", c->aborts);
-    stats_json_u64(j, "failed_ops", c->failed_ops);
-    stats_json_u64(j, "bad_requests", c->bad_requests);
-    stats_json_u64(j, "early_msgs", c->early_msgs);
-    stats_json_u64(j, "stale_msgs", c->stale_msgs);
-    stats_json_u64(j, "groups_formed", c->groups_formed);
-    stats_json_u64(j, "groups_failed", c->groups_failed);
+#define X(n) stats_json_u64(j, #n, c->n);
+    COLL_COUNTERS(X)
+#undef X
     sched_cache_stats(d->gs->cache, &hits, &misses, &evictions);
     stats_json_u64(j, "sched_cache_hits", hits);
     stats_json_u64(j, "sched_cache_misses", misses);
@@ -1716,42 +1724,39 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 #define X(n)                                                                   \
     coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
               (unsigned long long)c->n);
-    X(hier_runs)
-    X(flat_runs)
-    X(hier_as_flat) X(fallbacks) X(aborts) X(failed_ops) X(bad_requests)
-        X(early_msgs) X(stale_msgs) X(groups_formed) X(groups_failed)
+    COLL_COUNTERS(X)
 #undef X
-            for (op = 0; op < SCHED_OP_MAX; op++) for (m = 0; m < 2; m++)
-    {
-        const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
+    for (op = 0; op < SCHED_OP_MAX; op++)
+        for (m = 0; m < 2; m++) {
+            const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
 
-        for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-            const struct coll_opstats *os = &d->gs->ops[op][m][k];
-            const char *mode = m ? "flat" : "hier";
+            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+                const struct coll_opstats *os = &d->gs->ops[op][m][k];
+                const char *mode = m ? "flat" : "hier";
 
-            if (os->runs == 0 && os->fallbacks == 0)
-                continue;
-            coll_prom(b, &err,
-                      "collsd_coll_runs_total{op=\"%s\",mode=\"%s\","
-                      "alg=\"%s\"} %llu\n",
-                      sched_op_name(op), mode, t[k].name,
-                      (unsigned long long)os->runs);
-            coll_prom(b, &err,
-                      "collsd_coll_bytes_total{op=\"%s\",mode=\"%s\","
-                      "alg=\"%s\"} %llu\n",
-                      sched_op_name(op), mode, t[k].name,
-                      (unsigned long long)os->bytes);
-            coll_prom(b, &err,
-                      "collsd_coll_fallbacks_total{op=\"%s\","
-                      "mode=\"%s\",alg=\"%s\"} %llu\n",
-                      sched_op_name(op), mode, t[k].name,
-                      (unsigned long long)os->fallbacks);
-            coll_prom(b, &err,
-                      "collsd_coll_us_sum{op=\"%s\",mode=\"%s\","
-                      "alg=\"%s\"} %llu\n",
-                      sched_op_name(op), mode, t[k].name,
-                      (unsigned long long)os->us.sum);
+                if (os->runs == 0 && os->fallbacks == 0)
+                    continue;
+                coll_prom(b, &err,
+                          "collsd_coll_runs_total{op=\"%s\",mode=\"%s\","
+                          "alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->runs);
+                coll_prom(b, &err,
+                          "collsd_coll_bytes_total{op=\"%s\",mode=\"%s\","
+                          "alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->bytes);
+                coll_prom(b, &err,
+                          "collsd_coll_fallbacks_total{op=\"%s\","
+                          "mode=\"%s\",alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->fallbacks);
+                coll_prom(b, &err,
+                          "collsd_coll_us_sum{op=\"%s\",mode=\"%s\","
+                          "alg=\"%s\"} %llu\n",
+                          sched_op_name(op), mode, t[k].name,
+                          (unsigned long long)os->us.sum);
+            }
         }
-    }
     return err;
 }
