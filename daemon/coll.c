@@ -1736,26 +1736,21 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 
                 if (os->runs == 0 && os->fallbacks == 0)
                     continue;
-                coll_prom(b, &err,
-                          "collsd_coll_runs_total{op=\"%s\",mode=\"%s\","
-                          "alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->runs);
-                coll_prom(b, &err,
-                          "collsd_coll_bytes_total{op=\"%s\",mode=\"%s\","
-                          "alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->bytes);
-                coll_prom(b, &err,
-                          "collsd_coll_fallbacks_total{op=\"%s\","
-                          "mode=\"%s\",alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->fallbacks);
-                coll_prom(b, &err,
-                          "collsd_coll_us_sum{op=\"%s\",mode=\"%s\","
-                          "alg=\"%s\"} %llu\n",
-                          sched_op_name(op), mode, t[k].name,
-                          (unsigned long long)os->us.sum);
+                const struct {
+                    const char *name;
+                    uint64_t value;
+                } series[] = {{"runs_total", os->runs},
+                              {"bytes_total", os->bytes},
+                              {"fallbacks_total", os->fallbacks},
+                              {"us_sum", os->us.sum}};
+                size_t i;
+
+                for (i = 0; i < sizeof(series) / sizeof(series[0]); i++)
+                    coll_prom(b, &err,
+                              "collsd_coll_%s{op=\"%s\",mode=\"%s\","
+                              "alg=\"%s\"} %llu\n",
+                              series[i].name, sched_op_name(op), mode,
+                              t[k].name, (unsigned long long)series[i].value);
             }
         }
     return err;
