@@ -336,6 +336,23 @@ coll_inst_release(struct coll_inst *ci)
     ci->cnt = ci->dsp = ci->sc = ci->sd = ci->rc = ci->rd = NULL;
 }
 
+/* Frees an instance's per-member arrays and the instance itself (any of
+   the arrays may be NULL: a half-made instance is freed the same way). */
+static void
+coll_inst_free_arrays(struct coll_inst *ci)
+{
+    free(ci->rawv);
+    free(ci->vb);
+    free(ci->reqd);
+    free(ci->answered);
+    free(ci->req_id);
+    free(ci->in);
+    free(ci->inlen);
+    free(ci->inown);
+    free(ci->a2a);
+    free(ci);
+}
+
 /* Unlinks and frees ci. */
 static void
 coll_inst_free(struct coll_inst *ci)
@@ -348,16 +365,7 @@ coll_inst_free(struct coll_inst *ci)
             break;
         }
     coll_inst_release(ci);
-    free(ci->rawv);
-    free(ci->vb);
-    free(ci->reqd);
-    free(ci->answered);
-    free(ci->req_id);
-    free(ci->in);
-    free(ci->inlen);
-    free(ci->inown);
-    free(ci->a2a);
-    free(ci);
+    coll_inst_free_arrays(ci);
 }
 
 /* Finds or creates the instance (g, seq); NULL on allocation failure. */
@@ -384,15 +392,7 @@ coll_inst_get(struct group *g, uint64_t seq, int create)
     ci->a2a = calloc(nl, sizeof(size_t *));
     if (!ci->reqd || !ci->answered || !ci->req_id || !ci->in || !ci->inlen ||
         !ci->inown || !ci->a2a) {
-        ci->next = NULL;
-        free(ci->reqd);
-        free(ci->answered);
-        free(ci->req_id);
-        free(ci->in);
-        free(ci->inlen);
-        free(ci->inown);
-        free(ci->a2a);
-        free(ci);
+        coll_inst_free_arrays(ci);
         return NULL;
     }
     ci->next = g->insts;
