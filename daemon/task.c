@@ -46,6 +46,7 @@
 
 #define TASK_READ_CHUNK   (64u * 1024) /* bytes per read into t->in */
 #define TASK_IOV_MAX      64           /* iovecs per writev */
+#define TASK_SNDBUF       (4 << 20)    /* asked-for SO_SNDBUF, bytes */
 #define TASK_CLOSING_US   2000000u     /* give up flushing an error */
 #define TASK_HANDSHAKE_US 10000000u    /* attach within this time */
 
@@ -98,6 +99,22 @@ task_hash_remove(struct task *t)
 
 /* ---- listener ----------------------------------------------------------- */
 
+/*
+ * A large send buffer on each task socket: a collective's result of a few
+ * MiB then goes to a task in one writev instead of a wake-up of both sides
+ * per 208 KiB (the default), which made local distribution the bottleneck
+ * of hierarchical bcast (2 hosts x 4 tasks, 1 MiB: 5.7 -> 2.9-4.1 ms).
+ * FORCE passes net.core.wmem_max when the daemon runs as root.
+ */
+static void
+task_sndbuf(int fd)
+{
+    int sz = TASK_SNDBUF;
+
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+}
+
 static void
 task_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -120,6 +137,7 @@ task_accept_cb(evutil_socket_t lfd, short what, void *arg)
         close(fd);
         return;
     }
+    task_sndbuf(fd);
     rc = platform_peer_cred(fd, &uid, &pid);
     if (rc != 0)
         log_warn("peer credentials: %s", log_errstr(rc));

@@ -284,7 +284,7 @@ colls_attach(const char *socket_path, colls_t **out)
     char path[4096];
     uv_connect_t creq;
     struct colls_connect cc = {0, 0};
-    int rc;
+    int rc, sndbuf;
 
     if (out == NULL)
         return COLLS_EINVAL;
@@ -325,6 +325,10 @@ colls_attach(const char *socket_path, colls_t **out)
         rc = cc.status == UV_ENOMEM ? COLLS_ENOMEM : COLLS_ECONNREFUSED;
         goto fail;
     }
+    /* Large messages to the daemon go in one write instead of many
+       wake-ups of 208 KiB each; capped by net.core.wmem_max. */
+    sndbuf = COLLS__SOCK_BUF;
+    (void)uv_send_buffer_size((uv_handle_t *)&c->daemon->u.pipe, &sndbuf);
     rc = colls__stream_start(c->daemon);
     if (rc < 0)
         goto fail;

@@ -60,6 +60,9 @@ colls__q_remove(struct colls__queue *e)
     e->next = e->prev = e;
 }
 
+/* Send buffer asked for on the daemon socket (the kernel doubles it). */
+#define COLLS__SOCK_BUF (4 << 20)
+
 #define COLLS__CONTAINER(ptr, type, field)                                     \
     ((type *)(void *)((char *)(ptr)-offsetof(type, field)))
 
