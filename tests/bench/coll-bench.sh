@@ -13,8 +13,10 @@
 # Ratios:
 #   1  barrier over P = 2..8 hosts x 1 task (auto choice) against
 #      1.5 x ceil(log2 P) x the one-way daemon-to-daemon latency (median
-#      `collsctl ping` RTT / 2, 0-byte payload, measured in this run);
-#      and P = 5, 6, 7 against P = 8;
+#      `collsctl ping` RTT / 2, 0-byte payload, measured in this run),
+#      and against tests/bench/raw-udp-barrier (the same dissemination
+#      barrier among P plain UDP processes, no daemons: what these hosts
+#      allow); and P = 5, 6, 7 against P = 8;
 #   2  bcast of 4 MiB over 4 hosts at 100 Mbit/s (best algorithm) against
 #      the time one raw TCP stream takes to push 4 MiB over one link at the
 #      same rate (tests/bench/raw-tcp-pingpong stream);
@@ -35,6 +37,7 @@ B=$(cd "$B" && pwd -P)
 CTL=$B/collsctl
 CC=$B/tests/integration/coll-check
 TCP=$B/tests/bench/raw-tcp-pingpong
+RAWBAR=$B/tests/bench/raw-udp-barrier
 SOCK=/tmp/collsd/collsd.sock
 N=8
 ITERS=${BENCH_ITERS:-20}
@@ -46,7 +49,7 @@ CMODES=${BENCH_C_MODES:-hier flat}
 OUT=${BENCH_OUT:-$PWD/coll-bench-results.txt}
 
 mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/coll-check \
-    tests/bench/raw-tcp-pingpong
+    tests/bench/raw-tcp-pingpong tests/bench/raw-udp-barrier
 : >"$OUT"
 for i in $(seq 1 $N); do
     mh_daemon "$i" --log-level warning
@@ -162,20 +165,47 @@ case "$SKIP" in *A*) ;; *)
     table "A: 4 hosts x 1 task, unshaped" 1,1,1,1 "4:$MAX" hier ;;
 esac
 
+# rawbar P: the raw UDP dissemination barrier (tests/bench/raw-udp-barrier)
+# over hosts 1..P, one process each, no daemon: max over ranks of each
+# rank's best run, us.
+rawbar()
+{
+    local p=$1 i peers="" pids="" name
+    name="rb$(date +%s%N)"
+    for i in $(seq 1 "$p"); do
+        peers="$peers${peers:+,}$(ns_addr "$i"):9100"
+    done
+    for i in $(seq 1 "$p"); do
+        host_bg "$i" "$name-$i.log" timeout 120 "$RAWBAR" --rank $((i - 1)) \
+            --peers "$peers" --iters "$((ITERS * 10))" --runs "$RUNS"
+        pids="$pids $NS_LASTPID"
+    done
+    for i in $pids; do
+        wait "$i"
+    done
+    cat "$NS_RUN/$name"-*.log | awk '$1 == "barrier" && $3 > m { m = $3 }
+        END { if (m > 0) print m; else print "-" }'
+}
+
 # Ratio 1: barrier over P hosts.
 case "$SKIP" in *L*) ;; *)
 out ""
 out "== barrier over P hosts x 1 task (auto), vs 1.5 x ceil(log2 P) x" \
-    "one-way ($ONEWAY us)"
-printf '%3s %10s %10s %8s\n' P us/op model ratio | tee -a "$OUT"
+    "one-way ($ONEWAY us), and vs a raw UDP dissemination barrier among" \
+    "P processes without daemons (raw-udp-barrier, same hosts)"
+printf '%3s %10s %10s %10s %8s %8s %8s\n' P us/op raw model ours/mdl \
+    raw/mdl ours/raw | tee -a "$OUT"
 for p in 2 3 4 5 6 7 8; do
     layout=$(seq 1 "$p" | sed 's/.*/1/' | paste -sd,)
     us=$(bench "$layout" barrier 4:4 auto hier | awk '{ print $2 }')
+    raw=$(rawbar "$p")
     eval "BAR_$p=$us"
-    awk -v p="$p" -v us="$us" -v l="$ONEWAY" 'BEGIN {
+    awk -v p="$p" -v us="$us" -v raw="$raw" -v l="$ONEWAY" 'BEGIN {
         lg = 0; while ((2 ^ lg) < p) lg++
         m = 1.5 * lg * l
-        printf "%3d %10.1f %10.1f %8.2f\n", p, us, m, (m > 0 ? us / m : 0)
+        printf "%3d %10.1f %10.1f %10.1f %8.2f %8.2f %8.2f\n", p, us, raw,
+            m, (m > 0 ? us / m : 0), (m > 0 ? raw / m : 0),
+            (raw > 0 ? us / raw : 0)
     }' | tee -a "$OUT"
 done
 for p in 5 6 7; do
