@@ -14,6 +14,39 @@
  * cfg->max_message before allocation; incoming data of an instance is
  * matched per (phase, src, dst) in arrival order; no callback frees the
  * instance it is working on except through coll_inst_end as its last act.
+ *
+ * FPC compression (docs/collectives.md, "Compression").  A bcast of
+ * COLLS_DOUBLE data whose members asked for COLLS_COMPRESS_ON or _AUTO runs
+ * the "FPC protocol" when it is hierarchical over more than one host and
+ * carries at least one item (every daemon knows all four facts, so all
+ * agree on it; other operations, datatypes, flat mode and one-host groups
+ * ignore the setting).  The leader schedule is then two bcasts among the
+ * leaders, one after the other in the same phase (messages between a pair
+ * of daemons arrive in order, so the k-th message still matches the k-th
+ * receive):
+ *   1. a COLL_FPC_HDR (12) byte header from the root's daemon: 4 bytes
+ *      "FPC" + kind (0 raw, 1 FPC stream), then the payload length as a
+ *      big-endian u64.  It is 12 bytes, not a multiple of 8, so a daemon
+ *      that runs the plain bcast (its members did not ask for compression)
+ *      can never take it for data: the length check of the executor fails
+ *      the operation with COLLS_EINVAL everywhere instead;
+ *   2. the payload, with the algorithm the tuner (or the forced spec)
+ *      picks for its length: the root's doubles compressed once by
+ *      fpc_compress at the root's daemon and forwarded as they are, or,
+ *      when AUTO decided against it (or the stream would exceed
+ *      max_message), the raw doubles.
+ * Receivers check the header (length against max_message and fpc_bound)
+ * before anything is allocated, decompress once when the payload is
+ * complete, require exactly count doubles (else COLLS_EBADMSG, which
+ * fails and aborts the operation), and hand the doubles to their local
+ * members as usual.  FPC streams travel as COLLS_BYTE (the format is
+ * byte-order independent); raw payloads as the datatype, so a peer of
+ * the other byte order swaps them as for any bcast.  AUTO compresses a
+ * sample (COLL_FPC_SAMPLE doubles) at the root's daemon, and compresses
+ * the whole only if the predicted time n*8/rate (compress) + n*8/(ratio *
+ * link) + n*8/rate (decompress, assumed as fast) is below n*8/link; link
+ * is $COLLSD_FPC_MBIT (Mbit/s, default 1000), the daemon's assumption.
+ * The compression counters are per process (one daemon per process).
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -39,12 +72,43 @@
 #include "daemon/tune.h"
 #include "proto/dtype.h"
 #include "proto/envelope.h"
+#include "proto/fpc.h"
 #include "proto/reduce.h"
 
 #define COLL_ALG_SPEC_MAX 64
 #define COLL_EARLY_MAX_US (120u * 1000000u) /* unknown gid: kept this long */
 #define PHASE_LEADER      0
 #define PHASE_FLAT        1
+#define COLL_FPC_HDR      12   /* header bytes; not a multiple of 8 */
+#define COLL_FPC_SAMPLE   4096 /* doubles AUTO compresses to decide */
+#define COLL_FPC_MBIT     1000 /* assumed link Mbit/s without the variable */
+#define COLL_FPC_RAW      0    /* header kinds */
+#define COLL_FPC_STREAM   1
+
+/* clang-format off: the compression counters, shared by the JSON and
+   Prometheus writers. */
+#define COLL_FPC_COUNTERS(X)                                                   \
+    X(fpc_ops)                                                                 \
+    X(fpc_raw_bytes)                                                           \
+    X(fpc_comp_bytes)                                                          \
+    X(fpc_auto_compressed)                                                     \
+    X(fpc_auto_raw)                                                            \
+    X(fpc_too_large)                                                           \
+    X(fpc_bad_streams)                                                         \
+    X(fpc_compress_us)                                                         \
+    X(fpc_decompress_us)
+/* clang-format on */
+
+/* fpc_ops: bcasts completed here whose payload was an FPC stream, with
+   their raw and compressed bytes; fpc_auto_*: AUTO decisions made here
+   (as the root's daemon); fpc_too_large: streams sent raw because they
+   exceeded max_message; fpc_bad_streams: payloads that failed to
+   decompress.  One daemon per process, so one set per process. */
+static struct {
+#define X(n) uint64_t n;
+    COLL_FPC_COUNTERS(X)
+#undef X
+} coll_fpc_cnt;
 
 /* One COLL_DATA message (or an in-memory one between local ranks). */
 struct coll_msg {
@@ -84,6 +148,7 @@ struct coll_inst {
     int op, dtype, rop, root, reqmode, mode, P;
     size_t count, esize, n;
     char spec[COLL_ALG_SPEC_MAX];
+    int compress;   /* COLLS_COMPRESS_* of the request */
     uint64_t *rawv; /* gatherv family: counts of the request */
     size_t nrawv;
     size_t *vb, *vd; /* gatherv family: bytes and packed offsets per rank */
@@ -106,6 +171,15 @@ struct coll_inst {
     int nex;
     size_t *cnt, *dsp, *sc, *sd, *rc, *rd; /* hier: per host, bytes */
     uint64_t t0;
+    /* FPC protocol (hier bcast of doubles; ex[0] header, ex[1] payload) */
+    int fpc;                /* this instance runs it */
+    int fpc_kind;           /* COLL_FPC_RAW / _STREAM, from the header */
+    int fpc_done;           /* payload received and decoded */
+    int wire_dtype;         /* datatype stamped on COLL_DATA being sent */
+    uint8_t *fpc_data;      /* root's daemon: the payload (NULL: raw input) */
+    size_t fpc_len;         /* payload bytes */
+    uint8_t *fpc_raw;       /* receivers: decompressed doubles */
+    const uint8_t *fpc_out; /* the n bytes every local member gets */
 };
 
 static void coll_progress(struct daemon *d, struct coll_inst *ci);
@@ -258,7 +332,7 @@ coll_send(struct daemon *d, struct coll_inst *ci, int phase, int src, int dst,
     f.tag = src;
     f.count = (uint64_t)dst;
     f.status = phase;
-    f.dtype = (uint32_t)ci->dtype;
+    f.dtype = (uint32_t)ci->wire_dtype;
     f.encoding = COLLS_ENC_RAW;
     f.byte_order = (uint32_t)dtype_native_order();
     return net_send(d, hid, &f, data, len);
@@ -334,6 +408,10 @@ coll_inst_release(struct coll_inst *ci)
         }
     free(ci->cnt);
     ci->cnt = ci->dsp = ci->sc = ci->sd = ci->rc = ci->rd = NULL;
+    free(ci->fpc_data);
+    free(ci->fpc_raw);
+    ci->fpc_data = ci->fpc_raw = NULL;
+    ci->fpc_out = NULL;
 }
 
 /* Frees an instance's per-member arrays and the instance itself (any of
@@ -408,6 +486,7 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     struct group *g = ci->g;
     struct task *t = task_find(d, g->tids[g->local[i]]);
     CollResult cr = COLL_RESULT__INIT;
+    char alg[COLL_ALG_SPEC_MAX + 8];
     Envelope r;
 
     if (ci->answered[i])
@@ -428,7 +507,9 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     r.count = ci->esize ? len / ci->esize : len;
     r.encoding = COLLS_ENC_RAW;
     r.byte_order = (uint32_t)dtype_native_order();
-    cr.alg = (char *)(ci->alg != NULL ? ci->alg->name : "");
+    snprintf(alg, sizeof(alg), "%s%s", ci->alg != NULL ? ci->alg->name : "",
+             ci->fpc_kind == COLL_FPC_STREAM ? "+fpc" : "");
+    cr.alg = alg;
     cr.mode = (uint32_t)(ci->mode ? ci->mode : COLLS_MODE_HIER);
     cr.us = (double)(platform_now_us() - ci->t0);
     cr.fallback = ci->fallback != 0;
@@ -489,6 +570,7 @@ coll_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
     int ovf = 0, r, op = (int)q->op;
 
     if (q->op >= SCHED_OP_MAX || q->mode > COLLS_MODE_FLAT ||
+        q->compress > COLLS_COMPRESS_AUTO ||
         (q->alg != NULL && strlen(q->alg) >= COLL_ALG_SPEC_MAX))
         return COLLS_EINVAL;
     if (op == SCHED_OP_BARRIER) {
@@ -508,6 +590,8 @@ coll_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
     if (ci->root < 0 || ci->root >= ci->P)
         return COLLS_EINVAL;
     ci->reqmode = (int)q->mode;
+    ci->compress = (int)q->compress;
+    ci->wire_dtype = ci->dtype;
     snprintf(ci->spec, sizeof(ci->spec), "%s", q->alg ? q->alg : "");
     ci->esize = dtype_size(ci->dtype);
     ci->n = coll_mul(ci->count, ci->esize, lim, &ovf);
@@ -557,6 +641,9 @@ coll_same(const struct coll_inst *ci, const Envelope *e)
         return 0;
     if (coll_is_rooted(ci->op) && q->root != ci->root)
         return 0;
+    if (ci->op == SCHED_OP_BCAST && ci->dtype == COLLS_DOUBLE &&
+        (int)q->compress != ci->compress)
+        return 0; /* the FPC protocol must be agreed */
     if (coll_is_gv(ci->op)) {
         if (q->n_counts != ci->nrawv)
             return 0;
@@ -633,14 +720,45 @@ coll_out_len(const struct coll_inst *ci, int r, const size_t *a2a)
     }
 }
 
+/* Chooses the algorithm for a (forced by spec if it can run) into ci;
+   logs and counts a fallback.  0 or a COLLS_E* code. */
+static int
+coll_choose_alg(struct daemon *d, struct coll_inst *ci,
+                const struct alg_args *a, const char *spec)
+{
+    struct tune_choice ch;
+    int rc;
+
+    rc = tune_choose(a, NULL, spec, &ch);
+    if (rc != 0)
+        return rc;
+    ci->alg = ch.alg;
+    ci->alg_index = ch.index;
+    ci->seg = ch.seg;
+    if (ch.fallback != TUNE_FALLBACK_NONE) {
+        ci->fallback = 1;
+        d->gs->cnt.fallbacks++;
+        if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
+            d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
+                .fallbacks++;
+        log_warn("group %s collective %llu: forced algorithm \"%s\" for "
+                 "%s cannot run (%s); running %s",
+                 ci->g->name, (unsigned long long)ci->seq, spec,
+                 sched_op_name(a->op),
+                 ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown"
+                                                      : "not applicable",
+                 ch.alg->name);
+    }
+    return 0;
+}
+
 /* Chooses mode and algorithm (same inputs on every daemon). */
 static int
 coll_choose(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    struct tune_choice ch;
     struct alg_args a;
-    int needs_contig, rc;
+    int needs_contig;
 
     ci->mode =
         ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT : COLLS_MODE_HIER;
@@ -691,26 +809,17 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
             a.displs = ci->dsp;
         }
     }
-    rc = tune_choose(&a, NULL, ci->spec, &ch);
-    if (rc != 0)
-        return rc;
-    ci->alg = ch.alg;
-    ci->alg_index = ch.index;
-    ci->seg = ch.seg;
-    if (ch.fallback != TUNE_FALLBACK_NONE) {
-        ci->fallback = 1;
-        d->gs->cnt.fallbacks++;
-        if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
-            d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
-                .fallbacks++;
-        log_warn(
-            "group %s collective %llu: forced algorithm \"%s\" for "
-            "%s cannot run (%s); running %s",
-            g->name, (unsigned long long)ci->seq, ci->spec, sched_op_name(a.op),
-            ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown" : "not applicable",
-            ch.alg->name);
+    ci->fpc = ci->mode == COLLS_MODE_HIER && ci->op == SCHED_OP_BCAST &&
+              ci->dtype == COLLS_DOUBLE && ci->compress != COLLS_COMPRESS_OFF &&
+              g->H.nhosts > 1 && ci->count > 0;
+    if (ci->fpc) {
+        /* the header's bcast; the payload's is chosen once its length is
+           known (coll_fpc_payload) */
+        a.dtype = COLLS_BYTE;
+        a.size = COLL_FPC_HDR;
+        return coll_choose_alg(d, ci, &a, "");
     }
-    return 0;
+    return coll_choose_alg(d, ci, &a, ci->spec);
 }
 
 /* ---- the executor --------------------------------------------------- */
@@ -919,6 +1028,258 @@ coll_exec_match(struct coll_inst *ci, struct coll_exec *x, int *err)
     return moved;
 }
 
+/* ---- FPC compression (hierarchical bcast of doubles) ----------------- */
+
+/* The link speed AUTO assumes ($COLLSD_FPC_MBIT), in bytes per us. */
+static double
+coll_fpc_link(void)
+{
+    const char *v = getenv("COLLSD_FPC_MBIT");
+    char *end;
+    unsigned long m;
+
+    if (v != NULL && *v != '\0') {
+        m = strtoul(v, &end, 10);
+        if (*end == '\0' && m >= 1 && m <= 10000000)
+            return (double)m / 8.0;
+    }
+    return COLL_FPC_MBIT / 8.0;
+}
+
+/*
+ * AUTO: 1 if compressing the count doubles at in should pay.  The first
+ * COLL_FPC_SAMPLE of them are compressed and timed, which gives the ratio
+ * and the rate (table set-up included, so the rate errs low); the model
+ * is the one at the top of the file.
+ */
+static int
+coll_fpc_worth(const uint8_t *in, size_t count)
+{
+    size_t ns = count < COLL_FPC_SAMPLE ? count : COLL_FPC_SAMPLE;
+    size_t cap = fpc_bound(ns, 0), clen = 0;
+    uint8_t *tmp = malloc(cap);
+    double link = coll_fpc_link(), raw, rate, ratio, n;
+    uint64_t t0, dt;
+    int rc;
+
+    if (tmp == NULL)
+        return 0;
+    t0 = platform_now_us();
+    rc = fpc_compress((const double *)(const void *)in, ns,
+                      FPC_DEFAULT_TABLE_BITS, 0, tmp, cap, &clen);
+    dt = platform_now_us() - t0;
+    free(tmp);
+    if (rc != 0 || clen == 0)
+        return 0;
+    raw = (double)ns * 8;
+    rate = raw / (double)(dt > 0 ? dt : 1);
+    ratio = raw / (double)clen;
+    n = (double)count * 8;
+    return 2 * n / rate + n / (ratio * link) < n / link;
+}
+
+/*
+ * The root's daemon: makes the payload from the root's count doubles at
+ * in (ci->fpc_data when it is an FPC stream) and writes the header into
+ * hdr.  0 or a COLLS_E* code.
+ */
+static int
+coll_fpc_encode(struct daemon *d, struct coll_inst *ci, const uint8_t *in,
+                uint8_t *hdr)
+{
+    size_t cap, clen = 0;
+    uint64_t t0, len;
+    int kind = COLL_FPC_STREAM, rc, i;
+
+    if (ci->compress == COLLS_COMPRESS_AUTO) {
+        if (coll_fpc_worth(in, ci->count)) {
+            coll_fpc_cnt.fpc_auto_compressed++;
+        } else {
+            coll_fpc_cnt.fpc_auto_raw++;
+            kind = COLL_FPC_RAW;
+        }
+    }
+    if (kind == COLL_FPC_STREAM) {
+        cap = fpc_bound(ci->count, 0);
+        ci->fpc_data = malloc(cap);
+        if (ci->fpc_data == NULL)
+            return COLLS_ENOMEM;
+        t0 = platform_now_us();
+        rc = fpc_compress((const double *)(const void *)in, ci->count,
+                          FPC_DEFAULT_TABLE_BITS, 0, ci->fpc_data, cap, &clen);
+        coll_fpc_cnt.fpc_compress_us += platform_now_us() - t0;
+        if (rc != 0)
+            return rc;
+        if (clen > (size_t)d->cfg->max_message) {
+            coll_fpc_cnt.fpc_too_large++;
+            free(ci->fpc_data);
+            ci->fpc_data = NULL;
+            kind = COLL_FPC_RAW;
+        }
+    }
+    len = kind == COLL_FPC_STREAM ? clen : ci->n;
+    memcpy(hdr, "FPC", 3);
+    hdr[3] = (uint8_t)kind;
+    for (i = 0; i < 8; i++)
+        hdr[4 + i] = (uint8_t)(len >> (56 - 8 * i));
+    return 0;
+}
+
+/* Checks a header against ci before anything is allocated for the
+   payload; sets fpc_kind and fpc_len.  0 or COLLS_EBADMSG. */
+static int
+coll_fpc_header(struct daemon *d, struct coll_inst *ci, const uint8_t *hdr)
+{
+    uint64_t len = 0;
+    int i;
+
+    if (memcmp(hdr, "FPC", 3) != 0 || hdr[3] > COLL_FPC_STREAM)
+        return COLLS_EBADMSG;
+    for (i = 0; i < 8; i++)
+        len = len << 8 | hdr[4 + i];
+    if (hdr[3] == COLL_FPC_RAW
+            ? len != ci->n
+            : len == 0 || len > (uint64_t)d->cfg->max_message ||
+                  len > fpc_bound(ci->count, 0))
+        return COLLS_EBADMSG;
+    ci->fpc_kind = hdr[3];
+    ci->fpc_len = (size_t)len;
+    return 0;
+}
+
+/* Starts the header bcast among the leaders (the root's daemon makes the
+   payload first).  0 or a COLLS_E* code. */
+static int
+coll_fpc_start(struct daemon *d, struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    int hroot = g->H.host[ci->root], rc;
+    uint8_t hdr[COLL_FPC_HDR];
+    struct alg_args a;
+    struct coll_exec *x;
+
+    ci->ex = calloc(2, sizeof(*ci->ex));
+    if (ci->ex == NULL)
+        return COLLS_ENOMEM;
+    ci->nex = 2;
+    if (g->myhost == hroot) {
+        rc =
+            coll_fpc_encode(d, ci, ci->in[group_local_index(g, ci->root)], hdr);
+        if (rc != 0)
+            return rc;
+    }
+    memset(&a, 0, sizeof(a));
+    a.op = SCHED_OP_BCAST;
+    a.P = g->H.nhosts;
+    a.rank = g->myhost;
+    a.root = hroot;
+    a.dtype = COLLS_BYTE;
+    a.rop = ci->rop;
+    a.size = COLL_FPC_HDR;
+    a.seg = ci->seg;
+    x = &ci->ex[0];
+    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, 0, COLL_FPC_HDR);
+    if (rc != 0)
+        return rc;
+    if (g->myhost == hroot)
+        memcpy(x->buf[SCHED_BUF_RECV], hdr, COLL_FPC_HDR);
+    ci->wire_dtype = COLLS_BYTE;
+    x->started = 1;
+    return coll_exec_round(d, ci, x);
+}
+
+/* The header is in: starts the payload bcast, with the algorithm chosen
+   for the payload's length.  0 or a COLLS_E* code. */
+static int
+coll_fpc_payload(struct daemon *d, struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    struct coll_exec *x = &ci->ex[1];
+    int hroot = g->H.host[ci->root], rc;
+    struct alg_args a;
+
+    rc = coll_fpc_header(d, ci, ci->ex[0].buf[SCHED_BUF_RECV]);
+    if (rc != 0) {
+        log_warn("group %s collective %llu: bad FPC header", g->name,
+                 (unsigned long long)ci->seq);
+        return rc;
+    }
+    memset(&a, 0, sizeof(a));
+    a.op = SCHED_OP_BCAST;
+    a.P = g->H.nhosts;
+    a.rank = g->myhost;
+    a.root = hroot;
+    a.dtype = ci->fpc_kind == COLL_FPC_STREAM ? COLLS_BYTE : ci->dtype;
+    a.rop = ci->rop;
+    a.size = ci->fpc_len;
+    rc = coll_choose_alg(d, ci, &a, ci->spec);
+    if (rc != 0)
+        return rc;
+    a.seg = ci->seg;
+    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, 0, ci->fpc_len);
+    if (rc != 0)
+        return rc;
+    if (g->myhost == hroot) {
+        memcpy(x->buf[SCHED_BUF_RECV],
+               ci->fpc_data != NULL ? ci->fpc_data
+                                    : ci->in[group_local_index(g, ci->root)],
+               ci->fpc_len);
+        free(ci->fpc_data);
+        ci->fpc_data = NULL;
+    }
+    ci->wire_dtype = a.dtype;
+    x->started = 1;
+    return coll_exec_round(d, ci, x);
+}
+
+/* The payload is in: decodes it (once) into the n bytes the local members
+   get.  0, COLLS_EBADMSG for a stream that does not decode to exactly
+   count doubles, or COLLS_ENOMEM. */
+static int
+coll_fpc_finish(struct daemon *d, struct coll_inst *ci)
+{
+    struct group *g = ci->g;
+    const uint8_t *p = ci->ex[1].buf[SCHED_BUF_RECV];
+    size_t got = 0;
+    uint64_t t0;
+    int rc;
+
+    (void)d;
+    if (ci->fpc_done)
+        return 0;
+    ci->fpc_done = 1;
+    if (g->myhost == g->H.host[ci->root]) {
+        ci->fpc_out = ci->in[group_local_index(g, ci->root)];
+    } else if (ci->fpc_kind == COLL_FPC_RAW) {
+        ci->fpc_out = p;
+    } else {
+        ci->fpc_raw = malloc(ci->n);
+        if (ci->fpc_raw == NULL)
+            return COLLS_ENOMEM;
+        t0 = platform_now_us();
+        rc = fpc_decompress(p, ci->fpc_len, (double *)(void *)ci->fpc_raw,
+                            ci->count, &got);
+        coll_fpc_cnt.fpc_decompress_us += platform_now_us() - t0;
+        if (rc == COLLS_ENOMEM)
+            return rc;
+        if (rc != 0 || got != ci->count) {
+            coll_fpc_cnt.fpc_bad_streams++;
+            log_warn("group %s collective %llu: FPC stream of %zu bytes "
+                     "does not decode to %zu doubles (error %d)",
+                     g->name, (unsigned long long)ci->seq, ci->fpc_len,
+                     ci->count, rc);
+            return COLLS_EBADMSG;
+        }
+        ci->fpc_out = ci->fpc_raw;
+    }
+    if (ci->fpc_kind == COLL_FPC_STREAM) {
+        coll_fpc_cnt.fpc_ops++;
+        coll_fpc_cnt.fpc_raw_bytes += ci->n;
+        coll_fpc_cnt.fpc_comp_bytes += ci->fpc_len;
+    }
+    return 0;
+}
+
 /* ---- hierarchical mode ---------------------------------------------- */
 
 #define MEMBER(h, i) (g->H.members[g->H.start[(h)] + (i)])
@@ -936,6 +1297,8 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
     struct coll_exec *x;
     uint8_t *ls;
 
+    if (ci->fpc)
+        return coll_fpc_start(d, ci);
     for (b = 0; b < NH; b++) {
         size_t nb = (size_t)topo_hier_nlocal(&g->H, b);
 
@@ -1072,7 +1435,7 @@ coll_hier_finish(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
     struct coll_exec *x = &ci->ex[0];
-    const uint8_t *lr = x->buf[SCHED_BUF_RECV];
+    const uint8_t *lr = ci->fpc ? ci->fpc_out : x->buf[SCHED_BUF_RECV];
     int h = g->myhost, nl = g->nlocal, NH = g->H.nhosts, i, b, k;
     size_t n = ci->n, off = 0;
     uint8_t *out = NULL, *acc = NULL;
@@ -1224,6 +1587,7 @@ coll_progress(struct daemon *d, struct coll_inst *ci)
 
     if (ci->state != CI_RUN)
         return;
+again:
     do {
         moved = 0;
         for (i = 0; i < ci->nex && err == 0; i++) {
@@ -1249,6 +1613,11 @@ coll_progress(struct daemon *d, struct coll_inst *ci)
             }
         }
     } while (moved && err == 0);
+    if (err == 0 && ci->fpc && ci->ex[0].finished && !ci->ex[1].started) {
+        err = coll_fpc_payload(d, ci);
+        if (err == 0)
+            goto again;
+    }
     if (err != 0) {
         coll_inst_fail(d, ci, err, 1);
         coll_inst_maybe_end(ci);
@@ -1258,7 +1627,10 @@ coll_progress(struct daemon *d, struct coll_inst *ci)
         if (!ci->ex[i].finished)
             all = 0;
     if (ci->mode == COLLS_MODE_HIER && all) {
-        err = coll_hier_finish(d, ci);
+        if (ci->fpc)
+            err = coll_fpc_finish(d, ci);
+        if (err == 0)
+            err = coll_hier_finish(d, ci);
         if (err != 0) {
             coll_inst_fail(d, ci, err, 1);
             coll_inst_maybe_end(ci);
@@ -1673,6 +2045,14 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     stats_json_u64(j, "sched_cache_hits", hits);
     stats_json_u64(j, "sched_cache_misses", misses);
     stats_json_u64(j, "sched_cache_evictions", evictions);
+#define X(n) stats_json_u64(j, #n, coll_fpc_cnt.n);
+    COLL_FPC_COUNTERS(X)
+#undef X
+    stats_json_double(j, "fpc_ratio",
+                      coll_fpc_cnt.fpc_comp_bytes > 0
+                          ? (double)coll_fpc_cnt.fpc_raw_bytes /
+                                (double)coll_fpc_cnt.fpc_comp_bytes
+                          : 0.0);
     stats_json_obj_end(j);
     stats_json_arr_begin(j, "collectives");
     for (op = 0; op < SCHED_OP_MAX; op++)
@@ -1725,6 +2105,11 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
               (unsigned long long)c->n);
     COLL_COUNTERS(X)
+#undef X
+#define X(n)                                                                   \
+    coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
+              (unsigned long long)coll_fpc_cnt.n);
+    COLL_FPC_COUNTERS(X)
 #undef X
     for (op = 0; op < SCHED_OP_MAX; op++)
         for (m = 0; m < 2; m++) {

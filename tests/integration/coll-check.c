@@ -52,6 +52,21 @@
  *                   after a barrier, each member's best run, the maximum
  *                   over members printed by rank 0 as "bench OP BYTES
  *                   us/op ALG MODE".  Results are not checked there.
+ *                   With --compress, bcast sends doubles (--data smooth
+ *                   or random) so that FPC applies.
+ *   fpc             (tests/integration/coll-fpc.sh) hierarchical bcasts
+ *                   of doubles with --compress: --data smooth (a ramp),
+ *                   random (any 64-bit pattern), special (NaN payloads,
+ *                   -0.0, infinities, denormals, DBL_MAX among a ramp) or
+ *                   all, sizes 0, 1, 1009, 70001 and 140001 (more than
+ *                   one FPC block of 65536 doubles), roots 0 and P-1, the
+ *                   daemon's algorithm or --alg; every member's result is
+ *                   compared bytewise with the root's data.
+ * --compress off|on|auto sets colls_group_set_compress on every group
+ * joined (matrix, bench, fpc).  check_alg then wants "+fpc" after the
+ * algorithm exactly where compression applies with on (a hierarchical
+ * bcast of doubles over more than one host, count > 0) and never where it
+ * does not; with auto it may be absent (the root's daemon decided).
  * The first mismatch is printed in detail and the process exits 1.  Every
  * blocking call is bounded by colls_set_timeout (--timeout-ms).
  */
@@ -77,7 +92,8 @@
 #define SENTINEL    0xa5
 #define LARGE_COUNT 70001 /* items; more bytes than a default segment */
 
-enum { CHECK_MATRIX, CHECK_CONC, CHECK_FAIL, CHECK_BENCH };
+enum { CHECK_MATRIX, CHECK_CONC, CHECK_FAIL, CHECK_BENCH, CHECK_FPC };
+enum { DATA_ALL, DATA_SMOOTH, DATA_RANDOM, DATA_SPECIAL };
 enum { LEVEL_SMOKE, LEVEL_THIN, LEVEL_FULL };
 enum { EXPECT_NONE, EXPECT_PEERDEAD, EXPECT_HOSTDOWN };
 
@@ -105,6 +121,8 @@ struct opts {
     const char *alg; /* bench: forced algorithm */
     int mode;        /* bench: COLLS_MODE_* */
     size_t bytes;    /* bench: bytes per rank's block */
+    int compress;    /* COLLS_COMPRESS_* for every group joined */
+    int data;        /* fpc, bench: DATA_* */
 };
 
 /* One member's state. */
@@ -741,14 +759,31 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     int ran_mode = colls_group_last_mode(x->g);
     const struct alg *a;
     struct alg_args args;
-    char name[64], d[512];
-    int usable;
+    char name[64], d[512], base[64];
+    size_t len;
+    int usable, fpc, may_fpc;
 
     describe(x, cs, mode, d, sizeof d);
     if (ran == NULL || ran[0] == '\0') {
         say("FAIL: %s: colls_group_last_alg is empty", d);
         return -1;
     }
+    /* "+fpc" where FPC applies (always with on), nowhere else */
+    len = strlen(ran);
+    fpc = len > 4 && strcmp(ran + len - 4, "+fpc") == 0;
+    may_fpc = cs->op == COLLS_COLL_BCAST && cs->dtype == COLLS_DOUBLE &&
+              ran_mode == COLLS_MODE_HIER && x->nhosts > 1 && cs->count > 0 &&
+              x->o->compress != COLLS_COMPRESS_OFF;
+    if (fpc && !may_fpc) {
+        say("FAIL: %s: last_alg %s, but FPC does not apply", d, ran);
+        return -1;
+    }
+    if (!fpc && may_fpc && x->o->compress == COLLS_COMPRESS_ON) {
+        say("FAIL: %s: compression on, last_alg %s has no +fpc", d, ran);
+        return -1;
+    }
+    snprintf(base, sizeof base, "%.*s", (int)(fpc ? len - 4 : len), ran);
+    ran = base;
     if (mode == COLLS_MODE_FLAT && ran_mode != COLLS_MODE_FLAT) {
         say("FAIL: %s: flat asked, last_mode %d", d, ran_mode);
         return -1;
@@ -1022,6 +1057,12 @@ join(struct ctx *x, const char *name, int size, int place)
         say("FAIL: join %s: returned %d, rank %d, size %d, tid %x vs mine %x",
             name, rc, x->rank, x->P, colls_group_tid(x->g, x->rank),
             colls_mytid(x->c));
+        return -1;
+    }
+    rc = colls_group_set_compress(x->g, x->o->compress);
+    if (rc != 0) {
+        say("FAIL: join %s: set_compress %d: %s", name, x->o->compress,
+            colls_err_name(rc));
         return -1;
     }
     for (r = 0; r < x->P; r++) {
@@ -1392,6 +1433,126 @@ do_fail(struct ctx *x, int victim)
     return leave(x) != 0;
 }
 
+/* ---- FPC compression ---------------------------------------------------*/
+
+/*
+ * Bit pattern of double k of the data kind (salted): smooth is a ramp
+ * (FPC's predictors get it nearly right), random any 64-bit pattern (FPC
+ * cannot shrink it), special a ramp with one item in four replaced by a
+ * NaN with a payload, -0.0, an infinity, a denormal or DBL_MAX.
+ */
+static uint64_t
+fpc_item(int kind, uint64_t salt, size_t k)
+{
+    static const uint64_t special[8] = {
+        0x7ff8000000000001ull, /* quiet NaN, payload 1 */
+        0xfff40000000abcdeull, /* negative signalling NaN with a payload */
+        0x8000000000000000ull, /* -0.0 */
+        0x7ff0000000000000ull, /* +inf */
+        0xfff0000000000000ull, /* -inf */
+        0x0000000000000001ull, /* smallest denormal */
+        0x800fffffffffffffull, /* largest negative denormal */
+        0x7fefffffffffffffull, /* DBL_MAX */
+    };
+    uint64_t u, h = mix(salt ^ mix(k));
+    double v;
+
+    if (kind == DATA_RANDOM)
+        return h;
+    if (kind == DATA_SPECIAL && h % 4 == 0)
+        return special[(h >> 8) % 8];
+    v = 1.0 + (double)(salt % 7) + (double)k * 1e-3;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* Fills buf with n doubles of the data kind. */
+static void
+fpc_fill(int kind, uint64_t salt, unsigned char *buf, size_t n)
+{
+    size_t k;
+
+    for (k = 0; k < n; k++) {
+        uint64_t u = fpc_item(kind, salt, k);
+
+        memcpy(buf + k * 8, &u, 8);
+    }
+}
+
+/* The fpc check (see the header). */
+static int
+do_fpc(struct ctx *x)
+{
+    static const size_t sizes[] = {0, 1, 1009, LARGE_COUNT, 140001};
+    static const char *const kname[] = {"all", "smooth", "random", "special"};
+    const struct opts *o = x->o;
+    int place = o->place == 2 ? COLLS_PLACE_ROUNDROBIN : COLLS_PLACE_CONTIGUOUS;
+    int kind, si, ri, rc, bad = 0;
+    char d[512];
+
+    if (join(x, o->group, o->size, place) != 0)
+        return 1;
+    rc = colls_group_set_mode(x->g, COLLS_MODE_HIER);
+    if (rc == 0)
+        rc = colls_group_set_alg(x->g, COLLS_COLL_BCAST, o->alg);
+    if (rc != 0) {
+        say("FAIL: fpc: setting mode/alg: %s", colls_err_name(rc));
+        return 1;
+    }
+    for (kind = DATA_SMOOTH; kind <= DATA_SPECIAL && !bad; kind++) {
+        if (o->data != DATA_ALL && o->data != kind)
+            continue;
+        for (si = 0; si < (int)(sizeof sizes / sizeof sizes[0]) && !bad; si++)
+            for (ri = 0; ri < 2 && !bad; ri++) {
+                struct ccase cs;
+                size_t len = sizes[si] * 8;
+                unsigned char *want, *buf;
+
+                if (ri == 1 && x->P == 1)
+                    break;
+                memset(&cs, 0, sizeof cs);
+                cs.op = COLLS_COLL_BCAST;
+                cs.alg = o->alg;
+                cs.dtype = COLLS_DOUBLE;
+                cs.rop = -1;
+                cs.count = sizes[si];
+                cs.root = ri == 0 ? 0 : x->P - 1;
+                cs.salt = o->seed + (uint64_t)(kind * 16 + si * 2 + ri);
+                want = xalloc(len);
+                buf = xalloc(len);
+                fpc_fill(kind, cs.salt, want, cs.count);
+                if (x->rank == cs.root)
+                    memcpy(buf, want, len);
+                else
+                    memset(buf, SENTINEL, len);
+                rc = colls_bcast(x->g, buf, cs.count, COLLS_DOUBLE, cs.root);
+                x->ncalls++;
+                describe(x, &cs, COLLS_MODE_HIER, d, sizeof d);
+                if (rc != 0) {
+                    say("FAIL: %s data=%s: returned %s", d, kname[kind],
+                        colls_err_name(rc));
+                    bad = 1;
+                } else if (compare(x, &cs, COLLS_MODE_HIER,
+                                   "bcast vs the root's data", want, buf,
+                                   len) != 0 ||
+                           check_alg(x, &cs, COLLS_MODE_HIER) != 0) {
+                    say("(data=%s)", kname[kind]);
+                    bad = 1;
+                } else if (o->verbose > 0 && x->rank == 0) {
+                    say("ok %s data=%s -> %s", d, kname[kind],
+                        colls_group_last_alg(x->g));
+                }
+                free(want);
+                free(buf);
+            }
+    }
+    if (bad)
+        return 1;
+    if (x->rank == 0)
+        say("fpc: %lu bcasts passed (compress %d)", x->ncalls, o->compress);
+    return leave(x) != 0;
+}
+
 /* One call of op on buffers prepared by do_bench (count int32 per block). */
 static int
 bench_call(struct ctx *x, int op, void *sbuf, void *rbuf, size_t count)
@@ -1400,6 +1561,8 @@ bench_call(struct ctx *x, int op, void *sbuf, void *rbuf, size_t count)
     case COLLS_COLL_BARRIER:
         return colls_barrier(x->g);
     case COLLS_COLL_BCAST:
+        if (x->o->data != DATA_ALL) /* doubles, count / 2 of them */
+            return colls_bcast(x->g, rbuf, count / 2, COLLS_DOUBLE, 0);
         return colls_bcast(x->g, rbuf, count, COLLS_INT32, 0);
     case COLLS_COLL_REDUCE:
         return colls_reduce(x->g, sbuf, rbuf, count, COLLS_INT32, COLLS_SUM, 0);
@@ -1423,7 +1586,8 @@ bench_call(struct ctx *x, int op, void *sbuf, void *rbuf, size_t count)
     }
 }
 
-/* Timing of one operation (see the header); int32 data, SUM. */
+/* Timing of one operation (see the header); int32 data, SUM; bcast with
+   --data: doubles of that kind. */
 static int
 do_bench(struct ctx *x)
 {
@@ -1446,6 +1610,8 @@ do_bench(struct ctx *x)
     rbuf = xalloc(len);
     memset(sbuf, 1, len);
     memset(rbuf, 1, len);
+    if (o->data != DATA_ALL)
+        fpc_fill(o->data, o->seed, rbuf, len / 8);
     rc = colls_group_set_mode(x->g, o->mode);
     if (rc == 0)
         rc = colls_group_set_alg(x->g, op, o->alg);
@@ -1501,6 +1667,8 @@ member(const struct opts *o, const char *sock, int victim)
         rc = do_conc(&x);
     else if (o->check == CHECK_BENCH)
         rc = do_bench(&x);
+    else if (o->check == CHECK_FPC)
+        rc = do_fpc(&x);
     else
         rc = do_fail(&x, victim);
     colls_detach(x.c);
@@ -1592,14 +1760,16 @@ usage(void)
     fprintf(stderr,
             "usage: coll-check [--socket S | -n P --sockets A,B,..."
             " [--layout 1,2,...]]\n"
-            "  --group NAME [--size P] [--check matrix|conc|fail]\n"
+            "  --group NAME [--size P] [--check matrix|conc|fail|fpc]\n"
             "  [--placement contig|rr|both] [--level full|thin|smoke]\n"
             "  [--ops bcast,allreduce,...] [--seed N] [--iters N]\n"
             "  [--expect peerdead|hostdown] [--victim R] [--victim-daemon I]\n"
             "  [--after N] [--ready FILE] [--reform N] [--timeout-ms MS]"
             " [-v]\n"
             "  bench: --check bench --ops OP --bytes N [--alg SPEC]"
-            " [--mode hier|flat] [--iters N]\n");
+            " [--mode hier|flat] [--iters N]\n"
+            "  [--compress off|on|auto] [--data smooth|random|special|all]"
+            " [--alg SPEC]\n");
     exit(2);
 }
 
@@ -1670,7 +1840,18 @@ main(int argc, char **argv)
             o.check = strcmp(v, "conc") == 0    ? CHECK_CONC
                       : strcmp(v, "fail") == 0  ? CHECK_FAIL
                       : strcmp(v, "bench") == 0 ? CHECK_BENCH
+                      : strcmp(v, "fpc") == 0   ? CHECK_FPC
                                                 : CHECK_MATRIX;
+        else if (strcmp(a, "--compress") == 0)
+            o.compress = strcmp(v, "on") == 0     ? COLLS_COMPRESS_ON
+                         : strcmp(v, "auto") == 0 ? COLLS_COMPRESS_AUTO
+                         : strcmp(v, "off") == 0  ? COLLS_COMPRESS_OFF
+                                                  : -1;
+        else if (strcmp(a, "--data") == 0)
+            o.data = strcmp(v, "smooth") == 0    ? DATA_SMOOTH
+                     : strcmp(v, "random") == 0  ? DATA_RANDOM
+                     : strcmp(v, "special") == 0 ? DATA_SPECIAL
+                                                 : DATA_ALL;
         else if (strcmp(a, "--alg") == 0)
             o.alg = v;
         else if (strcmp(a, "--bytes") == 0)
@@ -1689,7 +1870,8 @@ main(int argc, char **argv)
             usage();
         i++;
     }
-    if (o.group == NULL || (o.check == CHECK_FAIL && o.expect == EXPECT_NONE))
+    if (o.group == NULL || o.compress < 0 ||
+        (o.check == CHECK_FAIL && o.expect == EXPECT_NONE))
         usage();
     if (o.sockets != NULL) {
         if (o.n < 1 || o.n > MAX_P)
