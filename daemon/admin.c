@@ -577,7 +577,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(hosts_joined)                                                            \
     X(requests_timed_out)                                                      \
     X(pauses)                                                                  \
-    X(resumes)
+    X(resumes)                                                                 \
+    X(task_overflows)
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames)                                                              \
     X(bad_envelopes)                                                           \
@@ -702,6 +703,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
         stats_json_u64(&j, "send_failed", t->st.send_failed);
         stats_json_u64(&j, "pauses", t->st.pauses);
         stats_json_u64(&j, "queued_bytes", t->out_bytes);
+        stats_json_u64(&j, "queued_from_peers", t->peer_bytes);
         stats_json_bool(&j, "paused", t->paused);
         stats_json_obj_end(&j);
     }

@@ -92,13 +92,20 @@ static const struct config_opt config_table[] = {
     OPT("foreground", CFG_BOOL, foreground, "no", 0, 0, NULL,
         "stay in the foreground (default: daemonize)", 0),
     OPT("allow-uid", CFG_INT, allow_uid, "-1", -1, 4294967294.0, "UID",
-        "also accept tasks of this uid (-1: only the daemon's own uid)", 0),
+        "also accept tasks of this uid (-1: only the daemon's own uid); the "
+        "socket and its directory get an ACL entry for it",
+        0),
     OPT("max-tasks", CFG_INT, max_tasks, "1024", 1, 1048575, "N",
         "largest number of attached tasks", 0),
     OPT("task-queue-limit", CFG_SIZE, task_queue_limit, "64M", 64 * 1024,
         64 * GiB, "BYTES",
         "stop reading a task while its output queued towards one "
         "destination exceeds this",
+        0),
+    OPT("task-queue-max", CFG_SIZE, task_queue_max, "1G", 64 * 1024, 64 * GiB,
+        "BYTES",
+        "close a task (ERROR COLLS_ENOBUFS) when messages from other "
+        "daemons queued to it would exceed this",
         0),
     OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
         "largest message payload accepted", 0),

@@ -80,7 +80,8 @@ struct task_out {
     size_t body_len;
     void *owner;
     size_t head_len;
-    size_t sent; /* bytes of head + body already written */
+    size_t sent;   /* bytes of head + body already written */
+    int from_peer; /* DATA from another daemon (in task.peer_bytes) */
     uint8_t head[];
 };
 
@@ -116,9 +117,12 @@ struct task {
 
     /* output */
     struct task_out *out_head, **out_tail;
-    uint64_t out_bytes; /* queued, not yet written */
-    int wdead;          /* writing failed (peer closed): output is
-                           dropped, input is still read to EOF */
+    uint64_t out_bytes;  /* queued, not yet written */
+    uint64_t peer_bytes; /* of which DATA from other daemons (frames not
+                            wholly written), held to --task-queue-max */
+    int overflowed;      /* closed for going over --task-queue-max */
+    int wdead;           /* writing failed (peer closed): output is
+                            dropped, input is still read to EOF */
     struct task_stats st;
 };
 
@@ -165,6 +169,7 @@ struct daemon_stats {
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
     uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;
     uint64_t requests_timed_out, pauses, resumes;
+    uint64_t task_overflows;       /* tasks closed by --task-queue-max */
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };

@@ -16,12 +16,12 @@
  * over --task-queue-limit, so local traffic and outgoing traffic are
  * bounded per destination.  Traffic arriving from other daemons cannot be
  * paused per task (one ordered stream per pair of hosts serves every task;
- * holding it back would stall the others): it is always queued, never
- * dropped.  Its volume is bounded by the senders' side: each sending task
- * is held to --task-queue-limit of unacknowledged bytes in its daemon's
- * transport, and the transport acknowledges only what it delivered, so a
- * slow reader costs at most (remote senders) x (limit) plus one window
- * per peer of buffered data.
+ * holding it back would stall the others), and the transport acknowledges
+ * what it delivered to us, so the senders' limits do not bound it: a task
+ * that stops reading would make its queue grow without end.  So it has a
+ * hard cap instead: a task whose queue of DATA from other daemons would
+ * exceed --task-queue-max is closed with ERROR COLLS_ENOBUFS and its exit
+ * announced as usual (task_queue_peer); every other task goes on.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -535,8 +535,9 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     u->st.msgs_recv++;
     log_trace("DATA t%x -> t%x tag %d, %zu bytes, from host %d", e->src, e->dst,
               e->tag, len - off, hid);
-    /* Reuse the packed envelope and the payload where they lie. */
-    task_queue_packed(u, msg + 4, off - 4, len - 4, msg);
+    /* Reuse the packed envelope and the payload where they lie; a task
+       that lets too much of it pile up is closed (task_queue_peer). */
+    task_queue_peer(u, e->src, msg + 4, off - 4, len - 4, msg);
 }
 
 /* ROUTE_REQ from daemon hid about one of our tasks. */

@@ -15,7 +15,14 @@
  * closes.
  *
  * Output: a list of struct task_out written with writev.  Writing is tried
- * at once when the queue was empty, else on EV_WRITE.
+ * at once when the queue was empty, else on EV_WRITE.  DATA from other
+ * daemons (task_queue_peer) is the one kind of output nothing else bounds:
+ * its frames are counted in t->peer_bytes until wholly written, and a
+ * message that would take that over --task-queue-max closes the task
+ * (task_overflow).
+ *
+ * Access: the socket's directory is 0700; with --allow-uid, the directory
+ * and the socket get a POSIX ACL entry for that uid (task_grant_uid).
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -29,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -49,6 +57,9 @@
 #define TASK_SNDBUF       (4 << 20)    /* asked-for SO_SNDBUF, bytes */
 #define TASK_CLOSING_US   2000000u     /* give up flushing an error */
 #define TASK_HANDSHAKE_US 10000000u    /* attach within this time */
+/* A task closed for --task-queue-max has this long to read its ERROR: it
+   was not reading, and what it holds here is one frame at most. */
+#define TASK_OVERFLOW_US 30000000u
 
 static const char *const task_state_names[TASK_STATE_MAX] = {
     "handshake",
@@ -172,6 +183,71 @@ task_accept_cb(evutil_socket_t lfd, short what, void *arg)
     event_add(t->rev, NULL);
 }
 
+/*
+ * Sets the POSIX ACL of path (as the "system.posix_acl_access" attribute,
+ * in the kernel's little-endian format): the owner keeps rwx or rw, group
+ * and others nothing, and uid gets perm (which is also the mask).  0 or a
+ * negative errno.
+ */
+static int
+task_acl_set(const char *path, uid_t uid, unsigned owner, unsigned perm)
+{
+    /* Tags (linux/posix_acl_xattr.h), in the order the kernel wants. */
+    static const uint16_t tags[] = {0x01, 0x02, 0x04, 0x10, 0x20};
+    uint8_t acl[4 + 5 * 8];
+    unsigned i;
+
+    memset(acl, 0, sizeof(acl));
+    acl[0] = 2; /* POSIX_ACL_XATTR_VERSION */
+    for (i = 0; i < 5; i++) {
+        uint8_t *e = acl + 4 + 8 * i;
+        uint32_t id = tags[i] == 0x02 ? (uint32_t)uid : UINT32_MAX;
+        unsigned p = tags[i] == 0x01                      ? owner
+                     : tags[i] == 0x02 || tags[i] == 0x10 ? perm
+                                                          : 0;
+
+        e[0] = (uint8_t)tags[i];
+        e[1] = (uint8_t)(tags[i] >> 8);
+        e[2] = (uint8_t)p;
+        e[4] = (uint8_t)id;
+        e[5] = (uint8_t)(id >> 8);
+        e[6] = (uint8_t)(id >> 16);
+        e[7] = (uint8_t)(id >> 24);
+    }
+    if (setxattr(path, "system.posix_acl_access", acl, sizeof(acl), 0) != 0)
+        return -errno;
+    return 0;
+}
+
+/*
+ * --allow-uid: lets uid reach the socket at path -- search (x) on its
+ * directory, which stays 0700 for everyone else, and write (w) on the
+ * socket, which connect needs.  Without ACL support in the file system
+ * the tasks of uid cannot connect; that is logged, not fatal.
+ */
+static void
+task_grant_uid(const char *path, uid_t uid)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int rc = 0;
+
+    if (slash != NULL && slash > path && (size_t)(slash - path) < sizeof(dir)) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+        rc = task_acl_set(dir, uid, 07, 01);
+    }
+    if (rc == 0)
+        rc = task_acl_set(path, uid, 07, 06);
+    if (rc != 0)
+        log_warn("--allow-uid %lu: cannot give it access to %s (%s); its "
+                 "tasks cannot connect",
+                 (unsigned long)uid, path, strerror(-rc));
+    else
+        log_info("--allow-uid %lu: ACL entries on %s and its directory",
+                 (unsigned long)uid, path);
+}
+
 int
 task_listen(struct daemon *d)
 {
@@ -216,6 +292,8 @@ task_listen(struct daemon *d)
             goto fail;
     }
     chmod(path, 0700);
+    if (d->cfg->allow_uid >= 0 && (uid_t)d->cfg->allow_uid != geteuid())
+        task_grant_uid(path, (uid_t)d->cfg->allow_uid);
     if (listen(fd, 128) != 0)
         goto fail;
     d->listen_fd = fd;
@@ -275,6 +353,7 @@ task_out_clear(struct task *t)
     t->out_head = NULL;
     t->out_tail = &t->out_head;
     t->out_bytes = 0;
+    t->peer_bytes = 0;
 }
 
 /*
@@ -340,6 +419,8 @@ task_flush(struct task *t)
             }
             n -= (ssize_t)left;
             t->out_bytes -= left;
+            if (o->from_peer)
+                t->peer_bytes -= o->head_len + o->body_len;
             t->out_head = o->next;
             if (t->out_head == NULL)
                 t->out_tail = &t->out_head;
@@ -369,16 +450,20 @@ task_write_cb(evutil_socket_t fd, short what, void *arg)
     net_kick(t->d);
 }
 
-/* Appends o to t's queue and tries to write if the queue was idle. */
+/* Appends o to t's queue and tries to write if the queue was idle.
+   from_peer: o is DATA from another daemon (counted in t->peer_bytes). */
 static int
-task_enqueue(struct task *t, struct task_out *o)
+task_enqueue(struct task *t, struct task_out *o, int from_peer)
 {
     int idle = t->out_head == NULL;
 
     o->next = NULL;
+    o->from_peer = from_peer;
     *t->out_tail = o;
     t->out_tail = &o->next;
     t->out_bytes += o->head_len + o->body_len;
+    if (from_peer)
+        t->peer_bytes += o->head_len + o->body_len;
     t->st.frames_out++;
     t->d->st.frames_out++;
     if (idle)
@@ -433,12 +518,13 @@ task_queue_env(struct task *t, const Envelope *e, const void *payload,
         o->body_len = 0;
         o->owner = NULL;
     }
-    return task_enqueue(t, o);
+    return task_enqueue(t, o, 0);
 }
 
-int
-task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
-                  size_t body_len, void *owner)
+/* task_queue_packed, with from_peer passed to task_enqueue. */
+static int
+task_queue_packed_from(struct task *t, const uint8_t *body, size_t env_len,
+                       size_t body_len, void *owner, int from_peer)
 {
     struct task_out *o;
 
@@ -461,7 +547,81 @@ task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
     o->body_len = body_len;
     o->owner = owner;
     o->sent = 0;
-    return task_enqueue(t, o);
+    return task_enqueue(t, o, from_peer);
+}
+
+int
+task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
+                  size_t body_len, void *owner)
+{
+    return task_queue_packed_from(t, body, env_len, body_len, owner, 0);
+}
+
+/*
+ * Drops what is queued to t, except a frame partly written (the stream
+ * must stay framed): t is going away and nobody will read the rest.
+ */
+static void
+task_out_drop(struct task *t)
+{
+    struct task_out *o = t->out_head;
+
+    if (o == NULL || o->sent == 0) {
+        task_out_clear(t);
+        return;
+    }
+    t->out_head = o->next;
+    task_out_clear(t);
+    o->next = NULL;
+    t->out_head = o;
+    t->out_tail = &o->next;
+    t->out_bytes = o->head_len + o->body_len - o->sent;
+    t->peer_bytes = o->from_peer ? o->head_len + o->body_len : 0;
+}
+
+/*
+ * t's queue of DATA from other daemons would go over --task-queue-max
+ * with a message of len bytes from src: t's queued output is dropped, it
+ * gets ERROR COLLS_ENOBUFS, its exit is announced at once, and the
+ * connection closes once the ERROR is written (or after
+ * TASK_OVERFLOW_US).  The stream from the peer goes on for every other
+ * task.
+ */
+static void
+task_overflow(struct task *t, uint32_t src, size_t len)
+{
+    struct daemon *d = t->d;
+    char msg[160];
+
+    d->st.task_overflows++;
+    log_warn("task t%x (%s, pid %ld): %llu bytes from other daemons queued "
+             "and a %zu-byte message from t%x would exceed --task-queue-max "
+             "(%lld); closing",
+             t->tid, t->name, (long)t->pid, (unsigned long long)t->peer_bytes,
+             len, src, (long long)d->cfg->task_queue_max);
+    snprintf(msg, sizeof(msg),
+             "messages from other daemons queued to this task exceed "
+             "--task-queue-max (%lld bytes); it is not reading",
+             (long long)d->cfg->task_queue_max);
+    t->overflowed = 1;
+    task_out_drop(t);
+    task_fail(t, COLLS_ENOBUFS, msg);
+}
+
+int
+task_queue_peer(struct task *t, uint32_t src, const uint8_t *body,
+                size_t env_len, size_t body_len, void *owner)
+{
+    uint64_t max = (uint64_t)t->d->cfg->task_queue_max;
+    uint64_t len = FRAME_HDR_LEN + (uint64_t)body_len;
+
+    if (task_writable_state(t) && t->state == TASK_ST_ACTIVE &&
+        t->peer_bytes > 0 && t->peer_bytes + len > max) {
+        free(owner);
+        task_overflow(t, src, body_len);
+        return COLLS_ENOBUFS;
+    }
+    return task_queue_packed_from(t, body, env_len, body_len, owner, 1);
 }
 
 int
@@ -620,7 +780,8 @@ task_cron(struct daemon *d, uint64_t now_us)
     for (t = d->tasks; t != NULL; t = next) {
         next = t->next;
         if (t->state == TASK_ST_CLOSING &&
-            now_us - t->closing_us > TASK_CLOSING_US)
+            now_us - t->closing_us >
+                (t->overflowed ? TASK_OVERFLOW_US : TASK_CLOSING_US))
             task_close(t, "error not read in time");
         else if (t->state == TASK_ST_HANDSHAKE &&
                  now_us - t->attached_us > TASK_HANDSHAKE_US)

@@ -5,7 +5,9 @@
  * Output queued to a task is never dropped while the task lives; a sender
  * whose destination's queue (or the transport queue towards the
  * destination's host) is over --task-queue-limit stops being read until it
- * drains to half the limit.
+ * drains to half the limit.  DATA from other daemons cannot be held back
+ * per task: a task whose queue of it would exceed --task-queue-max is
+ * closed instead (ERROR COLLS_ENOBUFS).
  */
 #ifndef COLLS_DAEMON_TASK_H
 #define COLLS_DAEMON_TASK_H
@@ -43,6 +45,17 @@ int task_queue_env(struct task *t, const Envelope *e, const void *payload,
    contiguous at body (body_len bytes in all) inside owner (taken). */
 int task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
                       size_t body_len, void *owner);
+
+/*
+ * task_queue_packed for DATA from another daemon (src: the sending task).
+ * If DATA from other daemons is queued to t already and this message
+ * would take it over --task-queue-max, t is closed (ERROR COLLS_ENOBUFS,
+ * exit announced), owner is freed and COLLS_ENOBUFS returned; when none
+ * is queued the message is taken whatever its size.  Other output
+ * (local DATA, collective results, replies) is not counted.
+ */
+int task_queue_peer(struct task *t, uint32_t src, const uint8_t *body,
+                    size_t env_len, size_t body_len, void *owner);
 
 /* Replies with kind/status/req_id and no body. */
 int task_reply(struct task *t, int kind, uint64_t req_id, int status);

@@ -1,0 +1,87 @@
+#!/bin/bash
+# limits.sh -- --task-queue-max: a task that stops reading messages from
+# another daemon is closed, and nothing else suffers.  Two collsd on
+# loopback, both with a 4 MiB cap:
+#   * a task on daemon 2 attaches and reads nothing (limits-check slow);
+#   * a task on daemon 1 sends it 64 MiB (limits-check flood);
+#   * meanwhile a pair of tasks, one on each daemon, exchanges checked
+#     messages (p2p-check, default route only);
+# then: daemon 2 counted the overflow (task_overflows, log line); its peak
+# RSS grew by well under what was sent; the slow task, once it reads,
+# gets the messages that were already in its socket, in order and intact,
+# then ERROR COLLS_ENOBUFS, then EOF; the sender learns of the exit
+# (COLLS_EPEERDEAD); the pair passed; daemon 1 counted no overflow.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+LC=$IT_B/tests/integration/limits-check
+[ -x "$LC" ] && [ -x "$IT_B/tests/integration/p2p-check" ] || {
+    echo "SKIP: limits-check or p2p-check not built" >&2
+    exit 77
+}
+CAP=$((4 << 20))
+SENT=$((64 << 20))
+MSG=$((256 << 10))
+# Freed messages must not pile up in AddressSanitizer's quarantine (256 MiB
+# by default): the RSS check is about the daemon's own memory.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4"
+
+it_setup
+it_start 2 --task-queue-max "$CAP" || exit 1
+it_wait_hosts 2 || exit 1
+
+# Resident and peak resident KiB of daemon I ("VmRSS VmHWM").
+mem()
+{
+    awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' \
+        "/proc/$(it_pid "$1")/status"
+}
+
+rss_before=$(mem 2 | awk '{ print $1 }')
+it_bg slow.log timeout 120 "$LC" --mode slow --socket "$(it_sock 2)" \
+    --tidfile "$IT_DIR/slow.tid" --go "$IT_DIR/go"
+slow=$IT_LASTPID
+P2P_OPTS="--quick --routes default --timeout-ms 60000" \
+    it_p2p_start pair 1 1 2
+it_bg flood.log timeout 120 "$LC" --mode flood --socket "$(it_sock 1)" \
+    --peer "$IT_DIR/slow.tid" --bytes "$SENT" --msg-size "$MSG"
+flood=$IT_LASTPID
+
+# The overflow is counted before the slow task reads anything.
+n=0
+while [ "$(it_stat_sum 2 task_overflows)" -lt 1 ]; do
+    n=$((n + 1))
+    if [ "$n" -gt 600 ]; then
+        it_fail "daemon 2 counted no task overflow"
+        break
+    fi
+    sleep 0.1
+done
+: >"$IT_DIR/go"
+it_wait "$flood" 120 || it_fail "flood: $(cat "$IT_DIR/flood.log")"
+it_wait "$slow" 120 || it_fail "slow task: $(cat "$IT_DIR/slow.log")"
+it_p2p_wait pair || true
+cat "$IT_DIR/flood.log" "$IT_DIR/slow.log" >&2
+
+overflows=$(it_stat_sum 2 task_overflows)
+[ "$overflows" = 1 ] || it_fail "daemon 2 counted $overflows overflows, not 1"
+[ "$(it_stat_sum 1 task_overflows)" = 0 ] ||
+    it_fail "daemon 1 counted an overflow"
+grep -q 'would exceed --task-queue-max' "$IT_DIR/d2.log" ||
+    it_fail "daemon 2 logged no overflow"
+
+# The slow task got a prefix of the flood, less than was sent.
+got=$(sed -n 's/^slow: [0-9]* messages \([0-9]*\) bytes.*/\1/p' \
+    "$IT_DIR/slow.log")
+[ -n "$got" ] && [ "$got" -lt "$SENT" ] ||
+    it_fail "slow task received '$got' of $SENT bytes"
+
+# Daemon 2's memory: without the cap it would have held most of SENT.
+read -r rss hwm <<<"$(mem 2)"
+it_log "daemon 2: RSS ${rss_before} KiB before, peak ${hwm} KiB, now ${rss} KiB;" \
+    "sent $((SENT >> 10)) KiB, cap $((CAP >> 10)) KiB"
+[ $((hwm - rss_before)) -lt $((SENT / 2 >> 10)) ] ||
+    it_fail "daemon 2 grew by $((hwm - rss_before)) KiB for $((SENT >> 10)) KiB sent"
+for i in 1 2; do
+    it_alive "$i" || it_fail "daemon $i died"
+done
+it_finish
