@@ -69,7 +69,8 @@
  *
  * Receiver.  DATA with seq == rcv_nxt is consumed at once; later ones (up
  * to the window) wait in a reorder ring allocated on the first gap.  Acks
- * are cumulative + 64-bit SACK, sent after every 2nd datagram, at once on
+ * are cumulative + 64-bit SACK, sent after every 2nd datagram of at least
+ * half the fragment size (small ones wait for the delay), at once on
  * a gap, a duplicate, a filled hole or DGRAM_F_ACKNOW, else after
  * ack_delay_us; DATA to the peer piggybacks them.
  *
@@ -1531,7 +1532,12 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
         p->ack_now = 1;
         return;
     }
-    p->rx_unacked++;
+    /* Only large datagrams count towards the every-2nd ACK (as TCP
+       counts full-sized segments): a stream of small messages, such as
+       the barriers and small collectives between daemons, is acked by
+       the delayed ACK or by the reply, not once per two messages. */
+    if (h->len >= r->fragmax / 2)
+        p->rx_unacked++;
     consume(r, p, h, data);
     while (!p->removed && p->rx_ooo > 0 &&
            p->rx[p->rcv_nxt & r->mask].present) {
@@ -1546,7 +1552,8 @@ on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     }
     if (p->removed)
         return;
-    /* at once while a gap is open (RFC 5681), else every 2nd or later */
+    /* at once while a gap is open (RFC 5681), else every 2nd large
+       datagram, or after ack_delay_us */
     if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2 || p->rx_ooo > 0)
         p->ack_now = 1;
     else if (p->ack_deadline == 0)
