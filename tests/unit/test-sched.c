@@ -1376,6 +1376,11 @@ START_TEST(test_tune_rules)
                      "tournament");
     ck_assert_str_eq(rule_choice(SCHED_OP_ALLGATHER, 6, 1 << 20, NULL), "ring");
     ck_assert_str_eq(rule_choice(SCHED_OP_BCAST, 8, 100, NULL), "binomial");
+    ck_assert_str_eq(rule_choice(SCHED_OP_BCAST, 8, 64 * 1024, &seg),
+                     "binomial_seg");
+    ck_assert_uint_eq(seg, 64 * 1024);
+    ck_assert_str_eq(rule_choice(SCHED_OP_BCAST, 32, 64 * 1024, NULL),
+                     "scatter_allgather");
     ck_assert_str_eq(rule_choice(SCHED_OP_BCAST, 8, 8 << 20, &seg),
                      "chain_seg");
     ck_assert_uint_eq(seg, 64 * 1024);
