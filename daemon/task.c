@@ -591,17 +591,15 @@ static void
 task_overflow(struct task *t, uint32_t src, size_t len)
 {
     struct daemon *d = t->d;
-    char msg[160];
+    char msg[256];
 
     d->st.task_overflows++;
-    log_warn("task t%x (%s, pid %ld): %llu bytes from other daemons queued "
-             "and a %zu-byte message from t%x would exceed --task-queue-max "
-             "(%lld); closing",
-             t->tid, t->name, (long)t->pid, (unsigned long long)t->peer_bytes,
-             len, src, (long long)d->cfg->task_queue_max);
+    /* One text for the log (task_fail) and the task. */
     snprintf(msg, sizeof(msg),
-             "messages from other daemons queued to this task exceed "
-             "--task-queue-max (%lld bytes); it is not reading",
+             "task %s: %llu bytes of messages from other daemons queued and "
+             "a %zu-byte one from t%x would exceed --task-queue-max (%lld "
+             "bytes): not reading",
+             t->name, (unsigned long long)t->peer_bytes, len, src,
              (long long)d->cfg->task_queue_max);
     t->overflowed = 1;
     task_out_drop(t);
