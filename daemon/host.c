@@ -39,6 +39,26 @@
  * raises the epoch and pushes HOST_TABLE to every daemon; a member that
  * is not the assigner forwards the HOST_JOIN to it.  ADD_HOST and
  * DELETE_HOST are likewise carried out by the assigner.
+ *
+ * Join cookies: a join datagram is not authenticated by the transport,
+ * and a HOST_JOIN from the address of a member with another incarnation
+ * makes that member a restart (its state is dropped).  So a member acts
+ * on a HOST_JOIN only when it carries (req_id) the cookie of its source
+ * address and incarnation, a keyed hash that the member sends, as a
+ * HOST_JOIN with status COLLS_EAGAIN, to that address when asked without
+ * it: only a daemon that receives at the claimed address can answer, and
+ * no state is kept per challenge.  A forged HOST_JOIN with a wrong
+ * cookie is dropped and counted (bad_join_dgrams).
+ *
+ * Add: `collsctl add ADDR' makes the assigner list ADDR as JOINING and
+ * invite the daemon there, once per heartbeat while it stays JOINING,
+ * with an ADD_HOST join datagram (req_id: the cookie of ADDR).  A daemon
+ * that runs its own one-host machine with no task attached drops its
+ * table and joins the inviter (from the invitation's source); one that
+ * is a member of a machine with other hosts, or serves tasks, refuses
+ * with an ADD_HOST datagram carrying the status and the cookie, and the
+ * assigner removes the entry and logs why.  An invited daemon whose join
+ * does not complete within --join-timeout goes back to running alone.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -70,8 +90,13 @@
 /* A cron this many heartbeats late means we stalled: grant a grace. */
 #define HOST_STALL_BEATS 3u
 
+/* Key of the join cookies (host_cookie): random, set once by host_init,
+   never sent.  File scope because only the cookies use it. */
+static uint64_t host_join_key;
+
 static void host_set_direct_ip(struct daemon *d);
 static void host_heartbeat(struct daemon *d);
+static int host_init_self(struct daemon *d);
 
 static const char *const host_state_names[] = {"up", "down", "joining"};
 
@@ -131,6 +156,28 @@ host_sa_equal(const struct sockaddr_in *a, const struct sockaddr_in *b)
 {
     return a->sin_port == b->sin_port &&
            a->sin_addr.s_addr == b->sin_addr.s_addr;
+}
+
+/*
+ * The join cookie of the daemon at sa running incarnation inc: a keyed
+ * hash (two rounds of the splitmix64 finaliser over the fields and
+ * host_join_key), never 0.
+ */
+static uint64_t
+host_cookie(const struct sockaddr_in *sa, uint32_t inc)
+{
+    uint64_t z = (uint64_t)ntohl(sa->sin_addr.s_addr) << 32 |
+                 (uint64_t)ntohs(sa->sin_port) << 16;
+    int round;
+
+    z ^= (uint64_t)inc * 0x9e3779b97f4a7c15ull;
+    for (round = 0; round < 2; round++) {
+        z += host_join_key;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+    }
+    return z != 0 ? z : 1;
 }
 
 /* Creates or returns the entry for hid. */
@@ -517,15 +564,17 @@ host_adopt_table(struct daemon *d, const HostTable *ht)
 
 /* ---- joining ------------------------------------------------------------ */
 
-/* The joiner's side: sends (again) HOST_JOIN to the contact daemon. */
+/* The joiner's side: sends (again) HOST_JOIN to the contact daemon,
+   with the cookie it challenged us with (0: none yet). */
 static void
-host_send_join(struct daemon *d)
+host_send_join(struct daemon *d, uint64_t cookie)
 {
     HostJoin hj = HOST_JOIN__INIT;
     Envelope e;
 
     envelope_init(&e);
     e.kind = KIND__HOST_JOIN;
+    e.req_id = cookie;
     e.body_case = ENVELOPE__BODY_HOST_JOIN;
     e.host_join = &hj;
     hj.name = d->name;
@@ -533,6 +582,26 @@ host_send_join(struct daemon *d)
     hj.incarnation = d->inc;
     net_send_join(d, &d->join_sa, &e);
     d->join_last_us = platform_now_us();
+}
+
+/* A member's side: a HOST_JOIN of incarnation inc came from sa without
+   its cookie: challenges sa with it (HOST_JOIN, status COLLS_EAGAIN). */
+static void
+host_join_challenge(struct daemon *d, const struct sockaddr_in *sa,
+                    uint32_t inc)
+{
+    HostJoin hj = HOST_JOIN__INIT;
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__HOST_JOIN;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.req_id = host_cookie(sa, inc);
+    e.status = COLLS_EAGAIN;
+    e.body_case = ENVELOPE__BODY_HOST_JOIN;
+    e.host_join = &hj;
+    hj.incarnation = inc;
+    net_send_join(d, sa, &e);
 }
 
 /* The joiner got its table: adopt hid and table, open for tasks. */
@@ -676,6 +745,127 @@ host_dgram_sender(struct daemon *d, const struct sockaddr_in *sa, uint32_t src)
     return hid;
 }
 
+/* Sends an ADD_HOST join datagram to sa: an invitation (status 0) to
+   become host hid at addr, or a refusal of one (status < 0). */
+static void
+host_add_dgram(struct daemon *d, const struct sockaddr_in *sa, int hid,
+               const char *addr, uint64_t cookie, int status)
+{
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__ADD_HOST;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.req_id = cookie;
+    e.status = status;
+    e.body_case = ENVELOPE__BODY_HOST_OP;
+    e.host_op = &op;
+    op.hid = (uint32_t)hid;
+    op.addr = (char *)(addr != NULL ? addr : "");
+    net_send_join(d, sa, &e);
+}
+
+/*
+ * An invitation (ADD_HOST join datagram) from the assigner at sa.  A
+ * daemon alone in its machine, with no task, drops its table and joins
+ * the inviter; any other refuses with the reason, echoing the cookie.
+ */
+static void
+host_invited(struct daemon *d, const struct sockaddr_in *sa,
+             const Envelope *inv)
+{
+    char from[DAEMON_ADDR_LEN];
+    int hid, others = 0, rc = 0;
+
+    host_format(sa, from, sizeof(from));
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (hid != d->hid && d->hosts[hid] != NULL)
+            others++;
+    if (others > 0)
+        rc = COLLS_EEXIST;
+    else if (d->ntasks > 0)
+        rc = COLLS_EPERM;
+    if (rc != 0) {
+        log_warn("%s invites this daemon to join its machine: refused, %s",
+                 from,
+                 rc == COLLS_EEXIST ? "it belongs to a machine of other hosts"
+                                    : "tasks are attached here");
+        host_add_dgram(d, sa, (int)inv->host_op->hid, NULL, inv->req_id, rc);
+        return;
+    }
+    log_info("%s invites this daemon to join its machine: joining", from);
+    task_unlisten(d);
+    host_free_all(d);
+    d->hid = 0;
+    d->epoch = 0;
+    d->joining = 1;
+    d->join_sa = *sa;
+    d->join_start_us = platform_now_us();
+    host_send_join(d, 0);
+}
+
+/*
+ * The join of an invited daemon did not complete: back to its own
+ * one-host machine (as started without --hostfile or --join).
+ */
+static void
+host_join_abandon(struct daemon *d)
+{
+    char to[DAEMON_ADDR_LEN];
+
+    host_format(&d->join_sa, to, sizeof(to));
+    log_error("no answer from %s: could not join; running alone again", to);
+    d->joining = 0;
+    d->hid = 1;
+    d->epoch = 1;
+    if (host_init_self(d) != 0 || task_listen(d) != 0)
+        host_stop(d, 1, 0);
+}
+
+/* ADD_HOST refused by the daemon at sa, which the assigner invited. */
+static void
+host_add_refused(struct daemon *d, const struct sockaddr_in *sa,
+                 const Envelope *e)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct host *h = d->hosts[hid];
+
+        if (h != NULL && hid != d->hid && !h->listed && h->inc == 0 &&
+            h->state != COLLS_HOST_UP && host_sa_equal(&h->sa, sa) &&
+            e->req_id == host_cookie(sa, 0))
+            break;
+    }
+    if (hid > DAEMON_MAX_HID) {
+        d->st.bad_join_dgrams++;
+        return;
+    }
+    log_error("host %d (%s) refuses to join: %s", hid, d->hosts[hid]->addr,
+              e->status == COLLS_EEXIST  ? "it belongs to another machine"
+              : e->status == COLLS_EPERM ? "it serves tasks of its own machine"
+                                         : log_errstr(e->status));
+    host_remove(d, hid);
+    d->epoch++;
+    host_push_table(d, 0);
+}
+
+/* Invites the daemon at h's address (added, never heard) to join. */
+static void
+host_invite(struct daemon *d, const struct host *h)
+{
+    host_add_dgram(d, &h->sa, h->hid, h->addr, host_cookie(&h->sa, 0), 0);
+}
+
+/* 1 if h was added by `collsctl add' and has not answered yet. */
+static int
+host_is_invited(struct daemon *d, const struct host *h)
+{
+    return h->hid != d->hid && !h->listed && h->inc == 0 &&
+           h->state == COLLS_HOST_JOINING;
+}
+
 void
 host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
                 const uint8_t *p, size_t len)
@@ -683,6 +873,7 @@ host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
     struct sockaddr_in sa;
     Envelope *e = NULL;
     uint32_t elen;
+    int member;
 
     if (from->sa_family != AF_INET || alen < sizeof(sa) || len < 4 ||
         (elen = get_u32(p)) != len - 4 || elen == 0 ||
@@ -691,24 +882,40 @@ host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
         return;
     }
     memcpy(&sa, from, sizeof(sa));
+    member = !d->joining && d->hid > 0 && !d->stopping;
     if (e->kind == KIND__HOST_JOIN &&
-        e->body_case == ENVELOPE__BODY_HOST_JOIN && !d->joining && d->hid > 0 &&
+        e->body_case == ENVELOPE__BODY_HOST_JOIN && e->status == 0 && member &&
         e->host_join->incarnation != 0) {
-        host_join_request(d, e->host_join, &sa);
+        /* act only on a proof that the joiner receives at sa */
+        if (e->req_id == 0)
+            host_join_challenge(d, &sa, e->host_join->incarnation);
+        else if (e->req_id != host_cookie(&sa, e->host_join->incarnation))
+            d->st.bad_join_dgrams++;
+        else
+            host_join_request(d, e->host_join, &sa);
+    } else if (e->kind == KIND__HOST_JOIN && e->status == COLLS_EAGAIN &&
+               e->req_id != 0 && d->joining &&
+               host_sa_equal(&sa, &d->join_sa)) {
+        host_send_join(d, e->req_id);
     } else if (e->kind == KIND__HOST_DOWN &&
-               e->body_case == ENVELOPE__BODY_HOST_OP && !d->joining &&
-               d->hid > 0 && (int)e->host_op->hid == d->hid &&
+               e->body_case == ENVELOPE__BODY_HOST_OP && member &&
+               (int)e->host_op->hid == d->hid &&
                e->host_op->incarnation == d->inc &&
                host_dgram_sender(d, &sa, e->src) > 0) {
         d->host_down_by = host_dgram_sender(d, &sa, e->src);
     } else if (e->kind == KIND__HOST_TABLE &&
-               e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining &&
-               host_sa_equal(&sa, &d->join_sa)) {
-        host_join_done(d, e->host_table);
-    } else if (e->kind == KIND__HOST_TABLE &&
                e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining) {
-        /* The answer came from the assigner, not from our contact. */
+        /* from our contact or from the assigner; our entry (the one
+           with our incarnation) tells the answer is for us */
         host_join_done(d, e->host_table);
+    } else if (e->kind == KIND__ADD_HOST &&
+               e->body_case == ENVELOPE__BODY_HOST_OP && e->status == 0 &&
+               e->req_id != 0 && member) {
+        host_invited(d, &sa, e);
+    } else if (e->kind == KIND__ADD_HOST && e->status < 0 && member) {
+        host_add_refused(d, &sa, e);
+    } else if (e->kind == KIND__ADD_HOST && e->status == 0 && d->joining) {
+        /* the invitation again, while we join: nothing new */
     } else {
         d->st.bad_join_dgrams++;
     }
@@ -846,7 +1053,7 @@ host_add(struct daemon *d, const char *addr)
              (unsigned long long)d->epoch);
     host_rel_set(d, h);
     host_push_table(d, 0);
-    return 0;
+    return 0; /* invited from the next heartbeat on (host_cron) */
 }
 
 int
@@ -1093,6 +1300,8 @@ host_init(struct daemon *d)
     struct sockaddr_in me;
     int n, rc;
 
+    host_join_key =
+        (uint64_t)platform_random_u32() << 32 | platform_random_u32();
     if (cfg->name[0] != '\0')
         snprintf(d->name, sizeof(d->name), "%s", cfg->name);
     else
@@ -1107,7 +1316,7 @@ host_init(struct daemon *d)
         d->joining = 1;
         d->join_start_us = platform_now_us();
         log_info("joining the machine at %s", cfg->join);
-        host_send_join(d);
+        host_send_join(d, 0);
         return 1;
     }
     d->epoch = 1;
@@ -1260,11 +1469,15 @@ host_cron(struct daemon *d, uint64_t now)
     }
     if (d->joining) {
         if (now - d->join_start_us >
-            (uint64_t)d->cfg->join_timeout_ms * 1000u) {
+                (uint64_t)d->cfg->join_timeout_ms * 1000u &&
+            d->cfg->join[0] == '\0') {
+            host_join_abandon(d); /* we were invited */
+        } else if (now - d->join_start_us >
+                   (uint64_t)d->cfg->join_timeout_ms * 1000u) {
             log_error("no answer from %s: could not join", d->cfg->join);
             host_stop(d, 1, 0);
         } else if (now - d->join_last_us >= HOST_JOIN_RETRY_US) {
-            host_send_join(d);
+            host_send_join(d, 0);
         }
         return;
     }
@@ -1275,6 +1488,10 @@ host_cron(struct daemon *d, uint64_t now)
     if (now - d->last_heartbeat_us >= beat) {
         d->last_heartbeat_us = now;
         host_heartbeat(d);
+        for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+            if (d->hosts[hid] != NULL && host_is_invited(d, d->hosts[hid]) &&
+                host_assigner(d) == d->hid)
+                host_invite(d, d->hosts[hid]);
     }
     if (prev != 0 && now > prev && now - prev > HOST_STALL_BEATS * beat) {
         /* We did not run: the silence was ours, not the peers'. */

@@ -22,6 +22,10 @@
  *   garbage probe ADDR:PORT --src IP:PORT --src-hid H --dst-hid H
  *                 --src-inc X
  *       one PROBE datagram with a forged source (needs root).
+ *   garbage join ADDR:PORT --src IP:PORT --src-inc X [--cookie C]
+ *       one HOST_JOIN join datagram (daemon/net.h) of incarnation X with
+ *       a forged source (needs root): a blind spoofer's try to make a
+ *       member look restarted; C is its guess of the join cookie.
  *
  * The daemon's survival and its counters are checked by badinput.sh.
  */
@@ -613,6 +617,50 @@ run_probe(const char *target, const char *src, int src_hid, int dst_hid,
     return 0;
 }
 
+/* Sends one HOST_JOIN join datagram ("CJN1" | u32 len | envelope) of
+   incarnation inc with cookie guess req_id from a forged source. */
+static int
+run_join(const char *target, const char *src, uint32_t inc, uint64_t cookie)
+{
+    struct sockaddr_in to, from;
+    HostJoin hj = HOST_JOIN__INIT;
+    Envelope e;
+    uint8_t b[512];
+    size_t n;
+    int raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+
+    if (!src || netutil_parse_addr(target, &to) < 0 ||
+        netutil_parse_addr(src, &from) < 0) {
+        fprintf(stderr, "garbage: join needs ADDR:PORT and --src IP:PORT\n");
+        return 2;
+    }
+    if (raw < 0) {
+        perror("raw socket (needs root)");
+        return 77;
+    }
+    envelope_init(&e);
+    e.kind = KIND__HOST_JOIN;
+    e.req_id = cookie;
+    e.body_case = ENVELOPE__BODY_HOST_JOIN;
+    e.host_join = &hj;
+    hj.name = (char *)"spoof";
+    hj.addr = (char *)src;
+    hj.incarnation = inc;
+    n = envelope__get_packed_size(&e);
+    if (n > sizeof(b) - 8) {
+        close(raw);
+        return 2;
+    }
+    memcpy(b, "CJN1", 4);
+    put_be32(b + 4, (uint32_t)n);
+    envelope__pack(&e, b + 8);
+    forge(raw, &from, &to, b, n + 8);
+    close(raw);
+    printf("garbage: HOST_JOIN inc %#x cookie %#llx sent to %s from %s\n", inc,
+           (unsigned long long)cookie, target, src);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -620,6 +668,7 @@ main(int argc, char **argv)
     int count = 1000, capture_ms = 2000, times = 3, forge_valid = 0;
     int src_hid = 0, dst_hid = 0;
     uint32_t src_inc = 0;
+    uint64_t cookie = 0;
     const char *src = NULL;
 
     if (argc < 3) {
@@ -627,7 +676,8 @@ main(int argc, char **argv)
                         " [--count N] [--seed S] | replay ADDR:PORT "
                         "[--capture-ms MS] [--count N] [--times K] "
                         "[--forge-valid 1] | probe ADDR:PORT --src IP:PORT "
-                        "--src-hid H --dst-hid H --src-inc X\n");
+                        "--src-hid H --dst-hid H --src-inc X | join "
+                        "ADDR:PORT --src IP:PORT --src-inc X [--cookie C]\n");
         return 2;
     }
     for (int i = 3; i + 1 < argc; i += 2) {
@@ -651,6 +701,8 @@ main(int argc, char **argv)
             dst_hid = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--src-inc") == 0)
             src_inc = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+        else if (strcmp(argv[i], "--cookie") == 0)
+            cookie = strtoull(argv[i + 1], NULL, 0);
     }
     if (count < 1 || count > 1000000)
         count = 1000;
@@ -662,6 +714,8 @@ main(int argc, char **argv)
         return run_replay(argv[2], capture_ms, count, times, forge_valid);
     if (strcmp(argv[1], "probe") == 0)
         return run_probe(argv[2], src, src_hid, dst_hid, src_inc);
+    if (strcmp(argv[1], "join") == 0)
+        return run_join(argv[2], src, src_inc, cookie);
     fprintf(stderr, "garbage: unknown mode %s\n", argv[1]);
     return 2;
 }
