@@ -11,6 +11,8 @@
 #     --route default` (task -> daemon -> daemon -> daemon's echo) and
 #     `--route direct` (task -> task over TCP), each with every process
 #     pinned to CPU 0 and unpinned;
+#   * the 8 B targets again in interleaved rounds (median and spread of
+#     the per-round ratios), pinned and unpinned, unshaped;
 #   * bulk throughput: one TCP stream vs a stream of 1 MiB colls messages
 #     on the default route (and the direct route), vs line rate at
 #     100 Mbit, and with 5 % datagram loss on both hosts;
@@ -283,10 +285,78 @@ rss()
     awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null
 }
 
+# The 8-byte targets, measured in ROUNDS interleaved rounds (raw UDP,
+# raw TCP, default route, direct route one after the other in each round,
+# so machine noise hits all four): files r8-TAG-METHOD, one median half
+# round trip (us) per round.
+rounds8()
+{
+    local tag=$1 pin=$2 n=$3 k
+    local P="taskset -c $pin"
+    for k in udp tcp default direct; do
+        : >"$R/r8-$tag-$k"
+    done
+    for k in $(seq 1 "$ROUNDS"); do
+        host_run 1 $P "$B/tests/bench/raw-udp-echo" client "$A2:9001" \
+            --iters "$n" --sizes 8 | only_data | awk '{ print $2 }' \
+            >>"$R/r8-$tag-udp"
+        host_run 1 $P "$B/tests/bench/raw-tcp-pingpong" client "$A2:9002" \
+            --iters "$n" --sizes 8 | only_data | awk '{ print $2 }' \
+            >>"$R/r8-$tag-tcp"
+        ctl 1 $P "$B/collsctl" --socket "$SOCK" pingpong --route default \
+            --host 2 --csv --min 8 --max 8 --reps "$n" 2>/dev/null |
+            awk -F, '$1 == 8 { print $2 }' >>"$R/r8-$tag-default"
+        ctl 1 $P "$B/collsctl" --socket "$SOCK" pingpong --route direct \
+            --to "$ECHO_TID" --csv --min 8 --max 8 --reps "$n" 2>/dev/null |
+            awk -F, '$1 == 8 { print $2 }' >>"$R/r8-$tag-direct"
+    done
+}
+
+# "median min max" of the per-round ratios of files A and B (line by line).
+ratio_rounds()
+{
+    paste -d' ' "$1" "$2" | awk '$1 > 0 && $2 > 0 { v[n++] = $1 / $2 }
+        END {
+            if (n == 0) { print "- - -"; exit }
+            for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+                if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+            m = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+            printf "%.2f %.2f %.2f\n", m, v[0], v[n - 1] }'
+}
+
+# "median min max" of the values in file F.
+med_file()
+{
+    sort -g "$1" | awk '{ v[n++] = $1 } END {
+        if (n == 0) { print "- - -"; exit }
+        m = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+        printf "%.2f %.2f %.2f\n", m, v[0], v[n - 1] }'
+}
+
+# Bulk throughput, unshaped: ROUNDS interleaved rounds of one TCP stream
+# and one default-route stream of BYTES each: files rb-tcp, rb-default.
+bulk_rounds()
+{
+    local bytes=$1 k v
+    : >"$R/rb-tcp"
+    : >"$R/rb-default"
+    for k in $(seq 1 "$ROUNDS"); do
+        v=$(host_run 1 "$B/tests/bench/raw-tcp-pingpong" stream "$A2:9002" \
+            --bytes "$bytes" --reps 1 | awk '$1 == "stream" { print $3 }')
+        echo "${v:-0}" >>"$R/rb-tcp"
+        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+            --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
+            --bytes "$bytes" --msg-size 1048576 --routes default \
+            --rounds 1 --timeout-ms 300000 2>>"$R/stream.err" |
+            awk '$1 == "stream" { print $3 }')
+        echo "${v:-0}" >>"$R/rb-default"
+    done
+}
+
 if [ "$QUICK" = 1 ]; then
-    IT=50 BIG=3 BYTES_FAST=67108864 BYTES_SLOW=12500000
+    IT=50 BIG=3 BYTES_FAST=67108864 BYTES_SLOW=12500000 ROUNDS=3 N8=500
 else
-    IT=200 BIG=5 BYTES_FAST=268435456 BYTES_SLOW=25000000
+    IT=200 BIG=5 BYTES_FAST=268435456 BYTES_SLOW=25000000 ROUNDS=7 N8=2000
 fi
 
 echo "net-bench: $(date -u +%FT%TZ), $(uname -r), $NCPU CPUs," \
@@ -329,11 +399,13 @@ for shape in none 100mbit; do
             mask=$ALLCPU
         fi
         latency "$shape-$pin" "$mask" "$it" "$BIG"
+        [ "$shape" = none ] && rounds8 "$pin" "$mask" "$N8"
         print_latency "$shape-$pin" "link $shape, $( [ "$pin" = 0 ] &&
             echo 'every process pinned to CPU 0' || echo unpinned)"
     done
     pin_all "$ALLCPU"
     bulk "$shape" "$bytes"
+    [ "$shape" = none ] && bulk_rounds "$bytes"
 done
 
 printf '\n== bulk throughput (MB/s, 1 MB = 1e6 bytes; colls: 1 MiB messages;\n'
@@ -361,20 +433,43 @@ printf '\n== daemon resident memory (VmRSS, KiB)\n'
 printf '  idle %s; with %s attached tasks %s; after they left %s\n' \
     "${rss_idle:--}" "${ntasks:-?}" "${rss_100:--}" "${rss_after:--}"
 
-printf '\n== targets\n'
+printf '\n== 8 B half round trip, unshaped, %s interleaved rounds of %s\n' \
+    "$ROUNDS" "$N8"
+printf "   (us: median of the rounds' medians, min..max)\n"
 for pin in all 0; do
-    t="none-$pin"
-    pl=$([ "$pin" = 0 ] && echo "pinned" || echo "unpinned")
-    target "direct route / raw TCP at 8 B ($pl)" \
-        "$(ratio "$(at "$R/lat-$t-direct" 8)" "$(at "$R/lat-$t-tcp" 8)")" \
-        "<=" 1.3
-    target "default route / raw UDP at 8 B ($pl)" \
-        "$(ratio "$(at "$R/lat-$t-default" 8)" "$(at "$R/lat-$t-udp" 8)")" \
-        "<=" 3
+    pl=$([ "$pin" = 0 ] && echo "pinned to CPU 0" || echo "unpinned")
+    for m in udp tcp default direct; do
+        read -r a b c <<EOF
+$(med_file "$R/r8-$pin-$m")
+EOF
+        printf '  %-16s %-8s %8s  (%s..%s)\n' "$pl" "$m" "$a" "$b" "$c"
+    done
 done
-target "bulk default / one TCP stream, unshaped" \
-    "$(ratio "$(get "$R/bulk-none" default)" "$(get "$R/bulk-none" tcp)")" \
-    ">=" 0.8
+printf '\n== bulk, unshaped, %s interleaved rounds (MB/s, median min..max)\n' \
+    "$ROUNDS"
+for m in tcp default; do
+    read -r a b c <<EOF
+$(med_file "$R/rb-$m")
+EOF
+    printf '  %-8s %10s  (%s..%s)\n' "$m" "$a" "$b" "$c"
+done
+
+printf '\n== targets (ratios: median of the per-round ratios, [min..max])\n'
+for pin in all 0; do
+    pl=$([ "$pin" = 0 ] && echo "pinned" || echo "unpinned")
+    read -r a b c <<EOF
+$(ratio_rounds "$R/r8-$pin-direct" "$R/r8-$pin-tcp")
+EOF
+    target "direct route / raw TCP at 8 B ($pl) [$b..$c]" "$a" "<=" 1.3
+    read -r a b c <<EOF
+$(ratio_rounds "$R/r8-$pin-default" "$R/r8-$pin-udp")
+EOF
+    target "default route / raw UDP at 8 B ($pl) [$b..$c]" "$a" "<=" 3
+done
+read -r a b c <<EOF
+$(ratio_rounds "$R/rb-default" "$R/rb-tcp")
+EOF
+target "bulk default / one TCP stream, unshaped [$b..$c]" "$a" ">=" 0.8
 target "bulk default / line rate, 100 Mbit" \
     "$(ratio "$(get "$R/bulk-100mbit" default)" 12.5)" ">=" 0.9
 for shape in none 100mbit; do
