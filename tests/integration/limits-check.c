@@ -11,9 +11,9 @@
  *       messages B bytes, then ERROR COLLS_ENOBUFS".
  *   limits-check --mode flood --socket S --peer F --bytes N --msg-size M
  *       Sends N bytes in messages of M to the tid in F (through the
- *       daemons), stops early if the peer is reported dead, then waits for
- *       the peer's exit: a receive from it must fail with COLLS_EPEERDEAD.
- *       Prints "flood: N messages B bytes".
+ *       daemons), with the raw protocol, all of them even after the peer
+ *       is gone.  Then reads until the peer's TASK_EXIT and a SEND_FAILED
+ *       COLLS_EPEERDEAD for it came.  Prints "flood: N messages B bytes".
  *   limits-check --mode echo --socket S
  *       Attaches with the library and bounces messages of a few sizes off
  *       its daemon (the daemon echoes what is sent to its own tid), bytes
@@ -158,7 +158,7 @@ read_frame(int fd, Envelope **e, uint8_t **pl, size_t *plen)
 
 /* Connects and attaches with ATTACH_REQ; the fd, *tid set; -1 on error. */
 static int
-raw_attach(const char *path, uint32_t *tid)
+raw_attach(const char *path, const char *name, uint32_t *tid)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     AttachReq a = ATTACH_REQ__INIT;
@@ -180,7 +180,7 @@ raw_attach(const char *path, uint32_t *tid)
     q.kind = KIND__ATTACH_REQ;
     a.version = COLLS_PROTO_VERSION;
     a.pid = (int)getpid();
-    a.name = "limits-slow";
+    a.name = (char *)name;
     q.body_case = ENVELOPE__BODY_ATTACH_REQ;
     q.attach_req = &a;
     buf_init(&b);
@@ -269,7 +269,7 @@ run_slow(void)
     uint64_t k = 0, bytes = 0;
     uint32_t tid;
     double end = now_ms() + opt.timeout_ms;
-    int fd = raw_attach(opt.socket, &tid), r, status = 1;
+    int fd = raw_attach(opt.socket, "limits-slow", &tid), r, status = 1;
 
     if (fd < 0 || write_tid(opt.tidfile, tid) != 0)
         return 2;
@@ -312,45 +312,106 @@ run_slow(void)
     return status;
 }
 
+/* Writes all of p (blocking); 0 or -1. */
+static int
+write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    while (n > 0) {
+        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            fprintf(stderr, "FAIL: write to the daemon: %s\n", strerror(errno));
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/*
+ * After the flood: reads what the daemon sent until the peer's TASK_EXIT
+ * and at least one SEND_FAILED COLLS_EPEERDEAD for it (its daemon sends
+ * TASK_EXIT before answering the messages that came after the overflow,
+ * on the same ordered stream).  0 when both came.
+ */
+static int
+flood_collect(int fd, uint32_t peer)
+{
+    int exit_seen = 0, failed = 0, bad = 0;
+
+    while (!exit_seen || failed == 0) {
+        Envelope *e;
+        uint8_t *pl;
+        size_t plen;
+
+        if (read_frame(fd, &e, &pl, &plen) != 1)
+            break;
+        if (e->kind == KIND__TASK_EXIT && e->src == peer)
+            exit_seen = 1;
+        else if (e->kind == KIND__SEND_FAILED && e->dst == peer) {
+            failed++;
+            if (e->status != COLLS_EPEERDEAD) {
+                fprintf(stderr, "FAIL: SEND_FAILED %d, not EPEERDEAD\n",
+                        e->status);
+                bad = 1;
+            }
+        }
+        envelope_free(e);
+        free(pl);
+    }
+    printf("flood: TASK_EXIT of t%x %s, SEND_FAILED for it %s\n", peer,
+           exit_seen ? "seen" : "MISSING", failed ? "seen" : "MISSING");
+    return exit_seen && failed && !bad ? 0 : -1;
+}
+
+/*
+ * Floods the peer with the raw protocol, so that its daemon gets all of
+ * it: the library would stop sending once told the peer is gone.
+ */
 static int
 run_flood(void)
 {
-    colls_t *c;
-    colls_status_t st;
-    uint32_t peer;
-    uint64_t k = 0, sent = 0;
+    uint64_t k, sent = 0;
+    uint32_t peer, self;
     uint8_t *b;
-    int r;
+    int fd, rc = 0;
 
     if (opt.msg_size < 8 || opt.bytes == 0 || read_tid(opt.peer, &peer) != 0)
         return 2;
     b = malloc(opt.msg_size);
-    if (b == NULL || (r = colls_attach(opt.socket, &c)) < 0)
+    fd = raw_attach(opt.socket, "limits-flood", &self);
+    if (b == NULL || fd < 0)
         return 2;
-    colls_set_timeout(c, opt.timeout_ms);
-    for (r = 0; sent < opt.bytes && r == 0; k++) {
+    for (k = 0; sent < opt.bytes && rc == 0; k++) {
+        struct buf f;
+        Envelope e;
+
+        envelope_init(&e);
+        e.kind = KIND__DATA;
+        e.dst = peer;
+        e.tag = TAG_FLOOD;
+        e.dtype = COLLS_BYTE;
+        e.count = opt.msg_size;
         fill(b, opt.msg_size, k);
-        r = colls_send(c, peer, TAG_FLOOD, b, opt.msg_size);
-        if (r == 0)
+        buf_init(&f);
+        rc = envelope_frame(&f, &e, b, opt.msg_size);
+        if (rc == 0)
+            rc = write_all(fd, buf_head(&f), buf_avail(&f));
+        buf_free(&f);
+        if (rc == 0)
             sent += opt.msg_size;
     }
-    printf("flood: %" PRIu64 " messages %" PRIu64 " bytes%s%s\n",
-           sent / opt.msg_size, sent, r != 0 ? ", then " : "",
-           r != 0 ? colls_err_name(r) : "");
-    if (r != 0 && r != COLLS_EPEERDEAD) {
-        fprintf(stderr, "FAIL: send: %s\n", colls_strerror(r));
-        return 1;
-    }
-    /* The peer must be reported gone (TASK_EXIT from its daemon). */
-    r = colls_recv(c, peer, COLLS_ANY, b, opt.msg_size, &st);
+    printf("flood: %" PRIu64 " messages %" PRIu64 " bytes\n", k, sent);
+    if (rc == 0)
+        rc = flood_collect(fd, peer);
+    close(fd);
     free(b);
-    colls_detach(c);
-    if (r != COLLS_EPEERDEAD) {
-        fprintf(stderr, "FAIL: receive from the peer: %s, not EPEERDEAD\n",
-                r < 0 ? colls_err_name(r) : "a message");
-        return 1;
-    }
-    return 0;
+    return rc == 0 ? 0 : 1;
 }
 
 static int
