@@ -1147,45 +1147,61 @@ coll_fpc_header(struct daemon *d, struct coll_inst *ci, const uint8_t *hdr)
     return 0;
 }
 
+/* The leaders' bcast of ci for size bytes of dtype into a. */
+static void
+coll_fpc_args(const struct coll_inst *ci, struct alg_args *a, int dtype,
+              size_t size)
+{
+    memset(a, 0, sizeof(*a));
+    a->op = SCHED_OP_BCAST;
+    a->P = ci->g->H.nhosts;
+    a->rank = ci->g->myhost;
+    a->root = ci->g->H.host[ci->root];
+    a->dtype = dtype;
+    a->rop = ci->rop;
+    a->size = size;
+    a->seg = ci->seg;
+}
+
+/* Starts bcast a (one of the two of the FPC protocol) on x; the root's
+   daemon provides the a->size bytes at data.  0 or a COLLS_E* code. */
+static int
+coll_fpc_bcast(struct daemon *d, struct coll_inst *ci, struct coll_exec *x,
+               const struct alg_args *a, const uint8_t *data)
+{
+    int rc = coll_exec_init(d, x, ci, PHASE_LEADER, a, NULL, 0, a->size);
+
+    if (rc != 0)
+        return rc;
+    if (a->rank == a->root)
+        memcpy(x->buf[SCHED_BUF_RECV], data, a->size);
+    ci->wire_dtype = a->dtype;
+    x->started = 1;
+    return coll_exec_round(d, ci, x);
+}
+
 /* Starts the header bcast among the leaders (the root's daemon makes the
    payload first).  0 or a COLLS_E* code. */
 static int
 coll_fpc_start(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    int hroot = g->H.host[ci->root], rc;
-    uint8_t hdr[COLL_FPC_HDR];
+    uint8_t hdr[COLL_FPC_HDR] = {0};
     struct alg_args a;
-    struct coll_exec *x;
+    int rc;
 
     ci->ex = calloc(2, sizeof(*ci->ex));
     if (ci->ex == NULL)
         return COLLS_ENOMEM;
     ci->nex = 2;
-    if (g->myhost == hroot) {
+    if (g->myhost == g->H.host[ci->root]) {
         rc =
             coll_fpc_encode(d, ci, ci->in[group_local_index(g, ci->root)], hdr);
         if (rc != 0)
             return rc;
     }
-    memset(&a, 0, sizeof(a));
-    a.op = SCHED_OP_BCAST;
-    a.P = g->H.nhosts;
-    a.rank = g->myhost;
-    a.root = hroot;
-    a.dtype = COLLS_BYTE;
-    a.rop = ci->rop;
-    a.size = COLL_FPC_HDR;
-    a.seg = ci->seg;
-    x = &ci->ex[0];
-    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, 0, COLL_FPC_HDR);
-    if (rc != 0)
-        return rc;
-    if (g->myhost == hroot)
-        memcpy(x->buf[SCHED_BUF_RECV], hdr, COLL_FPC_HDR);
-    ci->wire_dtype = COLLS_BYTE;
-    x->started = 1;
-    return coll_exec_round(d, ci, x);
+    coll_fpc_args(ci, &a, COLLS_BYTE, COLL_FPC_HDR);
+    return coll_fpc_bcast(d, ci, &ci->ex[0], &a, hdr);
 }
 
 /* The header is in: starts the payload bcast, with the algorithm chosen
@@ -1194,9 +1210,9 @@ static int
 coll_fpc_payload(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    struct coll_exec *x = &ci->ex[1];
-    int hroot = g->H.host[ci->root], rc;
+    const uint8_t *data = NULL;
     struct alg_args a;
+    int rc;
 
     rc = coll_fpc_header(d, ci, ci->ex[0].buf[SCHED_BUF_RECV]);
     if (rc != 0) {
@@ -1204,32 +1220,20 @@ coll_fpc_payload(struct daemon *d, struct coll_inst *ci)
                  (unsigned long long)ci->seq);
         return rc;
     }
-    memset(&a, 0, sizeof(a));
-    a.op = SCHED_OP_BCAST;
-    a.P = g->H.nhosts;
-    a.rank = g->myhost;
-    a.root = hroot;
-    a.dtype = ci->fpc_kind == COLL_FPC_STREAM ? COLLS_BYTE : ci->dtype;
-    a.rop = ci->rop;
-    a.size = ci->fpc_len;
+    coll_fpc_args(ci, &a,
+                  ci->fpc_kind == COLL_FPC_STREAM ? COLLS_BYTE : ci->dtype,
+                  ci->fpc_len);
     rc = coll_choose_alg(d, ci, &a, ci->spec);
     if (rc != 0)
         return rc;
     a.seg = ci->seg;
-    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, 0, ci->fpc_len);
-    if (rc != 0)
-        return rc;
-    if (g->myhost == hroot) {
-        memcpy(x->buf[SCHED_BUF_RECV],
-               ci->fpc_data != NULL ? ci->fpc_data
-                                    : ci->in[group_local_index(g, ci->root)],
-               ci->fpc_len);
-        free(ci->fpc_data);
-        ci->fpc_data = NULL;
-    }
-    ci->wire_dtype = a.dtype;
-    x->started = 1;
-    return coll_exec_round(d, ci, x);
+    if (a.rank == a.root)
+        data = ci->fpc_data != NULL ? ci->fpc_data
+                                    : ci->in[group_local_index(g, ci->root)];
+    rc = coll_fpc_bcast(d, ci, &ci->ex[1], &a, data);
+    free(ci->fpc_data); /* copied into the payload bcast's buffer */
+    ci->fpc_data = NULL;
+    return rc;
 }
 
 /* The payload is in: decodes it (once) into the n bytes the local members
