@@ -14,6 +14,20 @@
  * The leave notice travels on the same ordered stream as that daemon's
  * later TASK_EXIT of the task, so every daemon sees the leave first and
  * collectives the member completed are not failed by its exit.
+ *
+ * Owners: every host of the table (up or not) has a weight for a name, a
+ * hash of (name, hid) (rendezvous hashing); the owner is the heaviest
+ * host that is up in this daemon's view.  Daemons that disagree about
+ * whether some host is up agree on every name that host does not own.
+ * A daemon that gets a GROUP_JOIN for a name it does not own in its view
+ * answers GROUP_FAILED with status COLLS_EAGAIN and count = the owner it
+ * believes in; the joiner's daemon re-sends the join there if that host
+ * is up in its view and heavier than the one it asked (so redirections
+ * cannot loop), else the join fails with COLLS_EAGAIN: the daemons
+ * disagree for now about which hosts are up, and a new join can succeed
+ * once they agree.  When a host comes up, a daemon hands the unformed
+ * names it now no longer owns over the same way.  A join whose owner
+ * goes down fails with COLLS_EHOSTDOWN.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -59,23 +73,50 @@ group_fnv1a32(const char *s)
     return h;
 }
 
-/* The owner of name: up_hids[fnv1a32(name) % n_up]. */
+/* The rendezvous weight of host hid for a name of hash h (the murmur3
+   64-bit finaliser of both). */
+static uint64_t
+group_weight(uint32_t h, int hid)
+{
+    uint64_t z = (uint64_t)h << 32 | (uint32_t)hid;
+
+    z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdull;
+    z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return z ^ (z >> 33);
+}
+
+/* The owner of name: the heaviest host that is up (self included). */
 static int
 group_owner_of(struct daemon *d, const char *name)
 {
-    int hid, n = 0, k;
+    uint32_t h = group_fnv1a32(name);
+    uint64_t best_w = group_weight(h, d->hid), w;
+    int hid, best = d->hid;
 
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-        if (hid == d->hid || host_is_up(d, hid))
-            n++;
-    if (n == 0)
-        return d->hid;
-    k = (int)(group_fnv1a32(name) % (uint32_t)n);
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-        if (hid == d->hid || host_is_up(d, hid))
-            if (k-- == 0)
-                return hid;
-    return d->hid;
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        if (hid == d->hid || !host_is_up(d, hid))
+            continue;
+        w = group_weight(h, hid);
+        if (w > best_w || (w == best_w && hid < best)) {
+            best_w = w;
+            best = hid;
+        }
+    }
+    return best;
+}
+
+static void group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
+                             const char *name, const GroupJoin *gj);
+
+/* 1 if host a weighs more than host b for name (the same order as
+   group_owner_of). */
+static int
+group_outranks(const char *name, int a, int b)
+{
+    uint32_t h = group_fnv1a32(name);
+    uint64_t wa = group_weight(h, a), wb = group_weight(h, b);
+
+    return wa > wb || (wa == wb && a < b);
 }
 
 /* A valid group name: 1..GROUP_NAME_MAX bytes. */
@@ -158,15 +199,81 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
     }
 }
 
-/* Owner: tells joiner tid (req_id) that its join failed. */
-static void
-group_owner_refuse(struct daemon *d, uint32_t tid, uint64_t req_id,
-                   const char *name, int status)
+/* The local join of tid (req_id), or NULL. */
+static struct group_join *
+group_join_find(struct daemon *d, uint32_t tid, uint64_t req_id)
 {
+    struct group_join *j;
+
+    for (j = d->gs->joins; j != NULL; j = j->next)
+        if (j->tid == tid && j->req_id == req_id)
+            return j;
+    return NULL;
+}
+
+/* Sends local join j to its owner (or takes it here); a join that cannot
+   be sent fails with COLLS_EHOSTDOWN. */
+static void
+group_join_send(struct daemon *d, struct group_join *j)
+{
+    GroupJoin gj = GROUP_JOIN__INIT;
+    Envelope f;
+
+    gj.size = j->size;
+    gj.placement = (uint32_t)j->placement;
+    if (j->owner == d->hid) {
+        group_owner_join(d, j->tid, j->req_id, j->name, &gj);
+        return;
+    }
+    envelope_init(&f);
+    f.kind = KIND__GROUP_JOIN;
+    f.src = j->tid;
+    f.dst = COLLS_DAEMON_TID(j->owner);
+    f.group = j->name;
+    f.req_id = j->req_id;
+    f.body_case = ENVELOPE__BODY_GROUP_JOIN;
+    f.group_join = &gj;
+    if (!host_is_up(d, j->owner) || net_send(d, j->owner, &f, NULL, 0) != 0)
+        group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EHOSTDOWN);
+}
+
+/*
+ * The daemon j was sent to says host `to' owns the name: follows it if
+ * `to' is up here and weighs more than that daemon, else fails the join
+ * with COLLS_EAGAIN (the views differ for now).
+ */
+static void
+group_join_redirect(struct daemon *d, struct group_join *j, int to)
+{
+    if (to < 1 || to > DAEMON_MAX_HID || to == j->owner || !host_is_up(d, to) ||
+        !group_outranks(j->name, to, j->owner)) {
+        log_info("join of t%x to %s: host %d says host %d owns it, which "
+                 "is not up here: views differ, try again",
+                 j->tid, j->name, j->owner, to);
+        group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EAGAIN);
+        return;
+    }
+    log_debug("join of t%x to %s: redirected from host %d to host %d", j->tid,
+              j->name, j->owner, to);
+    j->owner = to;
+    group_join_send(d, j);
+}
+
+/* Owner: tells joiner tid (req_id) that its join failed (status), or,
+   hint > 0, that host hint owns the name (status COLLS_EAGAIN). */
+static void
+group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
+                   const char *name, int status, int hint)
+{
+    struct group_join *j;
     Envelope e;
 
     if (COLLS_TID_HID(tid) == d->hid) {
-        group_join_failed_local(d, tid, req_id, name, status);
+        j = group_join_find(d, tid, req_id);
+        if (hint > 0 && j != NULL)
+            group_join_redirect(d, j, hint);
+        else
+            group_join_failed_local(d, tid, req_id, name, status);
         return;
     }
     envelope_init(&e);
@@ -176,22 +283,32 @@ group_owner_refuse(struct daemon *d, uint32_t tid, uint64_t req_id,
     e.group = (char *)name;
     e.req_id = req_id;
     e.status = status;
+    e.count = (uint64_t)(hint > 0 ? hint : 0);
     if (host_is_up(d, COLLS_TID_HID(tid)))
         net_send(d, COLLS_TID_HID(tid), &e, NULL, 0);
+}
+
+/* Owner: tells joiner tid (req_id) that its join failed. */
+static void
+group_owner_refuse(struct daemon *d, uint32_t tid, uint64_t req_id,
+                   const char *name, int status)
+{
+    group_owner_answer(d, tid, req_id, name, status, 0);
 }
 
 static void
 group_name_free(struct group_name *n)
 {
     free(n->joiners);
+    free(n->req_ids);
     free(n->tids);
     free(n->left);
     free(n);
 }
 
-/* Owner: forgets name entry n. */
+/* Owner: takes name entry n out of the table. */
 static void
-group_name_forget(struct daemon *d, struct group_name *n)
+group_name_unlink(struct daemon *d, struct group_name *n)
 {
     struct group_name **pp;
 
@@ -200,6 +317,13 @@ group_name_forget(struct daemon *d, struct group_name *n)
             *pp = n->next;
             break;
         }
+}
+
+/* Owner: forgets name entry n. */
+static void
+group_name_forget(struct daemon *d, struct group_name *n)
+{
+    group_name_unlink(d, n);
     group_name_free(n);
 }
 
@@ -232,7 +356,8 @@ group_form(struct daemon *d, struct group_name *n)
     sent = calloc(DAEMON_MAX_HID + 1, 1);
     if (n->tids == NULL || n->left == NULL || sent == NULL) {
         for (i = 0; i < n->njoin; i++)
-            group_owner_refuse(d, n->joiners[i], 0, n->name, COLLS_ENOMEM);
+            group_owner_refuse(d, n->joiners[i], n->req_ids[i], n->name,
+                               COLLS_ENOMEM);
         free(sent);
         group_name_forget(d, n);
         return;
@@ -310,10 +435,13 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
             }
     if (n == NULL) {
         n = calloc(1, sizeof(*n));
-        if (n != NULL)
+        if (n != NULL) {
             n->joiners = calloc((size_t)gj->size, sizeof(uint32_t));
-        if (n == NULL || n->joiners == NULL) {
-            free(n);
+            n->req_ids = calloc((size_t)gj->size, sizeof(uint64_t));
+        }
+        if (n == NULL || n->joiners == NULL || n->req_ids == NULL) {
+            if (n != NULL)
+                group_name_free(n);
             group_owner_refuse(d, tid, req_id, name, COLLS_ENOMEM);
             return;
         }
@@ -336,6 +464,7 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
             group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
             return;
         }
+    n->req_ids[n->njoin] = req_id;
     n->joiners[n->njoin++] = tid;
     if (n->njoin == n->size)
         group_form(d, n);
@@ -346,7 +475,6 @@ group_task_join(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
     struct group_join *j;
-    Envelope f;
 
     if (!group_name_ok(e->group) || e->body_case != ENVELOPE__BODY_GROUP_JOIN) {
         d->gs->cnt.bad_requests++;
@@ -362,22 +490,12 @@ group_task_join(struct task *t, const Envelope *e)
     j->tid = t->tid;
     j->req_id = e->req_id;
     j->owner = group_owner_of(d, e->group);
+    j->size = e->group_join->size;
+    j->placement = (int)e->group_join->placement;
     snprintf(j->name, sizeof(j->name), "%s", e->group);
     j->next = d->gs->joins;
     d->gs->joins = j;
-    envelope_init(&f);
-    f.kind = KIND__GROUP_JOIN;
-    f.src = t->tid;
-    f.dst = COLLS_DAEMON_TID(j->owner);
-    f.group = j->name;
-    f.req_id = e->req_id;
-    f.body_case = ENVELOPE__BODY_GROUP_JOIN;
-    f.group_join = e->group_join;
-    if (j->owner == d->hid)
-        group_owner_join(d, t->tid, e->req_id, j->name, e->group_join);
-    else if (net_send(d, j->owner, &f, NULL, 0) != 0)
-        group_join_failed_local(d, t->tid, e->req_id, e->group,
-                                COLLS_EHOSTDOWN);
+    group_join_send(d, j);
 }
 
 /* Frees g (its instances first) after unlinking it. */
@@ -622,10 +740,13 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
     if (!daemon_tid_is_daemon(e->dst)) {
         struct group_join *j;
 
-        for (j = d->gs->joins; j != NULL; j = j->next)
-            if (j->tid == e->dst && j->req_id == e->req_id && j->owner == hid)
-                break;
-        if (j != NULL)
+        j = group_join_find(d, e->dst, e->req_id);
+        if (j == NULL || j->owner != hid)
+            return;
+        if (e->status == COLLS_EAGAIN && e->count > 0 &&
+            e->count <= DAEMON_MAX_HID)
+            group_join_redirect(d, j, (int)e->count);
+        else
             group_join_failed_local(d, j->tid, j->req_id, j->name,
                                     e->status < 0 ? e->status : COLLS_EIO);
         return;
@@ -638,6 +759,8 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
 void
 group_peer_msg(struct daemon *d, int hid, const Envelope *e)
 {
+    int owner;
+
     switch ((int)e->kind) {
     case KIND__GROUP_JOIN:
         if (COLLS_TID_HID(e->src) != hid || daemon_tid_is_daemon(e->src) ||
@@ -646,7 +769,12 @@ group_peer_msg(struct daemon *d, int hid, const Envelope *e)
             d->st.bad_peer_msgs++;
             return;
         }
-        group_owner_join(d, e->src, e->req_id, e->group, e->group_join);
+        owner = group_owner_of(d, e->group);
+        if (owner != d->hid)
+            group_owner_answer(d, e->src, e->req_id, e->group, COLLS_EAGAIN,
+                               owner);
+        else
+            group_owner_join(d, e->src, e->req_id, e->group, e->group_join);
         break;
     case KIND__GROUP_FORMED:
         group_install(d, e);
@@ -683,8 +811,10 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
         if (!n->formed) {
             for (i = k = 0; i < n->njoin; i++)
                 if (!(n->joiners[i] == tid ||
-                      (hid > 0 && COLLS_TID_HID(n->joiners[i]) == hid)))
+                      (hid > 0 && COLLS_TID_HID(n->joiners[i]) == hid))) {
+                    n->req_ids[k] = n->req_ids[i];
                     n->joiners[k++] = n->joiners[i];
+                }
             n->njoin = k;
             if (n->njoin == 0)
                 group_name_forget(d, n);
@@ -773,6 +903,30 @@ group_host_down(struct daemon *d, int hid)
     }
     group_owner_death(d, 0, hid, COLLS_EHOSTDOWN);
     coll_host_down(d, hid);
+}
+
+void
+group_host_up(struct daemon *d, int hid)
+{
+    struct group_name *n, *next;
+    int owner, i;
+
+    if (d->gs == NULL)
+        return;
+    for (n = d->gs->names; n != NULL; n = next) {
+        next = n->next;
+        if (n->formed || (owner = group_owner_of(d, n->name)) == d->hid)
+            continue;
+        log_info("group %s: host %d came up, host %d owns the name now: "
+                 "%d joiner(s) sent there",
+                 n->name, hid, owner, n->njoin);
+        /* unlinked first: a local redirect may not find it half-done */
+        group_name_unlink(d, n);
+        for (i = 0; i < n->njoin; i++)
+            group_owner_answer(d, n->joiners[i], n->req_ids[i], n->name,
+                               COLLS_EAGAIN, owner);
+        group_name_free(n);
+    }
 }
 
 void

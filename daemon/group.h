@@ -64,6 +64,7 @@ struct group_name {
     int size, placement;
     int njoin;
     uint32_t *joiners; /* size entries, arrival order */
+    uint64_t *req_ids; /* size entries: each joiner's request */
     int formed;
     uint64_t gid;
     uint32_t *tids; /* formed: rank order */
@@ -75,7 +76,8 @@ struct group_join {
     struct group_join *next;
     uint32_t tid;
     uint64_t req_id;
-    int owner;
+    int owner; /* the daemon the join was sent to */
+    int size, placement;
     char name[GROUP_NAME_MAX + 1];
 };
 
@@ -119,6 +121,9 @@ void group_peer_msg(struct daemon *d, int hid, const Envelope *e);
 /* A task (anywhere) exited / a host went down. */
 void group_task_exit(struct daemon *d, uint32_t tid);
 void group_host_down(struct daemon *d, int hid);
+/* Host hid came up (joined, came back): names this daemon collects but
+   that hid now owns are handed over (their joiners redirected). */
+void group_host_up(struct daemon *d, int hid);
 
 /* The installed group gid, or NULL. */
 struct group *group_find(struct daemon *d, uint64_t gid);

@@ -76,6 +76,7 @@
 #include "daemon/admin.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/group.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
@@ -198,14 +199,18 @@ host_get(struct daemon *d, int hid)
     return h;
 }
 
+/* Moves h to state; a host that comes up may take over group names
+   (group_host_up). */
 static void
-host_set_state(struct host *h, int state)
+host_set_state(struct daemon *d, struct host *h, int state)
 {
     if (h->state != state) {
         log_info("host %d (%s, %s) is %s", h->hid, h->name, h->addr,
                  host_state_name(state));
         h->state = state;
         h->since_us = platform_now_us();
+        if (state == COLLS_HOST_UP && h->hid != d->hid)
+            group_host_up(d, h->hid);
     }
 }
 
@@ -349,7 +354,7 @@ host_declare_down(struct daemon *d, struct host *h, int announce)
         return;
     log_warn("host %d (%s, %s, incarnation %08x) declared down", h->hid,
              h->name, h->addr, h->inc);
-    host_set_state(h, COLLS_HOST_DOWN);
+    host_set_state(d, h, COLLS_HOST_DOWN);
     h->dead_inc = h->inc;
     d->st.hosts_down++;
     if (announce) {
@@ -384,7 +389,7 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
     h->inc = inc;
     h->dead_inc = 0;
     h->last_heard_us = platform_now_us();
-    host_set_state(h, COLLS_HOST_UP);
+    host_set_state(d, h, COLLS_HOST_UP);
 }
 
 /* Removes hid from the table (DELETE_HOST, a table without it). */
@@ -501,7 +506,7 @@ host_heard(struct daemon *d, int hid, const Envelope *e)
     h->msgs_in++;
     h->last_heard_us = platform_now_us();
     if (h->state == COLLS_HOST_JOINING)
-        host_set_state(h, COLLS_HOST_UP);
+        host_set_state(d, h, COLLS_HOST_UP);
     return 0;
 }
 
@@ -546,7 +551,7 @@ host_adopt_table(struct daemon *d, const HostTable *ht)
                 host_new_incarnation(d, h, he->incarnation);
             if (fresh && he->state == COLLS_HOST_UP) {
                 h->last_heard_us = platform_now_us();
-                host_set_state(h, COLLS_HOST_UP);
+                host_set_state(d, h, COLLS_HOST_UP);
             }
             host_rel_set(d, h);
         }
@@ -685,7 +690,7 @@ host_assign(struct daemon *d, const struct sockaddr_in *sa, const char *name,
         changed = 1;
     }
     h->last_heard_us = platform_now_us();
-    host_set_state(h, COLLS_HOST_UP);
+    host_set_state(d, h, COLLS_HOST_UP);
     snprintf(h->name, sizeof(h->name), "%s", name != NULL ? name : "");
     if (changed) {
         d->epoch++;
@@ -1528,7 +1533,7 @@ host_cron(struct daemon *d, uint64_t now)
                 host_notify_dead(d, h, now);
         } else if (h->state == COLLS_HOST_JOINING && now - h->since_us > dead) {
             /* Listed but never heard: down, quietly. */
-            host_set_state(h, COLLS_HOST_DOWN);
+            host_set_state(d, h, COLLS_HOST_DOWN);
         }
     }
 }

@@ -13,9 +13,23 @@
 #    others.  `collsctl add` of a daemon that belongs to another machine
 #    of two hosts fails with a clear message and leaves both machines as
 #    they were.
+# 3. Group owners (daemons 1..4): names NAME-a/-b formed over daemons 1, 2
+#    and 4, with the owner read from the gid the owner logs.  Daemon 3
+#    stopped (SIGSTOP): a join of a name it owns ends with COLLS_EHOSTDOWN
+#    (or passes if it was declared down first), never a hang; once it is
+#    declared down every name forms again, each name not owned by 3
+#    keeping its owner (the owner is chosen over the whole table, so
+#    views that differ about host 3 agree on every other name).  Daemon 3
+#    goes on, comes back, and every name forms over all four daemons
+#    with the owners of the start.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 G=$IT_B/tests/integration/garbage
+CC=$IT_B/tests/integration/coll-check
+[ -x "$CC" ] || {
+    echo "SKIP: $CC not built" >&2
+    exit 77
+}
 it_setup
 it_start 3 || exit 1
 it_wait_hosts 3 || exit 1
@@ -24,6 +38,17 @@ it_wait_hosts 3 || exit 1
 host_view()
 {
     it_ctl "$1" hosts 2>/dev/null | awk -v h="$2" '$1 == h { print $2, $5 }'
+}
+
+# Waits (30 s at most) until daemon I lists host H in STATE.
+wait_state()
+{
+    local _
+    for _ in $(seq 1 300); do
+        [ "$(host_view "$1" "$2" | awk '{ print $1 }')" = "$3" ] && return 0
+        sleep 0.1
+    done
+    return 1
 }
 
 # Starts daemon I alone (no hostfile) on a new port; extra args to collsd.
@@ -128,6 +153,81 @@ done
 it_kill 5 TERM
 it_kill 6 TERM
 IT_K=4
+
+# ---- 3. group owners with a daemon stopped ---------------------------
+NAMES="m0 m1 m2 m3 m4 m5 m6 m7"
+
+# The hid of the owner of the latest formation of group G (from the gid).
+owner_of()
+{
+    local x
+    x=$(grep -h "group $1 formed: gid" "$IT_DIR"/d*.log | sort | tail -n 1 |
+        sed -n 's/.*formed: gid \(....\).*/\1/p')
+    [ -n "$x" ] && echo $((16#$x))
+}
+
+# Forms NAME-a and NAME-b over the daemons of socket list S (one member
+# each) and runs collectives on them; prints coll-check's output.
+form()
+{
+    timeout 120 "$CC" -n "$2" --sockets "$3" --check conc --iters 2 \
+        --group "$1" --timeout-ms 30000 2>&1
+}
+
+# Forms every name over S; records the owners in owners_TAG_NAME.
+form_all()
+{
+    local tag=$1 n=$2 s=$3 m out
+    for m in $NAMES; do
+        out=$(form "$m" "$n" "$s") || it_fail "$tag: $m: $out"
+        eval "owners_${tag}_$m='$(owner_of "$m-a") $(owner_of "$m-b")'"
+    done
+}
+
+S124="$(it_sock 1),$(it_sock 2),$(it_sock 4)"
+form_all start 3 "$S124"
+by3=""
+for m in $NAMES; do
+    eval "o=\$owners_start_$m"
+    it_log "owners of $m-a, $m-b: $o"
+    case " $o " in *" 3 "*) by3="$by3 $m" ;; esac
+done
+[ -n "$by3" ] || it_fail "no name is owned by host 3: take other names"
+
+kill -STOP "$(it_pid 3)"
+m=${by3# }
+m=${m%% *}
+out=$(form "$m" 3 "$S124")
+it_log "$m with daemon 3 stopped: $(echo "$out" | tail -n 1)"
+case "$out" in
+*EHOSTDOWN* | *passed*) ;;
+*) it_fail "join of $m (owned by the stopped daemon 3): $out" ;;
+esac
+for i in 1 2 4; do
+    wait_state "$i" 3 down ||
+        it_fail "daemon $i never declared the stopped daemon 3 down"
+done
+form_all down 3 "$S124"
+for m in $NAMES; do
+    eval "a=\$owners_start_$m; b=\$owners_down_$m"
+    set -- $a
+    a1=$1 a2=$2
+    set -- $b
+    [ "$a1" = 3 ] || [ "$a1" = "$1" ] ||
+        it_fail "$m-a moved from host $a1 to $1 when host 3 went down"
+    [ "$a2" = 3 ] || [ "$a2" = "$2" ] ||
+        it_fail "$m-b moved from host $a2 to $2 when host 3 went down"
+    [ "$1" != 3 ] && [ "$2" != 3 ] ||
+        it_fail "$m: owned by the stopped host 3 ($b)"
+done
+
+kill -CONT "$(it_pid 3)"
+it_wait_hosts 4 || exit 1
+form_all back 4 "$(it_sock 1),$(it_sock 2),$(it_sock 3),$(it_sock 4)"
+for m in $NAMES; do
+    eval "a=\$owners_start_$m; b=\$owners_back_$m"
+    [ "$a" = "$b" ] || it_fail "$m: owners $a at the start, $b at the end"
+done
 
 for i in 1 2 3 4; do
     it_alive "$i" || it_fail "daemon $i died"
