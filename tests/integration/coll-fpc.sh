@@ -14,6 +14,8 @@
 # the data call for -- random data (which FPC cannot shrink) never
 # compressed, smooth data compressed at the two large sizes at least.
 #
+# Last, members that disagree (on and off) must fail with EINVAL, not hang.
+#
 # AUTO's decision also depends on the link speed it assumes; the daemons
 # here assume 1 Mbit/s (COLLSD_FPC_MBIT), slow enough that smooth data
 # pays on any machine, and random data loses at any speed (its ratio is
@@ -105,6 +107,28 @@ it_log "auto, smooth: $((ac2 - ac1)) compressed, $((ar2 - ar1)) raw"
     it_fail "auto on smooth data: compressed +$((ac2 - ac1)), raw +$((ar2 - ar1))"
 # special values under auto, whatever it decides
 run 1,1,1 --check fpc --compress auto --data special
+
+# members that disagree (on at rank 0 on daemon 1, off at rank 1 on
+# daemon 2): the first bcast (root 0) meets a plain one and fails with
+# EINVAL at rank 1 instead of hanging; rank 0, the root, may finish first
+# and then sees rank 1 gone
+for m in 1 2; do
+    c=on
+    [ "$m" = 2 ] && c=off
+    timeout 120 "$CC" --socket "$(it_sock "$m")" --group mism --size 2 \
+        --check fpc --compress "$c" --data smooth --timeout-ms 60000 \
+        >"$IT_DIR/mism-$m.log" 2>&1 &
+    eval "mpid$m=\$!"
+done
+wait "$mpid1"
+rc1=$?
+wait "$mpid2"
+rc2=$?
+it_log "on vs off members: rc $rc1 and $rc2"
+[ "$rc1" = 1 ] && [ "$rc2" = 1 ] ||
+    it_fail "on vs off members: rc $rc1 and $rc2, want 1 and 1"
+grep -q 'count=1 root=0 .*returned EINVAL' "$IT_DIR/mism-2.log" ||
+    it_fail "on vs off members: $(cat "$IT_DIR/mism-2.log")"
 
 [ "$(fpc_sum 'fpc_bad_streams')" = 0 ] || it_fail "bad FPC streams"
 for i in 1 2 3; do
