@@ -29,7 +29,7 @@
  *      big-endian u64.  It is 12 bytes, not a multiple of 8, so a daemon
  *      that runs the plain bcast (its members did not ask for compression)
  *      can never take it for data: the length check of the executor fails
- *      the operation with COLLS_EINVAL everywhere instead;
+ *      the operation with COLLS_EINVAL and aborts it instead of a hang;
  *   2. the payload, with the algorithm the tuner (or the forced spec)
  *      picks for its length: the root's doubles compressed once by
  *      fpc_compress at the root's daemon and forwarded as they are, or,
@@ -46,7 +46,9 @@
  * the whole only if the predicted time n*8/rate (compress) + n*8/(ratio *
  * link) + n*8/rate (decompress, assumed as fast) is below n*8/link; link
  * is $COLLSD_FPC_MBIT (Mbit/s, default 1000), the daemon's assumption.
- * The compression counters are per process (one daemon per process).
+ * The compression counters are per process (one daemon per process):
+ * struct coll_counters lives in daemon/group.h, which this part does not
+ * own; they could move there.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
