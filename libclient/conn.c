@@ -510,6 +510,11 @@ conn_reply(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
     if (ctl == NULL && e->req_id == 0 && !colls__q_empty(&c->ctls))
         ctl = COLLS__CONTAINER(c->ctls.next, struct colls__ctl, link);
     if (ctl == NULL) {
+        /* An ERROR nobody asked for says why the daemon is about to
+           close the connection (e.g. COLLS_ENOBUFS: too much queued for
+           this task): calls that fail on the close report it. */
+        if (e->kind == KIND__ERROR && e->status < 0 && c->conn_err == 0)
+            c->conn_err = e->status;
         envelope_free(e);
         free(payload);
         return;

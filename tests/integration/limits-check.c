@@ -14,6 +14,11 @@
  *       daemons), with the raw protocol, all of them even after the peer
  *       is gone.  Then reads until the peer's TASK_EXIT and a SEND_FAILED
  *       COLLS_EPEERDEAD for it came.  Prints "flood: N messages B bytes".
+ *   limits-check --mode slowlib --socket S --tidfile F --go G --msg-size M
+ *       The slow task through libcolls: reads nothing until G exists, then
+ *       colls_recv()s flood messages (checked) until a call fails, which
+ *       must be with COLLS_ENOBUFS.  Prints "slowlib: N messages B bytes,
+ *       then COLLS_<E>".
  *   limits-check --mode echo --socket S
  *       Attaches with the library and bounces messages of a few sizes off
  *       its daemon (the daemon echoes what is sent to its own tid), bytes
@@ -460,6 +465,53 @@ run_echo(void)
     return r == 0 && !differ ? 0 : 1;
 }
 
+/*
+ * The slow task through the library: attaches with libcolls, reads
+ * nothing until the go file exists, then receives flood messages in
+ * order until a call fails; that failure must be COLLS_ENOBUFS (the
+ * reason the daemon gave in its ERROR before closing), not a generic
+ * "connection closed".
+ */
+static int
+run_slowlib(void)
+{
+    colls_t *c = NULL;
+    uint8_t *b = malloc(opt.msg_size ? opt.msg_size : 1);
+    uint64_t k = 0, bytes = 0;
+    double end = now_ms() + opt.timeout_ms;
+    colls_status_t st;
+    int rc;
+
+    if (b == NULL || colls_attach(opt.socket, &c) < 0 ||
+        write_tid(opt.tidfile, colls_mytid(c)) != 0)
+        return 2;
+    colls_set_timeout(c, opt.timeout_ms);
+    while (access(opt.go, F_OK) != 0) {
+        if (now_ms() > end) {
+            fprintf(stderr, "FAIL: %s never appeared\n", opt.go);
+            return 2;
+        }
+        usleep(20000);
+    }
+    while ((rc = colls_recv(c, COLLS_ANY, TAG_FLOOD, b, opt.msg_size, &st)) ==
+           0) {
+        if (check(b, st.length, k) != 0)
+            return 1;
+        k++;
+        bytes += st.length;
+    }
+    printf("slowlib: %" PRIu64 " messages %" PRIu64 " bytes, then COLLS_%s\n",
+           k, bytes, colls_err_name(rc));
+    colls_detach(c);
+    free(b);
+    if (rc != COLLS_ENOBUFS) {
+        fprintf(stderr, "FAIL: colls_recv returned COLLS_%s, not ENOBUFS\n",
+                colls_err_name(rc));
+        return 1;
+    }
+    return 0;
+}
+
 static void
 usage(void)
 {
@@ -467,7 +519,8 @@ usage(void)
             "usage: limits-check [--timeout-ms MS]\n"
             "  --mode slow --socket S --tidfile F --go G\n"
             "  --mode flood --socket S --peer F --bytes N --msg-size M\n"
-            "  --mode echo --socket S\n");
+            "  --mode echo --socket S\n"
+            "  --mode slowlib --socket S --tidfile F --go G --msg-size M\n");
     exit(2);
 }
 
@@ -505,6 +558,9 @@ main(int argc, char **argv)
         return run_flood();
     if (strcmp(opt.mode, "echo") == 0)
         return run_echo();
+    if (strcmp(opt.mode, "slowlib") == 0 && opt.tidfile && opt.go &&
+        opt.msg_size > 0)
+        return run_slowlib();
     usage();
     return 2;
 }

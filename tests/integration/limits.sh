@@ -14,7 +14,9 @@
 # TASK_EXIT and SEND_FAILED COLLS_EPEERDEAD; the pair passed.  Last, a
 # group of four tasks (two per daemon) runs checked collectives whose
 # results are larger than the cap (coll-check smoke: up to 70001
-# doubles), which the cap does not count: no other overflow.
+# doubles), which the cap does not count: no other overflow.  In
+# between, the same overflow with a libcolls task (limits-check slowlib):
+# its colls_recv() returns the queued messages, then COLLS_ENOBUFS.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 LC=$IT_B/tests/integration/limits-check
@@ -88,12 +90,37 @@ it_log "daemon 2: RSS ${rss_before} KiB before, peak ${hwm} KiB, now ${rss} KiB;
     it_fail "daemon 2 grew by $((hwm - rss_before)) KiB for" \
         "$((SENT >> 10)) KiB sent"
 
+# The same through libcolls: the slow task's colls_recv() gets the
+# messages that made it, then fails with the daemon's reason.
+rm -f "$IT_DIR/go"
+it_bg slowlib.log timeout 120 "$LC" --mode slowlib --socket "$(it_sock 2)" \
+    --tidfile "$IT_DIR/slowlib.tid" --go "$IT_DIR/go" --msg-size "$MSG"
+slow=$IT_LASTPID
+it_bg flood2.log timeout 120 "$LC" --mode flood --socket "$(it_sock 1)" \
+    --peer "$IT_DIR/slowlib.tid" --bytes "$SENT" --msg-size "$MSG"
+flood=$IT_LASTPID
+n=0
+while [ "$(it_stat_sum 2 task_overflows)" -lt 2 ]; do
+    n=$((n + 1))
+    if [ "$n" -gt 600 ]; then
+        it_fail "daemon 2 counted no overflow for the libcolls task"
+        break
+    fi
+    sleep 0.1
+done
+: >"$IT_DIR/go"
+it_wait "$flood" 120 || it_fail "flood 2: $(cat "$IT_DIR/flood2.log")"
+it_wait "$slow" 120 || it_fail "libcolls slow task: $(cat "$IT_DIR/slowlib.log")"
+cat "$IT_DIR/slowlib.log" >&2
+grep -q '^slowlib: .* then COLLS_ENOBUFS$' "$IT_DIR/slowlib.log" ||
+    it_fail "the libcolls task did not see COLLS_ENOBUFS"
+
 # Collective results larger than the cap do not count against it.
 out=$(timeout 120 "$CC" -n 4 --sockets "$(it_sock 1),$(it_sock 2)" \
     --layout 2,2 --group limits --level smoke --timeout-ms 60000 2>&1) ||
     it_fail "collectives: $(echo "$out" | tail -n 5)"
 echo "$out" | tail -n 1 >&2
-[ "$(it_stat_sum 2 task_overflows)" = 1 ] &&
+[ "$(it_stat_sum 2 task_overflows)" = 2 ] &&
     [ "$(it_stat_sum 1 task_overflows)" = 0 ] ||
     it_fail "overflows counted during the collectives"
 for i in 1 2; do
