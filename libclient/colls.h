@@ -52,7 +52,7 @@ extern "C" {
     XX(ECANCELED, -ECANCELED, "operation canceled")                            \
     XX(EIO, -EIO, "i/o error")                                                 \
     XX(EHOSTDOWN, -EHOSTDOWN, "host is down")                                  \
-    XX(ENOBUFS, -ENOBUFS, "output buffer too small")                           \
+    XX(ENOBUFS, -ENOBUFS, "no buffer space (buffer too small or queue full)")  \
     XX(EBADMSG, -EBADMSG, "corrupt data")                                      \
     XX(ESHUTDOWN, -ESHUTDOWN, "daemon is shutting down")                       \
     XX(ENOTCONN, -ENOTCONN, "not attached")                                    \
