@@ -45,7 +45,7 @@
  * sample (COLL_FPC_SAMPLE doubles) at the root's daemon, and compresses
  * the whole only if the predicted time n*8/rate (compress) + n*8/(ratio *
  * link) + n*8/rate (decompress, assumed as fast) is below n*8/link; link
- * is $COLLSD_FPC_MBIT (Mbit/s, default 1000), the daemon's assumption.
+ * is the daemon's --link-mbit (default 1000), the operator's word for it.
  * The compression counters are per process (one daemon per process):
  * struct coll_counters lives in daemon/group.h, which this part does not
  * own; they could move there.
@@ -83,7 +83,6 @@
 #define PHASE_FLAT        1
 #define COLL_FPC_HDR      12   /* header bytes; not a multiple of 8 */
 #define COLL_FPC_SAMPLE   4096 /* doubles AUTO compresses to decide */
-#define COLL_FPC_MBIT     1000 /* assumed link Mbit/s without the variable */
 #define COLL_FPC_RAW      0    /* header kinds */
 #define COLL_FPC_STREAM   1
 
@@ -1032,22 +1031,6 @@ coll_exec_match(struct coll_inst *ci, struct coll_exec *x, int *err)
 
 /* ---- FPC compression (hierarchical bcast of doubles) ----------------- */
 
-/* The link speed AUTO assumes ($COLLSD_FPC_MBIT), in bytes per us. */
-static double
-coll_fpc_link(void)
-{
-    const char *v = getenv("COLLSD_FPC_MBIT");
-    char *end;
-    unsigned long m;
-
-    if (v != NULL && *v != '\0') {
-        m = strtoul(v, &end, 10);
-        if (*end == '\0' && m >= 1 && m <= 10000000)
-            return (double)m / 8.0;
-    }
-    return COLL_FPC_MBIT / 8.0;
-}
-
 /*
  * AUTO: 1 if compressing the count doubles at in should pay.  The first
  * COLL_FPC_SAMPLE of them are compressed and timed, which gives the ratio
@@ -1055,12 +1038,12 @@ coll_fpc_link(void)
  * is the one at the top of the file.
  */
 static int
-coll_fpc_worth(const uint8_t *in, size_t count)
+coll_fpc_worth(const struct daemon *d, const uint8_t *in, size_t count)
 {
     size_t ns = count < COLL_FPC_SAMPLE ? count : COLL_FPC_SAMPLE;
     size_t cap = fpc_bound(ns, 0), clen = 0;
     uint8_t *tmp = malloc(cap);
-    double link = coll_fpc_link(), raw, rate, ratio, n;
+    double link = (double)d->cfg->link_mbit / 8.0, raw, rate, ratio, n;
     uint64_t t0, dt;
     int rc;
 
@@ -1094,7 +1077,7 @@ coll_fpc_encode(struct daemon *d, struct coll_inst *ci, const uint8_t *in,
     int kind = COLL_FPC_STREAM, rc, i;
 
     if (ci->compress == COLLS_COMPRESS_AUTO) {
-        if (coll_fpc_worth(in, ci->count)) {
+        if (coll_fpc_worth(d, in, ci->count)) {
             coll_fpc_cnt.fpc_auto_compressed++;
         } else {
             coll_fpc_cnt.fpc_auto_raw++;

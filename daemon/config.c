@@ -115,6 +115,10 @@ static const struct config_opt config_table[] = {
         "minimum retransmission timeout in microseconds", 0),
     OPT("rate", CFG_SIZE, rate, "0", 0, 100 * GiB, "BYTES/S",
         "pacing limit per peer in bytes/s (0: none)", 0),
+    OPT("link-mbit", CFG_INT, link_mbit, "1000", 1, 10000000, "MBIT/S",
+        "speed of the links to other hosts, as compression AUTO assumes "
+        "when it weighs compressing against sending raw",
+        0),
     OPT("http", CFG_ADDR, http, "", 0, 0, "ADDR:PORT",
         "serve Prometheus metrics over HTTP at /metrics", 0),
     OPT("fault-drop", CFG_DOUBLE, fault_drop, "0", 0, 1, "FRACTION",

@@ -45,6 +45,7 @@ struct config {
     int64_t window;           /* rel datagrams in flight per peer */
     int64_t rto_min_us;
     int64_t rate;               /* pacing, bytes/s per peer, 0 = none */
+    int64_t link_mbit;          /* link speed FPC AUTO assumes, Mbit/s */
     int64_t request_timeout_ms; /* remote admin/route requests */
     double fault_drop, fault_dup, fault_reorder;
     int64_t fault_seed;

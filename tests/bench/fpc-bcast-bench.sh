@@ -12,7 +12,7 @@
 # run, the maximum over members), BENCH_REPS (3) times; the table shows
 # the median µs/op of each mode, what ran (the algorithm, "+fpc" when the
 # payload went compressed) and the ratios off/on and off/auto.  The
-# daemons assume the link speed they really have (COLLSD_FPC_MBIT=100),
+# daemons assume the link speed they really have (--link-mbit 100),
 # which AUTO's model uses.
 # Environment: BENCH_ITERS (default 3), BENCH_REPS (3), BENCH_SIZES
 # ("1048576 4194304"), BENCH_RATE (100mbit), BENCH_OUT (results, default
@@ -32,7 +32,7 @@ OUT=${BENCH_OUT:-$PWD/fpc-bcast-bench-results.txt}
 
 mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/coll-check
 : >"$OUT"
-export COLLSD_FPC_MBIT=${RATE%mbit}
+export COLLS_LINK_MBIT=${RATE%mbit}
 for i in $(seq 1 $N); do
     mh_daemon "$i" --log-level warning
 done

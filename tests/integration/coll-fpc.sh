@@ -17,9 +17,9 @@
 # Last, members that disagree (on and off) must fail with EINVAL, not hang.
 #
 # AUTO's decision also depends on the link speed it assumes; the daemons
-# here assume 1 Mbit/s (COLLSD_FPC_MBIT), slow enough that smooth data
-# pays on any machine, and random data loses at any speed (its ratio is
-# below 1), so nothing here depends on timing.
+# here assume 1 Mbit/s (collsd --link-mbit, env COLLS_LINK_MBIT), slow
+# enough that smooth data pays on any machine, and random data loses at
+# any speed (its ratio is below 1), so nothing here depends on timing.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 CC=$IT_B/tests/integration/coll-check
@@ -28,7 +28,7 @@ CC=$IT_B/tests/integration/coll-check
     exit 77
 }
 it_setup
-export COLLSD_FPC_MBIT=1
+export COLLS_LINK_MBIT=1
 it_start 3 || exit 1
 it_wait_hosts 3 || exit 1
 NRUN=0
