@@ -21,13 +21,15 @@
  * whether some host is up agree on every name that host does not own.
  * A daemon that gets a GROUP_JOIN for a name it does not own in its view
  * answers GROUP_FAILED with status COLLS_EAGAIN and count = the owner it
- * believes in; the joiner's daemon re-sends the join there if that host
- * is up in its view and heavier than the one it asked (so redirections
- * cannot loop), else the join fails with COLLS_EAGAIN: the daemons
- * disagree for now about which hosts are up, and a new join can succeed
- * once they agree.  When a host comes up, a daemon hands the unformed
- * names it now no longer owns over the same way.  A join whose owner
- * goes down fails with COLLS_EHOSTDOWN.
+ * believes in; the joiner's daemon follows that if the host is in its
+ * table and heavier than the one it asked (so redirections cannot loop):
+ * at once if the host is up in its view, else when it comes up, or the
+ * join fails with COLLS_EAGAIN after --dead-after (the daemons disagree
+ * about which hosts are up; a new join can succeed once they agree).
+ * When a host comes up, a daemon hands the unformed names it no longer
+ * owns over the same way.  A join whose owner goes down fails with
+ * COLLS_EHOSTDOWN.  So a join either reaches the owner every daemon
+ * agrees on or ends with a clear code; it does not wait on a split.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -36,11 +38,13 @@
 
 #include "colls.h"
 #include "daemon/coll.h"
+#include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/group.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
+#include "daemon/platform.h"
 #include "daemon/stats.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
@@ -238,17 +242,18 @@ group_join_send(struct daemon *d, struct group_join *j)
 }
 
 /*
- * The daemon j was sent to says host `to' owns the name: follows it if
- * `to' is up here and weighs more than that daemon, else fails the join
- * with COLLS_EAGAIN (the views differ for now).
+ * The daemon j was sent to says host `to' owns the name.  Followed if
+ * `to' is in the table and weighs more than that daemon (else the join
+ * fails with COLLS_EAGAIN): sent at once if `to' is up here, else parked
+ * until it comes up (group_host_up) or --dead-after passes (group_cron).
  */
 static void
 group_join_redirect(struct daemon *d, struct group_join *j, int to)
 {
-    if (to < 1 || to > DAEMON_MAX_HID || to == j->owner || !host_is_up(d, to) ||
-        !group_outranks(j->name, to, j->owner)) {
-        log_info("join of t%x to %s: host %d says host %d owns it, which "
-                 "is not up here: views differ, try again",
+    if (to < 1 || to > DAEMON_MAX_HID || to == j->owner ||
+        d->hosts[to] == NULL || !group_outranks(j->name, to, j->owner)) {
+        log_info("join of t%x to %s: host %d says host %d owns it: not "
+                 "a host to follow, try again",
                  j->tid, j->name, j->owner, to);
         group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EAGAIN);
         return;
@@ -256,7 +261,13 @@ group_join_redirect(struct daemon *d, struct group_join *j, int to)
     log_debug("join of t%x to %s: redirected from host %d to host %d", j->tid,
               j->name, j->owner, to);
     j->owner = to;
-    group_join_send(d, j);
+    if (host_is_up(d, to)) {
+        group_join_send(d, j);
+    } else {
+        j->parked_us = platform_now_us();
+        if (j->parked_us == 0)
+            j->parked_us = 1;
+    }
 }
 
 /* Owner: tells joiner tid (req_id) that its join failed (status), or,
@@ -909,10 +920,18 @@ void
 group_host_up(struct daemon *d, int hid)
 {
     struct group_name *n, *next;
+    struct group_join *j, *jn;
     int owner, i;
 
     if (d->gs == NULL)
         return;
+    for (j = d->gs->joins; j != NULL; j = jn) {
+        jn = j->next;
+        if (j->parked_us != 0 && j->owner == hid) {
+            j->parked_us = 0;
+            group_join_send(d, j); /* may free j */
+        }
+    }
     for (n = d->gs->names; n != NULL; n = next) {
         next = n->next;
         if (n->formed || (owner = group_owner_of(d, n->name)) == d->hid)
@@ -926,6 +945,27 @@ group_host_up(struct daemon *d, int hid)
             group_owner_answer(d, n->joiners[i], n->req_ids[i], n->name,
                                COLLS_EAGAIN, owner);
         group_name_free(n);
+    }
+}
+
+void
+group_cron(struct daemon *d, uint64_t now_us)
+{
+    uint64_t wait = (uint64_t)d->cfg->dead_after_ms * 1000u;
+    struct group_join *j, *jn;
+
+    if (d->gs == NULL)
+        return;
+    for (j = d->gs->joins; j != NULL; j = jn) {
+        jn = j->next;
+        if (j->parked_us != 0 && now_us > j->parked_us &&
+            now_us - j->parked_us > wait) {
+            log_info("join of t%x to %s: host %d, its owner elsewhere, did "
+                     "not come up here: try again",
+                     j->tid, j->name, j->owner);
+            group_join_failed_local(d, j->tid, j->req_id, j->name,
+                                    COLLS_EAGAIN);
+        }
     }
 }
 

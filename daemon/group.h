@@ -78,6 +78,8 @@ struct group_join {
     uint64_t req_id;
     int owner; /* the daemon the join was sent to */
     int size, placement;
+    uint64_t parked_us; /* redirected to an owner not up here yet: since
+                           (0: sent) */
     char name[GROUP_NAME_MAX + 1];
 };
 
@@ -124,6 +126,9 @@ void group_host_down(struct daemon *d, int hid);
 /* Host hid came up (joined, came back): names this daemon collects but
    that hid now owns are handed over (their joiners redirected). */
 void group_host_up(struct daemon *d, int hid);
+/* Periodic work (from host_cron): parked joins that waited --dead-after
+   for their owner to come up fail with COLLS_EAGAIN. */
+void group_cron(struct daemon *d, uint64_t now_us);
 
 /* The installed group gid, or NULL. */
 struct group *group_find(struct daemon *d, uint64_t gid);

@@ -1490,6 +1490,7 @@ host_cron(struct daemon *d, uint64_t now)
         host_reincarnate(d, d->host_down_by);
         d->host_down_by = 0;
     }
+    group_cron(d, now);
     if (now - d->last_heartbeat_us >= beat) {
         d->last_heartbeat_us = now;
         host_heartbeat(d);

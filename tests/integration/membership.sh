@@ -19,9 +19,11 @@
 #    (or passes if it was declared down first), never a hang; once it is
 #    declared down every name forms again, each name not owned by 3
 #    keeping its owner (the owner is chosen over the whole table, so
-#    views that differ about host 3 agree on every other name).  Daemon 3
-#    goes on, comes back, and every name forms over all four daemons
-#    with the owners of the start.
+#    views that differ about host 3 agree on every other name).  Members
+#    of a name owned by 3 join on 1, 2 and 4 while it is down; daemon 3
+#    goes on and comes back, the name is handed over to it and a member
+#    on 3 completes the group.  Then every name forms over all four
+#    daemons with the owners of the start.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 G=$IT_B/tests/integration/garbage
@@ -195,13 +197,13 @@ done
 [ -n "$by3" ] || it_fail "no name is owned by host 3: take other names"
 
 kill -STOP "$(it_pid 3)"
-m=${by3# }
-m=${m%% *}
-out=$(form "$m" 3 "$S124")
-it_log "$m with daemon 3 stopped: $(echo "$out" | tail -n 1)"
+M3=${by3# }
+M3=${M3%% *}
+out=$(form "$M3" 3 "$S124")
+it_log "$M3 with daemon 3 stopped: $(echo "$out" | tail -n 1)"
 case "$out" in
 *EHOSTDOWN* | *passed*) ;;
-*) it_fail "join of $m (owned by the stopped daemon 3): $out" ;;
+*) it_fail "join of $M3 (owned by the stopped daemon 3): $out" ;;
 esac
 for i in 1 2 4; do
     wait_state "$i" 3 down ||
@@ -221,8 +223,28 @@ for m in $NAMES; do
         it_fail "$m: owned by the stopped host 3 ($b)"
 done
 
+# Members of $M3 on 1, 2 and 4 join while 3 is down (another daemon
+# collects them); daemon 3 goes on and comes back: the name is handed
+# over to it and the member on 3 completes the group there.
+pids=""
+for i in 1 2 4; do
+    it_bg "handover-$i.log" timeout 120 "$CC" --socket "$(it_sock "$i")" \
+        --group "$M3" --size 4 --check conc --iters 2 --timeout-ms 30000
+    pids="$pids $IT_LASTPID"
+done
+sleep 1
 kill -CONT "$(it_pid 3)"
 it_wait_hosts 4 || exit 1
+it_bg handover-3.log timeout 120 "$CC" --socket "$(it_sock 3)" \
+    --group "$M3" --size 4 --check conc --iters 2 --timeout-ms 30000
+for p in $pids $IT_LASTPID; do
+    it_wait "$p" 150 || it_fail "handover of $M3: member pid $p failed"
+done
+grep -h "owns the name now" "$IT_DIR"/d*.log >&2
+for i in 1 2 3 4; do
+    tail -n 1 "$IT_DIR/handover-$i.log" >&2
+done
+
 form_all back 4 "$(it_sock 1),$(it_sock 2),$(it_sock 3),$(it_sock 4)"
 for m in $NAMES; do
     eval "a=\$owners_start_$m; b=\$owners_back_$m"
