@@ -11,8 +11,8 @@
 # 2. `collsctl add` of a standalone daemon (no --hostfile, no --join): it
 #    joins, both sides list every host up, and a task there reaches the
 #    others.  `collsctl add` of a daemon that belongs to another machine
-#    of two hosts fails with a clear message and leaves both machines as
-#    they were.
+#    of two hosts, or of a standalone one serving a task, fails with a
+#    clear message and leaves both machines as they were.
 # 3. Group owners (daemons 1..4): names NAME-a/-b formed over daemons 1, 2
 #    and 4, with the owner read from the gid the owner logs.  Daemon 3
 #    stopped (SIGSTOP): a join of a name it owns ends with COLLS_EHOSTDOWN
@@ -154,6 +154,26 @@ for i in 5 6; do
 done
 it_kill 5 TERM
 it_kill 6 TERM
+
+# A standalone daemon serving a task (waiting in a group join there).
+start_alone 7 || exit 1
+it_bg lone-task.log timeout 120 "$CC" --socket "$(it_sock 7)" \
+    --group lone --size 2 --check conc --iters 1 --timeout-ms 60000
+lone=$IT_LASTPID
+for _ in $(seq 1 100); do
+    [ "$(it_ctl 7 ps 2>/dev/null | grep -c coll-check)" -ge 1 ] && break
+    sleep 0.1
+done
+if out=$(it_ctl 1 add "127.0.0.1:$(it_port 7)" 2>&1); then
+    it_fail "add of a daemon serving a task succeeded: $out"
+fi
+it_log "$out"
+grep -q "refuses to join: it serves tasks" "$IT_DIR/d1.log" ||
+    it_fail "daemon 1 did not log why daemon 7 refused"
+[ "$(it_ctl 7 hosts | grep -c ' up ')" = 1 ] ||
+    it_fail "daemon 7 changed its machine"
+kill "$lone" 2>/dev/null
+it_kill 7 TERM
 IT_K=4
 
 # ---- 3. group owners with a daemon stopped ---------------------------
