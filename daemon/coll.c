@@ -766,8 +766,7 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
     needs_contig = coll_is_gv(ci->op) || ci->op == SCHED_OP_GATHER ||
                    ci->op == SCHED_OP_SCATTER || ci->op == SCHED_OP_ALLGATHER ||
                    ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN;
-    if (ci->mode == COLLS_MODE_HIER &&
-        ((needs_contig && !g->H.contiguous) || ci->op == SCHED_OP_ALLTOALLV)) {
+    if (ci->mode == COLLS_MODE_HIER && needs_contig && !g->H.contiguous) {
         ci->mode = COLLS_MODE_FLAT;
         d->gs->cnt.hier_as_flat++;
     }
@@ -1273,6 +1272,78 @@ coll_fpc_finish(struct daemon *d, struct coll_inst *ci)
 
 #define MEMBER(h, i) (g->H.members[g->H.start[(h)] + (i)])
 
+/*
+ * Hierarchical alltoallv: the bytes this host sends to each host b
+ * (ci->sc, packed at ci->sd: member i's block for each of b's members j,
+ * i then j) and receives from it (ci->rc at ci->rd: b's member k's block
+ * for each local member i, k then i -- the order b's leader packs in).
+ * Each side sums only its own members' counts; a program whose send and
+ * receive counts disagree makes the leaders' message lengths disagree,
+ * which the executor rejects.  *so, *ro: the totals.
+ */
+static void
+coll_a2av_hosts(struct coll_inst *ci, size_t *so, size_t *ro)
+{
+    struct group *g = ci->g;
+    size_t P = (size_t)ci->P;
+    int NH = g->H.nhosts, nl = g->nlocal, b, i, j;
+
+    *so = *ro = 0;
+    for (b = 0; b < NH; b++) {
+        int nb = topo_hier_nlocal(&g->H, b);
+
+        ci->sc[b] = ci->rc[b] = 0;
+        for (i = 0; i < nl; i++)
+            for (j = 0; j < nb; j++) {
+                size_t r = (size_t)MEMBER(b, j);
+
+                ci->sc[b] += ci->a2a[i][r];
+                ci->rc[b] += ci->a2a[i][2 * P + r];
+            }
+        ci->sd[b] = *so;
+        *so += ci->sc[b];
+        ci->rd[b] = *ro;
+        *ro += ci->rc[b];
+    }
+}
+
+/* Hierarchical alltoallv, local phase out: each local member's blocks
+   from lr (laid out as coll_a2av_hosts says) at its receive offsets. */
+static int
+coll_a2av_finish(struct daemon *d, struct coll_inst *ci, const uint8_t *lr)
+{
+    struct group *g = ci->g;
+    size_t P = (size_t)ci->P;
+    int NH = g->H.nhosts, nl = g->nlocal, b, i, i2, k;
+
+    for (i = 0; i < nl; i++) {
+        const size_t *v = ci->a2a[i];
+        size_t len = coll_out_len(ci, g->local[i], v);
+        uint8_t *out = malloc(len ? len : 1);
+
+        if (out == NULL)
+            return COLLS_ENOMEM;
+        for (b = 0; b < NH; b++) {
+            size_t off = ci->rd[b];
+
+            for (k = 0; k < topo_hier_nlocal(&g->H, b); k++) {
+                size_t src = (size_t)MEMBER(b, k);
+
+                for (i2 = 0; i2 < nl; i2++) {
+                    size_t c = ci->a2a[i2][2 * P + src];
+
+                    if (i2 == i)
+                        memcpy(out + v[3 * P + src], lr + off, c);
+                    off += c;
+                }
+            }
+        }
+        coll_answer(d, ci, i, 0, out, len);
+        free(out);
+    }
+    return 0;
+}
+
 /* Builds the leader schedule and its input; 0 or a COLLS_E* code. */
 static int
 coll_hier_start(struct daemon *d, struct coll_inst *ci)
@@ -1298,6 +1369,8 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
         ci->rd[b] = ro;
         ro += ci->rc[b];
     }
+    if (ci->op == SCHED_OP_ALLTOALLV)
+        coll_a2av_hosts(ci, &so, &ro);
     switch (ci->op) {
     case SCHED_OP_BCAST:
         lrs = n;
@@ -1324,6 +1397,7 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
         lrs = ci->cnt[h];
         break;
     case SCHED_OP_ALLTOALL:
+    case SCHED_OP_ALLTOALLV:
         lss = so;
         lrs = ro;
         break;
@@ -1371,6 +1445,22 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
                 for (j = 0; j < nb; j++)
                     memcpy(ls + ci->sd[b] + ((size_t)i * nb + j) * n,
                            ci->in[i] + (size_t)MEMBER(b, j) * n, n);
+        }
+        break;
+    case SCHED_OP_ALLTOALLV:
+        /* for host b: member i's block for b's member j, i then j */
+        for (b = 0; b < NH; b++) {
+            int nb = topo_hier_nlocal(&g->H, b);
+            size_t off = ci->sd[b];
+
+            for (i = 0; i < nl; i++)
+                for (j = 0; j < nb; j++) {
+                    const size_t *v = ci->a2a[i];
+                    size_t r = (size_t)MEMBER(b, j);
+
+                    memcpy(ls + off, ci->in[i] + v[P + r], v[r]);
+                    off += v[r];
+                }
         }
         break;
     default:
@@ -1454,6 +1544,8 @@ coll_hier_finish(struct daemon *d, struct coll_inst *ci)
         free(acc);
         return 0;
     }
+    if (ci->op == SCHED_OP_ALLTOALLV)
+        return coll_a2av_finish(d, ci, lr);
     if (ci->op == SCHED_OP_ALLTOALL) {
         out = malloc((size_t)ci->P * n + 1);
         if (out == NULL)

@@ -746,6 +746,26 @@ leader_op(int op)
     }
 }
 
+/* The operations hierarchical mode can only run with ranks contiguous
+   per host (daemon/coll.c, coll_choose). */
+static int
+needs_contig(int op)
+{
+    switch (op) {
+    case COLLS_COLL_GATHER:
+    case COLLS_COLL_GATHERV:
+    case COLLS_COLL_SCATTER:
+    case COLLS_COLL_SCATTERV:
+    case COLLS_COLL_ALLGATHER:
+    case COLLS_COLL_ALLGATHERV:
+    case COLLS_COLL_SCAN:
+    case COLLS_COLL_EXSCAN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /*
  * Checks what the library says ran: flat when flat was asked for, and
  * the forced algorithm when it is usable for the operation over the ranks
@@ -790,6 +810,15 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     }
     if (ran_mode != COLLS_MODE_FLAT && ran_mode != COLLS_MODE_HIER) {
         say("FAIL: %s: last_mode %d", d, ran_mode);
+        return -1;
+    }
+    /* hier asked: hier ran, unless the operation needs ranks contiguous
+       per host and round-robin placement may have broken that (the
+       daemon then runs it flat and counts hier_as_flat) */
+    if (mode == COLLS_MODE_HIER && ran_mode != COLLS_MODE_HIER &&
+        !(needs_contig(cs->op) && x->place == COLLS_PLACE_ROUNDROBIN &&
+          x->nhosts > 1)) {
+        say("FAIL: %s: hier asked, ran flat", d);
         return -1;
     }
     if (cs->alg == NULL)
