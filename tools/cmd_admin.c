@@ -90,8 +90,13 @@ add_wait(colls_t *c, const char *arg, const unsigned char *seen)
     const char *port;
     int listed = 0, waited, n, rc;
 
-    if (add_split(arg, ip, sizeof(ip), &port) != 0)
-        return 0; /* the daemon resolved it; we cannot follow it */
+    if (add_split(arg, ip, sizeof(ip), &port) != 0) {
+        /* the daemon resolved it; we cannot follow it */
+        printf("add %s requested; it does not resolve here, so its outcome "
+               "is not followed (see collsctl hosts)\n",
+               arg);
+        return 0;
+    }
     for (waited = 0; waited < ADD_WAIT_MS; waited += ADD_POLL_MS) {
         colls_hostinfo_t *h;
         const colls_hostinfo_t *e;
