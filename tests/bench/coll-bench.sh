@@ -14,9 +14,11 @@
 #   1  barrier over P = 2..8 hosts x 1 task (auto choice) against
 #      1.5 x ceil(log2 P) x the one-way daemon-to-daemon latency (median
 #      `collsctl ping` RTT / 2, 0-byte payload, measured in this run),
-#      and against tests/bench/raw-udp-barrier (the same dissemination
+#      against tests/bench/raw-udp-barrier (the same dissemination
 #      barrier among P plain UDP processes, no daemons: what these hosts
-#      allow); and P = 5, 6, 7 against P = 8;
+#      allow), and against the floor of a barrier run by the daemons
+#      (2 task <-> daemon hops + ceil(log2 P) daemon rounds, the hop
+#      measured in this run); and P = 5, 6, 7 against P = 8;
 #   2  bcast of 4 MiB over 4 hosts at 100 Mbit/s (best algorithm) against
 #      the time one raw TCP stream takes to push 4 MiB over one link at the
 #      same rate (tests/bench/raw-tcp-pingpong stream);
@@ -160,6 +162,12 @@ ONEWAY=$(ctl 1 ping 2 -c 200 -s 0 2>/dev/null | sed -n \
     awk '{ print $1 / 2 }')
 out "one-way daemon-to-daemon latency (collsctl ping median RTT / 2):" \
     "$ONEWAY us"
+# One local hop, task <-> its daemon: half the round trip of collsctl
+# pingpong against its own daemon's echo (8 B, median).
+LOCAL=$(ctl 1 pingpong --host 1 --min 8 --max 8 --reps 1000 --csv \
+    2>/dev/null | awk -F, '$1 == 8 { print $2 }')
+out "one local hop, task to its daemon (pingpong to its own daemon," \
+    "8 B, half RTT): $LOCAL us"
 
 case "$SKIP" in *A*) ;; *)
     table "A: 4 hosts x 1 task, unshaped" 1,1,1,1 "4:$MAX" hier ;;
@@ -190,22 +198,26 @@ rawbar()
 # Ratio 1: barrier over P hosts.
 case "$SKIP" in *L*) ;; *)
 out ""
-out "== barrier over P hosts x 1 task (auto), vs 1.5 x ceil(log2 P) x" \
-    "one-way ($ONEWAY us), and vs a raw UDP dissemination barrier among" \
-    "P processes without daemons (raw-udp-barrier, same hosts)"
-printf '%3s %10s %10s %10s %8s %8s %8s\n' P us/op raw model ours/mdl \
-    raw/mdl ours/raw | tee -a "$OUT"
+out "== barrier over P hosts x 1 task (auto), vs the target model"
+out "   1.5 x ceil(log2 P) x one-way ($ONEWAY us); vs a raw UDP dissemination"
+out "   barrier among P processes without daemons (raw-udp-barrier, same"
+out "   hosts); and vs this design's floor: a local hop in, ceil(log2 P)"
+out "   daemon rounds, a local hop out = 2 x $LOCAL + ceil(log2 P) x $ONEWAY us"
+printf '%3s %9s %9s %9s %9s %8s %8s %8s %9s\n' P us/op raw model floor \
+    ours/mdl raw/mdl ours/raw ours/floor | tee -a "$OUT"
 for p in 2 3 4 5 6 7 8; do
     layout=$(seq 1 "$p" | sed 's/.*/1/' | paste -sd,)
     us=$(bench "$layout" barrier 4:4 auto hier | awk '{ print $2 }')
     raw=$(rawbar "$p")
     eval "BAR_$p=$us"
-    awk -v p="$p" -v us="$us" -v raw="$raw" -v l="$ONEWAY" 'BEGIN {
+    awk -v p="$p" -v us="$us" -v raw="$raw" -v l="$ONEWAY" -v h="$LOCAL" '
+    BEGIN {
         lg = 0; while ((2 ^ lg) < p) lg++
         m = 1.5 * lg * l
-        printf "%3d %10.1f %10.1f %10.1f %8.2f %8.2f %8.2f\n", p, us, raw,
-            m, (m > 0 ? us / m : 0), (m > 0 ? raw / m : 0),
-            (raw > 0 ? us / raw : 0)
+        f = 2 * h + lg * l
+        printf "%3d %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %9.2f\n", p,
+            us, raw, m, f, (m > 0 ? us / m : 0), (m > 0 ? raw / m : 0),
+            (raw > 0 ? us / raw : 0), (f > 0 ? us / f : 0)
     }' | tee -a "$OUT"
 done
 for p in 5 6 7; do
