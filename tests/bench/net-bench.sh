@@ -213,6 +213,17 @@ EOF
     done
 }
 
+# MB/s of a stream of BYTES in 1 MiB colls messages on ROUTE, ROUNDS
+# rounds (p2p-check stream to the sink on host 2); empty on failure.
+colls_stream()
+{
+    host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+        --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
+        --bytes "$1" --msg-size 1048576 --routes "$2" \
+        --rounds "$3" --timeout-ms 300000 2>>"$R/stream.err" |
+        awk '$1 == "stream" { print $3 }'
+}
+
 # Bulk throughput for one shaping: prints "name MBps" lines to bulk-TAG.
 bulk()
 {
@@ -222,11 +233,7 @@ bulk()
         --bytes "$bytes" --reps 3 | awk '$1 == "stream" { print $3 }')
     echo "tcp ${v:--}" >>"$R/bulk-$tag"
     for route in default direct; do
-        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-            --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
-            --bytes "$bytes" --msg-size 1048576 --routes "$route" \
-            --rounds 3 --timeout-ms 300000 2>>"$R/stream.err" |
-            awk '$1 == "stream" { print $3 }')
+        v=$(colls_stream "$bytes" "$route" 3)
         echo "$route ${v:--}" >>"$R/bulk-$tag"
     done
     # The transport alone (tests/bench/bench-rel, its own 5 % injected
@@ -240,19 +247,11 @@ bulk()
     # veth), which costs throughput by itself: the loss-free baseline of
     # the lossy row is measured segmented too.
     ns_segment on
-    v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-        --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
-        --bytes "$bytes" --msg-size 1048576 --routes default \
-        --rounds 2 --timeout-ms 300000 2>>"$R/stream.err" |
-        awk '$1 == "stream" { print $3 }')
+    v=$(colls_stream "$bytes" default 2)
     echo "default_seg ${v:--}" >>"$R/bulk-$tag"
     ns_loss 1 5
     ns_loss 2 5
-    v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-        --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
-        --bytes "$bytes" --msg-size 1048576 --routes default \
-        --rounds 2 --timeout-ms 300000 2>>"$R/stream.err" |
-        awk '$1 == "stream" { print $3 }')
+    v=$(colls_stream "$bytes" default 2)
     echo "default_loss5 ${v:--}" >>"$R/bulk-$tag"
     ns_loss 1 0
     ns_loss 2 0
@@ -344,11 +343,7 @@ bulk_rounds()
         v=$(host_run 1 "$B/tests/bench/raw-tcp-pingpong" stream "$A2:9002" \
             --bytes "$bytes" --reps 1 | awk '$1 == "stream" { print $3 }')
         echo "${v:-0}" >>"$R/rb-tcp"
-        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-            --socket "$SOCK" --mode stream --peer "$R/sink.tid" \
-            --bytes "$bytes" --msg-size 1048576 --routes default \
-            --rounds 1 --timeout-ms 300000 2>>"$R/stream.err" |
-            awk '$1 == "stream" { print $3 }')
+        v=$(colls_stream "$bytes" default 1)
         echo "${v:-0}" >>"$R/rb-default"
     done
 }

@@ -53,19 +53,26 @@ it_bg flood.log timeout 120 "$LC" --mode flood --socket "$(it_sock 1)" \
     --peer "$IT_DIR/slow.tid" --bytes "$SENT" --msg-size "$MSG"
 flood=$IT_LASTPID
 
-# The overflow is counted before the slow task reads anything.
-n=0
-while [ "$(it_stat_sum 2 task_overflows)" -lt 1 ]; do
-    n=$((n + 1))
-    if [ "$n" -gt 600 ]; then
-        it_fail "daemon 2 counted no task overflow"
-        break
-    fi
-    sleep 0.1
-done
-: >"$IT_DIR/go"
-it_wait "$flood" 120 || it_fail "flood: $(cat "$IT_DIR/flood.log")"
-it_wait "$slow" 120 || it_fail "slow task: $(cat "$IT_DIR/slow.log")"
+# Waits (60 s at most) until daemon 2 has counted N overflows -- before
+# the slow task reads anything --, lets the slow task read, and waits for
+# it and the flood (logs FLOOD_LOG and SLOW_LOG).
+overflow_then_read()
+{
+    local n=0
+    while [ "$(it_stat_sum 2 task_overflows)" -lt "$1" ]; do
+        n=$((n + 1))
+        if [ "$n" -gt 600 ]; then
+            it_fail "daemon 2 counted no overflow number $1"
+            break
+        fi
+        sleep 0.1
+    done
+    : >"$IT_DIR/go"
+    it_wait "$flood" 120 || it_fail "flood: $(cat "$IT_DIR/$2")"
+    it_wait "$slow" 120 || it_fail "slow task: $(cat "$IT_DIR/$3")"
+}
+
+overflow_then_read 1 flood.log slow.log
 it_p2p_wait pair || true
 cat "$IT_DIR/flood.log" "$IT_DIR/slow.log" >&2
 
@@ -99,18 +106,7 @@ slow=$IT_LASTPID
 it_bg flood2.log timeout 120 "$LC" --mode flood --socket "$(it_sock 1)" \
     --peer "$IT_DIR/slowlib.tid" --bytes "$SENT" --msg-size "$MSG"
 flood=$IT_LASTPID
-n=0
-while [ "$(it_stat_sum 2 task_overflows)" -lt 2 ]; do
-    n=$((n + 1))
-    if [ "$n" -gt 600 ]; then
-        it_fail "daemon 2 counted no overflow for the libcolls task"
-        break
-    fi
-    sleep 0.1
-done
-: >"$IT_DIR/go"
-it_wait "$flood" 120 || it_fail "flood 2: $(cat "$IT_DIR/flood2.log")"
-it_wait "$slow" 120 || it_fail "libcolls slow task: $(cat "$IT_DIR/slowlib.log")"
+overflow_then_read 2 flood2.log slowlib.log
 cat "$IT_DIR/slowlib.log" >&2
 grep -q '^slowlib: .* then COLLS_ENOBUFS$' "$IT_DIR/slowlib.log" ||
     it_fail "the libcolls task did not see COLLS_ENOBUFS"
