@@ -1575,8 +1575,12 @@ do_fpc(struct ctx *x)
                 free(buf);
             }
     }
-    if (bad)
+    if (bad) {
+        /* the group is broken: free the handle, whatever leave says */
+        (void)colls_group_leave(x->g);
+        x->g = NULL;
         return 1;
+    }
     if (x->rank == 0)
         say("fpc: %lu bcasts passed (compress %d)", x->ncalls, o->compress);
     return leave(x) != 0;
