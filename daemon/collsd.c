@@ -225,6 +225,7 @@ main(int argc, char **argv)
         return 0;
     }
     signal(SIGPIPE, SIG_IGN);
+    platform_tune_malloc();
     log_set_level(cfg.log_level);
     if (cfg.log_file[0] != '\0') {
         logpath = strdup(cfg.log_file);

@@ -8,6 +8,9 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
+#ifdef HAVE_MALLOPT
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +192,23 @@ platform_hostname(char *out, size_t len)
     dot = strchr(out, '.');
     if (dot != NULL)
         *dot = '\0';
+}
+
+/*
+ * The daemon allocates a buffer per message (a task's frame, the
+ * transport's copy, a reassembly) and frees it when the message is
+ * through.  glibc serves blocks of 128 KiB and more with mmap and gives
+ * them back at once, so a stream of 1 MiB messages page-faulted 256
+ * fresh pages per buffer: about 10 % of the sending daemon's time
+ * (perf: clear_page_erms, exc_page_fault) and 20 % of the default route's
+ * bulk throughput on loopback.  Up to 32 MiB messages now come from the
+ * heap, and up to 64 MiB of free heap stay mapped for the next ones.
+ */
+void
+platform_tune_malloc(void)
+{
+#ifdef HAVE_MALLOPT
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 }

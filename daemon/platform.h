@@ -46,4 +46,8 @@ int platform_addr_is_local(uint32_t s_addr);
 /* The host name (short), into out. */
 void platform_hostname(char *out, size_t len);
 
+/* Keeps freed message buffers in the heap for the next messages, where
+   the C library can be told so (see platform.c). */
+void platform_tune_malloc(void);
+
 #endif

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "colls.h"
+#include "daemon/platform.h"
 #include "daemon/rel.h"
 #include "daemon/udp.h"
 #include "tests/bench/bench.h"
@@ -621,6 +622,7 @@ main(int argc, char **argv)
     char name[64];
     int i, lfd;
 
+    platform_tune_malloc(); /* message buffers managed as in collsd */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-tcp") == 0) {
