@@ -12,7 +12,6 @@
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -718,22 +717,6 @@ admin_stats_json(struct daemon *d, struct buf *b)
     return stats_json_finish(&j);
 }
 
-/* Appends printf-style text to b, remembering the first error. */
-static void __attribute__((format(printf, 3, 4)))
-admin_prom(struct buf *b, int *err, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (*err == 0 && n > 0)
-        *err = buf_append(
-            b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-}
-
 int
 admin_stats_prometheus(struct daemon *d, struct buf *b)
 {
@@ -741,24 +724,24 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     int err = 0, hid;
 
     rel_stats(d->rel, &rs);
-    admin_prom(b, &err, "# collsd host %d incarnation %08x\n", d->hid, d->inc);
-    admin_prom(b, &err, "collsd_tasks %d\n", d->ntasks);
-    admin_prom(b, &err, "collsd_epoch %llu\n", (unsigned long long)d->epoch);
+    stats_prom(b, &err, "# collsd host %d incarnation %08x\n", d->hid, d->inc);
+    stats_prom(b, &err, "collsd_tasks %d\n", d->ntasks);
+    stats_prom(b, &err, "collsd_epoch %llu\n", (unsigned long long)d->epoch);
 #define X(n)                                                                   \
-    admin_prom(b, &err, "collsd_" #n "_total %llu\n",                          \
+    stats_prom(b, &err, "collsd_" #n "_total %llu\n",                          \
                (unsigned long long)d->st.n);
     ADMIN_COUNTERS(d, X)
     ADMIN_ERRORS(d, X)
 #undef X
-    admin_prom(b, &err, "collsd_dgrams_in_total %llu\n",
+    stats_prom(b, &err, "collsd_dgrams_in_total %llu\n",
                (unsigned long long)rs.dgrams_in);
-    admin_prom(b, &err, "collsd_dgrams_out_total %llu\n",
+    stats_prom(b, &err, "collsd_dgrams_out_total %llu\n",
                (unsigned long long)rs.dgrams_out);
-    admin_prom(b, &err, "collsd_bad_dgrams_total %llu\n",
+    stats_prom(b, &err, "collsd_bad_dgrams_total %llu\n",
                (unsigned long long)rs.bad_dgrams);
-    admin_prom(b, &err, "collsd_unknown_src_total %llu\n",
+    stats_prom(b, &err, "collsd_unknown_src_total %llu\n",
                (unsigned long long)rs.unknown_src);
-    admin_prom(b, &err, "collsd_stale_inc_total %llu\n",
+    stats_prom(b, &err, "collsd_stale_inc_total %llu\n",
                (unsigned long long)rs.stale_inc);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct host *h = d->hosts[hid];
@@ -766,19 +749,19 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
 
         if (h == NULL || hid == d->hid)
             continue;
-        admin_prom(b, &err, "collsd_peer_up{hid=\"%d\"} %d\n", hid,
+        stats_prom(b, &err, "collsd_peer_up{hid=\"%d\"} %d\n", hid,
                    h->state == COLLS_HOST_UP);
         if (rel_peer_stats(d->rel, hid, &ps) != 0)
             continue;
-        admin_prom(b, &err, "collsd_peer_srtt_us{hid=\"%d\"} %llu\n", hid,
+        stats_prom(b, &err, "collsd_peer_srtt_us{hid=\"%d\"} %llu\n", hid,
                    (unsigned long long)ps.srtt_us);
-        admin_prom(b, &err, "collsd_peer_retransmits_total{hid=\"%d\"} %llu\n",
+        stats_prom(b, &err, "collsd_peer_retransmits_total{hid=\"%d\"} %llu\n",
                    hid, (unsigned long long)ps.retransmits);
-        admin_prom(b, &err, "collsd_peer_bytes_sent_total{hid=\"%d\"} %llu\n",
+        stats_prom(b, &err, "collsd_peer_bytes_sent_total{hid=\"%d\"} %llu\n",
                    hid, (unsigned long long)ps.bytes_sent);
-        admin_prom(b, &err, "collsd_peer_bytes_recv_total{hid=\"%d\"} %llu\n",
+        stats_prom(b, &err, "collsd_peer_bytes_recv_total{hid=\"%d\"} %llu\n",
                    hid, (unsigned long long)ps.bytes_recv);
-        admin_prom(b, &err, "collsd_peer_queued_bytes{hid=\"%d\"} %llu\n", hid,
+        stats_prom(b, &err, "collsd_peer_queued_bytes{hid=\"%d\"} %llu\n", hid,
                    (unsigned long long)ps.queued_bytes);
     }
     if (err == 0 && d->gs != NULL)

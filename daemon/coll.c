@@ -52,7 +52,6 @@
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2159,22 +2158,6 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     stats_json_arr_end(j);
 }
 
-/* Appends one printf-style line to b, remembering the first error. */
-static void __attribute__((format(printf, 3, 4)))
-coll_prom(struct buf *b, int *err, const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (*err == 0 && n > 0)
-        *err = buf_append(
-            b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-}
-
 int
 coll_stats_prometheus(struct daemon *d, struct buf *b)
 {
@@ -2183,13 +2166,13 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     size_t k, nalg;
 
 #define X(n)                                                                   \
-    coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
-              (unsigned long long)c->n);
+    stats_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                     \
+               (unsigned long long)c->n);
     COLL_COUNTERS(X)
 #undef X
 #define X(n)                                                                   \
-    coll_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                      \
-              (unsigned long long)coll_fpc_cnt.n);
+    stats_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                     \
+               (unsigned long long)coll_fpc_cnt.n);
     COLL_FPC_COUNTERS(X)
 #undef X
     for (op = 0; op < SCHED_OP_MAX; op++)
@@ -2212,11 +2195,11 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
                 size_t i;
 
                 for (i = 0; i < sizeof(series) / sizeof(series[0]); i++)
-                    coll_prom(b, &err,
-                              "collsd_coll_%s{op=\"%s\",mode=\"%s\","
-                              "alg=\"%s\"} %llu\n",
-                              series[i].name, sched_op_name(op), mode,
-                              t[k].name, (unsigned long long)series[i].value);
+                    stats_prom(b, &err,
+                               "collsd_coll_%s{op=\"%s\",mode=\"%s\","
+                               "alg=\"%s\"} %llu\n",
+                               series[i].name, sched_op_name(op), mode,
+                               t[k].name, (unsigned long long)series[i].value);
             }
         }
     return err;

@@ -5,6 +5,7 @@
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -230,4 +231,21 @@ stats_json_finish(struct stats_json *j)
     if (j->err == 0)
         j->b->len--; /* not part of the text */
     return j->err;
+}
+
+void
+stats_prom(struct buf *b, int *err, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n;
+
+    if (*err != 0)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *err = buf_append(
+            b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }

@@ -54,4 +54,9 @@ void stats_json_hist(struct stats_json *j, const char *key,
 /* 0, or the first error; the buffer then holds a NUL-terminated text. */
 int stats_json_finish(struct stats_json *j);
 
+/* Appends printf-style text (one line of at most 511 bytes) to b; *err
+   keeps the first error, after which nothing more is appended. */
+void stats_prom(struct buf *b, int *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif
