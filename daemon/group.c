@@ -173,6 +173,20 @@ group_send(struct daemon *d, int hid, const Envelope *e)
         net_send(d, hid, e, NULL, 0);
 }
 
+/* Fills e as GROUP_FAILED (status) of task tid's join req_id for name. */
+static void
+group_failed_env(const struct daemon *d, Envelope *e, uint32_t tid,
+                 uint64_t req_id, const char *name, int status)
+{
+    envelope_init(e);
+    e->kind = KIND__GROUP_FAILED;
+    e->src = COLLS_DAEMON_TID(d->hid);
+    e->dst = tid;
+    e->group = (char *)name;
+    e->req_id = req_id;
+    e->status = status;
+}
+
 /* Answers local task tid's join (req_id) with GROUP_FAILED status and
    forgets the join (name may point into it). */
 static void
@@ -184,13 +198,7 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
     Envelope e;
 
     if (t != NULL) {
-        envelope_init(&e);
-        e.kind = KIND__GROUP_FAILED;
-        e.src = COLLS_DAEMON_TID(d->hid);
-        e.dst = tid;
-        e.group = (char *)name;
-        e.req_id = req_id;
-        e.status = status;
+        group_failed_env(d, &e, tid, req_id, name, status);
         task_queue_env(t, &e, NULL, 0, NULL);
     }
     while ((j = *pp) != NULL) {
@@ -287,13 +295,7 @@ group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
             group_join_failed_local(d, tid, req_id, name, status);
         return;
     }
-    envelope_init(&e);
-    e.kind = KIND__GROUP_FAILED;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.dst = tid;
-    e.group = (char *)name;
-    e.req_id = req_id;
-    e.status = status;
+    group_failed_env(d, &e, tid, req_id, name, status);
     e.count = (uint64_t)(hint > 0 ? hint : 0);
     if (host_is_up(d, COLLS_TID_HID(tid)))
         net_send(d, COLLS_TID_HID(tid), &e, NULL, 0);

@@ -340,6 +340,20 @@ host_push_table(struct daemon *d, int hid)
 
 /* ---- down, restart, removal --------------------------------------------- */
 
+/* Fills e (with op, both the caller's) as HOST_DOWN of hid at inc. */
+static void
+host_down_env(const struct daemon *d, Envelope *e, HostOp *op, int hid,
+              uint32_t inc)
+{
+    envelope_init(e);
+    e->kind = KIND__HOST_DOWN;
+    e->src = COLLS_DAEMON_TID(d->hid);
+    e->body_case = ENVELOPE__BODY_HOST_OP;
+    e->host_op = op;
+    op->hid = (uint32_t)hid;
+    op->incarnation = inc;
+}
+
 /*
  * Declares h down: announced to every daemon (if announce) and local
  * task, streams to it dropped and re-created empty.
@@ -358,13 +372,7 @@ host_declare_down(struct daemon *d, struct host *h, int announce)
     h->dead_inc = h->inc;
     d->st.hosts_down++;
     if (announce) {
-        envelope_init(&e);
-        e.kind = KIND__HOST_DOWN;
-        e.src = COLLS_DAEMON_TID(d->hid);
-        e.body_case = ENVELOPE__BODY_HOST_OP;
-        e.host_op = &op;
-        op.hid = (uint32_t)h->hid;
-        op.incarnation = h->inc;
+        host_down_env(d, &e, &op, h->hid, h->inc);
         host_broadcast(d, &e, 0);
     }
     route_host_down(d, h->hid, h->inc);
@@ -423,13 +431,7 @@ host_notify_dead(struct daemon *d, struct host *h, uint64_t now)
         now - h->notice_us < (uint64_t)d->cfg->heartbeat_ms * 1000u)
         return;
     h->notice_us = now;
-    envelope_init(&e);
-    e.kind = KIND__HOST_DOWN;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.body_case = ENVELOPE__BODY_HOST_OP;
-    e.host_op = &op;
-    op.hid = (uint32_t)h->hid;
-    op.incarnation = h->dead_inc;
+    host_down_env(d, &e, &op, h->hid, h->dead_inc);
     log_info("host %d (%s) still runs incarnation %08x, declared down: "
              "telling it",
              h->hid, h->addr, h->dead_inc);
@@ -1121,13 +1123,7 @@ host_stop(struct daemon *d, int exit_code, uint64_t linger_us)
     task_unlisten(d);
     task_close_all(d, 1);
     if (d->hid > 0 && !d->joining) {
-        envelope_init(&e);
-        e.kind = KIND__HOST_DOWN;
-        e.src = COLLS_DAEMON_TID(d->hid);
-        e.body_case = ENVELOPE__BODY_HOST_OP;
-        e.host_op = &op;
-        op.hid = (uint32_t)d->hid;
-        op.incarnation = d->inc;
+        host_down_env(d, &e, &op, d->hid, d->inc);
         host_broadcast(d, &e, 0);
     }
     net_kick(d);
