@@ -1358,18 +1358,19 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
 
     if (ci->fpc)
         return coll_fpc_start(d, ci);
-    for (b = 0; b < NH; b++) {
-        size_t nb = (size_t)topo_hier_nlocal(&g->H, b);
-
-        ci->sc[b] = ci->cnt[h] * nb;
-        ci->sd[b] = so;
-        so += ci->sc[b];
-        ci->rc[b] = ci->cnt[b] * (size_t)nl;
-        ci->rd[b] = ro;
-        ro += ci->rc[b];
-    }
     if (ci->op == SCHED_OP_ALLTOALLV)
         coll_a2av_hosts(ci, &so, &ro);
+    else
+        for (b = 0; b < NH; b++) {
+            size_t nb = (size_t)topo_hier_nlocal(&g->H, b);
+
+            ci->sc[b] = ci->cnt[h] * nb;
+            ci->sd[b] = so;
+            so += ci->sc[b];
+            ci->rc[b] = ci->cnt[b] * (size_t)nl;
+            ci->rd[b] = ro;
+            ro += ci->rc[b];
+        }
     switch (ci->op) {
     case SCHED_OP_BCAST:
         lrs = n;
