@@ -24,6 +24,7 @@
 #include "colls.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "proto/size.h"
 
 enum config_type {
     CFG_STR,    /* free text */
@@ -208,40 +209,26 @@ config_check_addr(const char *s)
     return 0;
 }
 
-/* Parses a number with an optional k/m/g suffix into *out. */
+/* Parses a number, or with with_suffix a size (proto/size.h), into *out. */
 static int
 config_parse_number(const char *s, int with_suffix, double *out)
 {
     char *end;
     double v;
 
+    if (with_suffix) {
+        uint64_t u;
+
+        if (size_parse(s, NULL, UINT64_MAX, &u) != 0)
+            return -1;
+        *out = (double)u;
+        return 0;
+    }
     if (*s == '\0' || isspace((unsigned char)*s))
         return -1;
     errno = 0;
     v = strtod(s, &end);
-    if (errno != 0 || end == s || !isfinite(v))
-        return -1;
-    if (with_suffix && *end != '\0') {
-        switch (tolower((unsigned char)*end)) {
-        case 'k':
-            v *= 1024.0;
-            break;
-        case 'm':
-            v *= MiB;
-            break;
-        case 'g':
-            v *= GiB;
-            break;
-        default:
-            return -1;
-        }
-        end++;
-        if (tolower((unsigned char)*end) == 'i')
-            end++;
-        if (tolower((unsigned char)*end) == 'b')
-            end++;
-    }
-    if (*end != '\0')
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v))
         return -1;
     *out = v;
     return 0;

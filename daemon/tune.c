@@ -15,6 +15,7 @@
 
 #include "colls.h"
 #include "daemon/tune.h"
+#include "proto/size.h"
 
 #define K        ((size_t)1024)
 #define ANY_P    1, INT_MAX
@@ -194,20 +195,9 @@ tune_parse_force(const char *spec, char *name, size_t cap, size_t *seg)
     memcpy(name, spec, len);
     name[len] = '\0';
     if (colon != NULL) {
-        char *end;
-        unsigned long long v;
+        uint64_t v;
 
-        if (!isdigit((unsigned char)colon[1]))
-            return COLLS_EINVAL;
-        v = strtoull(colon + 1, &end, 10);
-        if (*end == 'k' || *end == 'K') {
-            v *= 1024;
-            end++;
-        } else if (*end == 'm' || *end == 'M') {
-            v *= 1024 * 1024;
-            end++;
-        }
-        if (*end != '\0' || v == 0 || v > (1ull << 32))
+        if (size_parse(colon + 1, NULL, 1ull << 32, &v) != 0 || v == 0)
             return COLLS_EINVAL;
         *seg = (size_t)v;
     }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "colls.h"
+#include "proto/size.h"
 #include "tools/collsctl.h"
 
 static const struct collsctl_cmd *const collsctl_cmds[] = {
@@ -89,19 +90,11 @@ int
 collsctl_parse_size(const char *s, const char *end_at, unsigned long long max,
                     size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
+    const char *end;
+    uint64_t v;
 
-    if (end == s)
-        return -1;
-    if (*end == 'k' || *end == 'K') {
-        v *= 1024;
-        end++;
-    } else if (*end == 'm' || *end == 'M') {
-        v *= 1024 * 1024;
-        end++;
-    }
-    if (end != (end_at != NULL ? end_at : s + strlen(s)) || v > max)
+    if (size_parse(s, &end, max, &v) != 0 ||
+        end != (end_at != NULL ? end_at : s + strlen(s)))
         return -1;
     *out = (size_t)v;
     return 0;

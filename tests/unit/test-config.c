@@ -10,6 +10,7 @@
 
 #include "colls.h"
 #include "daemon/config.h"
+#include "proto/size.h"
 #include "daemon/log.h"
 #include "tests/unit/suites.h"
 
@@ -264,6 +265,44 @@ START_TEST(test_set_and_help)
 }
 END_TEST
 
+/* proto/size.c: the one size parser of collsd and collsctl. */
+START_TEST(test_size_parse)
+{
+    const char *end;
+    uint64_t v = 7;
+
+    ck_assert_int_eq(size_parse("0", NULL, 10, &v), 0);
+    ck_assert_uint_eq(v, 0);
+    ck_assert_int_eq(size_parse("64k", NULL, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 65536);
+    ck_assert_int_eq(size_parse("2MiB", NULL, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 2u << 20);
+    ck_assert_int_eq(size_parse("3gb", NULL, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 3ull << 30);
+    ck_assert_int_eq(size_parse("5K", NULL, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 5120);
+    /* end: where the size stops */
+    ck_assert_int_eq(size_parse("8k:1m", &end, UINT64_MAX, &v), 0);
+    ck_assert_uint_eq(v, 8192);
+    ck_assert_str_eq(end, ":1m");
+    /* rejected: *out untouched */
+    v = 7;
+    ck_assert_int_eq(size_parse("", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse("k", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse("-1", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse(" 1", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse("1x", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse("1kx", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse("1.5m", NULL, UINT64_MAX, &v), -1);
+    ck_assert_int_eq(size_parse("11", NULL, 10, &v), -1);
+    ck_assert_int_eq(size_parse("2k", NULL, 2047, &v), -1);
+    ck_assert_int_eq(size_parse("18446744073709551616", NULL, UINT64_MAX, &v),
+                     -1);
+    ck_assert_int_eq(size_parse("17179869184g", NULL, UINT64_MAX, &v), -1);
+    ck_assert_uint_eq(v, 7);
+}
+END_TEST
+
 Suite *
 suite_config(void)
 {
@@ -276,6 +315,7 @@ suite_config(void)
     tcase_add_test(tc, test_bad_values);
     tcase_add_test(tc, test_bad_file);
     tcase_add_test(tc, test_set_and_help);
+    tcase_add_test(tc, test_size_parse);
     suite_add_tcase(s, tc);
     return s;
 }
