@@ -717,52 +717,74 @@ admin_stats_json(struct daemon *d, struct buf *b)
     return stats_json_finish(&j);
 }
 
+/* The per-peer families of the Prometheus text, in the order of the
+   values admin_stats_prometheus takes from struct rel_peer_stats. */
+#define ADMIN_PEER_FAMILIES 6
+static const struct {
+    const char *name, *type;
+} admin_peer_family[ADMIN_PEER_FAMILIES] = {
+    {"collsd_peer_up", "gauge"},
+    {"collsd_peer_srtt_us", "gauge"},
+    {"collsd_peer_retransmits_total", "counter"},
+    {"collsd_peer_bytes_sent_total", "counter"},
+    {"collsd_peer_bytes_recv_total", "counter"},
+    {"collsd_peer_queued_bytes", "gauge"},
+};
+
 int
 admin_stats_prometheus(struct daemon *d, struct buf *b)
 {
     struct rel_stats rs;
-    int err = 0, hid;
+    int err = 0, hid, f;
 
     rel_stats(d->rel, &rs);
     stats_prom(b, &err, "# collsd host %d incarnation %08x\n", d->hid, d->inc);
-    stats_prom(b, &err, "collsd_tasks %d\n", d->ntasks);
-    stats_prom(b, &err, "collsd_epoch %llu\n", (unsigned long long)d->epoch);
+    stats_prom_one(b, &err, "collsd_tasks", "gauge",
+                   (unsigned long long)d->ntasks);
+    stats_prom_one(b, &err, "collsd_epoch", "gauge",
+                   (unsigned long long)d->epoch);
 #define X(n)                                                                   \
-    stats_prom(b, &err, "collsd_" #n "_total %llu\n",                          \
-               (unsigned long long)d->st.n);
+    stats_prom_one(b, &err, "collsd_" #n "_total", "counter",                  \
+                   (unsigned long long)d->st.n);
     ADMIN_COUNTERS(d, X)
     ADMIN_ERRORS(d, X)
 #undef X
-    stats_prom(b, &err, "collsd_dgrams_in_total %llu\n",
-               (unsigned long long)rs.dgrams_in);
-    stats_prom(b, &err, "collsd_dgrams_out_total %llu\n",
-               (unsigned long long)rs.dgrams_out);
-    stats_prom(b, &err, "collsd_bad_dgrams_total %llu\n",
-               (unsigned long long)rs.bad_dgrams);
-    stats_prom(b, &err, "collsd_unknown_src_total %llu\n",
-               (unsigned long long)rs.unknown_src);
-    stats_prom(b, &err, "collsd_stale_inc_total %llu\n",
-               (unsigned long long)rs.stale_inc);
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
-        struct host *h = d->hosts[hid];
-        struct rel_peer_stats ps;
+    stats_prom_one(b, &err, "collsd_dgrams_in_total", "counter", rs.dgrams_in);
+    stats_prom_one(b, &err, "collsd_dgrams_out_total", "counter",
+                   rs.dgrams_out);
+    stats_prom_one(b, &err, "collsd_bad_dgrams_total", "counter",
+                   rs.bad_dgrams);
+    stats_prom_one(b, &err, "collsd_unknown_src_total", "counter",
+                   rs.unknown_src);
+    stats_prom_one(b, &err, "collsd_stale_inc_total", "counter", rs.stale_inc);
+    /* per peer: one family after the other, every peer in each */
+    for (f = 0; f < ADMIN_PEER_FAMILIES; f++) {
+        stats_prom_type(b, &err, admin_peer_family[f].name,
+                        admin_peer_family[f].type);
+        for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+            struct host *h = d->hosts[hid];
+            struct rel_peer_stats ps;
+            unsigned long long v;
 
-        if (h == NULL || hid == d->hid)
-            continue;
-        stats_prom(b, &err, "collsd_peer_up{hid=\"%d\"} %d\n", hid,
-                   h->state == COLLS_HOST_UP);
-        if (rel_peer_stats(d->rel, hid, &ps) != 0)
-            continue;
-        stats_prom(b, &err, "collsd_peer_srtt_us{hid=\"%d\"} %llu\n", hid,
-                   (unsigned long long)ps.srtt_us);
-        stats_prom(b, &err, "collsd_peer_retransmits_total{hid=\"%d\"} %llu\n",
-                   hid, (unsigned long long)ps.retransmits);
-        stats_prom(b, &err, "collsd_peer_bytes_sent_total{hid=\"%d\"} %llu\n",
-                   hid, (unsigned long long)ps.bytes_sent);
-        stats_prom(b, &err, "collsd_peer_bytes_recv_total{hid=\"%d\"} %llu\n",
-                   hid, (unsigned long long)ps.bytes_recv);
-        stats_prom(b, &err, "collsd_peer_queued_bytes{hid=\"%d\"} %llu\n", hid,
-                   (unsigned long long)ps.queued_bytes);
+            if (h == NULL || hid == d->hid)
+                continue;
+            if (f == 0) {
+                v = h->state == COLLS_HOST_UP;
+            } else if (rel_peer_stats(d->rel, hid, &ps) != 0) {
+                continue;
+            } else {
+                const uint64_t vals[ADMIN_PEER_FAMILIES] = {0,
+                                                            ps.srtt_us,
+                                                            ps.retransmits,
+                                                            ps.bytes_sent,
+                                                            ps.bytes_recv,
+                                                            ps.queued_bytes};
+
+                v = vals[f];
+            }
+            stats_prom(b, &err, "%s{hid=\"%d\"} %llu\n",
+                       admin_peer_family[f].name, hid, v);
+        }
     }
     if (err == 0 && d->gs != NULL)
         err = coll_stats_prometheus(d, b);

@@ -2166,42 +2166,42 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     int op, m, err = 0;
     size_t k, nalg;
 
+    static const char *const family[4] = {
+        "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
+        "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us_total"};
+    int f;
+
 #define X(n)                                                                   \
-    stats_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                     \
-               (unsigned long long)c->n);
+    stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
+                   (unsigned long long)c->n);
     COLL_COUNTERS(X)
 #undef X
 #define X(n)                                                                   \
-    stats_prom(b, &err, "collsd_coll_" #n "_total %llu\n",                     \
-               (unsigned long long)coll_fpc_cnt.n);
+    stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
+                   (unsigned long long)coll_fpc_cnt.n);
     COLL_FPC_COUNTERS(X)
 #undef X
-    for (op = 0; op < SCHED_OP_MAX; op++)
-        for (m = 0; m < 2; m++) {
-            const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
+    /* one family after the other, every (op, mode, alg) run in each */
+    for (f = 0; f < 4; f++) {
+        stats_prom_type(b, &err, family[f], "counter");
+        for (op = 0; op < SCHED_OP_MAX; op++)
+            for (m = 0; m < 2; m++) {
+                const struct alg *t =
+                    alg_table(m ? op : coll_leader_op(op), &nalg);
 
-            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                const struct coll_opstats *os = &d->gs->ops[op][m][k];
-                const char *mode = m ? "flat" : "hier";
+                for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+                    const struct coll_opstats *os = &d->gs->ops[op][m][k];
+                    const uint64_t v[4] = {os->runs, os->bytes, os->fallbacks,
+                                           os->us.sum};
 
-                if (os->runs == 0 && os->fallbacks == 0)
-                    continue;
-                const struct {
-                    const char *name;
-                    uint64_t value;
-                } series[] = {{"runs_total", os->runs},
-                              {"bytes_total", os->bytes},
-                              {"fallbacks_total", os->fallbacks},
-                              {"us_sum", os->us.sum}};
-                size_t i;
-
-                for (i = 0; i < sizeof(series) / sizeof(series[0]); i++)
-                    stats_prom(b, &err,
-                               "collsd_coll_%s{op=\"%s\",mode=\"%s\","
-                               "alg=\"%s\"} %llu\n",
-                               series[i].name, sched_op_name(op), mode,
-                               t[k].name, (unsigned long long)series[i].value);
+                    if (os->runs == 0 && os->fallbacks == 0)
+                        continue;
+                    stats_prom(
+                        b, &err, "%s{op=\"%s\",mode=\"%s\",alg=\"%s\"} %llu\n",
+                        family[f], sched_op_name(op), m ? "flat" : "hier",
+                        t[k].name, (unsigned long long)v[f]);
+                }
             }
-        }
+    }
     return err;
 }

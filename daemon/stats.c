@@ -249,3 +249,17 @@ stats_prom(struct buf *b, int *err, const char *fmt, ...)
         *err = buf_append(
             b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
+
+void
+stats_prom_type(struct buf *b, int *err, const char *name, const char *type)
+{
+    stats_prom(b, err, "# TYPE %s %s\n", name, type);
+}
+
+void
+stats_prom_one(struct buf *b, int *err, const char *name, const char *type,
+               unsigned long long value)
+{
+    stats_prom_type(b, err, name, type);
+    stats_prom(b, err, "%s %llu\n", name, value);
+}

@@ -58,5 +58,13 @@ int stats_json_finish(struct stats_json *j);
    keeps the first error, after which nothing more is appended. */
 void stats_prom(struct buf *b, int *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Appends "# TYPE name type" (counter, gauge): it opens the family of
+   name, whose samples must all follow before another family opens. */
+void stats_prom_type(struct buf *b, int *err, const char *name,
+                     const char *type);
+/* Appends one unlabelled sample "name value" with its TYPE line: a
+   family of its own. */
+void stats_prom_one(struct buf *b, int *err, const char *name, const char *type,
+                    unsigned long long value);
 
 #endif
