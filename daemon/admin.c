@@ -757,6 +757,10 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_one(b, &err, "collsd_unknown_src_total", "counter",
                    rs.unknown_src);
     stats_prom_one(b, &err, "collsd_stale_inc_total", "counter", rs.stale_inc);
+    stats_prom_type(b, &err, "collsd_msg_bytes", "histogram");
+    stats_prom_hist(b, &err, "collsd_msg_bytes", "", &d->st.msg_bytes);
+    stats_prom_type(b, &err, "collsd_ping_rtt_us", "histogram");
+    stats_prom_hist(b, &err, "collsd_ping_rtt_us", "", &d->st.ping_rtt_us);
     /* per peer: one family after the other, every peer in each */
     for (f = 0; f < ADMIN_PEER_FAMILIES; f++) {
         stats_prom_type(b, &err, admin_peer_family[f].name,

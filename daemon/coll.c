@@ -2166,9 +2166,10 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     int op, m, err = 0;
     size_t k, nalg;
 
+    /* the last: a histogram of the operations' times */
     static const char *const family[4] = {
         "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
-        "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us_total"};
+        "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us"};
     int f;
 
 #define X(n)                                                                   \
@@ -2183,7 +2184,7 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 #undef X
     /* one family after the other, every (op, mode, alg) run in each */
     for (f = 0; f < 4; f++) {
-        stats_prom_type(b, &err, family[f], "counter");
+        stats_prom_type(b, &err, family[f], f < 3 ? "counter" : "histogram");
         for (op = 0; op < SCHED_OP_MAX; op++)
             for (m = 0; m < 2; m++) {
                 const struct alg *t =
@@ -2191,15 +2192,19 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 
                 for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
                     const struct coll_opstats *os = &d->gs->ops[op][m][k];
-                    const uint64_t v[4] = {os->runs, os->bytes, os->fallbacks,
-                                           os->us.sum};
+                    const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
+                    char labels[128];
 
                     if (os->runs == 0 && os->fallbacks == 0)
                         continue;
-                    stats_prom(
-                        b, &err, "%s{op=\"%s\",mode=\"%s\",alg=\"%s\"} %llu\n",
-                        family[f], sched_op_name(op), m ? "flat" : "hier",
-                        t[k].name, (unsigned long long)v[f]);
+                    snprintf(labels, sizeof(labels),
+                             "op=\"%s\",mode=\"%s\",alg=\"%s\"",
+                             sched_op_name(op), m ? "flat" : "hier", t[k].name);
+                    if (f == 3)
+                        stats_prom_hist(b, &err, family[f], labels, &os->us);
+                    else
+                        stats_prom(b, &err, "%s{%s} %llu\n", family[f], labels,
+                                   (unsigned long long)v[f]);
                 }
             }
     }

@@ -257,6 +257,39 @@ stats_prom_type(struct buf *b, int *err, const char *name, const char *type)
 }
 
 void
+stats_prom_hist(struct buf *b, int *err, const char *name, const char *labels,
+                const struct stats_hist *h)
+{
+    const char *sep = labels[0] != '\0' ? "," : "";
+    unsigned i, top = 0;
+    uint64_t cum = 0;
+
+    for (i = 0; i < STATS_HIST_BUCKETS; i++)
+        if (h->bucket[i] != 0)
+            top = i;
+    for (i = 0; i <= top && h->count > 0; i++) {
+        /* bucket i holds v < 2^i, i.e. v <= 2^i - 1 (bucket 0: v == 0) */
+        uint64_t le = i == 0 ? 0 : i >= 64 ? UINT64_MAX : (1ull << i) - 1;
+
+        cum += h->bucket[i];
+        stats_prom(b, err, "%s_bucket{%s%sle=\"%llu\"} %llu\n", name, labels,
+                   sep, (unsigned long long)le, (unsigned long long)cum);
+    }
+    stats_prom(b, err, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+               (unsigned long long)h->count);
+    if (labels[0] != '\0') {
+        stats_prom(b, err, "%s_sum{%s} %llu\n", name, labels,
+                   (unsigned long long)h->sum);
+        stats_prom(b, err, "%s_count{%s} %llu\n", name, labels,
+                   (unsigned long long)h->count);
+    } else {
+        stats_prom(b, err, "%s_sum %llu\n", name, (unsigned long long)h->sum);
+        stats_prom(b, err, "%s_count %llu\n", name,
+                   (unsigned long long)h->count);
+    }
+}
+
+void
 stats_prom_one(struct buf *b, int *err, const char *name, const char *type,
                unsigned long long value)
 {

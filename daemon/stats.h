@@ -62,6 +62,12 @@ void stats_prom(struct buf *b, int *err, const char *fmt, ...)
    name, whose samples must all follow before another family opens. */
 void stats_prom_type(struct buf *b, int *err, const char *name,
                      const char *type);
+/* Appends the samples of h as a Prometheus histogram: name_bucket with
+   labels (e.g. "op=\"bcast\"", or "" for none) and cumulative le="2^b-1"
+   up to the highest bucket in use, le="+Inf", name_sum, name_count.  The
+   family's TYPE line (histogram) is the caller's. */
+void stats_prom_hist(struct buf *b, int *err, const char *name,
+                     const char *labels, const struct stats_hist *h);
 /* Appends one unlabelled sample "name value" with its TYPE line: a
    family of its own. */
 void stats_prom_one(struct buf *b, int *err, const char *name, const char *type,

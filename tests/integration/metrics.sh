@@ -6,7 +6,8 @@
 #      "name[{labels}] value", every family opens with one TYPE line and
 #      its samples follow it without another family in between (the
 #      per-peer families list both peers, the per-algorithm ones the
-#      allreduce runs);
+#      allreduce runs); histograms have cumulative buckets whose +Inf
+#      bucket equals their count;
 #   2. the figures are live: collsd_tasks counts an attached task, and a
 #      `collsctl ping` of 20 echoes moves collsd_dgrams_out_total and the
 #      peer's bytes by at least that much;
@@ -62,18 +63,38 @@ echo "$resp" | grep -qi '^Content-Type: text/plain; version=0.0.4' ||
 m=$(echo "$resp" | body)
 bad=$(echo "$m" | awk '
     /^# TYPE / {
-        if (NF != 4 || ($4 != "counter" && $4 != "gauge"))
+        if (NF != 4 || ($4 != "counter" && $4 != "gauge" && $4 != "histogram"))
             { print "bad TYPE: " $0; next }
         if ($3 in typed) { print "second TYPE of " $3; next }
-        typed[$3] = 1; open = $3; next }
+        typed[$3] = 1; open = $3; type = $4; next }
     /^#/ || /^$/ { next }
     {
         if ($0 !~ /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+$/)
             { print "bad sample: " $0; next }
         name = $1; sub(/\{.*/, "", name)
-        if (name != open) { print name " outside its family (open: " open ")" }
-        n++ }
-    END { if (n < 30) print "only " n + 0 " samples" }')
+        fam = name
+        if (type == "histogram") sub(/_(bucket|sum|count)$/, "", fam)
+        if (fam != open) { print name " outside its family (open: " open ")" }
+        n++
+        if (type != "histogram") next
+        # one series: the labels without le; buckets cumulative, +Inf = count
+        key = $1; sub(/^[^{]*/, "", key); sub(/,?le="[^"]*"/, "", key)
+        sub(/^\{,/, "{", key); sub(/^\{\}$/, "", key)
+        key = fam key
+        if (name ~ /_bucket$/) {
+            if ($1 !~ /le="/) { print "bucket without le: " $0; next }
+            if ((key in last) && $2 < last[key]) print "not cumulative: " $0
+            last[key] = $2
+            if ($1 ~ /le="\+Inf"/) inf[key] = $2
+        } else if (name ~ /_count$/) {
+            cnt[key] = $2
+        } }
+    END {
+        if (n < 30) print "only " n + 0 " samples"
+        for (k in cnt)
+            if (!(k in inf) || inf[k] != cnt[k])
+                print k ": +Inf bucket " inf[k] " but count " cnt[k]
+        for (k in inf) if (!(k in cnt)) print k ": no count" }')
 [ -z "$bad" ] || it_fail "Prometheus text: $bad"
 for hid in 2 3; do
     [ "$(echo "$m" | sample "collsd_peer_up{hid=\"$hid\"}")" = 1 ] ||
@@ -83,6 +104,10 @@ runs=$(echo "$m" | awk '$1 ~ /^collsd_coll_alg_runs_total\{op="allreduce",/ { s 
     END { print s + 0 }')
 [ "$runs" -ge 15 ] ||
     it_fail "allreduce runs by algorithm: $runs, not 3 ranks x 5 iterations"
+hc=$(echo "$m" | awk '$1 ~ /^collsd_coll_alg_time_us_count\{op="allreduce",/ { s += $2 }
+    END { print s + 0 }')
+[ "$hc" -ge 15 ] ||
+    it_fail "allreduce time histogram counts $hc operations, not >= 15"
 it_log "1. /metrics: $(echo "$m" | grep -vc '^#') samples checked; allreduce runs $runs"
 
 # 2. Live figures.
