@@ -207,7 +207,9 @@ net_open(struct daemon *d)
     err = udp_open(cfg->listen, &d->udp);
     if (err != 0) {
         log_error("cannot open UDP socket on %s: %s", cfg->listen,
-                  log_errstr(err));
+                  err == COLLS_EEXIST
+                      ? "address in use (another collsd there? --listen)"
+                      : log_errstr(err));
         return err;
     }
     snprintf(d->listen_addr, sizeof(d->listen_addr), "%s",
