@@ -83,6 +83,7 @@
 #include "daemon/platform.h"
 #include "daemon/rel.h"
 #include "daemon/route.h"
+#include "daemon/siphash.h"
 #include "daemon/task.h"
 #include "proto/bytes.h"
 #include "proto/envelope.h"
@@ -93,7 +94,7 @@
 
 /* Key of the join cookies (host_cookie): random, set once by host_init,
    never sent.  File scope because only the cookies use it. */
-static uint64_t host_join_key;
+static uint8_t host_join_key[SIPHASH_KEY_LEN];
 
 static void host_set_direct_ip(struct daemon *d);
 static void host_heartbeat(struct daemon *d);
@@ -160,24 +161,19 @@ host_sa_equal(const struct sockaddr_in *a, const struct sockaddr_in *b)
 }
 
 /*
- * The join cookie of the daemon at sa running incarnation inc: a keyed
- * hash (two rounds of the splitmix64 finaliser over the fields and
- * host_join_key), never 0.
+ * The join cookie of the daemon at sa running incarnation inc: SipHash of
+ * address, port and incarnation under host_join_key, never 0.
  */
 static uint64_t
 host_cookie(const struct sockaddr_in *sa, uint32_t inc)
 {
-    uint64_t z = (uint64_t)ntohl(sa->sin_addr.s_addr) << 32 |
-                 (uint64_t)ntohs(sa->sin_port) << 16;
-    int round;
+    uint8_t m[10];
+    uint64_t z;
 
-    z ^= (uint64_t)inc * 0x9e3779b97f4a7c15ull;
-    for (round = 0; round < 2; round++) {
-        z += host_join_key;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-    }
+    memcpy(m, &sa->sin_addr.s_addr, 4); /* network order as it is */
+    memcpy(m + 4, &sa->sin_port, 2);
+    put_u32(m + 6, inc);
+    z = siphash24(host_join_key, m, sizeof(m));
     return z != 0 ? z : 1;
 }
 
@@ -1301,8 +1297,11 @@ host_init(struct daemon *d)
     struct sockaddr_in me;
     int n, rc;
 
-    host_join_key =
-        (uint64_t)platform_random_u32() << 32 | platform_random_u32();
+    for (n = 0; n < SIPHASH_KEY_LEN; n += 4) {
+        uint32_t r = platform_random_u32();
+
+        memcpy(host_join_key + n, &r, 4);
+    }
     if (cfg->name[0] != '\0')
         snprintf(d->name, sizeof(d->name), "%s", cfg->name);
     else

@@ -96,7 +96,7 @@
  * of an unadopted incarnation S is dropped (stale_inc) and answered with
  * a challenge, a PROBE to the peer's address with dst_inc S and msg_id a
  * nonce; S is adopted when a PROBE of S echoes the nonce in msg_len.  The
- * nonce is a keyed hash of (hid, S) under a per-rel secret, so no state is
+ * nonce is SipHash of (hid, S) under a per-rel secret key, so no state is
  * kept per challenge and spoofed incarnations cannot displace the genuine
  * one's challenge.  Meanwhile the current incarnation's datagrams are
  * accepted as before: a blind spoofer (who cannot read what we send to
@@ -119,6 +119,8 @@
 
 #include "colls.h"
 #include "daemon/rel.h"
+#include "daemon/siphash.h"
+#include "proto/bytes.h"
 #include "proto/dgram.h"
 
 #define REL_NIL            UINT32_MAX
@@ -265,7 +267,7 @@ struct rel {
     struct rel_peer *zombies;
     struct rel_stats st;
     uint64_t rng;
-    uint64_t secret;      /* key of the challenge nonces */
+    uint8_t key[SIPHASH_KEY_LEN]; /* of the challenge nonces */
     int unflushed;        /* ops->send_ref was called since ops->flush */
     struct rel_msg *dead; /* freed messages send_ref may still use */
     int blocked;
@@ -336,16 +338,19 @@ rel_random(struct rel *r)
 }
 
 /*
- * The challenge nonce for incarnation inc of peer hid: a keyed hash (the
- * secret never leaves this process), never 0.
+ * The challenge nonce for incarnation inc of peer hid: SipHash of both
+ * under a key that never leaves this process, never 0.
  */
 static uint32_t
 inc_nonce(const struct rel *r, int hid, uint32_t inc)
 {
-    uint64_t z = mix64(r->secret ^ ((uint64_t)(unsigned)hid << 32 | inc));
+    uint8_t m[8];
+    uint64_t z;
     uint32_t v;
 
-    z = mix64(z + r->secret);
+    put_u32(m, (uint32_t)hid);
+    put_u32(m + 4, inc);
+    z = siphash24(r->key, m, sizeof(m));
     v = (uint32_t)(z ^ (z >> 32));
     return v != 0 ? v : 1;
 }
@@ -1669,6 +1674,7 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
 {
     struct rel *r;
     uint32_t ring = 64;
+    size_t i;
 
     if (cfg == NULL || ops == NULL || ops->send == NULL ||
         ops->deliver == NULL ||
@@ -1700,11 +1706,20 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     r->mask = ring - 1;
     r->cwnd_min = cfg->window < REL_CWND_MIN ? cfg->window : REL_CWND_MIN;
     r->rng = cfg->seed;
-    r->secret = cfg->secret;
-    if (r->secret == 0 &&
-        getrandom(&r->secret, sizeof r->secret, 0) != sizeof r->secret)
-        r->secret = mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^
-                          (uint64_t)my_inc << 32);
+    if (cfg->secret != 0) {
+        /* reproducible (tests): the key spelled out from the secret */
+        uint64_t k = cfg->secret;
+
+        for (i = 0; i < SIPHASH_KEY_LEN; i++, k = mix64(k))
+            r->key[i] = (uint8_t)k;
+    } else if (getrandom(r->key, sizeof(r->key), 0) !=
+               (ssize_t)sizeof(r->key)) {
+        uint64_t k = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^
+                     (uint64_t)my_inc << 32;
+
+        for (i = 0; i < SIPHASH_KEY_LEN; i++, k = mix64(k))
+            r->key[i] = (uint8_t)k;
+    }
     if (cfg->reorder > 0) {
         r->hold = malloc(cfg->mtu);
         if (r->hold == NULL) {

@@ -20,6 +20,7 @@
 
 #include "colls.h"
 #include "daemon/rel.h"
+#include "daemon/siphash.h"
 #include "daemon/udp.h"
 #include "proto/dgram.h"
 #include "tests/unit/suites.h"
@@ -1485,11 +1486,48 @@ add(Suite *s, const char *name, const TTest *t)
     suite_add_tcase(s, tc);
 }
 
+/* SipHash-2-4 (the challenge nonces' and join cookies' PRF) against the
+   test vectors of its paper: key 00..0f, messages 00..(n-1). */
+START_TEST(test_siphash_vectors)
+{
+    static const struct {
+        size_t len;
+        uint64_t want;
+    } v[] = {
+        {0, 0x726fdb47dd0e0e31ull},
+        {15, 0xa129ca6149be45e5ull},
+    };
+    uint8_t key[SIPHASH_KEY_LEN], msg[64];
+    size_t i;
+
+    for (i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)i;
+    for (i = 0; i < sizeof(msg); i++)
+        msg[i] = (uint8_t)i;
+    for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        ck_assert_msg(siphash24(key, msg, v[i].len) == v[i].want,
+                      "siphash of %zu bytes: %016llx", v[i].len,
+                      (unsigned long long)siphash24(key, msg, v[i].len));
+    /* every byte of key and message counts */
+    for (i = 0; i < 16; i++) {
+        uint64_t h0 = siphash24(key, msg, 16);
+
+        key[i] ^= 1;
+        ck_assert(siphash24(key, msg, 16) != h0);
+        key[i] ^= 1;
+        msg[i] ^= 0x80;
+        ck_assert(siphash24(key, msg, 16) != h0);
+        msg[i] ^= 0x80;
+    }
+}
+END_TEST
+
 Suite *
 suite_rel(void)
 {
     Suite *s = suite_create("rel");
 
+    add(s, "siphash_vectors", test_siphash_vectors);
     add(s, "lossless", test_rel_lossless);
     add(s, "loss5", test_rel_loss5);
     add(s, "loss20", test_rel_loss20);
