@@ -1002,7 +1002,15 @@ static void
 rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 {
     uint64_t rto;
+    unsigned b = rtt == 0 ? 0 : 64 - (unsigned)__builtin_clzll(rtt);
 
+    p->st.rtt_hist[b < REL_RTT_BUCKETS ? b : REL_RTT_BUCKETS - 1]++;
+    if (p->st.rtt_count == 0 || rtt < p->st.rtt_min_us)
+        p->st.rtt_min_us = rtt;
+    if (rtt > p->st.rtt_max_us)
+        p->st.rtt_max_us = rtt;
+    p->st.rtt_count++;
+    p->st.rtt_sum_us += rtt;
     if (!p->have_rtt) {
         p->srtt = rtt;
         p->rttvar = rtt / 2;

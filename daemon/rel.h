@@ -68,6 +68,11 @@ struct rel_ops {
     int (*flush)(void *ctx);
 };
 
+/* Buckets of the RTT histogram: bucket b counts samples v (us) with
+   2^(b-1) <= v < 2^b (bucket 0: v == 0), the last one everything above,
+   as the daemon's log2 histograms (stats.h) count them. */
+#define REL_RTT_BUCKETS 32
+
 struct rel_peer_stats {
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     uint64_t dgrams_sent, dgrams_recv, retransmits, fast_retransmits;
@@ -78,6 +83,9 @@ struct rel_peer_stats {
     uint64_t pacing_bps;   /* pacing rate in force, bytes/s; 0 none */
     uint64_t min_rtt_us;   /* least RTT sample of the last 10 s */
     uint32_t inflight;     /* datagrams sent, not yet acked */
+    /* every RTT sample taken from this peer's acks, since the start */
+    uint64_t rtt_count, rtt_sum_us, rtt_min_us, rtt_max_us;
+    uint64_t rtt_hist[REL_RTT_BUCKETS];
 };
 
 struct rel_stats {

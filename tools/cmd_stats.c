@@ -221,7 +221,29 @@ stats_inline(const struct jnode *j)
     printf("\n");
 }
 
-/* Array of objects: one row per field, one column per element. */
+/* The text of scalar member key of object j, or NULL. */
+static const char *
+jget(const struct jnode *j, const char *key)
+{
+    size_t i;
+
+    for (i = 0; j->type == J_OBJECT && i < j->n; i++)
+        if (j->kid[i]->type == J_SCALAR && j->kid[i]->key != NULL &&
+            strcmp(j->kid[i]->key, key) == 0)
+            return j->kid[i]->text;
+    return NULL;
+}
+
+/* Is j a histogram (stats_json_hist: count, p50, p99, ...)? */
+static int
+jhist(const struct jnode *j)
+{
+    return j->type == J_OBJECT && jget(j, "p50") != NULL &&
+           jget(j, "p99") != NULL;
+}
+
+/* Array of objects: one row per field, one column per element; a
+   histogram field is one row "NAME p50/p99". */
 static void
 stats_transposed(const struct jnode *j)
 {
@@ -232,15 +254,24 @@ stats_transposed(const struct jnode *j)
         if (first->type != J_OBJECT)
             continue;
         for (i = 0; i < first->n; i++) {
-            if (first->kid[i]->type != J_SCALAR)
+            const struct jnode *f = first->kid[i];
+            char name[64];
+
+            if (f->type != J_SCALAR && !jhist(f))
                 continue;
-            printf("  %-20s", first->kid[i]->key);
+            snprintf(name, sizeof(name), "%s%s", f->key,
+                     f->type == J_SCALAR ? "" : " p50/p99");
+            printf("  %-20s", name);
             for (e = from; e < j->n && e < from + STATS_COLS; e++) {
                 const struct jnode *el = j->kid[e];
-                const char *v = "-";
+                char v[64] = "-";
+
                 if (el->type == J_OBJECT && i < el->n &&
                     el->kid[i]->type == J_SCALAR)
-                    v = el->kid[i]->text;
+                    snprintf(v, sizeof(v), "%s", el->kid[i]->text);
+                else if (el->type == J_OBJECT && i < el->n && jhist(el->kid[i]))
+                    snprintf(v, sizeof(v), "%s/%s", jget(el->kid[i], "p50"),
+                             jget(el->kid[i], "p99"));
                 printf(" %18.18s", v);
             }
             printf("\n");

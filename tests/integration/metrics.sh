@@ -10,7 +10,7 @@
 #      bucket equals their count;
 #   2. the figures are live: collsd_tasks counts an attached task, and a
 #      `collsctl ping` of 20 echoes moves collsd_dgrams_out_total and the
-#      peer's bytes by at least that much;
+#      peer's bytes by at least that much, and its RTT histogram;
 #   3. GET /stats.json is the JSON of `collsctl stats --json` (same keys);
 #   4. other paths get 404, other methods 405;
 #   5. garbage and a half-sent request on the HTTP port do not hurt the
@@ -121,16 +121,21 @@ m=$(http GET /metrics | body)
     it_fail "collsd_tasks with one task attached: $(echo "$m" | sample collsd_tasks)"
 out0=$(echo "$m" | sample collsd_dgrams_out_total)
 sent0=$(echo "$m" | sample 'collsd_peer_bytes_sent_total{hid="2"}')
+rtt0=$(echo "$m" | sample 'collsd_peer_rtt_us_count{hid="2"}')
 it_ctl 1 ping 2 -c 20 -s 1000 -i 1 >/dev/null ||
     it_fail "collsctl ping 2 failed"
 m=$(http GET /metrics | body)
 out1=$(echo "$m" | sample collsd_dgrams_out_total)
 sent1=$(echo "$m" | sample 'collsd_peer_bytes_sent_total{hid="2"}')
+rtt1=$(echo "$m" | sample 'collsd_peer_rtt_us_count{hid="2"}')
 [ "$out1" -ge $((out0 + 20)) ] ||
     it_fail "dgrams_out went from $out0 to $out1 over 20 pings"
 [ "$sent1" -ge $((sent0 + 20 * 1000)) ] ||
     it_fail "bytes sent to host 2 went from $sent0 to $sent1 over 20 x 1000 B"
-it_log "2. live: dgrams_out $out0 -> $out1, bytes to host 2 $sent0 -> $sent1"
+# each echo acks its request: an RTT sample (unless it was resent)
+[ "$rtt1" -ge $((rtt0 + 10)) ] ||
+    it_fail "RTT samples of host 2 went from $rtt0 to $rtt1 over 20 pings"
+it_log "2. live: dgrams_out $out0 -> $out1, bytes to host 2 $sent0 -> $sent1, RTT samples $rtt0 -> $rtt1"
 
 # 3. /stats.json has the keys of collsctl stats --json.
 resp=$(http GET /stats.json)
