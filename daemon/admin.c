@@ -589,21 +589,6 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
 
 static const char *const admin_host_states[] = {"up", "down", "joining"};
 
-/* The RTT samples rel counted for a peer, as a daemon histogram. */
-static void
-admin_rtt_hist(const struct rel_peer_stats *ps, struct stats_hist *h)
-{
-    unsigned b;
-
-    memset(h, 0, sizeof(*h));
-    for (b = 0; b < REL_RTT_BUCKETS; b++)
-        h->bucket[b] = ps->rtt_hist[b];
-    h->count = ps->rtt_count;
-    h->sum = ps->rtt_sum_us;
-    h->min = ps->rtt_min_us;
-    h->max = ps->rtt_max_us;
-}
-
 int
 admin_stats_json(struct daemon *d, struct buf *b)
 {
@@ -660,7 +645,6 @@ admin_stats_json(struct daemon *d, struct buf *b)
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct host *h = d->hosts[hid];
         struct rel_peer_stats ps;
-        struct stats_hist rh;
 
         if (h == NULL || hid == d->hid)
             continue;
@@ -692,8 +676,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
             stats_json_u64(&j, "acks_recv", ps.acks_recv);
             stats_json_u64(&j, "queued_bytes", ps.queued_bytes);
             stats_json_u64(&j, "inflight", ps.inflight);
-            admin_rtt_hist(&ps, &rh);
-            stats_json_hist(&j, "rtt_us", &rh);
+            stats_json_hist(&j, "rtt_us", &ps.rtt_us);
         }
         stats_json_obj_end(&j);
     }
@@ -811,15 +794,13 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_type(b, &err, "collsd_peer_rtt_us", "histogram");
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct rel_peer_stats ps;
-        struct stats_hist rh;
         char label[32];
 
         if (d->hosts[hid] == NULL || hid == d->hid ||
             rel_peer_stats(d->rel, hid, &ps) != 0)
             continue;
-        admin_rtt_hist(&ps, &rh);
         snprintf(label, sizeof(label), "hid=\"%d\"", hid);
-        stats_prom_hist(b, &err, "collsd_peer_rtt_us", label, &rh);
+        stats_prom_hist(b, &err, "collsd_peer_rtt_us", label, &ps.rtt_us);
     }
     if (err == 0 && d->gs != NULL)
         err = coll_stats_prometheus(d, b);

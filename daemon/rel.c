@@ -1002,15 +1002,8 @@ static void
 rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 {
     uint64_t rto;
-    unsigned b = rtt == 0 ? 0 : 64 - (unsigned)__builtin_clzll(rtt);
 
-    p->st.rtt_hist[b < REL_RTT_BUCKETS ? b : REL_RTT_BUCKETS - 1]++;
-    if (p->st.rtt_count == 0 || rtt < p->st.rtt_min_us)
-        p->st.rtt_min_us = rtt;
-    if (rtt > p->st.rtt_max_us)
-        p->st.rtt_max_us = rtt;
-    p->st.rtt_count++;
-    p->st.rtt_sum_us += rtt;
+    stats_hist_add(&p->st.rtt_us, rtt);
     if (!p->have_rtt) {
         p->srtt = rtt;
         p->rttvar = rtt / 2;
@@ -1714,16 +1707,14 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     r->mask = ring - 1;
     r->cwnd_min = cfg->window < REL_CWND_MIN ? cfg->window : REL_CWND_MIN;
     r->rng = cfg->seed;
-    if (cfg->secret != 0) {
-        /* reproducible (tests): the key spelled out from the secret */
-        uint64_t k = cfg->secret;
-
-        for (i = 0; i < SIPHASH_KEY_LEN; i++, k = mix64(k))
-            r->key[i] = (uint8_t)k;
-    } else if (getrandom(r->key, sizeof(r->key), 0) !=
-               (ssize_t)sizeof(r->key)) {
-        uint64_t k = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^
-                     (uint64_t)my_inc << 32;
+    /* the key: random, or spelled out from cfg->secret (reproducible,
+       for tests) or, without getrandom, from the time and the address */
+    if (cfg->secret != 0 ||
+        getrandom(r->key, sizeof(r->key), 0) != (ssize_t)sizeof(r->key)) {
+        uint64_t k = cfg->secret != 0
+                         ? cfg->secret
+                         : (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r ^
+                               (uint64_t)my_inc << 32;
 
         for (i = 0; i < SIPHASH_KEY_LEN; i++, k = mix64(k))
             r->key[i] = (uint8_t)k;

@@ -29,6 +29,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "daemon/stats.h"
+
 struct rel;
 
 struct rel_config {
@@ -68,24 +70,17 @@ struct rel_ops {
     int (*flush)(void *ctx);
 };
 
-/* Buckets of the RTT histogram: bucket b counts samples v (us) with
-   2^(b-1) <= v < 2^b (bucket 0: v == 0), the last one everything above,
-   as the daemon's log2 histograms (stats.h) count them. */
-#define REL_RTT_BUCKETS 32
-
 struct rel_peer_stats {
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     uint64_t dgrams_sent, dgrams_recv, retransmits, fast_retransmits;
     uint64_t timeouts, dups_recv, acks_sent, acks_recv;
     uint64_t srtt_us, rttvar_us, rto_us;
-    uint64_t queued_bytes; /* accepted by rel_send, not yet acked */
-    uint64_t bw_bps;       /* delivery rate estimate, bytes/s */
-    uint64_t pacing_bps;   /* pacing rate in force, bytes/s; 0 none */
-    uint64_t min_rtt_us;   /* least RTT sample of the last 10 s */
-    uint32_t inflight;     /* datagrams sent, not yet acked */
-    /* every RTT sample taken from this peer's acks, since the start */
-    uint64_t rtt_count, rtt_sum_us, rtt_min_us, rtt_max_us;
-    uint64_t rtt_hist[REL_RTT_BUCKETS];
+    uint64_t queued_bytes;    /* accepted by rel_send, not yet acked */
+    uint64_t bw_bps;          /* delivery rate estimate, bytes/s */
+    uint64_t pacing_bps;      /* pacing rate in force, bytes/s; 0 none */
+    uint64_t min_rtt_us;      /* least RTT sample of the last 10 s */
+    uint32_t inflight;        /* datagrams sent, not yet acked */
+    struct stats_hist rtt_us; /* every RTT sample from this peer's acks */
 };
 
 struct rel_stats {

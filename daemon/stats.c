@@ -261,9 +261,12 @@ stats_prom_hist(struct buf *b, int *err, const char *name, const char *labels,
                 const struct stats_hist *h)
 {
     const char *sep = labels[0] != '\0' ? "," : "";
+    char braced[256] = "";
     unsigned i, top = 0;
     uint64_t cum = 0;
 
+    if (labels[0] != '\0')
+        snprintf(braced, sizeof(braced), "{%s}", labels);
     for (i = 0; i < STATS_HIST_BUCKETS; i++)
         if (h->bucket[i] != 0)
             top = i;
@@ -277,16 +280,10 @@ stats_prom_hist(struct buf *b, int *err, const char *name, const char *labels,
     }
     stats_prom(b, err, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
                (unsigned long long)h->count);
-    if (labels[0] != '\0') {
-        stats_prom(b, err, "%s_sum{%s} %llu\n", name, labels,
-                   (unsigned long long)h->sum);
-        stats_prom(b, err, "%s_count{%s} %llu\n", name, labels,
-                   (unsigned long long)h->count);
-    } else {
-        stats_prom(b, err, "%s_sum %llu\n", name, (unsigned long long)h->sum);
-        stats_prom(b, err, "%s_count %llu\n", name,
-                   (unsigned long long)h->count);
-    }
+    stats_prom(b, err, "%s_sum%s %llu\n", name, braced,
+               (unsigned long long)h->sum);
+    stats_prom(b, err, "%s_count%s %llu\n", name, braced,
+               (unsigned long long)h->count);
 }
 
 void

@@ -10,8 +10,8 @@
 
 #include "colls.h"
 #include "daemon/config.h"
-#include "proto/size.h"
 #include "daemon/log.h"
+#include "proto/size.h"
 #include "tests/unit/suites.h"
 
 /* Parses a NULL-terminated argv list (without argv[0]) and envp. */
