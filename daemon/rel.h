@@ -14,6 +14,10 @@
  * That keeps it testable with a simulated network (tests/unit/test-rel.c)
  * and fuzzable (tests/fuzz/fuzz-rel.c).
  *
+ * It is three files behind this one interface: rel.c (peers,
+ * incarnations, output, these entry points), relsend.c (the sender of
+ * each peer) and relrecv.c (its receiver), sharing daemon/rel_int.h.
+ *
  * Incarnations: every daemon start has a new, random incarnation number.
  * Datagrams whose src_inc is one of the peer's past ones, or whose dst_inc
  * is not ours, are dropped and counted; a new src_inc from a known peer is

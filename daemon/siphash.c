@@ -2,23 +2,15 @@
  * siphash.c -- SipHash-2-4 (siphash.h): 2 compression rounds per 8-byte
  * word, 4 finalisation rounds; words and key are read little-endian.
  */
+#include <string.h>
+
 #include "daemon/siphash.h"
+#include "proto/bytes.h"
 
 static uint64_t
 sip_rotl(uint64_t x, unsigned b)
 {
     return x << b | x >> (64 - b);
-}
-
-static uint64_t
-sip_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
 }
 
 struct sip_state {
@@ -58,19 +50,21 @@ uint64_t
 siphash24(const uint8_t key[SIPHASH_KEY_LEN], const void *data, size_t len)
 {
     const uint8_t *p = data;
-    uint64_t k0 = sip_le64(key), k1 = sip_le64(key + 8), last;
+    uint64_t k0 = get_le64(key), k1 = get_le64(key + 8);
+    uint8_t last[8] = {0};
     struct sip_state s = {
         k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull,
         k0 ^ 0x6c7967656e657261ull, k1 ^ 0x7465646279746573ull};
-    size_t i, rest = len % 8;
+    size_t i;
 
     for (i = 0; i + 8 <= len; i += 8)
-        sip_word(&s, sip_le64(p + i));
-    /* the last word: the remaining bytes, and len mod 256 on top */
-    last = (uint64_t)(len & 0xff) << 56;
-    while (rest-- > 0)
-        last |= (uint64_t)p[i + rest] << (8 * rest);
-    sip_word(&s, last);
+        sip_word(&s, get_le64(p + i));
+    /* the last word: the remaining bytes, zero-padded, and len mod 256
+       in the top byte */
+    if (len > i)
+        memcpy(last, p + i, len - i);
+    last[7] = (uint8_t)len;
+    sip_word(&s, get_le64(last));
     s.v2 ^= 0xff;
     sip_rounds(&s, 4);
     return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;

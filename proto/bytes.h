@@ -3,6 +3,8 @@
  *
  * Wire headers are never read or written by copying structs: every field
  * goes through one of these, so alignment and byte order never matter.
+ * Our wire formats are big-endian; get_le64 is for algorithms defined on
+ * little-endian words (SipHash).
  */
 #ifndef COLLS_PROTO_BYTES_H
 #define COLLS_PROTO_BYTES_H
@@ -61,6 +63,14 @@ static inline uint64_t
 get_u64(const uint8_t *p)
 {
     return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
+}
+
+static inline uint64_t
+get_le64(const uint8_t *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 }
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "daemon/rel.h"
+#include "proto/bytes.h"
 #include "proto/dgram.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -101,7 +102,7 @@ fuzz_rel(const uint8_t *data, size_t size)
 
     while (off + 3 <= size) {
         uint8_t step = data[off];
-        size_t len = (size_t)data[off + 1] << 8 | data[off + 2];
+        size_t len = get_u16(data + off + 1);
 
         off += 3;
         if (len > size - off)

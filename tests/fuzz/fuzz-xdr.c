@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "colls.h"
+#include "proto/bytes.h"
 #include "proto/dtype.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -78,7 +79,7 @@ fuzz_xdr(const uint8_t *data, size_t size)
         return 0;
     dtype = (data[0] & 0x0f) - 2;
     order = (data[0] >> 4) & 3;
-    count = (size_t)data[1] << 8 | data[2];
+    count = get_u16(data + 1);
     data += 3;
     size -= 3;
 
