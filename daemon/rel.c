@@ -292,8 +292,7 @@ rel_reap(struct rel *r)
         r->dead = m->next;
         free(m);
     }
-    LIST_FOREACH_SAFE(n, tmp, &r->zombies)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &r->zombies) {
         list_del(n);
         free(list_entry(n, struct rel_peer, link));
     }
@@ -555,8 +554,7 @@ rel_free(struct rel *r)
     if (r->unflushed)
         r->ops.flush(r->ctx); /* no batch may point into what we free */
     r->unflushed = 0;
-    LIST_FOREACH_SAFE(n, tmp, &r->plist)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &r->plist) {
         struct rel_peer *p = list_entry(n, struct rel_peer, link);
 
         peer_free_mem(r, p);
@@ -667,8 +665,7 @@ rel_timer(struct rel *r, uint64_t now_us)
 
     rel_enter(r);
     r->blocked = 0;
-    REL_FOREACH_PEER(p, r)
-    {
+    REL_FOREACH_PEER (p, r) {
         if (was_blocked)
             relsend_pump(r, p, now_us);
         if (p->rto_deadline != 0 && now_us >= p->rto_deadline)
@@ -691,8 +688,7 @@ rel_next_timeout(const struct rel *r)
     const struct rel_peer *p;
     uint64_t t = UINT64_MAX;
 
-    REL_FOREACH_PEER(p, r)
-    {
+    REL_FOREACH_PEER (p, r) {
         if (p->rto_deadline != 0)
             t = min_u64(t, p->rto_deadline);
         if (p->pto_deadline != 0)
@@ -712,8 +708,7 @@ rel_writable(struct rel *r, uint64_t now_us)
 
     rel_enter(r);
     r->blocked = 0;
-    REL_FOREACH_PEER(p, r)
-    {
+    REL_FOREACH_PEER (p, r) {
         if (r->blocked)
             break;
         relsend_pump(r, p, now_us);
@@ -769,8 +764,7 @@ rel_set_inc(struct rel *r, uint32_t my_inc)
 
     rel_enter(r);
     r->my_inc = my_inc;
-    REL_FOREACH_PEER(p, r)
-    {
+    REL_FOREACH_PEER (p, r) {
         peer_drop_streams(r, p);
         peer_init_streams(r, p);
     }
