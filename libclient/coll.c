@@ -186,21 +186,21 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         inlen += a->in[i].len;
     if (inlen > c->max_message || a->expect > c->max_message)
         return COLLS_EMSGSIZE;
-    if (c->daemon == NULL)
-        return c->conn_err ? c->conn_err : COLLS_ENOTCONN;
+    if (c->conn.daemon == NULL)
+        return c->conn.err ? c->conn.err : COLLS_ENOTCONN;
     if (c->coll_wait != NULL)
         return COLLS_EINVAL; /* a collective from inside a callback */
 
     envelope_init(&e);
     e.kind = KIND__COLL_REQ;
-    e.src = c->tid;
+    e.src = c->conn.tid;
     e.group = g->name;
     e.seq = g->seq;
     e.dtype = (uint32_t)a->dtype;
     e.count = a->count;
     e.encoding = COLLS_ENC_RAW;
     e.byte_order = (uint32_t)dtype_native_order();
-    e.req_id = colls__req_id(c);
+    e.req_id = colls__conn_req_id(&c->conn);
     cr.gid = g->gid;
     cr.op = (uint32_t)a->op;
     cr.rop = (uint32_t)a->rop;
@@ -222,7 +222,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
     wr.c = c;
     wr.kind = COLLS__REQ_SEND;
     c->coll_wait = &w;
-    rc = colls__write_env(c->daemon, &e, a->in, a->nin, &wr);
+    rc = colls__write_req(c, &e, a->in, a->nin, &wr);
     if (rc < 0 && wr.pending == 0)
         goto out;
     g->seq++;

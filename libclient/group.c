@@ -133,7 +133,7 @@ group_apply_info(struct colls_group *g, const Envelope *rep)
     g->rank = -1;
     for (i = 0; i < gi->n_tids; i++) {
         g->tids[i] = gi->tids[i];
-        if (gi->tids[i] != g->c->tid)
+        if (gi->tids[i] != g->c->conn.tid)
             continue;
         if (g->rank >= 0)
             return COLLS_EPROTO;
@@ -242,12 +242,13 @@ colls_group_leave(colls_group_t *g)
     c = g->c;
     envelope_init(&e);
     e.kind = KIND__GROUP_LEAVE;
-    e.src = c->tid;
+    e.src = c->conn.tid;
     e.group = g->name;
     e.seq = g->gid;
-    e.req_id = colls__req_id(c);
-    rc = c->daemon != NULL ? colls__write_env(c->daemon, &e, NULL, 0, NULL)
-                           : (c->conn_err ? c->conn_err : COLLS_ENOTCONN);
+    e.req_id = colls__conn_req_id(&c->conn);
+    rc = c->conn.daemon != NULL
+             ? colls__write_env(c->conn.daemon, &e, NULL, 0, NULL)
+             : (c->conn.err ? c->conn.err : COLLS_ENOTCONN);
     if (rc == 0)
         colls__poll(c);
     free(g->tids);
