@@ -278,6 +278,15 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
     b->len = st->in.cap - st->in.len;
 }
 
+/* A large payload of frame e starts: have of its len bytes are in. */
+static void
+conn_pend(struct colls__stream *st, Envelope *e, size_t len, size_t have)
+{
+    st->pend_env = e;
+    st->pend_len = len;
+    st->pend_got = have;
+}
+
 /*
  * A large DATA frame has started to arrive (have of len payload bytes at
  * p): if the API layer claims it (ops->claim), the rest is read straight
@@ -301,10 +310,8 @@ conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
     memcpy(buf, p, have);
     st->pend_buf = buf;
     st->pend_token = token;
-    st->pend_env = e;
     st->pend_src = src;
-    st->pend_len = len;
-    st->pend_got = have;
+    conn_pend(st, e, len, have);
     return 1;
 }
 
@@ -398,10 +405,8 @@ conn_parse(struct colls__stream *st)
         }
         buf_consume(&st->in, FRAME_HDR_LEN + fi.env_len + have);
         if (have < fi.payload_len) {
-            st->pend_env = e;
             st->pend_data = data;
-            st->pend_len = (size_t)fi.payload_len;
-            st->pend_got = have;
+            conn_pend(st, e, (size_t)fi.payload_len, have);
             return;
         }
         conn_frame(st, e, data, (size_t)fi.payload_len);

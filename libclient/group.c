@@ -23,13 +23,19 @@
 #include <string.h>
 
 #include "internal.h"
+#include "proto/collop.h"
 
-/* Upper-case operation names for COLLS_ALG_<OP>, by COLLS_COLL_*. */
-static const char *const group_env_names[COLLS_COLL_MAX] = {
-    "BARRIER",  "BCAST",     "REDUCE",         "ALLREDUCE", "GATHER",
-    "GATHERV",  "SCATTER",   "SCATTERV",       "ALLGATHER", "ALLGATHERV",
-    "ALLTOALL", "ALLTOALLV", "REDUCE_SCATTER", "SCAN",      "EXSCAN",
-};
+/* The variable forcing op's algorithm: COLLS_ALG_ and op's name
+   (proto/collop.h) upper-cased, e.g. COLLS_ALG_REDUCE_SCATTER. */
+static void
+group_env_var(char *var, size_t cap, int op)
+{
+    char *p;
+
+    snprintf(var, cap, "COLLS_ALG_%s", collop_name(op));
+    for (p = var; *p != '\0'; p++)
+        *p = (char)toupper((unsigned char)*p);
+}
 
 /*
  * 0 if spec is a valid algorithm spec: "name" or "name:segment_bytes",
@@ -95,7 +101,7 @@ group_read_env(struct colls_group *g)
     g->trace = tr != NULL && strcmp(tr, "1") == 0;
     for (op = 0; op < COLLS_COLL_MAX; op++) {
         const char *v;
-        snprintf(var, sizeof(var), "COLLS_ALG_%s", group_env_names[op]);
+        group_env_var(var, sizeof(var), op);
         v = getenv(var);
         if (v == NULL || v[0] == '\0')
             continue;
