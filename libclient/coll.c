@@ -24,6 +24,10 @@
  *   colls-trace group=NAME op=bcast bytes=N P=8 alg=binomial mode=hier us=T
  * bytes: the caller's block (v-variants: its input bytes), us: the call's
  * time as seen by the caller.
+ *
+ * API layer (internal.h): may call p2p.c (writes of a request), colls.c's
+ * loop and the connection layer (conn.h); its results come from the
+ * frame dispatcher in colls.c (colls__coll_frame).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,6 +16,9 @@
  * compression mode and one forced algorithm per operation.  The forced
  * algorithms start from the environment (COLLS_ALG_<OP>, read when the
  * group is joined); COLLS_TRACE=1 is read then too.
+ *
+ * API layer (internal.h): may call ctl.c, colls.c's loop and the
+ * connection layer (conn.h).
  */
 #include <ctype.h>
 #include <stdio.h>

@@ -23,6 +23,9 @@
  * byte order and the route it came by; sending it again forwards the same
  * bytes with the same encoding on that route (an echo answers on the path
  * the message came by).  Received messages cannot be packed (COLLS_EINVAL).
+ *
+ * API layer (internal.h): sends and receives through p2p.c; calls the
+ * connection layer (conn.h) only for the loop.
  */
 #include <stdlib.h>
 #include <string.h>
