@@ -4,6 +4,8 @@
  * hosts, halting.  Each is one request to the local daemon and its reply,
  * correlated by req_id and subject to colls_set_timeout().  Arrays and
  * strings returned are allocated here; release them with colls_free().
+ *
+ * API layer (internal.h): calls ctl.c only.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,12 +24,17 @@
  *   colls-trace group=NAME op=bcast bytes=N P=8 alg=binomial mode=hier us=T
  * bytes: the caller's block (v-variants: its input bytes), us: the call's
  * time as seen by the caller.
+ *
+ * API layer (internal.h): may call p2p.c (writes of a request), colls.c's
+ * loop and the connection layer (conn.h); its results come from the
+ * frame dispatcher in colls.c (colls__coll_frame).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "proto/collop.h"
 #include "proto/reduce.h"
 
 /* The collective waiting for its result (colls_t.coll_wait). */
@@ -55,12 +60,6 @@ struct coll_args {
     size_t expect; /* result bytes */
     int empty_ok;  /* an empty result is fine too (bcast root) */
     size_t trace_bytes;
-};
-
-static const char *const coll_op_names[COLLS_COLL_MAX] = {
-    "barrier",  "bcast",     "reduce",         "allreduce", "gather",
-    "gatherv",  "scatter",   "scatterv",       "allgather", "allgatherv",
-    "alltoall", "alltoallv", "reduce_scatter", "scan",      "exscan",
 };
 
 /*
@@ -133,11 +132,13 @@ coll_mode_name(int mode)
 }
 
 /*
- * The common checks of a call on g: 0, or the group's sticky failure, or
- * COLLS_EINVAL / COLLS_EDTYPE.
+ * The checks every call of op on g makes first, by op's traits
+ * (proto/collop.h): 0, or the group's sticky failure, COLLS_EINVAL (no
+ * group; a rooted op's root out of range), COLLS_EDTYPE, or for a
+ * reduction reduce_check()'s verdict on operator rop.
  */
 static int
-coll_check_group(const struct colls_group *g, int dtype)
+coll_check(const struct colls_group *g, int op, int dtype, int rop, int root)
 {
     if (g == NULL)
         return COLLS_EINVAL;
@@ -145,18 +146,11 @@ coll_check_group(const struct colls_group *g, int dtype)
         return g->failed;
     if (!dtype_valid(dtype))
         return COLLS_EDTYPE;
+    if (collop_is_rooted(op) && (root < 0 || root >= g->size))
+        return COLLS_EINVAL;
+    if (collop_is_reduction(op))
+        return reduce_check(rop, dtype);
     return 0;
-}
-
-/* As coll_check_group, plus the root's range. */
-static int
-coll_check_rooted(const struct colls_group *g, int dtype, int root)
-{
-    int rc = coll_check_group(g, dtype);
-
-    if (rc == 0 && (root < 0 || root >= g->size))
-        rc = COLLS_EINVAL;
-    return rc;
 }
 
 /*
@@ -186,21 +180,21 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         inlen += a->in[i].len;
     if (inlen > c->max_message || a->expect > c->max_message)
         return COLLS_EMSGSIZE;
-    if (c->daemon == NULL)
-        return c->conn_err ? c->conn_err : COLLS_ENOTCONN;
+    if (c->conn.daemon == NULL)
+        return c->conn.err ? c->conn.err : COLLS_ENOTCONN;
     if (c->coll_wait != NULL)
         return COLLS_EINVAL; /* a collective from inside a callback */
 
     envelope_init(&e);
     e.kind = KIND__COLL_REQ;
-    e.src = c->tid;
+    e.src = c->conn.tid;
     e.group = g->name;
     e.seq = g->seq;
     e.dtype = (uint32_t)a->dtype;
     e.count = a->count;
     e.encoding = COLLS_ENC_RAW;
     e.byte_order = (uint32_t)dtype_native_order();
-    e.req_id = colls__req_id(c);
+    e.req_id = colls__conn_req_id(&c->conn);
     cr.gid = g->gid;
     cr.op = (uint32_t)a->op;
     cr.rop = (uint32_t)a->rop;
@@ -222,7 +216,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
     wr.c = c;
     wr.kind = COLLS__REQ_SEND;
     c->coll_wait = &w;
-    rc = colls__write_env(c->daemon, &e, a->in, a->nin, &wr);
+    rc = colls__write_req(c, &e, a->in, a->nin, &wr);
     if (rc < 0 && wr.pending == 0)
         goto out;
     g->seq++;
@@ -258,7 +252,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         fprintf(stderr,
                 "colls-trace group=%s op=%s bytes=%zu P=%d alg=%s mode=%s "
                 "us=%.1f\n",
-                g->name, coll_op_names[a->op], a->trace_bytes, g->size,
+                g->name, collop_name(a->op), a->trace_bytes, g->size,
                 g->last_alg[0] ? g->last_alg : "?",
                 coll_mode_name(g->last_mode), coll_now_us() - t0);
     *res = w.payload;
@@ -324,7 +318,7 @@ int
 colls_barrier(colls_group_t *g)
 {
     struct coll_args a;
-    int rc = coll_check_group(g, COLLS_BYTE);
+    int rc = coll_check(g, COLLS_COLL_BARRIER, COLLS_BYTE, 0, 0);
 
     if (rc < 0)
         return rc;
@@ -338,7 +332,7 @@ colls_bcast(colls_group_t *g, void *buf, size_t count, int dtype, int root)
     struct coll_args a;
     uv_buf_t b;
     size_t n = 0;
-    int rc = coll_check_rooted(g, dtype, root);
+    int rc = coll_check(g, COLLS_COLL_BCAST, dtype, 0, root);
 
     if (rc == 0)
         rc = coll_bytes(g, count, dtype, &n);
@@ -370,15 +364,15 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
     struct coll_args a;
     uv_buf_t b;
     size_t n = 0;
-    int gets, rc = coll_check_rooted(g, dtype, root);
+    int gets, rc = coll_check(g, op, dtype, rop, root);
 
-    if (rc == 0)
-        rc = reduce_check(rop, dtype);
     if (rc == 0)
         rc = coll_bytes(g, count, dtype, &n);
     if (rc < 0)
         return rc;
-    gets = op == COLLS_COLL_REDUCE   ? g->rank == root
+    /* who gets a result: the root of a rooted reduction; every member
+       but rank 0 of an exclusive scan; everyone else */
+    gets = collop_is_rooted(op)      ? g->rank == root
            : op == COLLS_COLL_EXSCAN ? g->rank != 0
                                      : 1;
     if (n > 0 && (sbuf == NULL || (gets && rbuf == NULL)))
@@ -429,10 +423,8 @@ colls_reduce_scatter(colls_group_t *g, const void *sbuf, void *rbuf,
     struct coll_args a;
     uv_buf_t b;
     size_t n = 0, all = 0;
-    int rc = coll_check_group(g, dtype);
+    int rc = coll_check(g, COLLS_COLL_REDUCE_SCATTER, dtype, op, 0);
 
-    if (rc == 0)
-        rc = reduce_check(op, dtype);
     if (rc == 0)
         rc = coll_bytes(g, count, dtype, &n);
     if (rc == 0)
@@ -461,7 +453,7 @@ coll_blocks(colls_group_t *g, int op, const void *sbuf, void *rbuf,
     struct coll_args a;
     uv_buf_t b;
     size_t n = 0, in = 0, out = 0;
-    int rc = coll_check_rooted(g, dtype, root);
+    int rc = coll_check(g, op, dtype, 0, root);
 
     if (rc == 0)
         rc = coll_bytes(g, count, dtype, &n);
@@ -615,7 +607,8 @@ coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
     uv_buf_t b;
     uint64_t *wire;
     size_t n = 0, total = 0;
-    int gets, rc = coll_check_rooted(g, dtype, root);
+    int op = all ? COLLS_COLL_ALLGATHERV : COLLS_COLL_GATHERV;
+    int gets, rc = coll_check(g, op, dtype, 0, root);
 
     if (rc == 0)
         rc = coll_bytes(g, scount, dtype, &n);
@@ -634,8 +627,7 @@ coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
         rc = COLLS_EINVAL;
     if (rc < 0)
         goto out;
-    coll_args_init(&a, all ? COLLS_COLL_ALLGATHERV : COLLS_COLL_GATHERV, dtype,
-                   0, all ? 0 : root);
+    coll_args_init(&a, op, dtype, 0, collop_is_rooted(op) ? root : 0);
     a.counts = wire;
     a.ncounts = (size_t)g->size;
     a.expect = gets ? total : 0;
@@ -672,7 +664,7 @@ colls_scatterv(colls_group_t *g, const void *sbuf, const size_t *scounts,
     uv_buf_t *pieces = NULL;
     uint64_t *wire;
     size_t n = 0, total = 0;
-    int me, rc = coll_check_rooted(g, dtype, root);
+    int me, rc = coll_check(g, COLLS_COLL_SCATTERV, dtype, 0, root);
 
     if (rc == 0)
         rc = coll_bytes(g, rcount, dtype, &n);
@@ -715,7 +707,7 @@ colls_alltoallv(colls_group_t *g, const void *sbuf, const size_t *scounts,
     uv_buf_t *pieces = NULL;
     uint64_t *wire = NULL;
     size_t stotal = 0, rtotal = 0;
-    int rc = coll_check_group(g, dtype);
+    int rc = coll_check(g, COLLS_COLL_ALLTOALLV, dtype, 0, 0);
 
     if (rc < 0)
         return rc;

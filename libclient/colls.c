@@ -15,6 +15,15 @@
  * (collsctl sets it); $COLLS_TASK_NAME overrides the program name reported.
  * The attach handshake itself waits at most COLLS__ATTACH_MS.  Attaching
  * sets SIGPIPE to be ignored if it is at its default action.
+ *
+ * This file also installs the connection layer's callbacks (struct
+ * colls__conn_ops, conn.h) and holds the one dispatcher of the frames the
+ * daemon sends, by envelope kind: DATA to p2p.c, TASK_EXIT / SEND_FAILED
+ * / HOST_DOWN to dead.c, COLL_RESULT to coll.c, everything else (replies)
+ * to ctl.c.
+ *
+ * API layer (internal.h): may call the connection layer (conn.h) and the
+ * other API files.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -62,11 +71,11 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
             rc = COLLS_ETIMEDOUT;
             break;
         }
-        if (c->conn_err) {
-            rc = c->conn_err;
+        if (c->conn.err) {
+            rc = c->conn.err;
             break;
         }
-        if (uv_run(&c->loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
+        if (uv_run(&c->conn.loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
             rc = COLLS_EIO;
             break;
         }
@@ -80,16 +89,102 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
 int
 colls__poll(colls_t *c)
 {
-    uv_run(&c->loop, UV_RUN_NOWAIT);
-    return c->conn_err;
+    uv_run(&c->conn.loop, UV_RUN_NOWAIT);
+    return c->conn.err;
 }
 
-/* A fresh request id (never 0, so 0 can mean "no id" on the wire). */
-uint64_t
-colls__req_id(colls_t *c)
+/* ---- what the connection layer reports --------------------------------- */
+
+/* A DATA frame from src by route: a message for p2p.c.  Takes e and
+   payload. */
+static void
+colls_data(colls_t *c, int route, colls_tid_t src, Envelope *e,
+           uint8_t *payload, size_t plen)
 {
-    return ++c->next_req_id;
+    struct colls__rmsg *m = calloc(1, sizeof(*m));
+
+    if (m == NULL) {
+        /* cannot queue it: from the daemon, the loss is reported as the
+           connection's */
+        free(payload);
+        envelope_free(e);
+        if (route == COLLS_ROUTE_DEFAULT)
+            c->conn.err = COLLS_ENOMEM;
+        return;
+    }
+    m->src = src;
+    m->tag = e->tag;
+    m->flags = e->flags;
+    m->encoding = (int)e->encoding;
+    m->byte_order = (int)e->byte_order;
+    m->route = route;
+    m->data = payload;
+    m->len = plen;
+    envelope_free(e);
+    colls__deliver(c, m);
 }
+
+/*
+ * ops->frame: dispatches a whole frame by its kind.  Direct connections
+ * only pass DATA up.  Takes e and payload.
+ */
+static void
+colls_frame_cb(struct colls__conn *cn, int route, colls_tid_t src, Envelope *e,
+               uint8_t *payload, size_t plen)
+{
+    colls_t *c = COLLS__OF(cn);
+
+    switch (e->kind) {
+    case KIND__DATA:
+        colls_data(c, route, src, e, payload, plen);
+        return;
+    case KIND__SEND_FAILED:
+        colls__mark_dead(c, e->dst, e->status < 0 ? e->status : COLLS_ENOENT);
+        break;
+    case KIND__TASK_EXIT:
+        colls__mark_dead(c, e->src, COLLS_EPEERDEAD);
+        break;
+    case KIND__HOST_DOWN:
+        if (e->body_case == ENVELOPE__BODY_HOST_OP)
+            colls__mark_host_down(c, (int)e->host_op->hid);
+        break;
+    case KIND__COLL_RESULT:
+        colls__coll_frame(c, e, payload, plen);
+        return;
+    default:
+        colls__ctl_reply(c, e, payload, plen);
+        return;
+    }
+    free(payload);
+    envelope_free(e);
+}
+
+/* ops->closed: the daemon is gone; every receive and request fails. */
+static void
+colls_closed_cb(struct colls__conn *cn)
+{
+    colls_t *c = COLLS__OF(cn);
+
+    colls__recv_fail_all(c, cn->err);
+    colls__ctl_fail_all(c, cn->err);
+}
+
+/* ops->dead: a death the connection layer held back may be recorded. */
+static void
+colls_dead_cb(struct colls__conn *cn, colls_tid_t tid, int status)
+{
+    colls__mark_dead(COLLS__OF(cn), tid, status);
+}
+
+static const struct colls__conn_ops colls_conn_ops = {
+    .frame = colls_frame_cb,
+    .claim = colls__recv_claim,
+    .claimed = colls__recv_claimed,
+    .written = colls__req_written,
+    .closed = colls_closed_cb,
+    .dead = colls_dead_cb,
+    .resolve = colls__ctl_resolve,
+};
 
 /*
  * A write on a connection the other end closed raises SIGPIPE, whose
@@ -131,21 +226,6 @@ colls_socket_path(const char *arg, char *path, size_t cap)
     if (n < 0 || (size_t)n >= cap)
         return COLLS_EINVAL;
     return 0;
-}
-
-struct colls_connect {
-    int done;
-    int status;
-};
-
-/* Pipe connect callback: records the outcome. */
-static void
-colls_connect_cb(uv_connect_t *req, int status)
-{
-    struct colls_connect *cc = req->data;
-
-    cc->done = 1;
-    cc->status = status;
 }
 
 /* The program name reported in ATTACH_REQ. */
@@ -206,16 +286,16 @@ colls_handshake(colls_t *c)
         rc = COLLS_EPROTO;
         goto out;
     }
-    c->tid = rep->attach_rep->tid;
+    c->conn.tid = rep->attach_rep->tid;
     c->hid = (int)rep->attach_rep->hid;
     c->incarnation = rep->attach_rep->incarnation;
     c->max_message = rep->attach_rep->max_message;
     if (c->max_message == 0 || c->max_message > FRAME_DEFAULT_MAX_PAYLOAD)
         c->max_message = FRAME_DEFAULT_MAX_PAYLOAD;
-    snprintf(c->direct_addr, sizeof(c->direct_addr), "%s",
+    snprintf(c->conn.direct_addr, sizeof(c->conn.direct_addr), "%s",
              rep->attach_rep->direct_addr != NULL ? rep->attach_rep->direct_addr
                                                   : "");
-    if (c->tid == 0 || COLLS_TID_HID(c->tid) != c->hid)
+    if (c->conn.tid == 0 || COLLS_TID_HID(c->conn.tid) != c->hid)
         rc = COLLS_EPROTO;
 out:
     envelope_free(rep);
@@ -226,26 +306,19 @@ out:
 static void
 colls_free_handle(colls_t *c)
 {
-    while (!colls__q_empty(&c->unexpected)) {
-        struct colls__rmsg *m =
-            COLLS__CONTAINER(c->unexpected.next, struct colls__rmsg, link);
-        colls__q_remove(&m->link);
-        colls__rmsg_free(m);
+    struct list_node *n;
+
+    while ((n = list_first(&c->unexpected)) != NULL) {
+        list_del(n);
+        colls__rmsg_free(list_entry(n, struct colls__rmsg, link));
     }
-    while (!colls__q_empty(&c->posted)) {
-        struct colls_req *r =
-            COLLS__CONTAINER(c->posted.next, struct colls_req, link);
-        colls__q_remove(&r->link);
-        free(r);
+    while ((n = list_first(&c->posted)) != NULL) {
+        list_del(n);
+        free(list_entry(n, struct colls_req, link));
     }
-    while (!colls__q_empty(&c->ctls)) {
-        struct colls__ctl *ctl =
-            COLLS__CONTAINER(c->ctls.next, struct colls__ctl, link);
-        colls__q_remove(&ctl->link);
-        colls__ctl_free(ctl);
-    }
-    free(c->dead);
-    free(c->pending);
+    while ((n = list_first(&c->ctls)) != NULL)
+        colls__ctl_free(list_entry(n, struct colls__ctl, link));
+    free(c->dead.v);
     free(c);
 }
 
@@ -253,23 +326,9 @@ colls_free_handle(colls_t *c)
 static void
 colls_close_all(colls_t *c)
 {
-    struct colls__queue *q, *next;
-
-    for (q = c->streams.next; q != &c->streams; q = next) {
-        next = q->next;
-        colls__stream_close(COLLS__CONTAINER(q, struct colls__stream, link));
-    }
-    if (c->listening) {
-        uv_close((uv_handle_t *)&c->listener, NULL);
-        c->listening = 0;
-    }
     if (!uv_is_closing((uv_handle_t *)&c->timer))
         uv_close((uv_handle_t *)&c->timer, NULL);
-    if (!uv_is_closing((uv_handle_t *)&c->hello_timer))
-        uv_close((uv_handle_t *)&c->hello_timer, NULL);
-    uv_run(&c->loop, UV_RUN_DEFAULT);
-    colls__direct_free(c);
-    uv_loop_close(&c->loop);
+    colls__conn_close(&c->conn);
 }
 
 /*
@@ -282,9 +341,7 @@ colls_attach(const char *socket_path, colls_t **out)
 {
     colls_t *c;
     char path[4096];
-    uv_connect_t creq;
-    struct colls_connect cc = {0, 0};
-    int rc, sndbuf;
+    int rc;
 
     if (out == NULL)
         return COLLS_EINVAL;
@@ -298,38 +355,17 @@ colls_attach(const char *socket_path, colls_t **out)
         return COLLS_ENOMEM;
     c->timeout_ms = -1;
     c->route = COLLS_ROUTE_DEFAULT;
-    colls__q_init(&c->unexpected);
-    colls__q_init(&c->posted);
-    colls__q_init(&c->ctls);
-    colls__q_init(&c->peers);
-    colls__q_init(&c->streams);
-    if (uv_loop_init(&c->loop) != 0) {
+    list_init(&c->unexpected);
+    list_init(&c->posted);
+    list_init(&c->ctls);
+    rc = colls__conn_init(&c->conn, &colls_conn_ops);
+    if (rc < 0) {
         free(c);
-        return COLLS_ENOMEM;
+        return rc;
     }
-    uv_timer_init(&c->loop, &c->timer);
+    uv_timer_init(&c->conn.loop, &c->timer);
     c->timer.data = c;
-    uv_timer_init(&c->loop, &c->hello_timer);
-    c->hello_timer.data = c;
-    c->daemon = colls__stream_new(c, COLLS__ST_DAEMON);
-    if (c->daemon == NULL) {
-        rc = COLLS_ENOMEM;
-        goto fail;
-    }
-    uv_pipe_init(&c->loop, &c->daemon->u.pipe, 0);
-    creq.data = &cc;
-    uv_pipe_connect(&creq, &c->daemon->u.pipe, path, colls_connect_cb);
-    while (!cc.done)
-        uv_run(&c->loop, UV_RUN_ONCE);
-    if (cc.status != 0) {
-        rc = cc.status == UV_ENOMEM ? COLLS_ENOMEM : COLLS_ECONNREFUSED;
-        goto fail;
-    }
-    /* Large messages to the daemon go in one write instead of many
-       wake-ups of 208 KiB each; capped by net.core.wmem_max. */
-    sndbuf = COLLS__SOCK_BUF;
-    (void)uv_send_buffer_size((uv_handle_t *)&c->daemon->u.pipe, &sndbuf);
-    rc = colls__stream_start(c->daemon);
+    rc = colls__conn_open(&c->conn, path);
     if (rc < 0)
         goto fail;
     rc = colls_handshake(c);
@@ -337,7 +373,7 @@ colls_attach(const char *socket_path, colls_t **out)
         goto fail;
     /* Without a listener this task still sends directly; it just cannot
        be reached directly, and peers fall back to the daemon. */
-    colls__direct_listen(c);
+    colls__direct_listen(&c->conn);
     *out = c;
     return 0;
 fail:
@@ -357,7 +393,7 @@ colls_req_done_pred(void *arg)
 static int
 colls_conn_gone_pred(void *arg)
 {
-    return ((colls_t *)arg)->conn_err != 0;
+    return ((colls_t *)arg)->conn.err != 0;
 }
 
 /*
@@ -372,14 +408,14 @@ colls_detach(colls_t *c)
 
     if (c == NULL)
         return COLLS_EINVAL;
-    if (c->conn_err == 0 && c->daemon != NULL) {
+    if (c->conn.err == 0 && c->conn.daemon != NULL) {
         memset(&r, 0, sizeof(r));
         r.c = c;
         r.kind = COLLS__REQ_SEND;
         envelope_init(&e);
         e.kind = KIND__DETACH;
-        e.src = c->tid;
-        if (colls__write_env(c->daemon, &e, NULL, 0, &r) == 0) {
+        e.src = c->conn.tid;
+        if (colls__write_req(c, &e, NULL, 0, &r) == 0) {
             colls__wait(c, colls_req_done_pred, &r, 0);
             /* Linger until the daemon closes: closing first could make
                its next write fail before it read our last messages. */
@@ -395,7 +431,7 @@ colls_detach(colls_t *c)
 colls_tid_t
 colls_mytid(const colls_t *c)
 {
-    return c != NULL ? c->tid : 0;
+    return c != NULL ? c->conn.tid : 0;
 }
 
 /* Route of later sends: COLLS_ROUTE_DEFAULT or COLLS_ROUTE_DIRECT. */
@@ -424,7 +460,7 @@ colls_set_timeout(colls_t *c, int ms)
 uint64_t
 colls_route_fallbacks(const colls_t *c)
 {
-    return c != NULL ? c->fallbacks : 0;
+    return c != NULL ? c->conn.fallbacks : 0;
 }
 
 /* Releases an array or string returned by the library. */

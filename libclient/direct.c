@@ -8,28 +8,42 @@
  * then DATA frames; messages sent meanwhile wait, in order, on the peer.
  * An accepted connection names its sender in DIRECT_HELLO and is adopted
  * for sending back to that task if we have no connection to it yet, so
- * connections are reused both ways.  Everything received on a direct
- * connection goes to the same receive queue as the daemon's messages.
+ * connections are reused both ways.  DATA received on a direct
+ * connection goes up through ops->frame like the daemon's messages.
  *
  * When the peer cannot be reached (no address, connect fails) the peer is
  * marked failed and its messages go through the daemon instead; every such
  * message is counted in colls_route_fallbacks().  A failed peer that later
  * connects to us is adopted again.  Order is kept per route.
+ *
+ * Deaths (docs/protocol.md §5): a death the API layer learns of is held
+ * back here (colls__direct_hold_death) while the dead task's direct
+ * connection is open -- its last messages may still be in it -- and, for
+ * at most COLLS__HELLO_MS, while a connection has not said who it is;
+ * ops->dead reports it when it may be recorded.
+ *
+ * Part of the connection layer (conn.h): may call conn.c, proto/ and
+ * libuv; the address of a peer is asked for through ops->resolve and the
+ * answer comes back through colls__direct_resolved().
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "conn.h"
+
+/* How long a death waits for an unidentified direct connection's HELLO. */
+#define COLLS__HELLO_MS 2000
 
 /* The peer record for tid, or NULL. */
 static struct colls__peer *
-direct_find(colls_t *c, colls_tid_t tid)
+direct_find(struct colls__conn *cn, colls_tid_t tid)
 {
-    struct colls__queue *q;
+    struct list_node *n;
 
-    for (q = c->peers.next; q != &c->peers; q = q->next) {
-        struct colls__peer *p = COLLS__CONTAINER(q, struct colls__peer, link);
+    LIST_FOREACH(n, &cn->peers)
+    {
+        struct colls__peer *p = list_entry(n, struct colls__peer, link);
         if (p->tid == tid)
             return p;
     }
@@ -38,7 +52,7 @@ direct_find(colls_t *c, colls_tid_t tid)
 
 /* A new peer record for tid (state NEW), or NULL out of memory. */
 static struct colls__peer *
-direct_peer_new(colls_t *c, colls_tid_t tid)
+direct_peer_new(struct colls__conn *cn, colls_tid_t tid)
 {
     struct colls__peer *p = calloc(1, sizeof(*p));
 
@@ -46,9 +60,8 @@ direct_peer_new(colls_t *c, colls_tid_t tid)
         return NULL;
     p->tid = tid;
     p->state = COLLS__PEER_NEW;
-    colls__q_init(&p->pending);
-    colls__q_init(&p->link);
-    colls__q_push(&c->peers, &p->link);
+    list_init(&p->pending);
+    list_add_tail(&cn->peers, &p->link);
     return p;
 }
 
@@ -88,9 +101,28 @@ direct_parse_addr(const char *s, struct sockaddr_storage *ss)
                : COLLS_EINVAL;
 }
 
+/*
+ * Writes everything waiting on p, in order: on st, or via the daemon
+ * (counted as fallbacks) when st is NULL.
+ */
+static void
+direct_flush(struct colls__conn *cn, struct colls__peer *p,
+             struct colls__stream *st)
+{
+    struct list_node *n;
+
+    while ((n = list_first(&p->pending)) != NULL) {
+        struct colls__wreq *wr = list_entry(n, struct colls__wreq, link);
+        list_del(&wr->link);
+        if (st == NULL)
+            cn->fallbacks++;
+        colls__wreq_write(st != NULL ? st : cn->daemon, wr);
+    }
+}
+
 /* The peer cannot be reached: everything waiting goes via the daemon. */
 static void
-direct_peer_fail(colls_t *c, struct colls__peer *p)
+direct_peer_fail(struct colls__conn *cn, struct colls__peer *p)
 {
     p->state = COLLS__PEER_FAILED;
     if (p->st != NULL) {
@@ -99,13 +131,7 @@ direct_peer_fail(colls_t *c, struct colls__peer *p)
         st->peer = NULL;
         colls__stream_close(st);
     }
-    while (!colls__q_empty(&p->pending)) {
-        struct colls__wreq *wr =
-            COLLS__CONTAINER(p->pending.next, struct colls__wreq, link);
-        colls__q_remove(&wr->link);
-        c->fallbacks++;
-        colls__wreq_write(c->daemon, wr);
-    }
+    direct_flush(cn, p, NULL);
 }
 
 /* TCP connect finished: say hello and flush what waited, or fall back. */
@@ -114,61 +140,57 @@ direct_connect_cb(uv_connect_t *req, int status)
 {
     struct colls__peer *p = req->data;
     struct colls__stream *st = p->st;
-    colls_t *c;
+    struct colls__conn *cn;
     Envelope e;
 
     if (st == NULL) {
         /* the stream was closed while connecting */
         return;
     }
-    c = st->c;
+    cn = st->cn;
     if (status < 0 || st->closing) {
-        direct_peer_fail(c, p);
+        direct_peer_fail(cn, p);
         return;
     }
     uv_tcp_nodelay(&st->u.tcp, 1);
     envelope_init(&e);
     e.kind = KIND__DIRECT_HELLO;
-    e.src = c->tid;
+    e.src = cn->tid;
     e.dst = p->tid;
     e.route = COLLS_ROUTE_DIRECT;
     if (colls__stream_start(st) < 0 ||
         colls__write_env(st, &e, NULL, 0, NULL) < 0) {
-        direct_peer_fail(c, p);
+        direct_peer_fail(cn, p);
         return;
     }
     p->state = COLLS__PEER_UP;
-    while (!colls__q_empty(&p->pending)) {
-        struct colls__wreq *wr =
-            COLLS__CONTAINER(p->pending.next, struct colls__wreq, link);
-        colls__q_remove(&wr->link);
-        colls__wreq_write(st, wr);
-    }
+    direct_flush(cn, p, st);
 }
 
-/* ROUTE_REP (or its failure) for a peer being resolved. */
-static void
-direct_route_cb(colls_t *c, struct colls__ctl *ctl)
+/*
+ * The answer to ops->resolve: tid listens at addr ("host:port"), or NULL
+ * when the daemon had no address for it.  Connects to it, or falls back.
+ */
+void
+colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
+                       const char *addr)
 {
-    struct colls__peer *p = ctl->arg;
+    struct colls__peer *p = direct_find(cn, tid);
     struct sockaddr_storage ss;
     struct colls__stream *st;
-    Envelope *e = ctl->rep;
 
-    if (p->state != COLLS__PEER_RESOLVING)
-        goto out; /* adopted an incoming connection meanwhile */
-    if (ctl->status < 0 || e == NULL || e->kind != KIND__ROUTE_REP ||
-        e->status < 0 || e->body_case != ENVELOPE__BODY_ROUTE_REP ||
-        direct_parse_addr(e->route_rep->addr, &ss) < 0) {
-        direct_peer_fail(c, p);
-        goto out;
+    if (p == NULL || p->state != COLLS__PEER_RESOLVING)
+        return; /* adopted an incoming connection meanwhile */
+    if (addr == NULL || direct_parse_addr(addr, &ss) < 0) {
+        direct_peer_fail(cn, p);
+        return;
     }
-    st = colls__stream_new(c, COLLS__ST_DIRECT);
+    st = colls__stream_new(cn, COLLS__ST_DIRECT);
     if (st == NULL) {
-        direct_peer_fail(c, p);
-        goto out;
+        direct_peer_fail(cn, p);
+        return;
     }
-    uv_tcp_init(&c->loop, &st->u.tcp);
+    uv_tcp_init(&cn->loop, &st->u.tcp);
     st->u.h.data = st;
     st->hello = 1;
     st->peer_tid = p->tid;
@@ -178,32 +200,7 @@ direct_route_cb(colls_t *c, struct colls__ctl *ctl)
     p->conn.data = p;
     if (uv_tcp_connect(&p->conn, &st->u.tcp, (struct sockaddr *)&ss,
                        direct_connect_cb) != 0)
-        direct_peer_fail(c, p);
-out:
-    colls__ctl_free(ctl);
-}
-
-/* Asks the daemon where p listens.  On failure p falls back at once. */
-static void
-direct_resolve(colls_t *c, struct colls__peer *p)
-{
-    struct colls__ctl *ctl = calloc(1, sizeof(*ctl));
-    Envelope e;
-
-    if (ctl == NULL) {
-        direct_peer_fail(c, p);
-        return;
-    }
-    ctl->cb = direct_route_cb;
-    ctl->arg = p;
-    envelope_init(&e);
-    e.kind = KIND__ROUTE_REQ;
-    e.dst = p->tid;
-    p->state = COLLS__PEER_RESOLVING;
-    if (colls__ctl_send(c, &e, ctl) < 0) {
-        free(ctl);
-        direct_peer_fail(c, p);
-    }
+        direct_peer_fail(cn, p);
 }
 
 /*
@@ -212,42 +209,143 @@ direct_resolve(colls_t *c, struct colls__peer *p)
  * 0 or a COLLS_E* code (wr is then freed).
  */
 int
-colls__direct_send(colls_t *c, struct colls__wreq *wr)
+colls__direct_send(struct colls__conn *cn, struct colls__wreq *wr)
 {
-    struct colls__peer *p = direct_find(c, wr->dst);
+    struct colls__peer *p = direct_find(cn, wr->dst);
 
     if (p == NULL)
-        p = direct_peer_new(c, wr->dst);
+        p = direct_peer_new(cn, wr->dst);
     if (p == NULL) {
-        c->fallbacks++;
-        return colls__wreq_write(c->daemon, wr);
+        cn->fallbacks++;
+        return colls__wreq_write(cn->daemon, wr);
     }
     switch (p->state) {
     case COLLS__PEER_UP:
         return colls__wreq_write(p->st, wr);
     case COLLS__PEER_FAILED:
-        c->fallbacks++;
-        return colls__wreq_write(c->daemon, wr);
+        cn->fallbacks++;
+        return colls__wreq_write(cn->daemon, wr);
     case COLLS__PEER_NEW:
-        colls__q_push(&p->pending, &wr->link);
-        direct_resolve(c, p);
+        list_add_tail(&p->pending, &wr->link);
+        /* the answer may come at once (no daemon): queue first */
+        p->state = COLLS__PEER_RESOLVING;
+        cn->ops->resolve(cn, p->tid);
         return 0;
     default: /* resolving or connecting */
-        colls__q_push(&p->pending, &wr->link);
+        list_add_tail(&p->pending, &wr->link);
         return 0;
     }
 }
 
+/* ---- deaths held back --------------------------------------------------- */
+
+/*
+ * A direct connection said HELLO from tid: if tid's death is held back,
+ * returns its status (the connection records it when it closes) and
+ * forgets it here; else 0.
+ */
+static int
+direct_take_pending(struct colls__conn *cn, colls_tid_t tid)
+{
+    struct colls__deaths *d = &cn->pending;
+    size_t i;
+    int status;
+
+    for (i = 0; i < d->n; i++) {
+        if (d->v[i].tid != tid)
+            continue;
+        status = d->v[i].status;
+        d->v[i] = d->v[--d->n];
+        return status;
+    }
+    return 0;
+}
+
+/* Reports the held-back deaths once no connection of unknown origin is
+   left. */
+static void
+direct_apply_pending(struct colls__conn *cn)
+{
+    struct list_node *n;
+
+    LIST_FOREACH(n, &cn->streams)
+    {
+        struct colls__stream *st = list_entry(n, struct colls__stream, link);
+        if (st->kind == COLLS__ST_DIRECT && !st->hello && !st->closing)
+            return;
+    }
+    uv_timer_stop(&cn->hello_timer);
+    while (cn->pending.n > 0) {
+        struct colls__dead d = cn->pending.v[--cn->pending.n];
+        cn->ops->dead(cn, d.tid, d.status);
+    }
+}
+
+/* Closes the direct connections that did not say HELLO in time. */
+static void
+direct_hello_timer_cb(uv_timer_t *t)
+{
+    struct colls__conn *cn = t->data;
+    struct list_node *n, *tmp;
+
+    LIST_FOREACH_SAFE(n, tmp, &cn->streams)
+    {
+        struct colls__stream *st = list_entry(n, struct colls__stream, link);
+        if (st->kind == COLLS__ST_DIRECT && !st->hello)
+            colls__stream_close(st);
+    }
+    direct_apply_pending(cn);
+}
+
+/*
+ * The API layer learnt that tid is gone (status: COLLS_EPEERDEAD,
+ * COLLS_ENOENT, or COLLS_EHOSTDOWN from SEND_FAILED).  If a direct
+ * connection from tid is open, its last messages may still be in it: the
+ * death is kept on that connection and reported (ops->dead) when it
+ * closes.  While a connection of unknown origin is open the death waits,
+ * for at most COLLS__HELLO_MS.  Returns 1 if the death is held back, 0
+ * if it may be recorded now (also when there is no memory to hold it).
+ */
+int
+colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
+{
+    struct list_node *n;
+    int unknown = 0;
+
+    LIST_FOREACH(n, &cn->streams)
+    {
+        struct colls__stream *st = list_entry(n, struct colls__stream, link);
+        if (st->kind != COLLS__ST_DIRECT || st->closing)
+            continue;
+        if (!st->hello)
+            unknown = 1;
+        else if (st->peer_tid == tid) {
+            st->dead_status = status;
+            return 1;
+        }
+    }
+    if (!unknown || colls__deaths_reserve(&cn->pending) < 0)
+        return 0;
+    cn->pending.v[cn->pending.n].tid = tid;
+    cn->pending.v[cn->pending.n].status = status;
+    cn->pending.n++;
+    if (!uv_is_active((uv_handle_t *)&cn->hello_timer))
+        uv_timer_start(&cn->hello_timer, direct_hello_timer_cb, COLLS__HELLO_MS,
+                       0);
+    return 1;
+}
+
+/* ---- receiving ---------------------------------------------------------- */
+
 /*
  * A frame on a direct connection.  The first must be DIRECT_HELLO naming
- * the sender; then DATA frames, delivered with that sender as source.
+ * the sender; then DATA frames, which go up with that sender as source.
  */
 void
 colls__direct_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
                     size_t plen)
 {
-    colls_t *c = st->c;
-    struct colls__rmsg *m;
+    struct colls__conn *cn = st->cn;
     struct colls__peer *p;
 
     if (!st->hello) {
@@ -258,11 +356,11 @@ colls__direct_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
         }
         st->hello = 1;
         st->peer_tid = e->src;
-        st->dead_status = colls__take_pending(c, e->src);
-        colls__apply_pending(c);
-        p = direct_find(c, e->src);
+        st->dead_status = direct_take_pending(cn, e->src);
+        direct_apply_pending(cn);
+        p = direct_find(cn, e->src);
         if (p == NULL)
-            p = direct_peer_new(c, e->src);
+            p = direct_peer_new(cn, e->src);
         if (p != NULL && p->st == NULL &&
             (p->state == COLLS__PEER_NEW || p->state == COLLS__PEER_FAILED)) {
             p->st = st;
@@ -273,19 +371,7 @@ colls__direct_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
     }
     if (e->kind != KIND__DATA)
         goto out;
-    m = calloc(1, sizeof(*m));
-    if (m == NULL)
-        goto out;
-    m->src = st->peer_tid;
-    m->tag = e->tag;
-    m->flags = e->flags;
-    m->encoding = (int)e->encoding;
-    m->byte_order = (int)e->byte_order;
-    m->route = COLLS_ROUTE_DIRECT;
-    m->data = payload;
-    m->len = plen;
-    envelope_free(e);
-    colls__deliver(c, m);
+    cn->ops->frame(cn, COLLS_ROUTE_DIRECT, st->peer_tid, e, payload, plen);
     return;
 out:
     envelope_free(e);
@@ -293,19 +379,20 @@ out:
 }
 
 /* A direct stream is closing: its peer no longer has it, and a death
-   announced while it was open is recorded now. */
+   announced while it was open is reported now. */
 void
 colls__direct_closed(struct colls__stream *st)
 {
+    struct colls__conn *cn = st->cn;
     struct colls__peer *p = st->peer;
 
     if (st->dead_status < 0) {
         int status = st->dead_status;
         st->dead_status = 0;
-        colls__mark_dead(st->c, st->peer_tid, status);
+        cn->ops->dead(cn, st->peer_tid, status);
     }
     if (!st->hello)
-        colls__apply_pending(st->c);
+        direct_apply_pending(cn);
 
     if (p == NULL || p->st != st)
         return;
@@ -314,22 +401,22 @@ colls__direct_closed(struct colls__stream *st)
     if (p->state == COLLS__PEER_UP)
         p->state = COLLS__PEER_NEW;
     else if (p->state == COLLS__PEER_CONNECTING)
-        direct_peer_fail(st->c, p);
+        direct_peer_fail(cn, p);
 }
 
 /* A task connects to our listener. */
 static void
 direct_listen_cb(uv_stream_t *server, int status)
 {
-    colls_t *c = server->data;
+    struct colls__conn *cn = server->data;
     struct colls__stream *st;
 
     if (status < 0)
         return;
-    st = colls__stream_new(c, COLLS__ST_DIRECT);
+    st = colls__stream_new(cn, COLLS__ST_DIRECT);
     if (st == NULL)
         return;
-    uv_tcp_init(&c->loop, &st->u.tcp);
+    uv_tcp_init(&cn->loop, &st->u.tcp);
     st->u.h.data = st;
     if (uv_accept(server, &st->u.s) != 0 || colls__stream_start(st) < 0) {
         colls__stream_close(st);
@@ -339,16 +426,16 @@ direct_listen_cb(uv_stream_t *server, int status)
 }
 
 /*
- * Opens the direct listener and registers it with the daemon.  0 or a
- * COLLS_E* code (then this task has no listener).
+ * Opens the direct listener at cn->direct_addr and registers it with the
+ * daemon.  0 or a COLLS_E* code (then this task has no listener).
  */
 int
-colls__direct_listen(colls_t *c)
+colls__direct_listen(struct colls__conn *cn)
 {
     struct sockaddr_storage ss;
     int sslen = sizeof(ss);
     char ip[64], addr[96];
-    const char *bind_ip = c->direct_addr[0] ? c->direct_addr : "127.0.0.1";
+    const char *bind_ip = cn->direct_addr[0] ? cn->direct_addr : "127.0.0.1";
     Envelope e;
     RouteRep rr = ROUTE_REP__INIT;
     int v6 = strchr(bind_ip, ':') != NULL;
@@ -357,13 +444,13 @@ colls__direct_listen(colls_t *c)
     if ((v6 ? uv_ip6_addr(bind_ip, 0, (struct sockaddr_in6 *)&ss)
             : uv_ip4_addr(bind_ip, 0, (struct sockaddr_in *)&ss)) != 0)
         return COLLS_EINVAL;
-    if (uv_tcp_init(&c->loop, &c->listener) != 0)
+    if (uv_tcp_init(&cn->loop, &cn->listener) != 0)
         return COLLS_EIO;
-    c->listener.data = c;
-    c->listening = 1;
-    if (uv_tcp_bind(&c->listener, (struct sockaddr *)&ss, 0) != 0 ||
-        uv_listen((uv_stream_t *)&c->listener, 64, direct_listen_cb) != 0 ||
-        uv_tcp_getsockname(&c->listener, (struct sockaddr *)&ss, &sslen) != 0)
+    cn->listener.data = cn;
+    cn->listening = 1;
+    if (uv_tcp_bind(&cn->listener, (struct sockaddr *)&ss, 0) != 0 ||
+        uv_listen((uv_stream_t *)&cn->listener, 64, direct_listen_cb) != 0 ||
+        uv_tcp_getsockname(&cn->listener, (struct sockaddr *)&ss, &sslen) != 0)
         goto fail;
     if (ss.ss_family == AF_INET6) {
         uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof(ip));
@@ -376,35 +463,35 @@ colls__direct_listen(colls_t *c)
     }
     envelope_init(&e);
     e.kind = KIND__ROUTE_REG;
-    e.src = c->tid;
-    e.req_id = colls__req_id(c);
-    rr.tid = c->tid;
+    e.src = cn->tid;
+    e.req_id = colls__conn_req_id(cn);
+    rr.tid = cn->tid;
     rr.addr = addr;
     e.body_case = ENVELOPE__BODY_ROUTE_REP;
     e.route_rep = &rr;
-    if (colls__write_env(c->daemon, &e, NULL, 0, NULL) < 0)
+    if (colls__write_env(cn->daemon, &e, NULL, 0, NULL) < 0)
         goto fail;
     return 0;
 fail:
-    uv_close((uv_handle_t *)&c->listener, NULL);
-    c->listening = 0;
+    uv_close((uv_handle_t *)&cn->listener, NULL);
+    cn->listening = 0;
     return COLLS_EIO;
 }
 
 /* Frees the peer records (handles are already closed). */
 void
-colls__direct_free(colls_t *c)
+colls__direct_free(struct colls__conn *cn)
 {
-    while (!colls__q_empty(&c->peers)) {
-        struct colls__peer *p =
-            COLLS__CONTAINER(c->peers.next, struct colls__peer, link);
-        while (!colls__q_empty(&p->pending)) {
-            struct colls__wreq *wr =
-                COLLS__CONTAINER(p->pending.next, struct colls__wreq, link);
-            colls__q_remove(&wr->link);
-            colls__wreq_fail(wr, COLLS_ECANCELED);
+    struct list_node *n, *w;
+
+    while ((n = list_first(&cn->peers)) != NULL) {
+        struct colls__peer *p = list_entry(n, struct colls__peer, link);
+        while ((w = list_first(&p->pending)) != NULL) {
+            list_del(w);
+            colls__wreq_fail(list_entry(w, struct colls__wreq, link),
+                             COLLS_ECANCELED);
         }
-        colls__q_remove(&p->link);
+        list_del(&p->link);
         free(p);
     }
 }

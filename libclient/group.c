@@ -16,6 +16,9 @@
  * compression mode and one forced algorithm per operation.  The forced
  * algorithms start from the environment (COLLS_ALG_<OP>, read when the
  * group is joined); COLLS_TRACE=1 is read then too.
+ *
+ * API layer (internal.h): may call ctl.c, colls.c's loop and the
+ * connection layer (conn.h).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -23,13 +26,19 @@
 #include <string.h>
 
 #include "internal.h"
+#include "proto/collop.h"
 
-/* Upper-case operation names for COLLS_ALG_<OP>, by COLLS_COLL_*. */
-static const char *const group_env_names[COLLS_COLL_MAX] = {
-    "BARRIER",  "BCAST",     "REDUCE",         "ALLREDUCE", "GATHER",
-    "GATHERV",  "SCATTER",   "SCATTERV",       "ALLGATHER", "ALLGATHERV",
-    "ALLTOALL", "ALLTOALLV", "REDUCE_SCATTER", "SCAN",      "EXSCAN",
-};
+/* The variable forcing op's algorithm: COLLS_ALG_ and op's name
+   (proto/collop.h) upper-cased, e.g. COLLS_ALG_REDUCE_SCATTER. */
+static void
+group_env_var(char *var, size_t cap, int op)
+{
+    char *p;
+
+    snprintf(var, cap, "COLLS_ALG_%s", collop_name(op));
+    for (p = var; *p != '\0'; p++)
+        *p = (char)toupper((unsigned char)*p);
+}
 
 /*
  * 0 if spec is a valid algorithm spec: "name" or "name:segment_bytes",
@@ -95,7 +104,7 @@ group_read_env(struct colls_group *g)
     g->trace = tr != NULL && strcmp(tr, "1") == 0;
     for (op = 0; op < COLLS_COLL_MAX; op++) {
         const char *v;
-        snprintf(var, sizeof(var), "COLLS_ALG_%s", group_env_names[op]);
+        group_env_var(var, sizeof(var), op);
         v = getenv(var);
         if (v == NULL || v[0] == '\0')
             continue;
@@ -133,7 +142,7 @@ group_apply_info(struct colls_group *g, const Envelope *rep)
     g->rank = -1;
     for (i = 0; i < gi->n_tids; i++) {
         g->tids[i] = gi->tids[i];
-        if (gi->tids[i] != g->c->tid)
+        if (gi->tids[i] != g->c->conn.tid)
             continue;
         if (g->rank >= 0)
             return COLLS_EPROTO;
@@ -242,12 +251,13 @@ colls_group_leave(colls_group_t *g)
     c = g->c;
     envelope_init(&e);
     e.kind = KIND__GROUP_LEAVE;
-    e.src = c->tid;
+    e.src = c->conn.tid;
     e.group = g->name;
     e.seq = g->gid;
-    e.req_id = colls__req_id(c);
-    rc = c->daemon != NULL ? colls__write_env(c->daemon, &e, NULL, 0, NULL)
-                           : (c->conn_err ? c->conn_err : COLLS_ENOTCONN);
+    e.req_id = colls__conn_req_id(&c->conn);
+    rc = c->conn.daemon != NULL
+             ? colls__write_env(c->conn.daemon, &e, NULL, 0, NULL)
+             : (c->conn.err ? c->conn.err : COLLS_ENOTCONN);
     if (rc == 0)
         colls__poll(c);
     free(g->tids);

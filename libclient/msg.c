@@ -23,6 +23,9 @@
  * byte order and the route it came by; sending it again forwards the same
  * bytes with the same encoding on that route (an echo answers on the path
  * the message came by).  Received messages cannot be packed (COLLS_EINVAL).
+ *
+ * API layer (internal.h): sends and receives through p2p.c; calls the
+ * connection layer (conn.h) only for the loop.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -272,11 +275,8 @@ colls_msg_send(colls_t *c, colls_tid_t dst, int tag, colls_msg_t *m)
     r.kind = COLLS__REQ_SEND;
     rc = colls__send_data(c, dst, tag, m->encoding, m->byte_order,
                           m->route >= 0 ? m->route : c->route, bufs, nbufs, &r);
-    if (rc == 0 || r.pending > 0) {
-        while (!r.done)
-            uv_run(&c->loop, UV_RUN_ONCE);
-        rc = r.result;
-    }
+    if (rc == 0 || r.pending > 0)
+        rc = colls__send_wait(&r);
     free(bufs);
     return rc;
 }
@@ -323,7 +323,7 @@ colls_msg_recv(colls_t *c, colls_tid_t src, int tag, colls_msg_t **out)
     r.src = src;
     r.tag = tag;
     r.want_msg = 1;
-    colls__q_init(&r.link);
+    list_init(&r.link);
     colls__recv_post(c, &r);
     rc = colls__req_wait(&r);
     if (rc < 0)

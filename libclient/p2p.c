@@ -5,12 +5,20 @@
  * Matching: a receive first looks through the queue of messages that
  * arrived before anyone asked for them (in arrival order, so COLLS_ANY
  * takes the oldest), then waits as a posted receive; a new message goes to
- * the oldest posted receive it matches (conn.c).  A receive naming a
- * source known to be dead or on a host known to be down fails with
- * COLLS_EPEERDEAD / COLLS_EHOSTDOWN once nothing queued matches.
+ * the oldest posted receive it matches (colls__deliver).  A large raw
+ * payload whose head matches a posted receive with room is claimed for it
+ * (colls__recv_claim), and the connection layer reads it straight into
+ * the receive's buffer.  A receive naming a source known to be dead or on
+ * a host known to be down fails with COLLS_EPEERDEAD / COLLS_EHOSTDOWN
+ * once nothing queued matches (dead.c).
  *
  * Sends return once their bytes are handed to the kernel (the caller's
  * buffer is free again); they are not cut short by colls_set_timeout().
+ * A send request counts its writes in flight (pending); the connection
+ * layer reports each one through ops->written (colls__req_written).
+ *
+ * API layer (internal.h): may call the connection layer (conn.h), colls.c's
+ * loop and dead.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,43 @@ static int
 p2p_done_pred(void *arg)
 {
     return ((struct colls_req *)arg)->done;
+}
+
+void
+colls__rmsg_free(struct colls__rmsg *m)
+{
+    if (m == NULL)
+        return;
+    free(m->data);
+    free(m);
+}
+
+/* ops->written: one write of send request token is done with status. */
+void
+colls__req_written(struct colls__conn *cn, void *token, int status)
+{
+    struct colls_req *r = token;
+
+    (void)cn;
+    if (status < 0 && r->result == 0)
+        r->result = status;
+    if (--r->pending == 0)
+        r->done = 1;
+}
+
+/*
+ * Writes envelope e and payload to the daemon as one more write of send
+ * request r (done when its last write is).  0 or a COLLS_E* code; on
+ * failure r has no write pending unless r->pending says so.
+ */
+int
+colls__write_req(colls_t *c, const Envelope *e, const uv_buf_t *payload,
+                 unsigned npayload, struct colls_req *r)
+{
+    if (c->conn.daemon == NULL)
+        return COLLS_ENOTCONN;
+    r->pending++;
+    return colls__write_env(c->conn.daemon, e, payload, npayload, r);
 }
 
 /*
@@ -53,50 +98,75 @@ colls__send_data(colls_t *c, colls_tid_t dst, int tag, int encoding,
     rc = colls__dst_status(c, dst);
     if (rc < 0)
         return rc;
-    if (c->daemon == NULL && c->conn_err)
-        return c->conn_err;
+    if (c->conn.daemon == NULL && c->conn.err)
+        return c->conn.err;
     for (i = 0; i < npayload; i++)
         len += payload[i].len;
     if (len > c->max_message)
         return COLLS_EMSGSIZE;
-    rc = colls__wreq_new(c, payload, npayload, req, &wr);
+    req->pending++;
+    rc = colls__wreq_new(&c->conn, payload, npayload, req, &wr);
     if (rc < 0)
         return rc;
     wr->dst = dst;
     wr->tag = tag;
     wr->encoding = encoding;
     wr->byte_order = byte_order;
-    wr->req_id = colls__req_id(c);
+    wr->req_id = colls__conn_req_id(&c->conn);
     if (route == COLLS_ROUTE_DIRECT && COLLS_TID_LOCAL(dst) != 0 &&
-        dst != c->tid)
-        return colls__direct_send(c, wr);
-    return colls__wreq_write(c->daemon, wr);
+        dst != c->conn.tid)
+        return colls__direct_send(&c->conn, wr);
+    return colls__wreq_write(c->conn.daemon, wr);
 }
 
 /*
  * Waits until every write of send request r is done.  Not subject to the
  * timeout: libuv holds the caller's buffers until then.
  */
-static int
-p2p_wait_sent(colls_t *c, struct colls_req *r)
+int
+colls__send_wait(struct colls_req *r)
 {
     while (!r->done)
-        uv_run(&c->loop, UV_RUN_ONCE);
+        uv_run(&r->c->conn.loop, UV_RUN_ONCE);
     return r->result;
+}
+
+/* 1 if a message from src with tag matches a receive of rsrc/rtag
+   (COLLS_ANY wildcards). */
+static int
+p2p_match(colls_tid_t rsrc, int rtag, colls_tid_t src, int tag)
+{
+    return (rsrc == (colls_tid_t)COLLS_ANY || rsrc == src) &&
+           (rtag == COLLS_ANY || rtag == tag);
+}
+
+/* The oldest posted receive matching a message from src with tag. */
+static struct colls_req *
+p2p_posted(colls_t *c, colls_tid_t src, int tag)
+{
+    struct list_node *n;
+
+    LIST_FOREACH(n, &c->posted)
+    {
+        struct colls_req *r = list_entry(n, struct colls_req, link);
+        if (p2p_match(r->src, r->tag, src, tag))
+            return r;
+    }
+    return NULL;
 }
 
 /* Finds, unlinks and returns the oldest queued message matching. */
 static struct colls__rmsg *
 p2p_take(colls_t *c, colls_tid_t src, int tag, int remove)
 {
-    struct colls__queue *q;
+    struct list_node *n;
 
-    for (q = c->unexpected.next; q != &c->unexpected; q = q->next) {
-        struct colls__rmsg *m = COLLS__CONTAINER(q, struct colls__rmsg, link);
-        if ((src == (colls_tid_t)COLLS_ANY || m->src == src) &&
-            (tag == COLLS_ANY || m->tag == tag)) {
+    LIST_FOREACH(n, &c->unexpected)
+    {
+        struct colls__rmsg *m = list_entry(n, struct colls__rmsg, link);
+        if (p2p_match(src, tag, m->src, m->tag)) {
             if (remove)
-                colls__q_remove(&m->link);
+                list_del(&m->link);
             return m;
         }
     }
@@ -147,9 +217,98 @@ colls__recv_post(colls_t *c, struct colls_req *r)
         r->done = 1;
         return 0;
     }
-    colls__q_init(&r->link);
-    colls__q_push(&c->posted, &r->link);
+    list_add_tail(&c->posted, &r->link);
     return 0;
+}
+
+/*
+ * Hands a new message to the oldest posted receive it matches, or queues
+ * it as unexpected.  Takes ownership of m.  Always returns 0.
+ */
+int
+colls__deliver(colls_t *c, struct colls__rmsg *m)
+{
+    struct colls_req *r = p2p_posted(c, m->src, m->tag);
+
+    c->arrivals++;
+    c->host_down[COLLS_TID_HID(m->src)] = 0;
+    if (r != NULL) {
+        list_del(&r->link);
+        colls__recv_fill(r, m);
+        return 0;
+    }
+    list_add_tail(&c->unexpected, &m->link);
+    return 0;
+}
+
+/*
+ * ops->claim: the head of a large DATA frame from src came.  If the
+ * oldest posted receive it matches takes raw bytes and has room for all
+ * of it, that receive is bound to stream st and its buffer returned (the
+ * payload is read straight into it); else NULL.
+ */
+void *
+colls__recv_claim(struct colls__conn *cn, struct colls__stream *st,
+                  colls_tid_t src, int tag, size_t len, void **token)
+{
+    struct colls_req *r = p2p_posted(COLLS__OF(cn), src, tag);
+
+    if (r == NULL || r->want_msg || r->cap < len)
+        return NULL; /* it takes this message, but not this way */
+    list_del(&r->link);
+    r->bound = st;
+    *token = r;
+    return r->buf;
+}
+
+/*
+ * ops->claimed: the payload read into receive token is complete (status
+ * 0: the receive is done) or lost with its stream (status < 0).
+ */
+void
+colls__recv_claimed(struct colls__conn *cn, void *token, colls_tid_t src,
+                    int tag, size_t len, int status)
+{
+    struct colls_req *r = token;
+    colls_t *c = COLLS__OF(cn);
+
+    r->bound = NULL;
+    r->result = status;
+    r->done = 1;
+    if (status < 0)
+        return;
+    r->st.source = src;
+    r->st.tag = tag;
+    r->st.length = len;
+    c->arrivals++;
+    c->host_down[COLLS_TID_HID(src)] = 0;
+}
+
+/* Withdraws a receive that is not done (timeout or lost connection). */
+void
+colls__recv_cancel(struct colls_req *r)
+{
+    if (r->bound != NULL) {
+        struct colls__stream *st = r->bound;
+        r->bound = NULL;
+        colls__stream_unbind(st);
+    } else {
+        list_del(&r->link);
+    }
+}
+
+/* Fails every posted receive with status: the daemon is gone. */
+void
+colls__recv_fail_all(colls_t *c, int status)
+{
+    struct list_node *n;
+
+    while ((n = list_first(&c->posted)) != NULL) {
+        struct colls_req *r = list_entry(n, struct colls_req, link);
+        list_del(&r->link);
+        r->result = status;
+        r->done = 1;
+    }
 }
 
 /*
@@ -175,7 +334,7 @@ p2p_req_init(struct colls_req *r, colls_t *c, int kind)
     memset(r, 0, sizeof(*r));
     r->c = c;
     r->kind = kind;
-    colls__q_init(&r->link);
+    list_init(&r->link);
 }
 
 int
@@ -207,7 +366,7 @@ colls_send_route(colls_t *c, colls_tid_t dst, int tag, const void *buf,
                           route, &b, len > 0 ? 1 : 0, &r);
     if (rc < 0 && r.pending == 0)
         return rc;
-    return p2p_wait_sent(c, &r);
+    return colls__send_wait(&r);
 }
 
 int
@@ -247,7 +406,7 @@ colls_nrecv(colls_t *c, colls_tid_t src, int tag, void *buf, size_t cap,
         rc = colls__src_status(c, src);
         if (rc < 0)
             return rc;
-        return c->conn_err ? c->conn_err : COLLS_EAGAIN;
+        return c->conn.err ? c->conn.err : COLLS_EAGAIN;
     }
     p2p_req_init(&r, c, COLLS__REQ_RECV);
     r.buf = buf;
@@ -297,7 +456,7 @@ colls_probe(colls_t *c, colls_tid_t src, int tag, int block, colls_status_t *st)
         if (rc < 0)
             return rc;
         if (!block)
-            return c->conn_err ? c->conn_err : 0;
+            return c->conn.err ? c->conn.err : 0;
         p.c = c;
         p.seen = c->arrivals;
         p.src = src;
@@ -381,7 +540,7 @@ colls_wait(colls_req_t *req, colls_status_t *st)
     if (req == NULL)
         return COLLS_EINVAL;
     if (req->kind == COLLS__REQ_SEND) {
-        p2p_wait_sent(req->c, req);
+        colls__send_wait(req);
         return p2p_finish(req, st);
     }
     rc = colls__req_wait(req);
@@ -398,9 +557,9 @@ colls_test(colls_req_t *req, int *done, colls_status_t *st)
     if (req == NULL || done == NULL)
         return COLLS_EINVAL;
     colls__poll(req->c);
-    if (!req->done && req->kind == COLLS__REQ_RECV && req->c->conn_err) {
+    if (!req->done && req->kind == COLLS__REQ_RECV && req->c->conn.err) {
         colls__recv_cancel(req);
-        req->result = req->c->conn_err;
+        req->result = req->c->conn.err;
         req->done = 1;
     }
     *done = req->done;
@@ -423,16 +582,16 @@ colls_notify(colls_t *c, int what, int who, int tag)
         return COLLS_EINVAL;
     envelope_init(&e);
     e.kind = KIND__NOTIFY_REQ;
-    e.src = c->tid;
-    e.req_id = colls__req_id(c);
+    e.src = c->conn.tid;
+    e.req_id = colls__conn_req_id(&c->conn);
     nr.what = (uint32_t)what;
     nr.who = who;
     nr.tag = tag;
     e.body_case = ENVELOPE__BODY_NOTIFY_REQ;
     e.notify_req = &nr;
     p2p_req_init(&r, c, COLLS__REQ_SEND);
-    rc = colls__write_env(c->daemon, &e, NULL, 0, &r);
+    rc = colls__write_req(c, &e, NULL, 0, &r);
     if (rc < 0 && r.pending == 0)
         return rc;
-    return p2p_wait_sent(c, &r);
+    return colls__send_wait(&r);
 }

@@ -28,15 +28,14 @@
  * i-th socket of --sockets A,B,... (round robin; default the usual one).
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "colls.h"
+#include "proto/collop.h"
 #include "tools/collsctl.h"
 
 #define BENCH_WARMUP      3
@@ -56,12 +55,6 @@ struct bench_opts {
     int runs, iters;
     char *sockets[BENCH_MAX_SOCKETS];
     int nsockets;
-};
-
-static const char *const bench_ops[COLLS_COLL_MAX] = {
-    "barrier",  "bcast",     "reduce",         "allreduce", "gather",
-    "gatherv",  "scatter",   "scatterv",       "allgather", "allgatherv",
-    "alltoall", "alltoallv", "reduce_scatter", "scan",      "exscan",
 };
 
 /* Parses "A:B" into opts->min, opts->max. */
@@ -233,7 +226,7 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
         printf("# collsctl bench %s: P=%d, %d runs of %d ops after %d "
                "warm-ups, us/op = max over processes of each one's best "
                "run%s%s\n",
-               bench_ops[o->op], o->nprocs, o->runs, o->iters, BENCH_WARMUP,
+               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
                o->compress >= 0 ? "; double data, compress " : "",
                o->compress < 0                     ? ""
                : o->compress == COLLS_COMPRESS_OFF ? "off"
@@ -259,7 +252,7 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
         }
         if (rc < 0) {
             fprintf(stderr, "collsctl bench: %s of %zu bytes: %s\n",
-                    bench_ops[o->op], count * ds, colls_strerror(rc));
+                    collop_name(o->op), count * ds, colls_strerror(rc));
             goto out;
         }
         if (rank == 0) {
@@ -284,6 +277,23 @@ out:
     return rc < 0 ? 1 : 0;
 }
 
+/* What each forked member needs (bench_fork). */
+struct bench_fork_arg {
+    const struct bench_opts *o;
+    char name[64]; /* the group's name */
+};
+
+/* Member i of a forked run: attaches over socket i (round robin). */
+static int
+bench_fork_member(int i, void *arg)
+{
+    const struct bench_fork_arg *f = arg;
+    const struct bench_opts *o = f->o;
+
+    return bench_member(o, o->nsockets > 0 ? o->sockets[i % o->nsockets] : NULL,
+                        f->name);
+}
+
 /*
  * Forks o->nprocs members over the sockets and waits for them.  If one
  * fails, the others (which would wait for it forever) are killed.
@@ -291,45 +301,12 @@ out:
 static int
 bench_fork(const struct bench_opts *o)
 {
-    pid_t pids[BENCH_MAX_PROCS];
-    char name[64];
-    int i, status, left, failed = 0;
+    struct bench_fork_arg f;
 
-    snprintf(name, sizeof(name), "bench-%ld", (long)getpid());
-    fflush(stdout);
-    fflush(stderr);
-    for (i = 0; i < o->nprocs; i++) {
-        pids[i] = fork();
-        if (pids[i] < 0) {
-            perror("collsctl bench: fork");
-            failed = 1;
-            break;
-        }
-        if (pids[i] == 0) {
-            const char *s =
-                o->nsockets > 0 ? o->sockets[i % o->nsockets] : NULL;
-            fflush(stdout);
-            _exit(bench_member(o, s, name));
-        }
-    }
-    left = i;
-    while (left > 0) {
-        pid_t p = wait(&status);
-        if (p < 0)
-            break;
-        left--;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            if (!failed)
-                for (i = 0; i < o->nprocs; i++)
-                    if (pids[i] > 0 && pids[i] != p)
-                        kill(pids[i], SIGTERM);
-            failed = 1;
-        }
-        for (i = 0; i < o->nprocs; i++)
-            if (pids[i] == p)
-                pids[i] = 0;
-    }
-    return failed ? 1 : 0;
+    f.o = o;
+    snprintf(f.name, sizeof(f.name), "bench-%ld", (long)getpid());
+    return collsctl_fork_members(o->nprocs, bench_fork_member, &f,
+                                 "collsctl bench: fork");
 }
 
 /* Splits a comma-separated socket list into o->sockets (in place). */
@@ -350,18 +327,9 @@ bench_sockets(char *list, struct bench_opts *o)
 static int
 bench_exec(int argc, char **argv)
 {
-    static const struct option lopts[] = {
-        {"sizes", required_argument, NULL, 's'},
-        {"algo", required_argument, NULL, 'a'},
-        {"hier", no_argument, NULL, 'H'},
-        {"flat", no_argument, NULL, 'F'},
-        {"group", required_argument, NULL, 'g'},
-        {"sockets", required_argument, NULL, 'S'},
-        {"runs", required_argument, NULL, 'k'},
-        {"iters", required_argument, NULL, 'i'},
-        {"roundrobin", no_argument, NULL, 'R'},
-        {"compress", required_argument, NULL, 'C'},
-        {NULL, 0, NULL, 0}};
+    static const char lopts[] = "sizes:s algo:a hier.H flat.F group:g "
+                                "sockets:S runs:k iters:i roundrobin.R "
+                                "compress:C";
     struct bench_opts o;
     int opt, i;
 
@@ -375,7 +343,7 @@ bench_exec(int argc, char **argv)
     o.runs = 5;
     o.iters = 50;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "n:k:", lopts, NULL)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, "n:k:", lopts)) != -1) {
         switch (opt) {
         case 's':
             if (bench_sizes(optarg, &o) < 0 || o.min == 0)
@@ -430,13 +398,13 @@ bench_exec(int argc, char **argv)
     if (optind + 1 != argc)
         return collsctl_usage(&cmd_bench);
     for (i = 0; i < COLLS_COLL_MAX; i++)
-        if (strcmp(argv[optind], bench_ops[i]) == 0)
+        if (strcmp(argv[optind], collop_name(i)) == 0)
             o.op = i;
     if (o.op < 0) {
         fprintf(stderr,
                 "collsctl bench: unknown operation %s (one of:", argv[optind]);
         for (i = 0; i < COLLS_COLL_MAX; i++)
-            fprintf(stderr, " %s", bench_ops[i]);
+            fprintf(stderr, " %s", collop_name(i));
         fprintf(stderr, ")\n");
         return 2;
     }

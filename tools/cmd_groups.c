@@ -92,6 +92,34 @@ gskip(const char *p, char *out, size_t cap)
 }
 
 /*
+ * Reads the next member's key of an object at p (after its '{' or after
+ * a member and its ','): copies the key into k and returns the position
+ * of its value.  At the object's end sets *end and returns the position
+ * after the '}'.  NULL if malformed.
+ */
+static const char *
+gkey(const char *p, char *k, size_t cap, int *end)
+{
+    p = gws(p);
+    *end = *p == '}';
+    if (*end)
+        return p + 1;
+    p = gskip(p, k, cap);
+    if (p == NULL)
+        return NULL;
+    p = gws(p);
+    return *p == ':' ? p + 1 : NULL;
+}
+
+/* Past the ',' after a member's value at p, if there is one. */
+static const char *
+gnext(const char *p)
+{
+    p = gws(p);
+    return *p == ',' ? p + 1 : p;
+}
+
+/*
  * Finds the value of the top-level key in the object at doc; returns a
  * pointer to it or NULL.
  */
@@ -104,23 +132,16 @@ gfind(const char *doc, const char *key)
     if (*p++ != '{')
         return NULL;
     for (;;) {
-        p = gws(p);
-        if (*p == '}')
-            return NULL;
-        p = gskip(p, k, sizeof(k));
-        if (p == NULL)
-            return NULL;
-        p = gws(p);
-        if (*p++ != ':')
+        int end;
+        p = gkey(p, k, sizeof(k), &end);
+        if (p == NULL || end)
             return NULL;
         if (strcmp(k, key) == 0)
             return gws(p);
         p = gskip(p, NULL, 0);
         if (p == NULL)
             return NULL;
-        p = gws(p);
-        if (*p == ',')
-            p++;
+        p = gnext(p);
     }
 }
 
@@ -134,15 +155,10 @@ gobject(const char *p, struct grow *r)
         return NULL;
     for (;;) {
         char k[GROUPS_FIELD], v[GROUPS_FIELD];
-        p = gws(p);
-        if (*p == '}')
-            return p + 1;
-        p = gskip(p, k, sizeof(k));
-        if (p == NULL)
-            return NULL;
-        p = gws(p);
-        if (*p++ != ':')
-            return NULL;
+        int end;
+        p = gkey(p, k, sizeof(k), &end);
+        if (p == NULL || end)
+            return p;
         p = gskip(p, v, sizeof(v));
         if (p == NULL)
             return NULL;
@@ -151,9 +167,7 @@ gobject(const char *p, struct grow *r)
             memcpy(r->val[r->n], v, sizeof(v));
             r->n++;
         }
-        p = gws(p);
-        if (*p == ',')
-            p++;
+        p = gnext(p);
     }
 }
 

@@ -86,16 +86,8 @@ pp_round(colls_t *c, colls_tid_t to, int enc, int route, const void *sbuf,
 static int
 pingpong_exec(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"route", required_argument, NULL, 'r'},
-        {"enc", required_argument, NULL, 'e'},
-        {"to", required_argument, NULL, 't'},
-        {"host", required_argument, NULL, 'H'},
-        {"min", required_argument, NULL, 'm'},
-        {"max", required_argument, NULL, 'M'},
-        {"reps", required_argument, NULL, 'n'},
-        {"csv", no_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0}};
+    static const char opts[] =
+        "route:r enc:e to:t host:H min:m max:M reps:n csv.c";
     static const char *const enc_names[] = {"default", "raw", "inplace"};
     colls_t *c;
     colls_tid_t to = 0;
@@ -109,7 +101,7 @@ pingpong_exec(int argc, char **argv)
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, alpha, beta, slope;
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, "", opts)) != -1) {
         switch (opt) {
         case 'r':
             if (strcmp(optarg, "default") == 0)
@@ -273,8 +265,7 @@ out:
 static int
 echo_exec(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"count", required_argument, NULL, 'n'}, {NULL, 0, NULL, 0}};
+    static const char opts[] = "count:n";
     colls_t *c;
     colls_msg_t *m;
     colls_status_t st;
@@ -282,7 +273,7 @@ echo_exec(int argc, char **argv)
     int opt, rc = 0;
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, "", opts)) != -1) {
         if (opt != 'n')
             return collsctl_usage(&cmd_echo);
         count = strtol(optarg, NULL, 10);

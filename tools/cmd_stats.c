@@ -333,17 +333,14 @@ stats_table(const char *json)
 static int
 stats_exec(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"watch", required_argument, NULL, 'w'},
-        {NULL, 0, NULL, 0}};
+    static const char opts[] = "json.j watch:w";
     colls_t *c;
     char *json, *end;
     int raw = 0, opt, rc;
     long watch = 0;
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "jw:", opts, NULL)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, "jw:", opts)) != -1) {
         switch (opt) {
         case 'j':
             raw = 1;

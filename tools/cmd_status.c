@@ -127,11 +127,10 @@ ps_exec(int argc, char **argv)
     colls_t *c;
     colls_taskinfo_t *t;
     int all = 0, n, i, rc, opt;
-    static const struct option opts[] = {{"all", no_argument, NULL, 'a'},
-                                         {NULL, 0, NULL, 0}};
+    static const char opts[] = "all.a";
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, "a", opts)) != -1) {
         if (opt != 'a')
             return collsctl_usage(&cmd_ps);
         all = 1;

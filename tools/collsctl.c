@@ -7,10 +7,14 @@
  * those of commands that fork) uses it; collsctl attaches as an admin task
  * ($COLLS_ADMIN=1) except where a command says otherwise (echo).
  */
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "colls.h"
 #include "proto/size.h"
@@ -141,6 +145,115 @@ collsctl_resolve_host(struct colls *c, const char *s)
         return COLLS_EINVAL;
     }
     return prefix;
+}
+
+/* Long options a subcommand may have (collsctl_getopt). */
+#define COLLSCTL_MAX_LONGOPTS 16
+
+/*
+ * Builds opts (NUL-terminated names in names) from longopts, written as
+ * collsctl.h says.  0, or -1 if it does not fit or is malformed.
+ */
+static int
+collsctl_longopts(const char *longopts, struct option *opts, char *names,
+                  size_t cap)
+{
+    const char *p = longopts;
+    size_t used = 0, len;
+    int n = 0;
+
+    memset(opts, 0, (COLLSCTL_MAX_LONGOPTS + 1) * sizeof(*opts));
+    for (p += strspn(p, " "); *p != '\0'; p += strspn(p, " ")) {
+        len = strcspn(p, ":. ");
+        if ((p[len] != ':' && p[len] != '.') || p[len + 1] == '\0' ||
+            n == COLLSCTL_MAX_LONGOPTS || used + len + 1 > cap)
+            return -1;
+        memcpy(names + used, p, len);
+        names[used + len] = '\0';
+        opts[n].name = names + used;
+        opts[n].has_arg = p[len] == ':' ? required_argument : no_argument;
+        opts[n].val = (unsigned char)p[len + 1];
+        n++;
+        used += len + 1;
+        p += len + 2;
+    }
+    return 0;
+}
+
+/*
+ * getopt_long() over the long options in longopts (see collsctl.h).  A
+ * subcommand calls it in its option loop; the table is built when
+ * longopts changes (one subcommand runs per process).
+ */
+int
+collsctl_getopt(int argc, char **argv, const char *shortopts,
+                const char *longopts)
+{
+    static struct option opts[COLLSCTL_MAX_LONGOPTS + 1];
+    static char names[256];
+    static const char *built;
+
+    if (built != longopts) {
+        if (collsctl_longopts(longopts, opts, names, sizeof(names)) < 0)
+            return '?';
+        built = longopts;
+    }
+    return getopt_long(argc, argv, shortopts, opts, NULL);
+}
+
+/* Waits for one child; forgets it in pids[0..n).  1 if it failed, 0 if
+   it exited 0, -1 when there is no child left. */
+static int
+collsctl_reap(pid_t *pids, int n)
+{
+    int status, i;
+    pid_t p = wait(&status);
+
+    if (p < 0)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (pids[i] == p)
+            pids[i] = 0;
+    return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/*
+ * Forks n children running member(i, arg) and waits for them.  The first
+ * failure kills the rest (they would wait for the failed one forever).
+ * A fork that fails stops the forking; those started are waited for.
+ */
+int
+collsctl_fork_members(int n, int (*member)(int i, void *arg), void *arg,
+                      const char *what)
+{
+    pid_t *pids = calloc((size_t)n, sizeof(*pids));
+    int i, started, r, failed = 0;
+
+    if (pids == NULL)
+        return 1;
+    fflush(stdout);
+    fflush(stderr);
+    for (started = 0; started < n && !failed; started++) {
+        pids[started] = fork();
+        if (pids[started] == 0) {
+            fflush(stdout);
+            _exit(member(started, arg));
+        }
+        failed = pids[started] < 0;
+        if (failed)
+            perror(what);
+    }
+    if (failed)
+        started--;
+    for (; started > 0 && (r = collsctl_reap(pids, n)) >= 0; started--) {
+        if (r && !failed)
+            for (i = 0; i < n; i++)
+                if (pids[i] > 0)
+                    kill(pids[i], SIGTERM);
+        failed |= r;
+    }
+    free(pids);
+    return failed;
 }
 
 static void

@@ -40,5 +40,15 @@ double collsctl_median(double *v, int n);
    k/K or m/M suffix (powers of 1024), at most max.  0, or -1 if bad. */
 int collsctl_parse_size(const char *s, const char *end, unsigned long long max,
                         size_t *out);
+/* getopt_long() with the long options as one string of words "name:c"
+   (takes an argument, returned as c) or "name.c" (a flag), e.g.
+   "count:n json.j".  Returns as getopt_long(); '?' for a bad spec. */
+int collsctl_getopt(int argc, char **argv, const char *shortopts,
+                    const char *longopts);
+/* Runs member(i, arg) in n forked children and waits for them all; when
+   one fails the others are killed.  0 if all exited 0, else 1 (perror
+   says what on a failed fork). */
+int collsctl_fork_members(int n, int (*member)(int i, void *arg), void *arg,
+                          const char *what);
 
 #endif

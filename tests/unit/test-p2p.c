@@ -648,12 +648,14 @@ END_TEST
 static int
 direct_streams(colls_t *c)
 {
-    struct colls__queue *q;
+    struct list_node *q;
     int n = 0;
 
-    for (q = c->streams.next; q != &c->streams; q = q->next)
-        n += COLLS__CONTAINER(q, struct colls__stream, link)->kind ==
-             COLLS__ST_DIRECT;
+    LIST_FOREACH(q, &c->conn.streams)
+    {
+        n +=
+            list_entry(q, struct colls__stream, link)->kind == COLLS__ST_DIRECT;
+    }
     return n;
 }
 
@@ -672,7 +674,8 @@ START_TEST(test_direct_garbage)
     char out[4];
 
     ck_assert_int_eq(
-        uv_tcp_getsockname(&c->listener, (struct sockaddr *)&ss, &sslen), 0);
+        uv_tcp_getsockname(&c->conn.listener, (struct sockaddr *)&ss, &sslen),
+        0);
     for (k = 0; k < 4; k++) {
         buf_init(&b);
         envelope_init(&e);
