@@ -117,8 +117,7 @@ colls__conn_close(struct colls__conn *cn)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &cn->streams)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &cn->streams) {
         colls__stream_close(list_entry(n, struct colls__stream, link));
     }
     if (cn->listening) {

@@ -125,8 +125,7 @@ colls__ctl_reply(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
     struct list_node *n;
     struct colls__ctl *ctl = NULL;
 
-    LIST_FOREACH(n, &c->ctls)
-    {
+    LIST_FOREACH (n, &c->ctls) {
         struct colls__ctl *x = list_entry(n, struct colls__ctl, link);
         if (x->req_id == e->req_id) {
             ctl = x;

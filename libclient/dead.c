@@ -28,8 +28,7 @@ dead_fail_posted(colls_t *c, colls_tid_t tid, int hid, int status)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &c->posted)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &c->posted) {
         struct colls_req *r = list_entry(n, struct colls_req, link);
         if (r->src == (colls_tid_t)COLLS_ANY)
             continue;

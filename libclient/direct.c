@@ -41,8 +41,7 @@ direct_find(struct colls__conn *cn, colls_tid_t tid)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &cn->peers)
-    {
+    LIST_FOREACH (n, &cn->peers) {
         struct colls__peer *p = list_entry(n, struct colls__peer, link);
         if (p->tid == tid)
             return p;
@@ -268,8 +267,7 @@ direct_apply_pending(struct colls__conn *cn)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &cn->streams)
-    {
+    LIST_FOREACH (n, &cn->streams) {
         struct colls__stream *st = list_entry(n, struct colls__stream, link);
         if (st->kind == COLLS__ST_DIRECT && !st->hello && !st->closing)
             return;
@@ -288,8 +286,7 @@ direct_hello_timer_cb(uv_timer_t *t)
     struct colls__conn *cn = t->data;
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &cn->streams)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &cn->streams) {
         struct colls__stream *st = list_entry(n, struct colls__stream, link);
         if (st->kind == COLLS__ST_DIRECT && !st->hello)
             colls__stream_close(st);
@@ -312,8 +309,7 @@ colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
     struct list_node *n;
     int unknown = 0;
 
-    LIST_FOREACH(n, &cn->streams)
-    {
+    LIST_FOREACH (n, &cn->streams) {
         struct colls__stream *st = list_entry(n, struct colls__stream, link);
         if (st->kind != COLLS__ST_DIRECT || st->closing)
             continue;

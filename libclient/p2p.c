@@ -146,8 +146,7 @@ p2p_posted(colls_t *c, colls_tid_t src, int tag)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &c->posted)
-    {
+    LIST_FOREACH (n, &c->posted) {
         struct colls_req *r = list_entry(n, struct colls_req, link);
         if (p2p_match(r->src, r->tag, src, tag))
             return r;
@@ -161,8 +160,7 @@ p2p_take(colls_t *c, colls_tid_t src, int tag, int remove)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &c->unexpected)
-    {
+    LIST_FOREACH (n, &c->unexpected) {
         struct colls__rmsg *m = list_entry(n, struct colls__rmsg, link);
         if (p2p_match(src, tag, m->src, m->tag)) {
             if (remove)

@@ -651,8 +651,7 @@ direct_streams(colls_t *c)
     struct list_node *q;
     int n = 0;
 
-    LIST_FOREACH(q, &c->conn.streams)
-    {
+    LIST_FOREACH (q, &c->conn.streams) {
         n +=
             list_entry(q, struct colls__stream, link)->kind == COLLS__ST_DIRECT;
     }
