@@ -24,6 +24,7 @@
 #include "daemon/daemon.h"
 #include "daemon/group.h"
 #include "daemon/host.h"
+#include "daemon/join.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
@@ -449,7 +450,7 @@ admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
             task_error(t, e->req_id, COLLS_EINVAL, "ADD_HOST needs addr");
             break;
         }
-        rc = host_add(d, e->host_op->addr);
+        rc = join_add_host(d, e->host_op->addr);
         log_info("task t%x: add host %s: %s", t->tid, e->host_op->addr,
                  log_errstr(rc));
         task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
@@ -460,7 +461,7 @@ admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
             task_error(t, e->req_id, COLLS_EINVAL, "DELETE_HOST needs hid");
             break;
         }
-        rc = host_delete(d, (int)e->host_op->hid);
+        rc = join_delete_host(d, (int)e->host_op->hid);
         log_info("task t%x: delete host %u: %s", t->tid, e->host_op->hid,
                  log_errstr(rc));
         task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
@@ -468,7 +469,7 @@ admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
     case KIND__HALT:
         log_info("task t%x (%s) halts the machine", t->tid, t->name);
         task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
-        host_halt_all(d);
+        join_halt_all(d);
         break;
     default:
         d->st.unknown_kinds++;

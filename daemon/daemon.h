@@ -8,10 +8,10 @@
  * on one libevent loop in one thread, so nothing here is locked.
  *
  * Lifetimes: a task is unlinked from every table the moment it dies and
- * parked on the graveyard list; net_flush_cb (end of each loop turn) and
- * the cron free the graveyard, so no callback ever frees the object it is
- * running for.  Other objects refer to tasks by tid, never by pointer
- * across callbacks.
+ * parked on the graveyard list; collsd.c's end-of-loop-turn hook (run by
+ * net.c after the callbacks of each loop turn) and the cron free the
+ * graveyard, so no callback ever frees the object it is running for.  Other
+ * objects refer to tasks by tid, never by pointer across callbacks.
  */
 #ifndef COLLS_DAEMON_DAEMON_H
 #define COLLS_DAEMON_DAEMON_H
@@ -35,6 +35,8 @@ struct config;
 struct udp;
 struct rel;
 struct group_state;
+struct net_ops;
+struct task_ops;
 
 #define DAEMON_MAX_HID      DGRAM_MAX_HID
 #define DAEMON_MAX_LOCAL    0xfffffu /* tid local numbers 1..this */
@@ -189,7 +191,8 @@ struct daemon {
     int exit_code;
     uint64_t stop_at_us; /* stop by then even if peers lag */
 
-    /* network (net.c) */
+    /* network (net.c); net_ops are collsd.c's, given to net_open */
+    const struct net_ops *net_ops;
     struct udp *udp;
     struct rel *rel;
     struct event *udp_rev, *udp_wev, *rel_ev, *flush_ev;
@@ -202,10 +205,10 @@ struct daemon {
     uint64_t join_start_us, join_last_us;
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
-    uint64_t host_cron_us; /* previous host_cron (stall detection) */
-    int host_down_by;      /* a host declared us down: come back (host_cron) */
+    int host_down_by; /* a host declared us down: come back (host_comeback) */
 
-    /* tasks (task.c) */
+    /* tasks (task.c); task_ops are collsd.c's, set before task_listen */
+    const struct task_ops *task_ops;
     int listen_fd;
     struct event *accept_ev;
     char *sock_path, *pid_path;
@@ -226,6 +229,7 @@ struct daemon {
 
     struct evhttp *http;
     struct event *cron_ev;
+    uint64_t cron_us; /* the previous cron (stall detection, host_cron) */
     struct daemon_stats st;
 };
 

@@ -915,7 +915,6 @@ group_host_down(struct daemon *d, int hid)
             }
     }
     group_owner_death(d, 0, hid, COLLS_EHOSTDOWN);
-    coll_host_down(d, hid);
 }
 
 void

@@ -34,7 +34,9 @@
 #include "daemon/group.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/events.h"
 #include "daemon/host.h"
+#include "daemon/join.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/route.h"
@@ -279,9 +281,8 @@ route_notify_forget(struct daemon *d, uint32_t tid)
     }
 }
 
-/* Task tid (anywhere) exited: TASK_EXIT to local tasks, notifies. */
-static void
-route_exit_local(struct daemon *d, uint32_t tid)
+void
+route_task_gone(struct daemon *d, uint32_t tid)
 {
     struct task *t;
     Envelope e;
@@ -297,7 +298,6 @@ route_exit_local(struct daemon *d, uint32_t tid)
     }
     route_notify_forget(d, tid);
     route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
-    group_task_exit(d, tid);
 }
 
 void
@@ -313,7 +313,6 @@ route_task_exit(struct daemon *d, uint32_t tid)
         if (hid != d->hid && d->hosts[hid] != NULL &&
             d->hosts[hid]->state == COLLS_HOST_UP)
             net_send(d, hid, &e, NULL, 0);
-    route_exit_local(d, tid);
 }
 
 void
@@ -337,8 +336,6 @@ route_host_down(struct daemon *d, int hid, uint32_t inc)
         task_queue_env(t, &e, NULL, 0, NULL);
     }
     route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
-    admin_host_down(d, hid);
-    group_host_down(d, hid);
 }
 
 /* Answers task t's ROUTE_REQ for a local tid. */
@@ -609,7 +606,7 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__TASK_EXIT:
         log_trace("TASK_EXIT t%x from host %d", e->src, hid);
         if (COLLS_TID_HID(e->src) == hid)
-            route_exit_local(d, e->src);
+            events_task_gone(d, e->src);
         break;
     case KIND__ROUTE_REQ:
         route_peer_route_req(d, hid, e);
@@ -620,11 +617,13 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__HEARTBEAT:
     case KIND__HOST_TABLE:
     case KIND__HOST_DOWN:
-    case KIND__HOST_JOIN:
     case KIND__HALT_ALL:
+        host_peer_msg(d, hid, e);
+        break;
+    case KIND__HOST_JOIN:
     case KIND__ADD_HOST:
     case KIND__DELETE_HOST:
-        host_peer_msg(d, hid, e);
+        join_peer_msg(d, hid, e);
         break;
     case KIND__ECHO_REQ:
     case KIND__ECHO_REP:

@@ -28,6 +28,18 @@ envelope_init(Envelope *e)
     e->version = COLLS_PROTO_VERSION;
 }
 
+void
+envelope_reply(Envelope *r, uint32_t src, uint32_t dst, int kind,
+               uint64_t req_id, int status)
+{
+    envelope_init(r);
+    r->kind = (Kind)kind;
+    r->src = src;
+    r->dst = dst;
+    r->req_id = req_id;
+    r->status = status;
+}
+
 /* Largest field number protobuf allows (2^29 - 1). */
 #define ENVELOPE_MAX_FIELD 0x1fffffffu
 

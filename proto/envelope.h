@@ -25,6 +25,13 @@ enum {
 
 /* Initialises e with the version set and everything else zero. */
 void envelope_init(Envelope *e);
+/*
+ * Initialises r as a reply (or any addressed message without body) of
+ * kind from src to dst, repeating req_id, with status.  Every daemon
+ * reply is built here.
+ */
+void envelope_reply(Envelope *r, uint32_t src, uint32_t dst, int kind,
+                    uint64_t req_id, int status);
 
 /*
  * Unpacks an envelope of len bytes (len <= lim->max_env is checked by the
