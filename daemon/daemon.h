@@ -197,6 +197,9 @@ struct daemon {
     struct rel *rel;
     struct event *udp_rev, *udp_wev, *rel_ev, *flush_ev;
     uint64_t rel_deadline_us;
+    /* the protocol version each host was last logged speaking, when not
+       ours (net_deliver: one COLLS_EVERSION line per peer and version) */
+    uint32_t peer_version[DAEMON_MAX_HID + 1];
 
     /* hosts (host.c) */
     struct host *hosts[DAEMON_MAX_HID + 1];

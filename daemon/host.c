@@ -452,6 +452,15 @@ host_peer_reset(struct daemon *d, int hid, uint32_t new_inc)
     host_new_incarnation(d, h, new_inc);
 }
 
+/* The incarnation a HEARTBEAT e announces; 0 for other kinds. */
+static uint32_t
+host_heartbeat_inc(const Envelope *e)
+{
+    if (e->kind != KIND__HEARTBEAT || e->body_case != ENVELOPE__BODY_HEARTBEAT)
+        return 0;
+    return e->heartbeat->incarnation;
+}
+
 int
 host_heard(struct daemon *d, int hid, const Envelope *e)
 {
@@ -460,7 +469,7 @@ host_heard(struct daemon *d, int hid, const Envelope *e)
     if (h == NULL || hid == d->hid)
         return -1;
     if (h->state == COLLS_HOST_DOWN) {
-        uint32_t inc = (uint32_t)e->seq;
+        uint32_t inc = host_heartbeat_inc(e);
 
         if (e->kind != KIND__HEARTBEAT || inc == 0 || inc == h->dead_inc) {
             host_notify_dead(d, h, platform_now_us());
@@ -569,8 +578,8 @@ host_peer_msg(struct daemon *d, int hid, const Envelope *e)
     switch ((int)e->kind) {
     case KIND__HEARTBEAT:
         d->st.heartbeats_in++;
-        if ((uint32_t)e->seq != 0 && (uint32_t)e->seq != h->inc)
-            host_new_incarnation(d, h, (uint32_t)e->seq);
+        if (host_heartbeat_inc(e) != 0 && host_heartbeat_inc(e) != h->inc)
+            host_new_incarnation(d, h, host_heartbeat_inc(e));
         if (e->body_case == ENVELOPE__BODY_HEARTBEAT) {
             h->ntasks = (int)e->heartbeat->ntasks;
             h->epoch = e->heartbeat->table_epoch;
@@ -840,7 +849,8 @@ host_reload(struct daemon *d)
 
 /* ---- periodic work ------------------------------------------------------ */
 
-/* Sends HEARTBEAT (seq = our incarnation) to every host up or joining. */
+/* Sends HEARTBEAT {incarnation, table epoch, task count} to every host
+   up or joining. */
 static void
 host_heartbeat(struct daemon *d)
 {
@@ -848,12 +858,10 @@ host_heartbeat(struct daemon *d)
     Envelope e;
     int hid;
 
-    envelope_init(&e);
-    e.kind = KIND__HEARTBEAT;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.seq = d->inc;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HEARTBEAT, 0, 0);
     e.body_case = ENVELOPE__BODY_HEARTBEAT;
     e.heartbeat = &hb;
+    hb.incarnation = d->inc;
     hb.table_epoch = d->epoch;
     hb.ntasks = (uint32_t)d->ntasks;
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {

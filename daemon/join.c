@@ -105,11 +105,10 @@ join_send(struct daemon *d, uint64_t cookie)
     HostJoin hj = HOST_JOIN__INIT;
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = KIND__HOST_JOIN;
-    e.req_id = cookie;
+    envelope_reply(&e, 0, 0, KIND__HOST_JOIN, 0, 0);
     e.body_case = ENVELOPE__BODY_HOST_JOIN;
     e.host_join = &hj;
+    hj.cookie = cookie;
     hj.name = d->name;
     hj.addr = d->listen_addr;
     hj.incarnation = d->inc;
@@ -125,13 +124,11 @@ join_challenge(struct daemon *d, const struct sockaddr_in *sa, uint32_t inc)
     HostJoin hj = HOST_JOIN__INIT;
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = KIND__HOST_JOIN;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.req_id = join_cookie(sa, inc);
-    e.status = COLLS_EAGAIN;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HOST_JOIN, 0,
+                   COLLS_EAGAIN);
     e.body_case = ENVELOPE__BODY_HOST_JOIN;
     e.host_join = &hj;
+    hj.cookie = join_cookie(sa, inc);
     hj.incarnation = inc;
     net_send_join(d, sa, &e);
 }
@@ -280,13 +277,10 @@ join_add_dgram(struct daemon *d, const struct sockaddr_in *sa, int hid,
     HostOp op = HOST_OP__INIT;
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = KIND__ADD_HOST;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.req_id = cookie;
-    e.status = status;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__ADD_HOST, 0, status);
     e.body_case = ENVELOPE__BODY_HOST_OP;
     e.host_op = &op;
+    op.cookie = cookie;
     op.hid = (uint32_t)hid;
     op.addr = (char *)(addr != NULL ? addr : "");
     net_send_join(d, sa, &e);
@@ -317,7 +311,8 @@ join_invited(struct daemon *d, const struct sockaddr_in *sa,
                  from,
                  rc == COLLS_EEXIST ? "it belongs to a machine of other hosts"
                                     : "tasks are attached here");
-        join_add_dgram(d, sa, (int)inv->host_op->hid, NULL, inv->req_id, rc);
+        join_add_dgram(d, sa, (int)inv->host_op->hid, NULL,
+                       inv->host_op->cookie, rc);
         return;
     }
     log_info("%s invites this daemon to join its machine: joining", from);
@@ -363,7 +358,8 @@ join_add_refused(struct daemon *d, const struct sockaddr_in *sa,
 
         if (h != NULL && hid != d->hid && !h->listed && h->inc == 0 &&
             h->state != COLLS_HOST_UP && host_sa_equal(&h->sa, sa) &&
-            e->req_id == join_cookie(sa, 0))
+            e->body_case == ENVELOPE__BODY_HOST_OP &&
+            e->host_op->cookie == join_cookie(sa, 0))
             break;
     }
     if (hid > DAEMON_MAX_HID) {
@@ -394,6 +390,30 @@ join_is_invited(struct daemon *d, const struct host *h)
            h->state == COLLS_HOST_JOINING;
 }
 
+/*
+ * A join datagram from a daemon of another protocol version: says so in
+ * the log (COLLS_EVERSION, its address, both versions), at most once a
+ * second.  It cannot join, nor invite us.
+ */
+static void
+join_version_refused(struct daemon *d, const struct sockaddr *from,
+                     const uint8_t *env, size_t len)
+{
+    static uint64_t last_us;
+    uint64_t now = platform_now_us();
+    char addr[DAEMON_ADDR_LEN];
+    struct sockaddr_in sa;
+
+    if (now - last_us < 1000000u)
+        return;
+    last_us = now;
+    memcpy(&sa, from, sizeof(sa));
+    host_format(&sa, addr, sizeof(addr));
+    log_warn("join datagram from %s dropped: COLLS_EVERSION, it speaks "
+             "protocol version %u, this daemon %u",
+             addr, envelope_peek_version(env, len), COLLS_PROTO_VERSION);
+}
+
 void
 join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
            const uint8_t *p, size_t len)
@@ -401,12 +421,14 @@ join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
     struct sockaddr_in sa;
     Envelope *e = NULL;
     uint32_t elen;
-    int member;
+    int member, rc = COLLS_EPROTO;
 
     if (from->sa_family != AF_INET || alen < sizeof(sa) || len < 4 ||
         (elen = get_u32(p)) != len - 4 || elen == 0 ||
-        envelope_unpack(p + 4, elen, &e) != 0) {
+        (rc = envelope_unpack(p + 4, elen, &e)) != 0) {
         d->st.bad_join_dgrams++;
+        if (rc == COLLS_EVERSION)
+            join_version_refused(d, from, p + 4, elen);
         return;
     }
     memcpy(&sa, from, sizeof(sa));
@@ -415,16 +437,18 @@ join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
         e->body_case == ENVELOPE__BODY_HOST_JOIN && e->status == 0 && member &&
         e->host_join->incarnation != 0) {
         /* act only on a proof that the joiner receives at sa */
-        if (e->req_id == 0)
+        if (e->host_join->cookie == 0)
             join_challenge(d, &sa, e->host_join->incarnation);
-        else if (e->req_id != join_cookie(&sa, e->host_join->incarnation))
+        else if (e->host_join->cookie !=
+                 join_cookie(&sa, e->host_join->incarnation))
             d->st.bad_join_dgrams++;
         else
             join_request(d, e->host_join, &sa);
     } else if (e->kind == KIND__HOST_JOIN && e->status == COLLS_EAGAIN &&
-               e->req_id != 0 && d->joining &&
+               e->body_case == ENVELOPE__BODY_HOST_JOIN &&
+               e->host_join->cookie != 0 && d->joining &&
                host_sa_equal(&sa, &d->join_sa)) {
-        join_send(d, e->req_id);
+        join_send(d, e->host_join->cookie);
     } else if (e->kind == KIND__HOST_DOWN &&
                e->body_case == ENVELOPE__BODY_HOST_OP && member &&
                (int)e->host_op->hid == d->hid &&
@@ -438,7 +462,7 @@ join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
         join_done(d, e->host_table);
     } else if (e->kind == KIND__ADD_HOST &&
                e->body_case == ENVELOPE__BODY_HOST_OP && e->status == 0 &&
-               e->req_id != 0 && member) {
+               e->host_op->cookie != 0 && member) {
         join_invited(d, &sa, e);
     } else if (e->kind == KIND__ADD_HOST && e->status < 0 && member) {
         join_add_refused(d, &sa, e);

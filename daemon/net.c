@@ -50,6 +50,27 @@ net_rel_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
 }
 
 /*
+ * A message from hid in protocol version `version' (not ours) was
+ * dropped: counted, and said once per peer and version at warning level
+ * (COLLS_EVERSION, the host, both versions), then at debug level.  The
+ * host is then declared down by its silence, as any peer that cannot be
+ * understood.
+ */
+static void
+net_version_mismatch(struct daemon *d, int hid, uint32_t version)
+{
+    d->st.bad_peer_msgs++;
+    if (d->peer_version[hid] == version) {
+        log_debug("host %d: protocol version %u message dropped", hid, version);
+        return;
+    }
+    d->peer_version[hid] = version;
+    log_warn("host %d: COLLS_EVERSION, it speaks protocol version %u, this "
+             "daemon %u: its messages are dropped",
+             hid, version, COLLS_PROTO_VERSION);
+}
+
+/*
  * rel's deliver callback: one whole message from daemon hid.  Checks the
  * envelope length, unpacks it and passes envelope, payload and the
  * message buffer (ownership) to net_ops.message.
@@ -70,6 +91,11 @@ net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
         return;
     }
     rc = envelope_unpack(msg + 4, env_len, &e);
+    if (rc == COLLS_EVERSION) {
+        net_version_mismatch(d, hid, envelope_peek_version(msg + 4, env_len));
+        free(msg);
+        return;
+    }
     if (rc != 0) {
         d->st.bad_peer_msgs++;
         log_warn("host %d: bad envelope (%s) dropped", hid, log_errstr(rc));

@@ -132,6 +132,22 @@ envelope_unpack(const uint8_t *buf, size_t len, Envelope **out)
     return 0;
 }
 
+uint32_t
+envelope_peek_version(const uint8_t *buf, size_t len)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (len < 2 || buf[0] != 0x08) /* field 1, varint */
+        return 0;
+    for (i = 1; i < len && i < 11; i++) {
+        v |= (uint64_t)(buf[i] & 0x7f) << (7 * (i - 1));
+        if ((buf[i] & 0x80) == 0)
+            return v <= UINT32_MAX ? (uint32_t)v : 0;
+    }
+    return 0;
+}
+
 void
 envelope_free(Envelope *e)
 {

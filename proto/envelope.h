@@ -14,7 +14,10 @@
 #include "proto/colls.pb-c.h"
 #include "proto/frame.h"
 
-#define COLLS_PROTO_VERSION 1
+/* 2: HEARTBEAT carries the incarnation in Heartbeat.incarnation (not
+   Envelope.seq), join cookies travel in HostJoin.cookie and HostOp.cookie
+   (not Envelope.req_id).  docs/protocol.md lists the versions. */
+#define COLLS_PROTO_VERSION 2
 
 /* Envelope flags (Envelope.flags). */
 enum {
@@ -43,6 +46,12 @@ void envelope_reply(Envelope *r, uint32_t src, uint32_t dst, int kind,
  * unknown fields are kept and packed again unchanged.
  */
 int envelope_unpack(const uint8_t *buf, size_t len, Envelope **out);
+/*
+ * The version a packed envelope claims (field 1, which protobuf packers
+ * write first), for telling a peer of another version why its envelope
+ * was refused; 0 if the bytes do not start with it.
+ */
+uint32_t envelope_peek_version(const uint8_t *buf, size_t len);
 void envelope_free(Envelope *e);
 
 /*
