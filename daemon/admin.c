@@ -149,17 +149,18 @@ admin_list_local(struct daemon *d, TaskList *l)
     return 0;
 }
 
-/* Starts r as this daemon's reply of kind to task t's request req_id. */
+/* Sends r (a reply: kind, req_id, status and body set) from this daemon
+   to task tid, if it is still attached. */
 static void
-admin_reply_init(Envelope *r, const struct task *t, Kind kind, uint64_t req_id,
-                 int status)
+admin_reply_to(struct daemon *d, uint32_t tid, Envelope *r)
 {
-    envelope_init(r);
-    r->kind = kind;
-    r->src = COLLS_DAEMON_TID(t->d->hid);
-    r->dst = t->tid;
-    r->req_id = req_id;
-    r->status = status;
+    struct task *t = task_find(d, tid);
+
+    if (t == NULL)
+        return;
+    r->src = COLLS_DAEMON_TID(d->hid);
+    r->dst = tid;
+    task_queue_env(t, r, NULL, 0, NULL);
 }
 
 /* Sends TASKS_REP with list l to task tid (if still attached). */
@@ -167,15 +168,12 @@ static void
 admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id, TaskList *l,
                   int status)
 {
-    struct task *t = task_find(d, tid);
     Envelope r;
 
-    if (t == NULL)
-        return;
-    admin_reply_init(&r, t, KIND__TASKS_REP, req_id, status);
+    envelope_reply(&r, 0, 0, KIND__TASKS_REP, req_id, status);
     r.body_case = ENVELOPE__BODY_TASK_LIST;
     r.task_list = l;
-    task_queue_env(t, &r, NULL, 0, NULL);
+    admin_reply_to(d, tid, &r);
 }
 
 /* Sends PING_REP to task tid. */
@@ -183,34 +181,28 @@ static void
 admin_ping_reply(struct daemon *d, uint32_t tid, uint64_t req_id, double rtt_us,
                  int status)
 {
-    struct task *t = task_find(d, tid);
     PingRep pr = PING_REP__INIT;
     Envelope r;
 
-    if (t == NULL)
-        return;
-    admin_reply_init(&r, t, KIND__PING_REP, req_id, status);
+    envelope_reply(&r, 0, 0, KIND__PING_REP, req_id, status);
     pr.rtt_us = rtt_us;
     r.body_case = ENVELOPE__BODY_PING_REP;
     r.ping_rep = &pr;
-    task_queue_env(t, &r, NULL, 0, NULL);
+    admin_reply_to(d, tid, &r);
 }
 
-/* Sends ROUTE_REP with an error to task tid. */
+/* Sends ROUTE_REP with an error to the task that asked p. */
 static void
 admin_route_fail(struct daemon *d, struct pending *p, int status)
 {
-    struct task *t = task_find(d, p->task_tid);
     RouteRep rep = ROUTE_REP__INIT;
     Envelope r;
 
-    if (t == NULL)
-        return;
-    admin_reply_init(&r, t, KIND__ROUTE_REP, p->task_req, status);
+    envelope_reply(&r, 0, 0, KIND__ROUTE_REP, p->task_req, status);
     rep.tid = p->dst;
     r.body_case = ENVELOPE__BODY_ROUTE_REP;
     r.route_rep = &rep;
-    task_queue_env(t, &r, NULL, 0, NULL);
+    admin_reply_to(d, p->task_tid, &r);
 }
 
 /* Ends p with status (timeout, host down). */
@@ -303,10 +295,8 @@ admin_tasks_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
         return;
     }
-    envelope_init(&q);
-    q.kind = KIND__TASKS_QUERY;
-    q.src = COLLS_DAEMON_TID(d->hid);
-    q.req_id = p->id;
+    envelope_reply(&q, COLLS_DAEMON_TID(d->hid), 0, KIND__TASKS_QUERY, p->id,
+                   0);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         if (hid == d->hid || !host_is_up(d, hid) ||
             (dst != ADMIN_TASKS_ALL && (uint32_t)hid != dst))
@@ -364,12 +354,9 @@ admin_ping_req(struct task *t, const Envelope *e)
     }
     p->asked[hid] = 1;
     p->waiting = 1;
-    envelope_init(&q);
-    q.kind = KIND__ECHO_REQ;
-    q.src = COLLS_DAEMON_TID(d->hid);
-    q.dst = COLLS_DAEMON_TID(hid);
-    q.req_id = p->id;
-    q.count = e->count;
+    envelope_reply(&q, COLLS_DAEMON_TID(d->hid), COLLS_DAEMON_TID(hid),
+                   KIND__ECHO_REQ, p->id, 0);
+    q.count = e->count; /* bytes: the payload is COLLS_BYTE */
     p->start_us = platform_now_us();
     rc = net_send(d, hid, &q, payload, (size_t)e->count);
     free(payload);
@@ -389,7 +376,7 @@ admin_hosts_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, rc, "out of memory");
         return;
     }
-    admin_reply_init(&r, t, KIND__HOSTS_REP, e->req_id, 0);
+    task_reply_init(&r, t, KIND__HOSTS_REP, e->req_id, 0);
     r.body_case = ENVELOPE__BODY_HOST_TABLE;
     r.host_table = &ht;
     task_queue_env(t, &r, NULL, 0, NULL);
@@ -412,7 +399,7 @@ admin_stats_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, rc, "cannot build statistics");
         return;
     }
-    admin_reply_init(&r, t, KIND__STATS_REP, e->req_id, 0);
+    task_reply_init(&r, t, KIND__STATS_REP, e->req_id, 0);
     sr.json = (char *)buf_head(&b);
     r.body_case = ENVELOPE__BODY_STATS_REP;
     r.stats_rep = &sr;
@@ -491,12 +478,10 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     switch ((int)e->kind) {
     case KIND__TASKS_QUERY: {
         TaskList l = TASK_LIST__INIT;
+        int rc = admin_list_local(d, &l);
 
-        envelope_init(&r);
-        r.kind = KIND__TASKS_ANSWER;
-        r.src = COLLS_DAEMON_TID(d->hid);
-        r.req_id = e->req_id;
-        r.status = admin_list_local(d, &l);
+        envelope_reply(&r, COLLS_DAEMON_TID(d->hid), 0, KIND__TASKS_ANSWER,
+                       e->req_id, rc);
         r.body_case = ENVELOPE__BODY_TASK_LIST;
         r.task_list = &l;
         net_send(d, hid, &r, NULL, 0);
@@ -523,11 +508,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
         }
         break;
     case KIND__ECHO_REQ:
-        envelope_init(&r);
-        r.kind = KIND__ECHO_REP;
-        r.src = COLLS_DAEMON_TID(d->hid);
-        r.dst = e->src;
-        r.req_id = e->req_id;
+        envelope_reply(&r, COLLS_DAEMON_TID(d->hid), e->src, KIND__ECHO_REP,
+                       e->req_id, 0);
         r.count = plen;
         net_send(d, hid, &r, payload, plen);
         break;

@@ -291,14 +291,11 @@ host_push_table(struct daemon *d, int hid)
 
 /* ---- down, restart, removal --------------------------------------------- */
 
-/* Fills e (with op, both the caller's) as HOST_DOWN of hid at inc. */
-static void
+void
 host_down_env(const struct daemon *d, Envelope *e, HostOp *op, int hid,
               uint32_t inc)
 {
-    envelope_init(e);
-    e->kind = KIND__HOST_DOWN;
-    e->src = COLLS_DAEMON_TID(d->hid);
+    envelope_reply(e, COLLS_DAEMON_TID(d->hid), 0, KIND__HOST_DOWN, 0, 0);
     e->body_case = ENVELOPE__BODY_HOST_OP;
     e->host_op = op;
     op->hid = (uint32_t)hid;

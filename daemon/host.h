@@ -37,6 +37,10 @@ void host_peer_reset(struct daemon *d, int hid, uint32_t new_inc);
 int host_heard(struct daemon *d, int hid, const Envelope *e);
 /* HEARTBEAT, HOST_TABLE, HOST_DOWN, HALT_ALL from daemon hid. */
 void host_peer_msg(struct daemon *d, int hid, const Envelope *e);
+/* Fills e (with op, both the caller's) as HOST_DOWN of hid at inc, from
+   this daemon. */
+void host_down_env(const struct daemon *d, Envelope *e, HostOp *op, int hid,
+                   uint32_t inc);
 /* Shutdown: tells the other daemons this one is gone (HOST_DOWN). */
 void host_leave(struct daemon *d);
 

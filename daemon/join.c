@@ -244,9 +244,7 @@ join_request(struct daemon *d, const HostJoin *hj,
 
         host_format(from, addr, sizeof(addr));
         fwd.addr = addr;
-        envelope_init(&e);
-        e.kind = KIND__HOST_JOIN;
-        e.src = COLLS_DAEMON_TID(d->hid);
+        envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HOST_JOIN, 0, 0);
         e.body_case = ENVELOPE__BODY_HOST_JOIN;
         e.host_join = &fwd;
         net_send(d, assigner, &e, NULL, 0);
@@ -486,9 +484,7 @@ join_forward(struct daemon *d, int kind, int hid, const char *addr)
 
     if (assigner == d->hid)
         return 0;
-    envelope_init(&e);
-    e.kind = (Kind)kind;
-    e.src = COLLS_DAEMON_TID(d->hid);
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, kind, 0, 0);
     e.body_case = ENVELOPE__BODY_HOST_OP;
     e.host_op = &op;
     op.hid = (uint32_t)hid;
@@ -543,9 +539,7 @@ join_delete_host(struct daemon *d, int hid)
     }
     if (join_forward(d, KIND__DELETE_HOST, hid, NULL))
         return 0;
-    envelope_init(&e);
-    e.kind = KIND__HALT_ALL;
-    e.src = COLLS_DAEMON_TID(d->hid);
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HALT_ALL, 0, 0);
     if (d->hosts[hid]->state == COLLS_HOST_UP)
         net_send(d, hid, &e, NULL, 0);
     host_remove(d, hid);
@@ -559,9 +553,7 @@ join_halt_all(struct daemon *d)
 {
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = KIND__HALT_ALL;
-    e.src = COLLS_DAEMON_TID(d->hid);
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HALT_ALL, 0, 0);
     host_broadcast(d, &e, 0);
     log_info("halting the machine");
     events_stop(d, 0, 500000);
