@@ -32,6 +32,7 @@
 #include "daemon/stats.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
+#include "proto/list.h"
 
 #define ADMIN_TASKS_ALL 0xffffffffu
 #define ADMIN_PING_MAX  (16u * 1024 * 1024) /* bytes per daemon echo */
@@ -54,20 +55,32 @@ admin_pending_new(struct daemon *d, int kind, uint32_t task_tid,
     p->start_us = platform_now_us();
     p->deadline_us = p->start_us + (uint64_t)d->cfg->request_timeout_ms * 1000u;
     p->list = init;
-    p->next = d->pending;
-    d->pending = p;
+    list_add_head(&d->pending, &p->node); /* newest first */
     return p;
 }
 
 struct pending *
 admin_pending_find(struct daemon *d, uint64_t id)
 {
-    struct pending *p;
+    struct list_node *n;
 
-    for (p = d->pending; p != NULL; p = p->next)
+    LIST_FOREACH(n, &d->pending)
+    {
+        struct pending *p = list_entry(n, struct pending, node);
+
         if (p->id == id)
             return p;
+    }
     return NULL;
+}
+
+void
+admin_pending_free_all(struct daemon *d)
+{
+    struct list_node *n;
+
+    while ((n = list_first(&d->pending)) != NULL)
+        admin_pending_done(d, list_entry(n, struct pending, node));
 }
 
 /* Frees the task entries collected by a PEND_TASKS. */
@@ -89,13 +102,7 @@ admin_list_free(TaskList *l)
 void
 admin_pending_done(struct daemon *d, struct pending *p)
 {
-    struct pending **pp;
-
-    for (pp = &d->pending; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
+    list_del(&p->node);
     admin_list_free(&p->list);
     free(p);
 }
@@ -229,10 +236,12 @@ admin_pending_fail(struct daemon *d, struct pending *p, int status)
 void
 admin_cron(struct daemon *d, uint64_t now_us)
 {
-    struct pending *p, *next;
+    struct list_node *n, *tmp;
 
-    for (p = d->pending; p != NULL; p = next) {
-        next = p->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->pending)
+    {
+        struct pending *p = list_entry(n, struct pending, node);
+
         if (now_us >= p->deadline_us) {
             d->st.requests_timed_out++;
             admin_pending_fail(d, p, COLLS_ETIMEDOUT);
@@ -243,10 +252,12 @@ admin_cron(struct daemon *d, uint64_t now_us)
 void
 admin_host_down(struct daemon *d, int hid)
 {
-    struct pending *p, *next;
+    struct list_node *n, *tmp;
 
-    for (p = d->pending; p != NULL; p = next) {
-        next = p->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->pending)
+    {
+        struct pending *p = list_entry(n, struct pending, node);
+
         if (!p->asked[hid])
             continue;
         if (p->kind == PEND_TASKS) {

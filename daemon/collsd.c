@@ -51,6 +51,7 @@
 #include "daemon/route.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
+#include "proto/list.h"
 
 extern char **environ;
 
@@ -246,8 +247,7 @@ collsd_cleanup(struct daemon *d)
     task_close_all(d, 0);
     task_reap(d);
     task_unlisten(d);
-    while (d->pending != NULL)
-        admin_pending_done(d, d->pending);
+    admin_pending_free_all(d);
     while (d->notifies != NULL) {
         struct notify *n = d->notifies;
 
@@ -312,6 +312,7 @@ main(int argc, char **argv)
     d->inc = platform_incarnation();
     d->start_us = platform_now_us();
     d->listen_fd = -1;
+    list_init(&d->pending);
     d->task_ops = &collsd_task_ops;
     d->next_local = 1;
     rc = platform_secure_dir(cfg.socket, err, sizeof(err));

@@ -27,6 +27,7 @@
 #include "proto/colls.pb-c.h"
 #include "proto/dgram.h"
 #include "proto/frame.h"
+#include "proto/list.h"
 
 struct event_base;
 struct event;
@@ -137,7 +138,7 @@ enum pending_kind {
 };
 
 struct pending {
-    struct pending *next;
+    struct list_node node; /* on d->pending, newest first */
     enum pending_kind kind;
     uint64_t id;       /* our req_id on the daemon wire */
     uint32_t task_tid; /* who asked */
@@ -223,7 +224,7 @@ struct daemon {
     int npaused;         /* tasks with reading paused */
 
     /* requests (admin.c, route.c) */
-    struct pending *pending;
+    struct list_node pending; /* struct pending (admin.c) */
     uint64_t next_req;
     struct notify *notifies;
 
