@@ -274,12 +274,23 @@ admin_host_down(struct daemon *d, int hid)
 
 /* ---- requests from tasks ------------------------------------------------ */
 
-/* TASKS_REQ {dst = hid, 0 local, 0xffffffff all}. */
+/* The AdminTarget of a TASKS_REQ or PING_REQ; all zero if it has none. */
+static const AdminTarget *
+admin_target(const Envelope *e)
+{
+    static const AdminTarget none = ADMIN_TARGET__INIT;
+
+    return e->body_case == ENVELOPE__BODY_ADMIN_TARGET ? e->admin_target
+                                                       : &none;
+}
+
+/* TASKS_REQ {admin_target: hid (0 local) or all}. */
 static void
 admin_tasks_req(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    uint32_t dst = e->dst;
+    const AdminTarget *at = admin_target(e);
+    uint32_t dst = at->all ? ADMIN_TASKS_ALL : at->hid;
     struct pending *p;
     Envelope q;
     int hid;
@@ -327,17 +338,20 @@ admin_tasks_req(struct task *t, const Envelope *e)
     }
 }
 
-/* PING_REQ {dst = hid, count = bytes}: ECHO_REQ, RTT on ECHO_REP. */
+/* PING_REQ {admin_target: hid, bytes}: ECHO_REQ of that many bytes, RTT
+   on ECHO_REP. */
 static void
 admin_ping_req(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    int hid = (int)e->dst, rc;
+    const AdminTarget *at = admin_target(e);
+    uint64_t bytes = at->bytes;
+    int hid = at->hid <= DAEMON_MAX_HID ? (int)at->hid : -1, rc;
     struct pending *p;
     uint8_t *payload = NULL;
     Envelope q;
 
-    if (e->count > ADMIN_PING_MAX) {
+    if (bytes > ADMIN_PING_MAX) {
         admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_EMSGSIZE);
         return;
     }
@@ -353,7 +367,7 @@ admin_ping_req(struct task *t, const Envelope *e)
                              : COLLS_ENOENT);
         return;
     }
-    if (e->count > 0 && (payload = calloc(1, (size_t)e->count)) == NULL) {
+    if (bytes > 0 && (payload = calloc(1, (size_t)bytes)) == NULL) {
         admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_ENOMEM);
         return;
     }
@@ -367,9 +381,9 @@ admin_ping_req(struct task *t, const Envelope *e)
     p->waiting = 1;
     envelope_reply(&q, COLLS_DAEMON_TID(d->hid), COLLS_DAEMON_TID(hid),
                    KIND__ECHO_REQ, p->id, 0);
-    q.count = e->count; /* bytes: the payload is COLLS_BYTE */
+    q.count = bytes; /* bytes: the payload is COLLS_BYTE */
     p->start_us = platform_now_us();
-    rc = net_send(d, hid, &q, payload, (size_t)e->count);
+    rc = net_send(d, hid, &q, payload, (size_t)bytes);
     free(payload);
     if (rc != 0)
         admin_pending_fail(d, p, rc);
