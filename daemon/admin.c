@@ -9,6 +9,10 @@
  * --request-timeout, or admin_host_down answers it when the host dies.
  * A pending request never points at the task: the reply goes to the
  * task's tid if it is still attached.
+ *
+ * May call: host and join (the table, add/delete/halt), task and net
+ * (downward), stats, group and coll (their statistics).  admin_host_down
+ * is called by events.c, admin_cron by collsd.c's cron.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 

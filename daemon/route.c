@@ -22,6 +22,12 @@
  * hard cap instead: a task whose queue of DATA from other daemons would
  * exceed --task-queue-max is closed with ERROR COLLS_ENOBUFS and its exit
  * announced as usual (task_queue_peer); every other task goes on.
+ *
+ * Layering: route.c is the first upper layer, installed by collsd.c as
+ * task_ops.frame and net_ops.message: it dispatches by kind to host,
+ * join, group, coll and admin, and sends through task and net.  What a
+ * task exit or a host going down sets off is not its choice: events.c
+ * calls route_task_exit, route_task_gone and route_host_down in order.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
