@@ -4,14 +4,14 @@
  * Table: d->hosts[hid] (1..4095), our own entry included; d->epoch grows
  * with every change.  States: JOINING (listed, never heard), UP, DOWN.
  *
- * Liveness: every --heartbeat ms each daemon sends HEARTBEAT (seq = its
- * incarnation, body: table epoch, task count) to every host that is UP
- * or JOINING.  A host not heard for --dead-after is declared DOWN by
+ * Liveness: every --heartbeat ms each daemon sends HEARTBEAT {its
+ * incarnation, table epoch, task count} to every host that is UP or
+ * JOINING.  A host not heard for --dead-after is declared DOWN by
  * whoever notices: HOST_DOWN {hid, incarnation} to every daemon and local
  * task, its transport streams dropped (and re-created empty, so that a
  * restart can come back).  A DOWN host comes back only with a new
- * incarnation (a heartbeat whose seq differs from the one declared dead).
- * A restart noticed before the timeout (the transport reports a newer
+ * incarnation (a heartbeat of another incarnation than the one declared
+ * dead).  A restart noticed before the timeout (the transport reports a newer
  * incarnation) is announced to local tasks as HOST_DOWN of the old one.
  *
  * Stalls: a daemon that did not run (stopped, descheduled, a long
@@ -552,7 +552,7 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
         log_warn("host %d says this daemon is down (incarnation %08x)", from,
                  op->incarnation);
         /* Not here: we are inside the transport's delivery, whose
-           streams the new incarnation resets.  host_cron does it. */
+           streams the new incarnation resets.  host_comeback does it. */
         if (from != d->hid && op->incarnation == d->inc)
             d->host_down_by = from;
         return;

@@ -18,8 +18,8 @@
  * Join cookies: a join datagram is not authenticated by the transport,
  * and a HOST_JOIN from the address of a member with another incarnation
  * makes that member a restart (its state is dropped).  So a member acts
- * on a HOST_JOIN only when it carries (req_id) the cookie of its source
- * address and incarnation, a keyed hash that the member sends, as a
+ * on a HOST_JOIN only when it carries (HostJoin.cookie) the cookie of its
+ * source address and incarnation, a keyed hash that the member sends, as a
  * HOST_JOIN with status COLLS_EAGAIN, to that address when asked without
  * it: only a daemon that receives at the claimed address can answer, and
  * no state is kept per challenge.  A forged HOST_JOIN with a wrong
@@ -27,7 +27,7 @@
  *
  * Add: `collsctl add ADDR' makes the assigner list ADDR as JOINING and
  * invite the daemon there, once per heartbeat while it stays JOINING,
- * with an ADD_HOST join datagram (req_id: the cookie of ADDR).  A daemon
+ * with an ADD_HOST join datagram (HostOp.cookie: the cookie of ADDR).  A daemon
  * that runs its own one-host machine with no task attached drops its
  * table and joins the inviter (from the invitation's source); one that
  * is a member of a machine with other hosts, or serves tasks, refuses
