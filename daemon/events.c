@@ -9,6 +9,7 @@
  *               -> group (joins and groups spanning it fail)
  *               -> coll (early collective data from it dropped).
  *   host up:    group (names owned by it may be taken over).
+ *   group failed: coll (its instances from g->fail_from on fail).
  *   task exit:  route tells the other daemons (TASK_EXIT), then as
  *   task gone:  route (TASK_EXIT to local tasks, its notifications
  *               dropped, notifications about it fired) -> group.
@@ -64,6 +65,12 @@ events_task_gone(struct daemon *d, uint32_t tid)
 {
     route_task_gone(d, tid);
     group_task_exit(d, tid);
+}
+
+void
+events_group_failed(struct daemon *d, struct group *g)
+{
+    coll_group_failed(d, g);
 }
 
 void

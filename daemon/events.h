@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct daemon;
+struct group;
 
 /* Host hid (not us) came up: group names it owned may be taken over. */
 void events_host_up(struct daemon *d, int hid);
@@ -23,6 +24,9 @@ void events_task_exit(struct daemon *d, uint32_t tid);
 /* Task tid, local or remote, is gone: local tasks, notifications,
    groups. */
 void events_task_gone(struct daemon *d, uint32_t tid);
+/* Group g failed (g->status, g->fail_from set by group.c): its
+   collective instances from g->fail_from on fail. */
+void events_group_failed(struct daemon *d, struct group *g);
 /* The daemon has its hid (joined, or back alone): opens the task
    socket; stops the daemon if it cannot. */
 void events_joined(struct daemon *d);
