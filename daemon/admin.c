@@ -9,6 +9,10 @@
  * --request-timeout, or admin_host_down answers it when the host dies.
  * A pending request never points at the task: the reply goes to the
  * task's tid if it is still attached.
+ *
+ * May call: host and join (the table, add/delete/halt), task and net
+ * (downward), stats, group and coll (their statistics).  admin_host_down
+ * is called by events.c, admin_cron by collsd.c's cron.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -24,6 +28,7 @@
 #include "daemon/daemon.h"
 #include "daemon/group.h"
 #include "daemon/host.h"
+#include "daemon/join.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
@@ -31,6 +36,7 @@
 #include "daemon/stats.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
+#include "proto/list.h"
 
 #define ADMIN_TASKS_ALL 0xffffffffu
 #define ADMIN_PING_MAX  (16u * 1024 * 1024) /* bytes per daemon echo */
@@ -53,20 +59,32 @@ admin_pending_new(struct daemon *d, int kind, uint32_t task_tid,
     p->start_us = platform_now_us();
     p->deadline_us = p->start_us + (uint64_t)d->cfg->request_timeout_ms * 1000u;
     p->list = init;
-    p->next = d->pending;
-    d->pending = p;
+    list_add_head(&d->pending, &p->node); /* newest first */
     return p;
 }
 
 struct pending *
 admin_pending_find(struct daemon *d, uint64_t id)
 {
-    struct pending *p;
+    struct list_node *n;
 
-    for (p = d->pending; p != NULL; p = p->next)
+    LIST_FOREACH(n, &d->pending)
+    {
+        struct pending *p = list_entry(n, struct pending, node);
+
         if (p->id == id)
             return p;
+    }
     return NULL;
+}
+
+void
+admin_pending_free_all(struct daemon *d)
+{
+    struct list_node *n;
+
+    while ((n = list_first(&d->pending)) != NULL)
+        admin_pending_done(d, list_entry(n, struct pending, node));
 }
 
 /* Frees the task entries collected by a PEND_TASKS. */
@@ -88,13 +106,7 @@ admin_list_free(TaskList *l)
 void
 admin_pending_done(struct daemon *d, struct pending *p)
 {
-    struct pending **pp;
-
-    for (pp = &d->pending; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
+    list_del(&p->node);
     admin_list_free(&p->list);
     free(p);
 }
@@ -148,17 +160,18 @@ admin_list_local(struct daemon *d, TaskList *l)
     return 0;
 }
 
-/* Starts r as this daemon's reply of kind to task t's request req_id. */
+/* Sends r (a reply: kind, req_id, status and body set) from this daemon
+   to task tid, if it is still attached. */
 static void
-admin_reply_init(Envelope *r, const struct task *t, Kind kind, uint64_t req_id,
-                 int status)
+admin_reply_to(struct daemon *d, uint32_t tid, Envelope *r)
 {
-    envelope_init(r);
-    r->kind = kind;
-    r->src = COLLS_DAEMON_TID(t->d->hid);
-    r->dst = t->tid;
-    r->req_id = req_id;
-    r->status = status;
+    struct task *t = task_find(d, tid);
+
+    if (t == NULL)
+        return;
+    r->src = COLLS_DAEMON_TID(d->hid);
+    r->dst = tid;
+    task_queue_env(t, r, NULL, 0, NULL);
 }
 
 /* Sends TASKS_REP with list l to task tid (if still attached). */
@@ -166,15 +179,12 @@ static void
 admin_tasks_reply(struct daemon *d, uint32_t tid, uint64_t req_id, TaskList *l,
                   int status)
 {
-    struct task *t = task_find(d, tid);
     Envelope r;
 
-    if (t == NULL)
-        return;
-    admin_reply_init(&r, t, KIND__TASKS_REP, req_id, status);
+    envelope_reply(&r, 0, 0, KIND__TASKS_REP, req_id, status);
     r.body_case = ENVELOPE__BODY_TASK_LIST;
     r.task_list = l;
-    task_queue_env(t, &r, NULL, 0, NULL);
+    admin_reply_to(d, tid, &r);
 }
 
 /* Sends PING_REP to task tid. */
@@ -182,34 +192,28 @@ static void
 admin_ping_reply(struct daemon *d, uint32_t tid, uint64_t req_id, double rtt_us,
                  int status)
 {
-    struct task *t = task_find(d, tid);
     PingRep pr = PING_REP__INIT;
     Envelope r;
 
-    if (t == NULL)
-        return;
-    admin_reply_init(&r, t, KIND__PING_REP, req_id, status);
+    envelope_reply(&r, 0, 0, KIND__PING_REP, req_id, status);
     pr.rtt_us = rtt_us;
     r.body_case = ENVELOPE__BODY_PING_REP;
     r.ping_rep = &pr;
-    task_queue_env(t, &r, NULL, 0, NULL);
+    admin_reply_to(d, tid, &r);
 }
 
-/* Sends ROUTE_REP with an error to task tid. */
+/* Sends ROUTE_REP with an error to the task that asked p. */
 static void
 admin_route_fail(struct daemon *d, struct pending *p, int status)
 {
-    struct task *t = task_find(d, p->task_tid);
     RouteRep rep = ROUTE_REP__INIT;
     Envelope r;
 
-    if (t == NULL)
-        return;
-    admin_reply_init(&r, t, KIND__ROUTE_REP, p->task_req, status);
+    envelope_reply(&r, 0, 0, KIND__ROUTE_REP, p->task_req, status);
     rep.tid = p->dst;
     r.body_case = ENVELOPE__BODY_ROUTE_REP;
     r.route_rep = &rep;
-    task_queue_env(t, &r, NULL, 0, NULL);
+    admin_reply_to(d, p->task_tid, &r);
 }
 
 /* Ends p with status (timeout, host down). */
@@ -236,10 +240,12 @@ admin_pending_fail(struct daemon *d, struct pending *p, int status)
 void
 admin_cron(struct daemon *d, uint64_t now_us)
 {
-    struct pending *p, *next;
+    struct list_node *n, *tmp;
 
-    for (p = d->pending; p != NULL; p = next) {
-        next = p->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->pending)
+    {
+        struct pending *p = list_entry(n, struct pending, node);
+
         if (now_us >= p->deadline_us) {
             d->st.requests_timed_out++;
             admin_pending_fail(d, p, COLLS_ETIMEDOUT);
@@ -250,10 +256,12 @@ admin_cron(struct daemon *d, uint64_t now_us)
 void
 admin_host_down(struct daemon *d, int hid)
 {
-    struct pending *p, *next;
+    struct list_node *n, *tmp;
 
-    for (p = d->pending; p != NULL; p = next) {
-        next = p->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->pending)
+    {
+        struct pending *p = list_entry(n, struct pending, node);
+
         if (!p->asked[hid])
             continue;
         if (p->kind == PEND_TASKS) {
@@ -270,12 +278,23 @@ admin_host_down(struct daemon *d, int hid)
 
 /* ---- requests from tasks ------------------------------------------------ */
 
-/* TASKS_REQ {dst = hid, 0 local, 0xffffffff all}. */
+/* The AdminTarget of a TASKS_REQ or PING_REQ; all zero if it has none. */
+static const AdminTarget *
+admin_target(const Envelope *e)
+{
+    static const AdminTarget none = ADMIN_TARGET__INIT;
+
+    return e->body_case == ENVELOPE__BODY_ADMIN_TARGET ? e->admin_target
+                                                       : &none;
+}
+
+/* TASKS_REQ {admin_target: hid (0 local) or all}. */
 static void
 admin_tasks_req(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    uint32_t dst = e->dst;
+    const AdminTarget *at = admin_target(e);
+    uint32_t dst = at->all ? ADMIN_TASKS_ALL : at->hid;
     struct pending *p;
     Envelope q;
     int hid;
@@ -302,10 +321,8 @@ admin_tasks_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
         return;
     }
-    envelope_init(&q);
-    q.kind = KIND__TASKS_QUERY;
-    q.src = COLLS_DAEMON_TID(d->hid);
-    q.req_id = p->id;
+    envelope_reply(&q, COLLS_DAEMON_TID(d->hid), 0, KIND__TASKS_QUERY, p->id,
+                   0);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         if (hid == d->hid || !host_is_up(d, hid) ||
             (dst != ADMIN_TASKS_ALL && (uint32_t)hid != dst))
@@ -325,17 +342,20 @@ admin_tasks_req(struct task *t, const Envelope *e)
     }
 }
 
-/* PING_REQ {dst = hid, count = bytes}: ECHO_REQ, RTT on ECHO_REP. */
+/* PING_REQ {admin_target: hid, bytes}: ECHO_REQ of that many bytes, RTT
+   on ECHO_REP. */
 static void
 admin_ping_req(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    int hid = (int)e->dst, rc;
+    const AdminTarget *at = admin_target(e);
+    uint64_t bytes = at->bytes;
+    int hid = at->hid <= DAEMON_MAX_HID ? (int)at->hid : -1, rc;
     struct pending *p;
     uint8_t *payload = NULL;
     Envelope q;
 
-    if (e->count > ADMIN_PING_MAX) {
+    if (bytes > ADMIN_PING_MAX) {
         admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_EMSGSIZE);
         return;
     }
@@ -351,7 +371,7 @@ admin_ping_req(struct task *t, const Envelope *e)
                              : COLLS_ENOENT);
         return;
     }
-    if (e->count > 0 && (payload = calloc(1, (size_t)e->count)) == NULL) {
+    if (bytes > 0 && (payload = calloc(1, (size_t)bytes)) == NULL) {
         admin_ping_reply(d, t->tid, e->req_id, 0, COLLS_ENOMEM);
         return;
     }
@@ -363,14 +383,11 @@ admin_ping_req(struct task *t, const Envelope *e)
     }
     p->asked[hid] = 1;
     p->waiting = 1;
-    envelope_init(&q);
-    q.kind = KIND__ECHO_REQ;
-    q.src = COLLS_DAEMON_TID(d->hid);
-    q.dst = COLLS_DAEMON_TID(hid);
-    q.req_id = p->id;
-    q.count = e->count;
+    envelope_reply(&q, COLLS_DAEMON_TID(d->hid), COLLS_DAEMON_TID(hid),
+                   KIND__ECHO_REQ, p->id, 0);
+    q.count = bytes; /* bytes: the payload is COLLS_BYTE */
     p->start_us = platform_now_us();
-    rc = net_send(d, hid, &q, payload, (size_t)e->count);
+    rc = net_send(d, hid, &q, payload, (size_t)bytes);
     free(payload);
     if (rc != 0)
         admin_pending_fail(d, p, rc);
@@ -388,7 +405,7 @@ admin_hosts_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, rc, "out of memory");
         return;
     }
-    admin_reply_init(&r, t, KIND__HOSTS_REP, e->req_id, 0);
+    task_reply_init(&r, t, KIND__HOSTS_REP, e->req_id, 0);
     r.body_case = ENVELOPE__BODY_HOST_TABLE;
     r.host_table = &ht;
     task_queue_env(t, &r, NULL, 0, NULL);
@@ -411,7 +428,7 @@ admin_stats_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, rc, "cannot build statistics");
         return;
     }
-    admin_reply_init(&r, t, KIND__STATS_REP, e->req_id, 0);
+    task_reply_init(&r, t, KIND__STATS_REP, e->req_id, 0);
     sr.json = (char *)buf_head(&b);
     r.body_case = ENVELOPE__BODY_STATS_REP;
     r.stats_rep = &sr;
@@ -449,7 +466,7 @@ admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
             task_error(t, e->req_id, COLLS_EINVAL, "ADD_HOST needs addr");
             break;
         }
-        rc = host_add(d, e->host_op->addr);
+        rc = join_add_host(d, e->host_op->addr);
         log_info("task t%x: add host %s: %s", t->tid, e->host_op->addr,
                  log_errstr(rc));
         task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
@@ -460,7 +477,7 @@ admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
             task_error(t, e->req_id, COLLS_EINVAL, "DELETE_HOST needs hid");
             break;
         }
-        rc = host_delete(d, (int)e->host_op->hid);
+        rc = join_delete_host(d, (int)e->host_op->hid);
         log_info("task t%x: delete host %u: %s", t->tid, e->host_op->hid,
                  log_errstr(rc));
         task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
@@ -468,7 +485,7 @@ admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
     case KIND__HALT:
         log_info("task t%x (%s) halts the machine", t->tid, t->name);
         task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
-        host_halt_all(d);
+        join_halt_all(d);
         break;
     default:
         d->st.unknown_kinds++;
@@ -490,12 +507,10 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     switch ((int)e->kind) {
     case KIND__TASKS_QUERY: {
         TaskList l = TASK_LIST__INIT;
+        int rc = admin_list_local(d, &l);
 
-        envelope_init(&r);
-        r.kind = KIND__TASKS_ANSWER;
-        r.src = COLLS_DAEMON_TID(d->hid);
-        r.req_id = e->req_id;
-        r.status = admin_list_local(d, &l);
+        envelope_reply(&r, COLLS_DAEMON_TID(d->hid), 0, KIND__TASKS_ANSWER,
+                       e->req_id, rc);
         r.body_case = ENVELOPE__BODY_TASK_LIST;
         r.task_list = &l;
         net_send(d, hid, &r, NULL, 0);
@@ -522,11 +537,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
         }
         break;
     case KIND__ECHO_REQ:
-        envelope_init(&r);
-        r.kind = KIND__ECHO_REP;
-        r.src = COLLS_DAEMON_TID(d->hid);
-        r.dst = e->src;
-        r.req_id = e->req_id;
+        envelope_reply(&r, COLLS_DAEMON_TID(d->hid), e->src, KIND__ECHO_REP,
+                       e->req_id, 0);
         r.count = plen;
         net_send(d, hid, &r, payload, plen);
         break;

@@ -31,6 +31,8 @@ struct pending *admin_pending_new(struct daemon *d, int kind, uint32_t task_tid,
 struct pending *admin_pending_find(struct daemon *d, uint64_t id);
 /* Unlinks and frees p. */
 void admin_pending_done(struct daemon *d, struct pending *p);
+/* Frees every pending request, unanswered (shutdown). */
+void admin_pending_free_all(struct daemon *d);
 
 /* Times out pending requests. */
 void admin_cron(struct daemon *d, uint64_t now_us);

@@ -8,9 +8,15 @@
  * terminal) and writes its pid file next to the socket.
  *
  * The loop: one event_base, three priorities (0 signals, 1 I/O and the
- * end-of-turn flush, net.c; 2 unused).  The cron timer runs every CRON_US:
- * heartbeats and dead hosts, request timeouts, stuck connections, dead
- * task frees.
+ * end-of-turn flush, net.c; 2 unused).
+ *
+ * Wiring: collsd.c installs the upcalls of the lower layers: net_ops
+ * (messages to route.c, transport resets to host.c, join datagrams to
+ * join.c, the end-of-turn hook) and task_ops (frames to route.c, exits
+ * to events.c, which decides who reacts to what).  It owns the periodic
+ * jobs (collsd_cron_cb, one timer), the end-of-loop-turn hook
+ * (collsd_turn_end, Redis' beforeSleep), the task socket's set-up, and
+ * shutdown (events_stop starts it, collsd_linger ends the loop).
  *
  * SIGTERM/SIGINT: stop; every task connection is closed, the socket and
  * the pid file are removed, exit 0.  SIGHUP: re-read the hostfile and
@@ -35,30 +41,94 @@
 #include "daemon/coll.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/events.h"
 #include "daemon/group.h"
 #include "daemon/host.h"
+#include "daemon/join.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
+#include "daemon/route.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
+#include "proto/list.h"
 
 extern char **environ;
 
 #define CRON_US 20000u
 
+/*
+ * While stopping: ends the loop once no task is left and the transport
+ * has delivered what is queued to the hosts that are up, or at
+ * d->stop_at_us (events_stop) whatever is left.
+ */
+static void
+collsd_linger(struct daemon *d, uint64_t now)
+{
+    int hid, busy = d->tasks != NULL;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (hid != d->hid && d->hosts[hid] != NULL &&
+            d->hosts[hid]->state == COLLS_HOST_UP && net_queued(d, hid) > 0)
+            busy = 1;
+    if (!busy || now >= d->stop_at_us)
+        event_base_loopbreak(d->base);
+}
+
+/*
+ * The periodic jobs, every CRON_US, in this order:
+ *   membership: stopping -> collsd_linger; joining -> join_cron; a member
+ *     -> host_comeback (declared down while alive), group_cron (group
+ *     timeouts), host_cron (heartbeats, invitations, dead hosts);
+ *   then always admin_cron (request timeouts), task_cron (stuck
+ *   connections), coll_cron (stale early collective data).
+ */
 static void
 collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct daemon *d = arg;
     uint64_t now = platform_now_us();
 
-    host_cron(d, now);
+    if (d->stopping) {
+        collsd_linger(d, now);
+    } else if (d->joining) {
+        join_cron(d, now);
+    } else {
+        host_comeback(d);
+        group_cron(d, now);
+        host_cron(d, now);
+    }
+    d->cron_us = now;
     admin_cron(d, now);
     task_cron(d, now);
     coll_cron(d, now);
     net_kick(d);
 }
+
+/*
+ * The end-of-loop-turn hook (net_ops.turn_end, run by net.c after the
+ * callbacks of each turn, Redis' beforeSleep): frees the tasks that died
+ * during the turn, then resumes readers whose destinations drained.
+ */
+static void
+collsd_turn_end(struct daemon *d)
+{
+    task_reap(d);
+    if (d->npaused > 0)
+        task_resume_paused(d);
+}
+
+static const struct net_ops collsd_net_ops = {
+    .message = route_peer_input,
+    .peer_reset = host_peer_reset,
+    .join_dgram = join_dgram,
+    .turn_end = collsd_turn_end,
+};
+
+static const struct task_ops collsd_task_ops = {
+    .frame = route_task_input,
+    .exit = events_task_exit,
+};
 
 static void
 collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -77,7 +147,7 @@ collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
         break;
     default:
         log_info("signal %d: shutting down", (int)sig);
-        host_stop(d, 0, 300000);
+        events_stop(d, 0, 300000);
         break;
     }
 }
@@ -177,8 +247,7 @@ collsd_cleanup(struct daemon *d)
     task_close_all(d, 0);
     task_reap(d);
     task_unlisten(d);
-    while (d->pending != NULL)
-        admin_pending_done(d, d->pending);
+    admin_pending_free_all(d);
     while (d->notifies != NULL) {
         struct notify *n = d->notifies;
 
@@ -243,6 +312,8 @@ main(int argc, char **argv)
     d->inc = platform_incarnation();
     d->start_us = platform_now_us();
     d->listen_fd = -1;
+    list_init(&d->pending);
+    d->task_ops = &collsd_task_ops;
     d->next_local = 1;
     rc = platform_secure_dir(cfg.socket, err, sizeof(err));
     if (rc != 0) {
@@ -263,7 +334,7 @@ main(int argc, char **argv)
     rc = group_init(d);
     if (rc != 0)
         goto out;
-    rc = net_open(d);
+    rc = net_open(d, &collsd_net_ops);
     if (rc != 0)
         goto out;
     rc = host_init(d);

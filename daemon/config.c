@@ -55,29 +55,36 @@ enum {
     {                                                                          \
         n, t, offsetof(struct config, f), d, lo, hi, a, h, fl                  \
     }
+/* A text option (string, address, level): no range, no flags. */
+#define OPT_TEXT(n, t, f, d, a, h) OPT(n, t, f, d, 0, 0, a, h, 0)
+/* --fault-WHAT: a fraction of outgoing datagrams treated so (tests). */
+#define OPT_FAULT(what, f, verb)                                               \
+    OPT("fault-" what, CFG_DOUBLE, f, "0", 0, 1, "FRACTION",                   \
+        "testing: " verb " this fraction of outgoing datagrams", 0)
 #define MiB (1024.0 * 1024.0)
 #define GiB (1024.0 * MiB)
 
 static const struct config_opt config_table[] = {
-    OPT("listen", CFG_ADDR, listen, "127.0.0.1:7490", 0, 0, "ADDR:PORT",
-        "UDP address of this daemon (port 0: any); with a hostfile it "
-        "selects this host's line (0.0.0.0:PORT: the line with this port "
-        "and a local address)",
-        0),
-    OPT("socket", CFG_STR, socket, NULL, 0, 0, "PATH",
-        "Unix socket for tasks, created in a 0700 directory", 0),
-    OPT("pidfile", CFG_STR, pidfile, "", 0, 0, "PATH",
-        "pid file (default: collsd.pid next to the socket)", 0),
-    OPT("hostfile", CFG_STR, hostfile, "", 0, 0, "FILE",
-        "hosts of the machine, one 'addr[:port] [name=N]' per line; "
-        "hid = line number among host lines (SIGHUP re-reads it)",
-        0),
-    OPT("join", CFG_ADDR, join, "", 0, 0, "HOST:PORT",
-        "join the machine of the running daemon at HOST:PORT", 0),
-    OPT("name", CFG_STR, name, "", 0, 0, "NAME",
-        "host name reported to the machine (default: hostname)", 0),
+    /* ---- where this daemon is: addresses and files ---- */
+    OPT_TEXT("listen", CFG_ADDR, listen, "127.0.0.1:7490", "ADDR:PORT",
+             "UDP address of this daemon (port 0: any); with a hostfile it "
+             "selects this host's line (0.0.0.0:PORT: the line with this port "
+             "and a local address)"),
+    OPT_TEXT("socket", CFG_STR, socket, NULL, "PATH",
+             "Unix socket for tasks, created in a 0700 directory"),
+    OPT_TEXT("pidfile", CFG_STR, pidfile, "", "PATH",
+             "pid file (default: collsd.pid next to the socket)"),
+    OPT_TEXT("hostfile", CFG_STR, hostfile, "", "FILE",
+             "hosts of the machine, one 'addr[:port] [name=N]' per line; "
+             "hid = line number among host lines (SIGHUP re-reads it)"),
+    OPT_TEXT("join", CFG_ADDR, join, "", "HOST:PORT",
+             "join the machine of the running daemon at HOST:PORT"),
+    OPT_TEXT("name", CFG_STR, name, "", "NAME",
+             "host name reported to the machine (default: hostname)"),
+    /* ---- datagrams ---- */
     OPT("mtu", CFG_SIZE, mtu, "1472", 576, 65507, "BYTES",
         "UDP payload bytes per datagram", 0),
+    /* ---- liveness and timeouts ---- */
     OPT("heartbeat", CFG_INT, heartbeat_ms, "500", 10, 600000, "MS",
         "interval of heartbeats to every peer", 0),
     OPT("dead-after", CFG_INT, dead_after_ms, "3000", 50, 3600000, "MS",
@@ -86,12 +93,14 @@ static const struct config_opt config_table[] = {
         "give up joining after this long", 0),
     OPT("request-timeout", CFG_INT, request_timeout_ms, "2000", 10, 600000,
         "MS", "timeout of requests to other daemons (ps, ping, route)", 0),
-    OPT("log-level", CFG_LEVEL, log_level, "info", 0, 0, "LEVEL",
-        "error, warn, info, debug or trace", 0),
-    OPT("log-file", CFG_STR, log_file, "", 0, 0, "FILE",
-        "log to FILE instead of stderr", 0),
+    /* ---- logging and process ---- */
+    OPT_TEXT("log-level", CFG_LEVEL, log_level, "info", "LEVEL",
+             "error, warn, info, debug or trace"),
+    OPT_TEXT("log-file", CFG_STR, log_file, "", "FILE",
+             "log to FILE instead of stderr"),
     OPT("foreground", CFG_BOOL, foreground, "no", 0, 0, NULL,
         "stay in the foreground (default: daemonize)", 0),
+    /* ---- tasks: who, how many, how much queued ---- */
     OPT("allow-uid", CFG_INT, allow_uid, "-1", -1, 4294967294.0, "UID",
         "also accept tasks of this uid (-1: only the daemon's own uid); the "
         "socket and its directory get an ACL entry for it",
@@ -110,6 +119,7 @@ static const struct config_opt config_table[] = {
         0),
     OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
         "largest message payload accepted", 0),
+    /* ---- the transport between daemons ---- */
     OPT("window", CFG_INT, window, "1024", 4, 32768, "N",
         "datagrams in flight per peer", 0),
     OPT("rto-min", CFG_INT, rto_min_us, "5000", 100, 10000000, "US",
@@ -120,16 +130,16 @@ static const struct config_opt config_table[] = {
         "speed of the links to other hosts, as compression AUTO assumes "
         "when it weighs compressing against sending raw",
         0),
-    OPT("http", CFG_ADDR, http, "", 0, 0, "ADDR:PORT",
-        "serve Prometheus metrics over HTTP at /metrics", 0),
-    OPT("fault-drop", CFG_DOUBLE, fault_drop, "0", 0, 1, "FRACTION",
-        "testing: drop this fraction of outgoing datagrams", 0),
-    OPT("fault-dup", CFG_DOUBLE, fault_dup, "0", 0, 1, "FRACTION",
-        "testing: duplicate this fraction of outgoing datagrams", 0),
-    OPT("fault-reorder", CFG_DOUBLE, fault_reorder, "0", 0, 1, "FRACTION",
-        "testing: reorder this fraction of outgoing datagrams", 0),
+    /* ---- metrics ---- */
+    OPT_TEXT("http", CFG_ADDR, http, "", "ADDR:PORT",
+             "serve Prometheus metrics over HTTP at /metrics"),
+    /* ---- testing: fault injection ---- */
+    OPT_FAULT("drop", fault_drop, "drop"),
+    OPT_FAULT("dup", fault_dup, "duplicate"),
+    OPT_FAULT("reorder", fault_reorder, "reorder"),
     OPT("fault-seed", CFG_INT, fault_seed, "1", 0, 4294967295.0, "N",
         "testing: random seed of the fault injection", 0),
+    /* ---- the command line itself ---- */
     OPT("config", CFG_STR, config_file, "", 0, 0, "FILE",
         "read options from FILE ('name value' per line; env COLLS_CONFIG)",
         CFG_F_NOENV),

@@ -8,10 +8,10 @@
  * on one libevent loop in one thread, so nothing here is locked.
  *
  * Lifetimes: a task is unlinked from every table the moment it dies and
- * parked on the graveyard list; net_flush_cb (end of each loop turn) and
- * the cron free the graveyard, so no callback ever frees the object it is
- * running for.  Other objects refer to tasks by tid, never by pointer
- * across callbacks.
+ * parked on the graveyard list; collsd.c's end-of-loop-turn hook (run by
+ * net.c after the callbacks of each loop turn) and the cron free the
+ * graveyard, so no callback ever frees the object it is running for.  Other
+ * objects refer to tasks by tid, never by pointer across callbacks.
  */
 #ifndef COLLS_DAEMON_DAEMON_H
 #define COLLS_DAEMON_DAEMON_H
@@ -27,6 +27,7 @@
 #include "proto/colls.pb-c.h"
 #include "proto/dgram.h"
 #include "proto/frame.h"
+#include "proto/list.h"
 
 struct event_base;
 struct event;
@@ -35,6 +36,8 @@ struct config;
 struct udp;
 struct rel;
 struct group_state;
+struct net_ops;
+struct task_ops;
 
 #define DAEMON_MAX_HID      DGRAM_MAX_HID
 #define DAEMON_MAX_LOCAL    0xfffffu /* tid local numbers 1..this */
@@ -135,7 +138,7 @@ enum pending_kind {
 };
 
 struct pending {
-    struct pending *next;
+    struct list_node node; /* on d->pending, newest first */
     enum pending_kind kind;
     uint64_t id;       /* our req_id on the daemon wire */
     uint32_t task_tid; /* who asked */
@@ -189,11 +192,15 @@ struct daemon {
     int exit_code;
     uint64_t stop_at_us; /* stop by then even if peers lag */
 
-    /* network (net.c) */
+    /* network (net.c); net_ops are collsd.c's, given to net_open */
+    const struct net_ops *net_ops;
     struct udp *udp;
     struct rel *rel;
     struct event *udp_rev, *udp_wev, *rel_ev, *flush_ev;
     uint64_t rel_deadline_us;
+    /* the protocol version each host was last logged speaking, when not
+       ours (net_deliver: one COLLS_EVERSION line per peer and version) */
+    uint32_t peer_version[DAEMON_MAX_HID + 1];
 
     /* hosts (host.c) */
     struct host *hosts[DAEMON_MAX_HID + 1];
@@ -202,10 +209,10 @@ struct daemon {
     uint64_t join_start_us, join_last_us;
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
-    uint64_t host_cron_us; /* previous host_cron (stall detection) */
-    int host_down_by;      /* a host declared us down: come back (host_cron) */
+    int host_down_by; /* a host declared us down: come back (host_comeback) */
 
-    /* tasks (task.c) */
+    /* tasks (task.c); task_ops are collsd.c's, set before task_listen */
+    const struct task_ops *task_ops;
     int listen_fd;
     struct event *accept_ev;
     char *sock_path, *pid_path;
@@ -217,7 +224,7 @@ struct daemon {
     int npaused;         /* tasks with reading paused */
 
     /* requests (admin.c, route.c) */
-    struct pending *pending;
+    struct list_node pending; /* struct pending (admin.c) */
     uint64_t next_req;
     struct notify *notifies;
 
@@ -226,6 +233,7 @@ struct daemon {
 
     struct evhttp *http;
     struct event *cron_ev;
+    uint64_t cron_us; /* the previous cron (stall detection, host_cron) */
     struct daemon_stats st;
 };
 

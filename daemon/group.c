@@ -40,6 +40,7 @@
 #include "daemon/coll.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/events.h"
 #include "daemon/group.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
@@ -564,7 +565,7 @@ group_fail(struct daemon *d, struct group *g, int status, uint64_t from,
                  status);
     g->status = status;
     g->fail_from = from;
-    coll_group_failed(d, g);
+    events_group_failed(d, g);
 }
 
 /* Installs the group of GROUP_FORMED e and answers the local joiners. */
@@ -915,7 +916,6 @@ group_host_down(struct daemon *d, int hid)
             }
     }
     group_owner_death(d, 0, hid, COLLS_EHOSTDOWN);
-    coll_host_down(d, hid);
 }
 
 void

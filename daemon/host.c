@@ -4,14 +4,14 @@
  * Table: d->hosts[hid] (1..4095), our own entry included; d->epoch grows
  * with every change.  States: JOINING (listed, never heard), UP, DOWN.
  *
- * Liveness: every --heartbeat ms each daemon sends HEARTBEAT (seq = its
- * incarnation, body: table epoch, task count) to every host that is UP
- * or JOINING.  A host not heard for --dead-after is declared DOWN by
+ * Liveness: every --heartbeat ms each daemon sends HEARTBEAT {its
+ * incarnation, table epoch, task count} to every host that is UP or
+ * JOINING.  A host not heard for --dead-after is declared DOWN by
  * whoever notices: HOST_DOWN {hid, incarnation} to every daemon and local
  * task, its transport streams dropped (and re-created empty, so that a
  * restart can come back).  A DOWN host comes back only with a new
- * incarnation (a heartbeat whose seq differs from the one declared dead).
- * A restart noticed before the timeout (the transport reports a newer
+ * incarnation (a heartbeat of another incarnation than the one declared
+ * dead).  A restart noticed before the timeout (the transport reports a newer
  * incarnation) is announced to local tasks as HOST_DOWN of the old one.
  *
  * Stalls: a daemon that did not run (stopped, descheduled, a long
@@ -32,33 +32,12 @@
  * rel_set_inc) and heartbeats it at once; peers challenge the new
  * incarnation (rel.c), adopt it and mark the host up again.
  *
- * Join: a daemon started with --join sends join datagrams (net.h) with
- * HOST_JOIN to the given daemon until it gets a HOST_TABLE back.  The
- * daemon with the lowest live hid (the "assigner") gives it a hid (the
- * one already recorded for its address, else the lowest free one),
- * raises the epoch and pushes HOST_TABLE to every daemon; a member that
- * is not the assigner forwards the HOST_JOIN to it.  ADD_HOST and
- * DELETE_HOST are likewise carried out by the assigner.
+ * Joining, join cookies, invitations and ADD_HOST/DELETE_HOST are
+ * join.c's; host.c keeps the table they change.
  *
- * Join cookies: a join datagram is not authenticated by the transport,
- * and a HOST_JOIN from the address of a member with another incarnation
- * makes that member a restart (its state is dropped).  So a member acts
- * on a HOST_JOIN only when it carries (req_id) the cookie of its source
- * address and incarnation, a keyed hash that the member sends, as a
- * HOST_JOIN with status COLLS_EAGAIN, to that address when asked without
- * it: only a daemon that receives at the claimed address can answer, and
- * no state is kept per challenge.  A forged HOST_JOIN with a wrong
- * cookie is dropped and counted (bad_join_dgrams).
- *
- * Add: `collsctl add ADDR' makes the assigner list ADDR as JOINING and
- * invite the daemon there, once per heartbeat while it stays JOINING,
- * with an ADD_HOST join datagram (req_id: the cookie of ADDR).  A daemon
- * that runs its own one-host machine with no task attached drops its
- * table and joins the inviter (from the invitation's source); one that
- * is a member of a machine with other hosts, or serves tasks, refuses
- * with an ADD_HOST datagram carrying the status and the cookie, and the
- * assigner removes the entry and logs why.  An invited daemon whose join
- * does not complete within --join-timeout goes back to running alone.
+ * May call: net, rel (downward), join.c (start a join, invitations),
+ * events.c (host up/down, stop: who reacts is decided there).  Never
+ * route, group, coll, admin or task directly.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -73,32 +52,21 @@
 #include <event2/event.h>
 
 #include "colls.h"
-#include "daemon/admin.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
-#include "daemon/group.h"
+#include "daemon/events.h"
 #include "daemon/host.h"
+#include "daemon/join.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/rel.h"
-#include "daemon/route.h"
-#include "daemon/siphash.h"
-#include "daemon/task.h"
-#include "proto/bytes.h"
 #include "proto/envelope.h"
 
-#define HOST_JOIN_RETRY_US 250000u
 /* A cron this many heartbeats late means we stalled: grant a grace. */
 #define HOST_STALL_BEATS 3u
 
-/* Key of the join cookies (host_cookie): random, set once by host_init,
-   never sent.  File scope because only the cookies use it. */
-static uint8_t host_join_key[SIPHASH_KEY_LEN];
-
-static void host_set_direct_ip(struct daemon *d);
 static void host_heartbeat(struct daemon *d);
-static int host_init_self(struct daemon *d);
 
 static const char *const host_state_names[] = {"up", "down", "joining"};
 
@@ -144,7 +112,7 @@ host_parse_addr(const char *s, int default_port, struct sockaddr_in *sa)
     return 0;
 }
 
-static void
+void
 host_format(const struct sockaddr_in *sa, char *out, size_t len)
 {
     char ip[INET_ADDRSTRLEN];
@@ -153,32 +121,15 @@ host_format(const struct sockaddr_in *sa, char *out, size_t len)
     snprintf(out, len, "%s:%u", ip, (unsigned)ntohs(sa->sin_port));
 }
 
-static int
+int
 host_sa_equal(const struct sockaddr_in *a, const struct sockaddr_in *b)
 {
     return a->sin_port == b->sin_port &&
            a->sin_addr.s_addr == b->sin_addr.s_addr;
 }
 
-/*
- * The join cookie of the daemon at sa running incarnation inc: SipHash of
- * address, port and incarnation under host_join_key, never 0.
- */
-static uint64_t
-host_cookie(const struct sockaddr_in *sa, uint32_t inc)
-{
-    uint8_t m[10];
-    uint64_t z;
-
-    memcpy(m, &sa->sin_addr.s_addr, 4); /* network order as it is */
-    memcpy(m + 4, &sa->sin_port, 2);
-    put_u32(m + 6, inc);
-    z = siphash24(host_join_key, m, sizeof(m));
-    return z != 0 ? z : 1;
-}
-
 /* Creates or returns the entry for hid. */
-static struct host *
+struct host *
 host_get(struct daemon *d, int hid)
 {
     struct host *h = d->hosts[hid];
@@ -196,8 +147,8 @@ host_get(struct daemon *d, int hid)
 }
 
 /* Moves h to state; a host that comes up may take over group names
-   (group_host_up). */
-static void
+   (events_host_up). */
+void
 host_set_state(struct daemon *d, struct host *h, int state)
 {
     if (h->state != state) {
@@ -206,12 +157,12 @@ host_set_state(struct daemon *d, struct host *h, int state)
         h->state = state;
         h->since_us = platform_now_us();
         if (state == COLLS_HOST_UP && h->hid != d->hid)
-            group_host_up(d, h->hid);
+            events_host_up(d, h->hid);
     }
 }
 
 /* Tells the transport where hid is (inc 0: whoever answers there). */
-static void
+void
 host_rel_set(struct daemon *d, struct host *h)
 {
     if (h->hid != d->hid)
@@ -220,7 +171,7 @@ host_rel_set(struct daemon *d, struct host *h)
 }
 
 /* The lowest hid that is up (ourselves included): assigns hids. */
-static int
+int
 host_assigner(struct daemon *d)
 {
     int hid;
@@ -241,7 +192,7 @@ host_is_up(struct daemon *d, int hid)
 }
 
 /* Sends e to every other host that is up (and JOINING ones if asked). */
-static void
+void
 host_broadcast(struct daemon *d, const Envelope *e, int joining_too)
 {
     int hid;
@@ -313,8 +264,16 @@ host_table_free(HostTable *ht)
     ht->n_hosts = 0;
 }
 
+void
+host_table_env(const struct daemon *d, Envelope *e, HostTable *ht)
+{
+    envelope_reply(e, COLLS_DAEMON_TID(d->hid), 0, KIND__HOST_TABLE, 0, 0);
+    e->body_case = ENVELOPE__BODY_HOST_TABLE;
+    e->host_table = ht;
+}
+
 /* Pushes our table to hid (0: to every other host). */
-static void
+void
 host_push_table(struct daemon *d, int hid)
 {
     HostTable ht;
@@ -322,11 +281,7 @@ host_push_table(struct daemon *d, int hid)
 
     if (host_table_fill(d, &ht) != 0)
         return;
-    envelope_init(&e);
-    e.kind = KIND__HOST_TABLE;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.body_case = ENVELOPE__BODY_HOST_TABLE;
-    e.host_table = &ht;
+    host_table_env(d, &e, &ht);
     if (hid == 0)
         host_broadcast(d, &e, 1);
     else
@@ -336,14 +291,11 @@ host_push_table(struct daemon *d, int hid)
 
 /* ---- down, restart, removal --------------------------------------------- */
 
-/* Fills e (with op, both the caller's) as HOST_DOWN of hid at inc. */
-static void
+void
 host_down_env(const struct daemon *d, Envelope *e, HostOp *op, int hid,
               uint32_t inc)
 {
-    envelope_init(e);
-    e->kind = KIND__HOST_DOWN;
-    e->src = COLLS_DAEMON_TID(d->hid);
+    envelope_reply(e, COLLS_DAEMON_TID(d->hid), 0, KIND__HOST_DOWN, 0, 0);
     e->body_case = ENVELOPE__BODY_HOST_OP;
     e->host_op = op;
     op->hid = (uint32_t)hid;
@@ -371,14 +323,14 @@ host_declare_down(struct daemon *d, struct host *h, int announce)
         host_down_env(d, &e, &op, h->hid, h->inc);
         host_broadcast(d, &e, 0);
     }
-    route_host_down(d, h->hid, h->inc);
+    events_host_down(d, h->hid, h->inc);
     rel_peer_remove(d->rel, h->hid);
     h->inc = 0;
     host_rel_set(d, h);
 }
 
 /* h runs a new incarnation: what ran before is gone. */
-static void
+void
 host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
 {
     uint32_t old = h->inc;
@@ -388,7 +340,7 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
     if (old != 0 && h->state == COLLS_HOST_UP) {
         log_warn("host %d (%s) restarted: incarnation %08x -> %08x", h->hid,
                  h->addr, old, inc);
-        route_host_down(d, h->hid, old);
+        events_host_down(d, h->hid, old);
     }
     h->inc = inc;
     h->dead_inc = 0;
@@ -397,7 +349,7 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
 }
 
 /* Removes hid from the table (DELETE_HOST, a table without it). */
-static void
+void
 host_remove(struct daemon *d, int hid)
 {
     struct host *h = d->hosts[hid];
@@ -405,7 +357,7 @@ host_remove(struct daemon *d, int hid)
     if (h == NULL || hid == d->hid)
         return;
     if (h->state == COLLS_HOST_UP)
-        route_host_down(d, hid, h->inc);
+        events_host_down(d, hid, h->inc);
     rel_peer_remove(d->rel, hid);
     log_info("host %d (%s) removed from the table", hid, h->addr);
     d->hosts[hid] = NULL;
@@ -465,14 +417,26 @@ host_reincarnate(struct daemon *d, int by)
         h->notice_us = 0;
         if (h->state != COLLS_HOST_UP)
             continue;
-        route_host_down(d, hid, h->inc);
-        /* the route_host_down callbacks may have removed it */
+        events_host_down(d, hid, h->inc);
+        /* the events_host_down callbacks may have removed it */
         if (d->hosts[hid] != NULL)
             d->hosts[hid]->last_heard_us = now;
     }
     d->last_heartbeat_us = now;
     host_heartbeat(d);
     net_kick(d);
+}
+
+void
+host_leave(struct daemon *d)
+{
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+
+    if (d->hid > 0 && !d->joining) {
+        host_down_env(d, &e, &op, d->hid, d->inc);
+        host_broadcast(d, &e, 0);
+    }
 }
 
 void
@@ -485,6 +449,15 @@ host_peer_reset(struct daemon *d, int hid, uint32_t new_inc)
     host_new_incarnation(d, h, new_inc);
 }
 
+/* The incarnation a HEARTBEAT e announces; 0 for other kinds. */
+static uint32_t
+host_heartbeat_inc(const Envelope *e)
+{
+    if (e->kind != KIND__HEARTBEAT || e->body_case != ENVELOPE__BODY_HEARTBEAT)
+        return 0;
+    return e->heartbeat->incarnation;
+}
+
 int
 host_heard(struct daemon *d, int hid, const Envelope *e)
 {
@@ -493,7 +466,7 @@ host_heard(struct daemon *d, int hid, const Envelope *e)
     if (h == NULL || hid == d->hid)
         return -1;
     if (h->state == COLLS_HOST_DOWN) {
-        uint32_t inc = (uint32_t)e->seq;
+        uint32_t inc = host_heartbeat_inc(e);
 
         if (e->kind != KIND__HEARTBEAT || inc == 0 || inc == h->dead_inc) {
             host_notify_dead(d, h, platform_now_us());
@@ -511,7 +484,7 @@ host_heard(struct daemon *d, int hid, const Envelope *e)
 /* ---- adopting a table --------------------------------------------------- */
 
 /* Takes over a newer table: adds, updates and removes hosts. */
-static void
+void
 host_adopt_table(struct daemon *d, const HostTable *ht)
 {
     unsigned char present[DAEMON_MAX_HID + 1];
@@ -565,366 +538,6 @@ host_adopt_table(struct daemon *d, const HostTable *ht)
     d->epoch = ht->epoch;
 }
 
-/* ---- joining ------------------------------------------------------------ */
-
-/* The joiner's side: sends (again) HOST_JOIN to the contact daemon,
-   with the cookie it challenged us with (0: none yet). */
-static void
-host_send_join(struct daemon *d, uint64_t cookie)
-{
-    HostJoin hj = HOST_JOIN__INIT;
-    Envelope e;
-
-    envelope_init(&e);
-    e.kind = KIND__HOST_JOIN;
-    e.req_id = cookie;
-    e.body_case = ENVELOPE__BODY_HOST_JOIN;
-    e.host_join = &hj;
-    hj.name = d->name;
-    hj.addr = d->listen_addr;
-    hj.incarnation = d->inc;
-    net_send_join(d, &d->join_sa, &e);
-    d->join_last_us = platform_now_us();
-}
-
-/* A member's side: a HOST_JOIN of incarnation inc came from sa without
-   its cookie: challenges sa with it (HOST_JOIN, status COLLS_EAGAIN). */
-static void
-host_join_challenge(struct daemon *d, const struct sockaddr_in *sa,
-                    uint32_t inc)
-{
-    HostJoin hj = HOST_JOIN__INIT;
-    Envelope e;
-
-    envelope_init(&e);
-    e.kind = KIND__HOST_JOIN;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.req_id = host_cookie(sa, inc);
-    e.status = COLLS_EAGAIN;
-    e.body_case = ENVELOPE__BODY_HOST_JOIN;
-    e.host_join = &hj;
-    hj.incarnation = inc;
-    net_send_join(d, sa, &e);
-}
-
-/* The joiner got its table: adopt hid and table, open for tasks. */
-static void
-host_join_done(struct daemon *d, const HostTable *ht)
-{
-    struct host *me;
-    size_t i;
-    int hid = 0, rc;
-
-    for (i = 0; i < ht->n_hosts; i++)
-        if (ht->hosts[i]->incarnation == d->inc && ht->hosts[i]->hid >= 1 &&
-            ht->hosts[i]->hid <= DAEMON_MAX_HID)
-            hid = (int)ht->hosts[i]->hid;
-    if (hid == 0) {
-        d->st.bad_join_dgrams++;
-        return;
-    }
-    d->hid = hid;
-    rel_set_hid(d->rel, hid);
-    me = host_get(d, hid);
-    if (me == NULL)
-        return;
-    me->inc = d->inc;
-    me->state = COLLS_HOST_UP;
-    snprintf(me->name, sizeof(me->name), "%s", d->name);
-    host_parse_addr(d->listen_addr, 0, &me->sa);
-    snprintf(me->addr, sizeof(me->addr), "%s", d->listen_addr);
-    /* Listening on 0.0.0.0: keep the address the assigner saw. */
-    for (i = 0; i < ht->n_hosts; i++)
-        if ((int)ht->hosts[i]->hid == hid && ht->hosts[i]->addr != NULL &&
-            me->sa.sin_addr.s_addr == htonl(INADDR_ANY) &&
-            host_parse_addr(ht->hosts[i]->addr, 0, &me->sa) == 0)
-            snprintf(me->addr, sizeof(me->addr), "%s", ht->hosts[i]->addr);
-    d->joining = 0;
-    d->epoch = 0;
-    host_adopt_table(d, ht);
-    host_set_direct_ip(d);
-    log_info("joined the machine as host %d (epoch %llu)", hid,
-             (unsigned long long)d->epoch);
-    rc = task_listen(d);
-    if (rc != 0)
-        host_stop(d, 1, 0);
-}
-
-/* The assigner's side: gives the daemon at sa a hid and tells all. */
-static void
-host_assign(struct daemon *d, const struct sockaddr_in *sa, const char *name,
-            uint32_t inc)
-{
-    struct host *h = NULL;
-    HostTable ht;
-    Envelope e;
-    int hid, changed = 0;
-
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-        if (d->hosts[hid] != NULL && hid != d->hid &&
-            host_sa_equal(&d->hosts[hid]->sa, sa)) {
-            h = d->hosts[hid];
-            break;
-        }
-    if (h == NULL) {
-        for (hid = 1; hid <= DAEMON_MAX_HID && d->hosts[hid] != NULL; hid++)
-            ;
-        if (hid > DAEMON_MAX_HID) {
-            log_warn("join refused: the host table is full");
-            return;
-        }
-        h = host_get(d, hid);
-        if (h == NULL)
-            return;
-        h->sa = *sa;
-        host_format(sa, h->addr, sizeof(h->addr));
-        changed = 1;
-        d->st.hosts_joined++;
-    }
-    if (h->inc != inc) {
-        if (h->state == COLLS_HOST_DOWN)
-            h->dead_inc = 0;
-        host_new_incarnation(d, h, inc);
-        changed = 1;
-    }
-    h->last_heard_us = platform_now_us();
-    host_set_state(d, h, COLLS_HOST_UP);
-    snprintf(h->name, sizeof(h->name), "%s", name != NULL ? name : "");
-    if (changed) {
-        d->epoch++;
-        log_info("host %d (%s, %s) joins; epoch %llu", h->hid, h->name, h->addr,
-                 (unsigned long long)d->epoch);
-        rel_peer_remove(d->rel, h->hid);
-        host_rel_set(d, h);
-        host_push_table(d, 0);
-    }
-    /* The joiner has no hid yet: answer with a join datagram. */
-    if (host_table_fill(d, &ht) != 0)
-        return;
-    envelope_init(&e);
-    e.kind = KIND__HOST_TABLE;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.body_case = ENVELOPE__BODY_HOST_TABLE;
-    e.host_table = &ht;
-    net_send_join(d, &h->sa, &e);
-    host_table_free(&ht);
-}
-
-/* A HOST_JOIN, from a join datagram (from) or forwarded by a member. */
-static void
-host_join_request(struct daemon *d, const HostJoin *hj,
-                  const struct sockaddr_in *from)
-{
-    int assigner = host_assigner(d);
-    char addr[DAEMON_ADDR_LEN];
-
-    if (assigner != d->hid) {
-        HostJoin fwd = *hj;
-        Envelope e;
-
-        host_format(from, addr, sizeof(addr));
-        fwd.addr = addr;
-        envelope_init(&e);
-        e.kind = KIND__HOST_JOIN;
-        e.src = COLLS_DAEMON_TID(d->hid);
-        e.body_case = ENVELOPE__BODY_HOST_JOIN;
-        e.host_join = &fwd;
-        net_send(d, assigner, &e, NULL, 0);
-        return;
-    }
-    host_assign(d, from, hj->name, hj->incarnation);
-}
-
-/* The hid of the daemon tid src if it is a known host at address sa, else
-   0 (a "you are down" notice is believed only from such a host). */
-static int
-host_dgram_sender(struct daemon *d, const struct sockaddr_in *sa, uint32_t src)
-{
-    int hid = COLLS_TID_HID(src);
-
-    if (hid < 1 || hid > DAEMON_MAX_HID || hid == d->hid ||
-        d->hosts[hid] == NULL || !host_sa_equal(&d->hosts[hid]->sa, sa))
-        return 0;
-    return hid;
-}
-
-/* Sends an ADD_HOST join datagram to sa: an invitation (status 0) to
-   become host hid at addr, or a refusal of one (status < 0). */
-static void
-host_add_dgram(struct daemon *d, const struct sockaddr_in *sa, int hid,
-               const char *addr, uint64_t cookie, int status)
-{
-    HostOp op = HOST_OP__INIT;
-    Envelope e;
-
-    envelope_init(&e);
-    e.kind = KIND__ADD_HOST;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.req_id = cookie;
-    e.status = status;
-    e.body_case = ENVELOPE__BODY_HOST_OP;
-    e.host_op = &op;
-    op.hid = (uint32_t)hid;
-    op.addr = (char *)(addr != NULL ? addr : "");
-    net_send_join(d, sa, &e);
-}
-
-/*
- * An invitation (ADD_HOST join datagram) from the assigner at sa.  A
- * daemon alone in its machine, with no task, drops its table and joins
- * the inviter; any other refuses with the reason, echoing the cookie.
- */
-static void
-host_invited(struct daemon *d, const struct sockaddr_in *sa,
-             const Envelope *inv)
-{
-    char from[DAEMON_ADDR_LEN];
-    int hid, others = 0, rc = 0;
-
-    host_format(sa, from, sizeof(from));
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-        if (hid != d->hid && d->hosts[hid] != NULL)
-            others++;
-    if (others > 0)
-        rc = COLLS_EEXIST;
-    else if (d->ntasks > 0)
-        rc = COLLS_EPERM;
-    if (rc != 0) {
-        log_warn("%s invites this daemon to join its machine: refused, %s",
-                 from,
-                 rc == COLLS_EEXIST ? "it belongs to a machine of other hosts"
-                                    : "tasks are attached here");
-        host_add_dgram(d, sa, (int)inv->host_op->hid, NULL, inv->req_id, rc);
-        return;
-    }
-    log_info("%s invites this daemon to join its machine: joining", from);
-    task_unlisten(d);
-    host_free_all(d);
-    d->hid = 0;
-    d->epoch = 0;
-    d->joining = 1;
-    d->join_sa = *sa;
-    d->join_start_us = platform_now_us();
-    host_send_join(d, 0);
-}
-
-/*
- * The join of an invited daemon did not complete: back to its own
- * one-host machine (as started without --hostfile or --join).
- */
-static void
-host_join_abandon(struct daemon *d)
-{
-    char to[DAEMON_ADDR_LEN];
-
-    host_format(&d->join_sa, to, sizeof(to));
-    log_error("no answer from %s: could not join; running alone again", to);
-    d->joining = 0;
-    d->hid = 1;
-    d->epoch = 1;
-    if (host_init_self(d) != 0 || task_listen(d) != 0)
-        host_stop(d, 1, 0);
-}
-
-/* ADD_HOST refused by the daemon at sa, which the assigner invited. */
-static void
-host_add_refused(struct daemon *d, const struct sockaddr_in *sa,
-                 const Envelope *e)
-{
-    int hid;
-
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
-        struct host *h = d->hosts[hid];
-
-        if (h != NULL && hid != d->hid && !h->listed && h->inc == 0 &&
-            h->state != COLLS_HOST_UP && host_sa_equal(&h->sa, sa) &&
-            e->req_id == host_cookie(sa, 0))
-            break;
-    }
-    if (hid > DAEMON_MAX_HID) {
-        d->st.bad_join_dgrams++;
-        return;
-    }
-    log_error("host %d (%s) refuses to join: %s", hid, d->hosts[hid]->addr,
-              e->status == COLLS_EEXIST  ? "it belongs to another machine"
-              : e->status == COLLS_EPERM ? "it serves tasks of its own machine"
-                                         : log_errstr(e->status));
-    host_remove(d, hid);
-    d->epoch++;
-    host_push_table(d, 0);
-}
-
-/* Invites the daemon at h's address (added, never heard) to join. */
-static void
-host_invite(struct daemon *d, const struct host *h)
-{
-    host_add_dgram(d, &h->sa, h->hid, h->addr, host_cookie(&h->sa, 0), 0);
-}
-
-/* 1 if h was added by `collsctl add' and has not answered yet. */
-static int
-host_is_invited(struct daemon *d, const struct host *h)
-{
-    return h->hid != d->hid && !h->listed && h->inc == 0 &&
-           h->state == COLLS_HOST_JOINING;
-}
-
-void
-host_join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
-                const uint8_t *p, size_t len)
-{
-    struct sockaddr_in sa;
-    Envelope *e = NULL;
-    uint32_t elen;
-    int member;
-
-    if (from->sa_family != AF_INET || alen < sizeof(sa) || len < 4 ||
-        (elen = get_u32(p)) != len - 4 || elen == 0 ||
-        envelope_unpack(p + 4, elen, &e) != 0) {
-        d->st.bad_join_dgrams++;
-        return;
-    }
-    memcpy(&sa, from, sizeof(sa));
-    member = !d->joining && d->hid > 0 && !d->stopping;
-    if (e->kind == KIND__HOST_JOIN &&
-        e->body_case == ENVELOPE__BODY_HOST_JOIN && e->status == 0 && member &&
-        e->host_join->incarnation != 0) {
-        /* act only on a proof that the joiner receives at sa */
-        if (e->req_id == 0)
-            host_join_challenge(d, &sa, e->host_join->incarnation);
-        else if (e->req_id != host_cookie(&sa, e->host_join->incarnation))
-            d->st.bad_join_dgrams++;
-        else
-            host_join_request(d, e->host_join, &sa);
-    } else if (e->kind == KIND__HOST_JOIN && e->status == COLLS_EAGAIN &&
-               e->req_id != 0 && d->joining &&
-               host_sa_equal(&sa, &d->join_sa)) {
-        host_send_join(d, e->req_id);
-    } else if (e->kind == KIND__HOST_DOWN &&
-               e->body_case == ENVELOPE__BODY_HOST_OP && member &&
-               (int)e->host_op->hid == d->hid &&
-               e->host_op->incarnation == d->inc &&
-               host_dgram_sender(d, &sa, e->src) > 0) {
-        d->host_down_by = host_dgram_sender(d, &sa, e->src);
-    } else if (e->kind == KIND__HOST_TABLE &&
-               e->body_case == ENVELOPE__BODY_HOST_TABLE && d->joining) {
-        /* from our contact or from the assigner; our entry (the one
-           with our incarnation) tells the answer is for us */
-        host_join_done(d, e->host_table);
-    } else if (e->kind == KIND__ADD_HOST &&
-               e->body_case == ENVELOPE__BODY_HOST_OP && e->status == 0 &&
-               e->req_id != 0 && member) {
-        host_invited(d, &sa, e);
-    } else if (e->kind == KIND__ADD_HOST && e->status < 0 && member) {
-        host_add_refused(d, &sa, e);
-    } else if (e->kind == KIND__ADD_HOST && e->status == 0 && d->joining) {
-        /* the invitation again, while we join: nothing new */
-    } else {
-        d->st.bad_join_dgrams++;
-    }
-    envelope_free(e);
-}
-
 /* ---- messages from daemons ---------------------------------------------- */
 
 /* HOST_DOWN from another daemon. */
@@ -939,7 +552,7 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
         log_warn("host %d says this daemon is down (incarnation %08x)", from,
                  op->incarnation);
         /* Not here: we are inside the transport's delivery, whose
-           streams the new incarnation resets.  host_cron does it. */
+           streams the new incarnation resets.  host_comeback does it. */
         if (from != d->hid && op->incarnation == d->inc)
             d->host_down_by = from;
         return;
@@ -958,13 +571,12 @@ void
 host_peer_msg(struct daemon *d, int hid, const Envelope *e)
 {
     struct host *h = d->hosts[hid];
-    struct sockaddr_in sa;
 
     switch ((int)e->kind) {
     case KIND__HEARTBEAT:
         d->st.heartbeats_in++;
-        if ((uint32_t)e->seq != 0 && (uint32_t)e->seq != h->inc)
-            host_new_incarnation(d, h, (uint32_t)e->seq);
+        if (host_heartbeat_inc(e) != 0 && host_heartbeat_inc(e) != h->inc)
+            host_new_incarnation(d, h, host_heartbeat_inc(e));
         if (e->body_case == ENVELOPE__BODY_HEARTBEAT) {
             h->ntasks = (int)e->heartbeat->ntasks;
             h->epoch = e->heartbeat->table_epoch;
@@ -980,149 +592,13 @@ host_peer_msg(struct daemon *d, int hid, const Envelope *e)
         if (e->body_case == ENVELOPE__BODY_HOST_OP)
             host_peer_down(d, hid, e->host_op);
         break;
-    case KIND__HOST_JOIN:
-        if (e->body_case == ENVELOPE__BODY_HOST_JOIN &&
-            e->host_join->addr != NULL &&
-            host_parse_addr(e->host_join->addr, 0, &sa) == 0)
-            host_join_request(d, e->host_join, &sa);
-        break;
-    case KIND__ADD_HOST:
-        if (e->body_case == ENVELOPE__BODY_HOST_OP && e->host_op->addr != NULL)
-            host_add(d, e->host_op->addr);
-        break;
-    case KIND__DELETE_HOST:
-        if (e->body_case == ENVELOPE__BODY_HOST_OP)
-            host_delete(d, (int)e->host_op->hid);
-        break;
     case KIND__HALT_ALL:
         log_info("halt requested by host %d", hid);
-        host_stop(d, 0, 200000);
+        events_stop(d, 0, 200000);
         break;
     default:
         break;
     }
-}
-
-/* ---- admin operations --------------------------------------------------- */
-
-/* Forwards an admin operation to the assigner; 1 if forwarded. */
-static int
-host_forward(struct daemon *d, int kind, int hid, const char *addr)
-{
-    int assigner = host_assigner(d);
-    HostOp op = HOST_OP__INIT;
-    Envelope e;
-
-    if (assigner == d->hid)
-        return 0;
-    envelope_init(&e);
-    e.kind = (Kind)kind;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.body_case = ENVELOPE__BODY_HOST_OP;
-    e.host_op = &op;
-    op.hid = (uint32_t)hid;
-    op.addr = (char *)(addr != NULL ? addr : "");
-    net_send(d, assigner, &e, NULL, 0);
-    return 1;
-}
-
-int
-host_add(struct daemon *d, const char *addr)
-{
-    struct sockaddr_in sa;
-    struct host *h;
-    int hid, port = 0;
-
-    if (d->hosts[d->hid] != NULL)
-        port = ntohs(d->hosts[d->hid]->sa.sin_port);
-    if (host_parse_addr(addr, port, &sa) != 0)
-        return COLLS_EINVAL;
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-        if (d->hosts[hid] != NULL && host_sa_equal(&d->hosts[hid]->sa, &sa))
-            return COLLS_EEXIST;
-    if (host_forward(d, KIND__ADD_HOST, 0, addr))
-        return 0;
-    for (hid = 1; hid <= DAEMON_MAX_HID && d->hosts[hid] != NULL; hid++)
-        ;
-    if (hid > DAEMON_MAX_HID)
-        return COLLS_ENOBUFS;
-    h = host_get(d, hid);
-    if (h == NULL)
-        return COLLS_ENOMEM;
-    h->sa = sa;
-    host_format(&sa, h->addr, sizeof(h->addr));
-    d->epoch++;
-    log_info("host %d (%s) added; epoch %llu", hid, h->addr,
-             (unsigned long long)d->epoch);
-    host_rel_set(d, h);
-    host_push_table(d, 0);
-    return 0; /* invited from the next heartbeat on (host_cron) */
-}
-
-int
-host_delete(struct daemon *d, int hid)
-{
-    Envelope e;
-
-    if (hid < 1 || hid > DAEMON_MAX_HID || d->hosts[hid] == NULL)
-        return COLLS_ENOENT;
-    if (hid == d->hid) {
-        host_stop(d, 0, 200000);
-        return 0;
-    }
-    if (host_forward(d, KIND__DELETE_HOST, hid, NULL))
-        return 0;
-    envelope_init(&e);
-    e.kind = KIND__HALT_ALL;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    if (d->hosts[hid]->state == COLLS_HOST_UP)
-        net_send(d, hid, &e, NULL, 0);
-    host_remove(d, hid);
-    d->epoch++;
-    host_push_table(d, 0);
-    return 0;
-}
-
-void
-host_halt_all(struct daemon *d)
-{
-    Envelope e;
-
-    envelope_init(&e);
-    e.kind = KIND__HALT_ALL;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    host_broadcast(d, &e, 0);
-    log_info("halting the machine");
-    host_stop(d, 0, 500000);
-}
-
-void
-host_stop(struct daemon *d, int exit_code, uint64_t linger_us)
-{
-    HostOp op = HOST_OP__INIT;
-    Envelope e;
-
-    if (d->stopping) {
-        if (linger_us == 0)
-            event_base_loopbreak(d->base);
-        return;
-    }
-    d->exit_code = exit_code;
-    d->stopping = 1;
-    d->stop_at_us = platform_now_us() + linger_us;
-    if (linger_us == 0) {
-        event_base_loopbreak(d->base);
-        return;
-    }
-    /* Leave cleanly: no new tasks, exits announced, then tell the others
-       we are gone so they need not wait for --dead-after. */
-    task_unlisten(d);
-    task_close_all(d, 1);
-    if (d->hid > 0 && !d->joining) {
-        host_down_env(d, &e, &op, d->hid, d->inc);
-        host_broadcast(d, &e, 0);
-    }
-    net_kick(d);
 }
 
 /* ---- hostfile ----------------------------------------------------------- */
@@ -1223,7 +699,7 @@ host_find_self(struct daemon *d, const struct host_line *v, int n)
 
 /* The IP tasks bind their direct listeners to: ours, or, when we listen
    on 0.0.0.0, the address the machine knows us by. */
-static void
+void
 host_set_direct_ip(struct daemon *d)
 {
     const struct host *me = d->hosts[d->hid];
@@ -1273,7 +749,7 @@ host_apply_file(struct daemon *d, const struct host_line *v, int n)
 }
 
 /* Our own entry. */
-static int
+int
 host_init_self(struct daemon *d)
 {
     struct host *me = host_get(d, d->hid);
@@ -1297,28 +773,15 @@ host_init(struct daemon *d)
     struct sockaddr_in me;
     int n, rc;
 
-    for (n = 0; n < SIPHASH_KEY_LEN; n += 4) {
-        uint32_t r = platform_random_u32();
-
-        memcpy(host_join_key + n, &r, 4);
-    }
+    join_init(d);
     if (cfg->name[0] != '\0')
         snprintf(d->name, sizeof(d->name), "%s", cfg->name);
     else
         platform_hostname(d->name, sizeof(d->name));
     if (host_parse_addr(d->listen_addr, 0, &me) != 0)
         return COLLS_EINVAL;
-    if (cfg->join[0] != '\0') {
-        if (host_parse_addr(cfg->join, 0, &d->join_sa) != 0) {
-            log_error("--join %s: bad address", cfg->join);
-            return COLLS_EINVAL;
-        }
-        d->joining = 1;
-        d->join_start_us = platform_now_us();
-        log_info("joining the machine at %s", cfg->join);
-        host_send_join(d, 0);
-        return 1;
-    }
+    if (cfg->join[0] != '\0')
+        return join_start(d);
     d->epoch = 1;
     if (cfg->hostfile[0] == '\0') {
         d->hid = 1;
@@ -1383,7 +846,8 @@ host_reload(struct daemon *d)
 
 /* ---- periodic work ------------------------------------------------------ */
 
-/* Sends HEARTBEAT (seq = our incarnation) to every host up or joining. */
+/* Sends HEARTBEAT {incarnation, table epoch, task count} to every host
+   up or joining. */
 static void
 host_heartbeat(struct daemon *d)
 {
@@ -1391,12 +855,10 @@ host_heartbeat(struct daemon *d)
     Envelope e;
     int hid;
 
-    envelope_init(&e);
-    e.kind = KIND__HEARTBEAT;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.seq = d->inc;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HEARTBEAT, 0, 0);
     e.body_case = ENVELOPE__BODY_HEARTBEAT;
     e.heartbeat = &hb;
+    hb.incarnation = d->inc;
     hb.table_epoch = d->epoch;
     hb.ntasks = (uint32_t)d->ntasks;
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
@@ -1442,57 +904,32 @@ host_any_silent(struct daemon *d, uint64_t now, uint64_t dead)
     return 0;
 }
 
+void
+host_comeback(struct daemon *d)
+{
+    if (d->host_down_by != 0) {
+        host_reincarnate(d, d->host_down_by);
+        d->host_down_by = 0;
+    }
+}
+
 /*
- * Heartbeats, stall grace, dead-host detection (after draining the
- * socket), "you are down" notices, join retries.
+ * Heartbeats (and the invitations that go with them), stall grace,
+ * dead-host detection (after draining the socket), "you are down"
+ * notices.  Only for a member (not stopping, not joining).
  */
 void
 host_cron(struct daemon *d, uint64_t now)
 {
     uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
     uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
-    uint64_t prev = d->host_cron_us;
+    uint64_t prev = d->cron_us;
     int hid;
 
-    d->host_cron_us = now;
-
-    if (d->stopping) {
-        int busy = d->tasks != NULL;
-
-        for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-            if (hid != d->hid && d->hosts[hid] != NULL &&
-                d->hosts[hid]->state == COLLS_HOST_UP && net_queued(d, hid) > 0)
-                busy = 1;
-        if (!busy || now >= d->stop_at_us)
-            event_base_loopbreak(d->base);
-        return;
-    }
-    if (d->joining) {
-        if (now - d->join_start_us >
-                (uint64_t)d->cfg->join_timeout_ms * 1000u &&
-            d->cfg->join[0] == '\0') {
-            host_join_abandon(d); /* we were invited */
-        } else if (now - d->join_start_us >
-                   (uint64_t)d->cfg->join_timeout_ms * 1000u) {
-            log_error("no answer from %s: could not join", d->cfg->join);
-            host_stop(d, 1, 0);
-        } else if (now - d->join_last_us >= HOST_JOIN_RETRY_US) {
-            host_send_join(d, 0);
-        }
-        return;
-    }
-    if (d->host_down_by != 0) {
-        host_reincarnate(d, d->host_down_by);
-        d->host_down_by = 0;
-    }
-    group_cron(d, now);
     if (now - d->last_heartbeat_us >= beat) {
         d->last_heartbeat_us = now;
         host_heartbeat(d);
-        for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
-            if (d->hosts[hid] != NULL && host_is_invited(d, d->hosts[hid]) &&
-                host_assigner(d) == d->hid)
-                host_invite(d, d->hosts[hid]);
+        join_invite_all(d);
     }
     if (prev != 0 && now > prev && now - prev > HOST_STALL_BEATS * beat) {
         /* We did not run: the silence was ours, not the peers'. */

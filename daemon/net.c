@@ -2,12 +2,16 @@
  * net.c -- the UDP socket and the reliable transport, wired to the loop.
  *
  * Receive: udp fd readable -> udp_recv_batch -> join datagrams to
- * host.c, everything else to rel_input -> rel delivers whole messages to
- * net_deliver, which unpacks the envelope and hands it to route.c.
- * Send: net_send packs the envelope and calls rel_sendv; rel calls
- * net_rel_send -> udp_send (batched).  The flush event, run after the
- * callbacks of the same loop turn, then pushes the batch out with
- * udp_flush and arms the transport timer at rel_next_timeout().
+ * net_ops.join_dgram, everything else to rel_input -> rel delivers whole
+ * messages to net_deliver, which unpacks the envelope and hands it to
+ * net_ops.message.  Send: net_send packs the envelope and calls
+ * rel_sendv; rel calls net_rel_send -> udp_send (batched).  The flush
+ * event, run after the callbacks of the same loop turn, then pushes the
+ * batch out with udp_flush, runs net_ops.turn_end and arms the transport
+ * timer at rel_next_timeout().
+ *
+ * May call: udp, rel, platform, log, proto/.  Never route, host, group,
+ * coll or admin: those are reached through d->net_ops only.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -21,13 +25,10 @@
 #include "colls.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
-#include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/rel.h"
-#include "daemon/route.h"
-#include "daemon/task.h"
 #include "daemon/udp.h"
 #include "proto/bytes.h"
 #include "proto/envelope.h"
@@ -49,9 +50,30 @@ net_rel_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
 }
 
 /*
+ * A message from hid in protocol version `version' (not ours) was
+ * dropped: counted, and said once per peer and version at warning level
+ * (COLLS_EVERSION, the host, both versions), then at debug level.  The
+ * host is then declared down by its silence, as any peer that cannot be
+ * understood.
+ */
+static void
+net_version_mismatch(struct daemon *d, int hid, uint32_t version)
+{
+    d->st.bad_peer_msgs++;
+    if (d->peer_version[hid] == version) {
+        log_debug("host %d: protocol version %u message dropped", hid, version);
+        return;
+    }
+    d->peer_version[hid] = version;
+    log_warn("host %d: COLLS_EVERSION, it speaks protocol version %u, this "
+             "daemon %u: its messages are dropped",
+             hid, version, COLLS_PROTO_VERSION);
+}
+
+/*
  * rel's deliver callback: one whole message from daemon hid.  Checks the
  * envelope length, unpacks it and passes envelope, payload and the
- * message buffer (ownership) to route_peer_input.
+ * message buffer (ownership) to net_ops.message.
  */
 static void
 net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
@@ -69,6 +91,11 @@ net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
         return;
     }
     rc = envelope_unpack(msg + 4, env_len, &e);
+    if (rc == COLLS_EVERSION) {
+        net_version_mismatch(d, hid, envelope_peek_version(msg + 4, env_len));
+        free(msg);
+        return;
+    }
     if (rc != 0) {
         d->st.bad_peer_msgs++;
         log_warn("host %d: bad envelope (%s) dropped", hid, log_errstr(rc));
@@ -76,16 +103,19 @@ net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
         return;
     }
     d->st.peer_msgs_in++;
-    route_peer_input(d, hid, e, msg, len, 4 + env_len);
+    d->net_ops->message(d, hid, e, msg, len, 4 + env_len);
     envelope_free(e);
     net_kick(d);
 }
 
+/* rel's reset callback: hid restarted or was dropped. */
 static void
 net_reset(void *ctx, int hid, uint32_t new_inc)
 {
-    host_peer_reset(ctx, hid, new_inc);
-    net_kick(ctx);
+    struct daemon *d = ctx;
+
+    d->net_ops->peer_reset(d, hid, new_inc);
+    net_kick(d);
 }
 
 /* One received datagram: a join datagram or one for the transport. */
@@ -97,8 +127,8 @@ net_udp_recv(void *arg, const struct sockaddr *from, socklen_t alen,
 
     if (len >= NET_JOIN_MAGIC_LEN &&
         memcmp(data, NET_JOIN_MAGIC, NET_JOIN_MAGIC_LEN) == 0) {
-        host_join_dgram(d, from, alen, data + NET_JOIN_MAGIC_LEN,
-                        len - NET_JOIN_MAGIC_LEN);
+        d->net_ops->join_dgram(d, from, alen, data + NET_JOIN_MAGIC_LEN,
+                               len - NET_JOIN_MAGIC_LEN);
         return;
     }
     rel_input(d->rel, from, alen, data, len, platform_now_us());
@@ -162,26 +192,29 @@ net_arm_timer(struct daemon *d)
     evtimer_add(d->rel_ev, &tv);
 }
 
+/* Pushes batched datagrams out; watches for writability if the kernel
+   refused some. */
+static void
+net_flush_udp(struct daemon *d)
+{
+    if (udp_pending(d->udp) && udp_flush(d->udp) != 0 &&
+        !event_pending(d->udp_wev, EV_WRITE, NULL))
+        event_add(d->udp_wev, NULL);
+}
+
 /*
- * End of a loop turn: push batched datagrams out (watch for writability
- * if the kernel refused some), re-arm the transport timer, free dead
- * tasks, resume readers whose destinations drained.
+ * End of a loop turn: push batched datagrams out, run the end-of-turn
+ * hook (collsd.c: free dead tasks, resume readers whose destinations
+ * drained), push out what it sent, re-arm the transport timer.
  */
 static void
 net_flush_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct daemon *d = arg;
 
-    if (udp_pending(d->udp) && udp_flush(d->udp) != 0 &&
-        !event_pending(d->udp_wev, EV_WRITE, NULL))
-        event_add(d->udp_wev, NULL);
-    task_reap(d);
-    if (d->npaused > 0)
-        task_resume_paused(d);
-    /* Resuming may have sent more. */
-    if (udp_pending(d->udp) && udp_flush(d->udp) != 0 &&
-        !event_pending(d->udp_wev, EV_WRITE, NULL))
-        event_add(d->udp_wev, NULL);
+    net_flush_udp(d);
+    d->net_ops->turn_end(d);
+    net_flush_udp(d); /* the hook may have sent more */
     net_arm_timer(d);
 }
 
@@ -193,9 +226,9 @@ net_kick(struct daemon *d)
 }
 
 int
-net_open(struct daemon *d)
+net_open(struct daemon *d, const struct net_ops *ops)
 {
-    static const struct rel_ops ops = {
+    static const struct rel_ops rops = {
         .send = net_rel_send,
         .deliver = net_deliver,
         .reset = net_reset,
@@ -204,6 +237,7 @@ net_open(struct daemon *d)
     struct rel_config rc;
     int err;
 
+    d->net_ops = ops;
     err = udp_open(cfg->listen, &d->udp);
     if (err != 0) {
         log_error("cannot open UDP socket on %s: %s", cfg->listen,
@@ -226,7 +260,7 @@ net_open(struct daemon *d)
     rc.dup = cfg->fault_dup;
     rc.reorder = cfg->fault_reorder;
     rc.seed = (uint64_t)cfg->fault_seed;
-    d->rel = rel_new(&rc, &ops, d, d->hid, d->inc);
+    d->rel = rel_new(&rc, &rops, d, d->hid, d->inc);
     if (d->rel == NULL)
         return COLLS_ENOMEM;
     d->rel_deadline_us = UINT64_MAX;

@@ -10,9 +10,13 @@
  * receive path tells from transport datagrams by the magic.
  *
  * Sends only queue; net_kick() schedules one flush event that runs after
- * the callbacks of the current loop turn (lowest priority): it flushes the
- * UDP batch, re-arms the transport timer, frees dead tasks and resumes
- * paused readers.
+ * the callbacks of the current loop turn: it flushes the UDP batch, runs
+ * the end-of-turn hook (net_ops.turn_end), flushes what that sent and
+ * re-arms the transport timer.
+ *
+ * Layering: net.c is below route/host/group/coll/admin and never calls
+ * them; what it receives goes up through the struct net_ops that
+ * collsd.c gives to net_open.
  */
 #ifndef COLLS_DAEMON_NET_H
 #define COLLS_DAEMON_NET_H
@@ -20,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "proto/colls.pb-c.h"
 
@@ -30,9 +35,27 @@ struct daemon;
 /* Largest packed envelope we send or accept between daemons. */
 #define NET_MAX_ENV (1024u * 1024)
 
+/* Upcalls of the network layer; collsd.c installs them (net_open). */
+struct net_ops {
+    /* A whole message from daemon hid: envelope e (borrowed, valid for
+       the call), the message msg (len bytes, taken: packed envelope at
+       msg + 4, payload from msg + payload_off). */
+    void (*message)(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
+                    size_t len, size_t payload_off);
+    /* The transport saw hid restart (new_inc) or dropped it (0). */
+    void (*peer_reset)(struct daemon *d, int hid, uint32_t new_inc);
+    /* A join datagram from `from': the bytes after the magic. */
+    void (*join_dgram)(struct daemon *d, const struct sockaddr *from,
+                       socklen_t alen, const uint8_t *p, size_t len);
+    /* End of a loop turn, after the batch went out (Redis' beforeSleep):
+       free what died, wake readers.  What it sends is flushed after. */
+    void (*turn_end)(struct daemon *d);
+};
+
 /* Opens the UDP socket on cfg->listen, creates the transport and the
-   events.  0 or a negative COLLS_E* code. */
-int net_open(struct daemon *d);
+   events, and installs ops (static storage).  0 or a negative COLLS_E*
+   code. */
+int net_open(struct daemon *d, const struct net_ops *ops);
 void net_close(struct daemon *d);
 
 /* Sends e (+ payload) to daemon hid.  0 or a negative COLLS_E* code. */

@@ -22,6 +22,12 @@
  * hard cap instead: a task whose queue of DATA from other daemons would
  * exceed --task-queue-max is closed with ERROR COLLS_ENOBUFS and its exit
  * announced as usual (task_queue_peer); every other task goes on.
+ *
+ * Layering: route.c is the first upper layer, installed by collsd.c as
+ * task_ops.frame and net_ops.message: it dispatches by kind to host,
+ * join, group, coll and admin, and sends through task and net.  What a
+ * task exit or a host going down sets off is not its choice: events.c
+ * calls route_task_exit, route_task_gone and route_host_down in order.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -34,7 +40,9 @@
 #include "daemon/group.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/events.h"
 #include "daemon/host.h"
+#include "daemon/join.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/route.h"
@@ -57,12 +65,8 @@ route_send_failed_local(struct daemon *d, uint32_t sender, uint32_t dst,
     if (t == NULL)
         return;
     t->st.send_failed++;
-    envelope_init(&e);
-    e.kind = KIND__SEND_FAILED;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.dst = dst;
-    e.status = status;
-    e.req_id = req_id;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), dst, KIND__SEND_FAILED, req_id,
+                   status);
     task_queue_env(t, &e, NULL, 0, NULL);
 }
 
@@ -106,18 +110,15 @@ route_data(struct task *t, const Envelope *in, const uint8_t *payload,
 
     t->st.msgs_sent++;
     stats_hist_add(&d->st.msg_bytes, plen);
-    envelope_init(&f);
-    f.kind = KIND__DATA;
-    f.src = t->tid;
-    f.dst = dst;
+    /* What the task may say about its message; the rest is ours. */
+    envelope_reply(&f, t->tid, dst, KIND__DATA, in->req_id, 0);
     f.tag = in->tag;
+    f.route = in->route;
+    f.flags = in->flags & ROUTE_TASK_FLAGS;
     f.dtype = in->dtype;
     f.count = in->count;
     f.encoding = in->encoding;
     f.byte_order = in->byte_order;
-    f.flags = in->flags & ROUTE_TASK_FLAGS;
-    f.req_id = in->req_id;
-    f.route = in->route;
 
     if (hid == d->hid) {
         struct task *u;
@@ -169,10 +170,7 @@ route_notify_fire(struct daemon *d, uint32_t tid, uint32_t what, int32_t who,
         return;
     put_u32(body, what);
     put_u32(body + 4, (uint32_t)who);
-    envelope_init(&e);
-    e.kind = KIND__DATA;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.dst = tid;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), tid, KIND__DATA, 0, 0);
     e.tag = tag;
     e.flags = ENV_F_NOTIFY;
     e.dtype = COLLS_BYTE;
@@ -279,16 +277,13 @@ route_notify_forget(struct daemon *d, uint32_t tid)
     }
 }
 
-/* Task tid (anywhere) exited: TASK_EXIT to local tasks, notifies. */
-static void
-route_exit_local(struct daemon *d, uint32_t tid)
+void
+route_task_gone(struct daemon *d, uint32_t tid)
 {
     struct task *t;
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = KIND__TASK_EXIT;
-    e.src = tid;
+    envelope_reply(&e, tid, 0, KIND__TASK_EXIT, 0, 0);
     for (t = d->tasks; t != NULL; t = t->next) {
         if (t->state != TASK_ST_ACTIVE || t->tid == tid)
             continue;
@@ -297,7 +292,6 @@ route_exit_local(struct daemon *d, uint32_t tid)
     }
     route_notify_forget(d, tid);
     route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
-    group_task_exit(d, tid);
 }
 
 void
@@ -306,14 +300,11 @@ route_task_exit(struct daemon *d, uint32_t tid)
     Envelope e;
     int hid;
 
-    envelope_init(&e);
-    e.kind = KIND__TASK_EXIT;
-    e.src = tid;
+    envelope_reply(&e, tid, 0, KIND__TASK_EXIT, 0, 0);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
         if (hid != d->hid && d->hosts[hid] != NULL &&
             d->hosts[hid]->state == COLLS_HOST_UP)
             net_send(d, hid, &e, NULL, 0);
-    route_exit_local(d, tid);
 }
 
 void
@@ -323,13 +314,7 @@ route_host_down(struct daemon *d, int hid, uint32_t inc)
     struct task *t;
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = KIND__HOST_DOWN;
-    e.src = COLLS_DAEMON_TID(d->hid);
-    e.body_case = ENVELOPE__BODY_HOST_OP;
-    e.host_op = &op;
-    op.hid = (uint32_t)hid;
-    op.incarnation = inc;
+    host_down_env(d, &e, &op, hid, inc);
     for (t = d->tasks; t != NULL; t = t->next) {
         if (t->state != TASK_ST_ACTIVE)
             continue;
@@ -337,8 +322,6 @@ route_host_down(struct daemon *d, int hid, uint32_t inc)
         task_queue_env(t, &e, NULL, 0, NULL);
     }
     route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
-    admin_host_down(d, hid);
-    group_host_down(d, hid);
 }
 
 /* Answers task t's ROUTE_REQ for a local tid. */
@@ -364,12 +347,7 @@ route_rep_to_task(struct task *t, uint64_t req_id, uint32_t dst,
     RouteRep rep = ROUTE_REP__INIT;
     Envelope r;
 
-    envelope_init(&r);
-    r.kind = KIND__ROUTE_REP;
-    r.src = COLLS_DAEMON_TID(t->d->hid);
-    r.dst = t->tid;
-    r.req_id = req_id;
-    r.status = status;
+    task_reply_init(&r, t, KIND__ROUTE_REP, req_id, status);
     rep.tid = dst;
     if (addr != NULL)
         rep.addr = (char *)addr;
@@ -407,11 +385,7 @@ route_route_req(struct task *t, const Envelope *e)
     p->dst = e->dst;
     p->asked[hid] = 1;
     p->waiting = 1;
-    envelope_init(&q);
-    q.kind = KIND__ROUTE_REQ;
-    q.src = t->tid;
-    q.dst = e->dst;
-    q.req_id = p->id;
+    envelope_reply(&q, t->tid, e->dst, KIND__ROUTE_REQ, p->id, 0);
     status = net_send(d, hid, &q, NULL, 0);
     if (status != 0) {
         admin_pending_done(d, p);
@@ -520,12 +494,8 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     }
     u = task_find(d, e->dst);
     if (u == NULL) {
-        envelope_init(&f);
-        f.kind = KIND__SEND_FAILED;
-        f.src = e->src;
-        f.dst = e->dst;
-        f.status = route_local_status(d, e->dst);
-        f.req_id = e->req_id;
+        envelope_reply(&f, e->src, e->dst, KIND__SEND_FAILED, e->req_id,
+                       route_local_status(d, e->dst));
         d->st.send_failed++;
         net_send(d, hid, &f, NULL, 0);
         free(msg);
@@ -549,12 +519,8 @@ route_peer_route_req(struct daemon *d, int hid, const Envelope *e)
     Envelope r;
 
     route_rep_local(d, e->dst, &rep, &status);
-    envelope_init(&r);
-    r.kind = KIND__ROUTE_REP;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.dst = e->src;
-    r.req_id = e->req_id;
-    r.status = status;
+    envelope_reply(&r, COLLS_DAEMON_TID(d->hid), e->src, KIND__ROUTE_REP,
+                   e->req_id, status);
     r.body_case = ENVELOPE__BODY_ROUTE_REP;
     r.route_rep = &rep;
     net_send(d, hid, &r, NULL, 0);
@@ -609,7 +575,7 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__TASK_EXIT:
         log_trace("TASK_EXIT t%x from host %d", e->src, hid);
         if (COLLS_TID_HID(e->src) == hid)
-            route_exit_local(d, e->src);
+            events_task_gone(d, e->src);
         break;
     case KIND__ROUTE_REQ:
         route_peer_route_req(d, hid, e);
@@ -620,11 +586,13 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__HEARTBEAT:
     case KIND__HOST_TABLE:
     case KIND__HOST_DOWN:
-    case KIND__HOST_JOIN:
     case KIND__HALT_ALL:
+        host_peer_msg(d, hid, e);
+        break;
+    case KIND__HOST_JOIN:
     case KIND__ADD_HOST:
     case KIND__DELETE_HOST:
-        host_peer_msg(d, hid, e);
+        join_peer_msg(d, hid, e);
         break;
     case KIND__ECHO_REQ:
     case KIND__ECHO_REP:

@@ -30,9 +30,14 @@ void route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
 void route_peer_input(struct daemon *d, int hid, const Envelope *e,
                       uint8_t *msg, size_t len, size_t payload_off);
 
-/* A local task ended: tell every daemon and local task, fire notifies. */
+/* A local task ended: TASK_EXIT to every other daemon that is up.
+   (events_task_exit calls it, then events_task_gone.) */
 void route_task_exit(struct daemon *d, uint32_t tid);
-/* Host hid (incarnation inc) is down: tell local tasks, fire notifies. */
+/* Task tid (anywhere) is gone: TASK_EXIT to local tasks, its
+   notifications dropped, those about it fired (events_task_gone). */
+void route_task_gone(struct daemon *d, uint32_t tid);
+/* Host hid (incarnation inc) is down: HOST_DOWN to local tasks, fire
+   notifications (events_host_down). */
 void route_host_down(struct daemon *d, int hid, uint32_t inc);
 
 #endif

@@ -108,8 +108,9 @@ stats_json_init(struct stats_json *j, struct buf *b)
     j->b = b;
 }
 
-static void
-json_open(struct stats_json *j, const char *key, const char *br)
+/* Opens "{" or "[" (br) under key, one level deeper. */
+void
+stats_json_open(struct stats_json *j, const char *key, const char *br)
 {
     json_key(j, key);
     json_raw(j, br, 1);
@@ -121,36 +122,13 @@ json_open(struct stats_json *j, const char *key, const char *br)
     }
 }
 
-static void
-json_close(struct stats_json *j, const char *br)
+/* Closes the innermost object or array with br. */
+void
+stats_json_close(struct stats_json *j, const char *br)
 {
     json_raw(j, br, 1);
     if (j->depth > 0)
         j->depth--;
-}
-
-void
-stats_json_obj_begin(struct stats_json *j, const char *key)
-{
-    json_open(j, key, "{");
-}
-
-void
-stats_json_obj_end(struct stats_json *j)
-{
-    json_close(j, "}");
-}
-
-void
-stats_json_arr_begin(struct stats_json *j, const char *key)
-{
-    json_open(j, key, "[");
-}
-
-void
-stats_json_arr_end(struct stats_json *j)
-{
-    json_close(j, "]");
 }
 
 void

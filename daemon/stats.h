@@ -38,11 +38,14 @@ struct stats_json {
 };
 
 void stats_json_init(struct stats_json *j, struct buf *b);
-/* key may be NULL inside arrays (and for the top level value). */
-void stats_json_obj_begin(struct stats_json *j, const char *key);
-void stats_json_obj_end(struct stats_json *j);
-void stats_json_arr_begin(struct stats_json *j, const char *key);
-void stats_json_arr_end(struct stats_json *j);
+/* Opens an object ("{") or array ("[") under key, closes it with "}" or
+   "]".  key may be NULL inside arrays (and for the top level value). */
+void stats_json_open(struct stats_json *j, const char *key, const char *br);
+void stats_json_close(struct stats_json *j, const char *br);
+#define stats_json_obj_begin(j, key) stats_json_open((j), (key), "{")
+#define stats_json_obj_end(j)        stats_json_close((j), "}")
+#define stats_json_arr_begin(j, key) stats_json_open((j), (key), "[")
+#define stats_json_arr_end(j)        stats_json_close((j), "]")
 void stats_json_str(struct stats_json *j, const char *key, const char *v);
 void stats_json_u64(struct stats_json *j, const char *key, uint64_t v);
 void stats_json_i64(struct stats_json *j, const char *key, int64_t v);

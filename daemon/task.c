@@ -8,11 +8,11 @@
  * delivered to a task after it left ACTIVE.
  *
  * Input: bytes are read into t->in and whole frames are handed to
- * route_task_input.  A frame larger than the read buffer is read straight
- * into its own allocation (t->big, sized after frame_peek validated both
- * lengths against the limits), which then travels on with the message
- * without another copy.  A malformed frame gets ERROR and the connection
- * closes.
+ * d->task_ops->frame (route_task_input).  A frame larger than the read buffer
+ * is read straight into its own allocation (t->big, sized after frame_peek
+ * validated both lengths against the limits), which then travels on with the
+ * message without another copy.  A malformed frame gets ERROR and the
+ * connection closes.
  *
  * Output: a list of struct task_out written with writev.  Writing is tried
  * at once when the queue was empty, else on EV_WRITE.  DATA from other
@@ -23,6 +23,10 @@
  *
  * Access: the socket's directory is 0700; with --allow-uid, the directory
  * and the socket get a POSIX ACL entry for that uid (task_grant_uid).
+ *
+ * May call: net (net_kick, net_queued), platform, log, proto/.  Never
+ * route, host, group, coll or admin: frames and exits go up through
+ * d->task_ops, installed by collsd.c.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -47,7 +51,6 @@
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
-#include "daemon/route.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
 #include "proto/frame.h"
@@ -622,17 +625,20 @@ task_queue_peer(struct task *t, uint32_t src, const uint8_t *body,
     return task_queue_packed_from(t, body, env_len, body_len, owner, 1);
 }
 
+void
+task_reply_init(Envelope *r, const struct task *t, int kind, uint64_t req_id,
+                int status)
+{
+    envelope_reply(r, COLLS_DAEMON_TID(t->d->hid), t->tid, kind, req_id,
+                   status);
+}
+
 int
 task_reply(struct task *t, int kind, uint64_t req_id, int status)
 {
     Envelope e;
 
-    envelope_init(&e);
-    e.kind = (Kind)kind;
-    e.src = COLLS_DAEMON_TID(t->d->hid);
-    e.dst = t->tid;
-    e.req_id = req_id;
-    e.status = status;
+    task_reply_init(&e, t, kind, req_id, status);
     return task_queue_env(t, &e, NULL, 0, NULL);
 }
 
@@ -642,12 +648,7 @@ task_error(struct task *t, uint64_t req_id, int status, const char *msg)
     Envelope e;
     Error er = ERROR__INIT;
 
-    envelope_init(&e);
-    e.kind = KIND__ERROR;
-    e.src = COLLS_DAEMON_TID(t->d->hid);
-    e.dst = t->tid;
-    e.req_id = req_id;
-    e.status = status;
+    task_reply_init(&e, t, KIND__ERROR, req_id, status);
     er.message = (char *)msg;
     e.body_case = ENVELOPE__BODY_ERROR;
     e.error = &er;
@@ -668,7 +669,7 @@ task_deactivate(struct task *t)
     d->ntasks--;
     d->st.tasks_exited++;
     t->state = TASK_ST_CLOSING;
-    route_task_exit(d, t->tid);
+    d->task_ops->exit(d, t->tid);
 }
 
 static void
@@ -858,10 +859,8 @@ task_attach(struct task *t, Envelope *e)
     Envelope r;
     int status = 0;
 
-    envelope_init(&r);
-    r.kind = KIND__ATTACH_REP;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.req_id = e->req_id;
+    /* dst is the tid, once there is one */
+    task_reply_init(&r, t, KIND__ATTACH_REP, e->req_id, 0);
     if (e->kind != KIND__ATTACH_REQ ||
         e->body_case != ENVELOPE__BODY_ATTACH_REQ) {
         d->st.bad_requests++;
@@ -943,7 +942,7 @@ task_frame(struct task *t, const uint8_t *env, size_t env_len,
         free(owner);
         task_attach(t, e);
     } else {
-        route_task_input(t, e, payload, plen, owner);
+        t->d->task_ops->frame(t, e, payload, plen, owner);
     }
     envelope_free(e);
 }

@@ -8,6 +8,10 @@
  * drains to half the limit.  DATA from other daemons cannot be held back
  * per task: a task whose queue of it would exceed --task-queue-max is
  * closed instead (ERROR COLLS_ENOBUFS).
+ *
+ * Layering: task.c is below route/host/group/coll/admin and never calls
+ * them; frames and exits go up through the struct task_ops that
+ * collsd.c puts in d->task_ops before task_listen.
  */
 #ifndef COLLS_DAEMON_TASK_H
 #define COLLS_DAEMON_TASK_H
@@ -19,6 +23,16 @@
 
 struct daemon;
 struct task;
+
+/* Upcalls of the task server; collsd.c installs them (d->task_ops). */
+struct task_ops {
+    /* A frame from ACTIVE task t: envelope e (borrowed) and its payload;
+       owner, if not NULL, holds the payload and is taken. */
+    void (*frame)(struct task *t, const Envelope *e, const uint8_t *payload,
+                  size_t plen, uint8_t *owner);
+    /* Task tid left ACTIVE (exit, detach, error): announce it. */
+    void (*exit)(struct daemon *d, uint32_t tid);
+};
 
 /* Creates the socket directory (0700), binds and listens.  0 or a
    negative COLLS_E* code. */
@@ -57,6 +71,9 @@ int task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
 int task_queue_peer(struct task *t, uint32_t src, const uint8_t *body,
                     size_t env_len, size_t body_len, void *owner);
 
+/* Starts r as the daemon's reply of kind to task t's request req_id. */
+void task_reply_init(Envelope *r, const struct task *t, int kind,
+                     uint64_t req_id, int status);
 /* Replies with kind/status/req_id and no body. */
 int task_reply(struct task *t, int kind, uint64_t req_id, int status);
 /* Sends ERROR {status, message} (req_id as given). */

@@ -31,6 +31,11 @@
  * loopback a GSO send then reaches the receiver in one piece.  Errors
  * other than "would block" drop the datagram concerned:
  * UDP is unreliable and the transport above retransmits.
+ *
+ * Platform specifics (GSO, GRO, sendmmsg, recvmmsg) are small functions
+ * chosen once at file level by what configure found (udp_gso_cmsg,
+ * udp_gro_enable, udp_gro_size, udp_sendmmsg, udp_recvmmsg); no function
+ * has an #if inside.
  */
 #include "config.h"
 
@@ -92,6 +97,127 @@ struct udp {
     uint8_t *rbuf;
     struct sockaddr_storage raddr[UDP_BATCH];
 };
+
+/* ---- platform specifics, chosen at file level ------------------------- */
+
+#if UDP_HAVE_GSO
+/* Fills the UDP_SEGMENT control message for segments of seg bytes. */
+static void
+udp_gso_cmsg(struct msghdr *mh, char *cbuf, size_t clen, uint16_t seg)
+{
+    struct cmsghdr *c;
+
+    memset(cbuf, 0, clen);
+    mh->msg_control = cbuf;
+    mh->msg_controllen = clen;
+    c = CMSG_FIRSTHDR(mh);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof seg);
+    memcpy(CMSG_DATA(c), &seg, sizeof seg);
+}
+#else
+/* No GSO: u->gso stays 0, so no run of datagrams is ever built. */
+static void
+udp_gso_cmsg(struct msghdr *mh, char *cbuf, size_t clen, uint16_t seg)
+{
+    (void)mh;
+    (void)cbuf;
+    (void)clen;
+    (void)seg;
+}
+#endif
+
+#if UDP_HAVE_GRO
+/* Asks the kernel to coalesce received datagrams; 1 if it will. */
+static int
+udp_gro_enable(int fd)
+{
+    int one = 1;
+
+    return setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+}
+
+/* The segment size of a coalesced receive, or 0 for a single datagram. */
+static size_t
+udp_gro_size(struct msghdr *mh)
+{
+    struct cmsghdr *c;
+
+    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(c), sizeof seg);
+            return seg > 0 ? (size_t)seg : 0;
+        }
+    }
+    return 0;
+}
+#else
+/* No GRO: every receive is one datagram. */
+static int
+udp_gro_enable(int fd)
+{
+    (void)fd;
+    return 0;
+}
+
+static size_t
+udp_gro_size(struct msghdr *mh)
+{
+    (void)mh;
+    return 0;
+}
+#endif
+
+#ifdef HAVE_SENDMMSG
+/* Sends k messages in one system call; how many went, or -1 (errno). */
+static int
+udp_sendmmsg(int fd, struct mmsghdr *mm, unsigned k)
+{
+    return sendmmsg(fd, mm, k, MSG_DONTWAIT);
+}
+#else
+/* sendmmsg as a loop of sendmsg: how many went, or -1 if none did. */
+static int
+udp_sendmmsg(int fd, struct mmsghdr *mm, unsigned k)
+{
+    int n;
+
+    for (n = 0; n < (int)k; n++)
+        if (sendmsg(fd, &mm[n].msg_hdr, MSG_DONTWAIT) < 0)
+            break;
+    return n > 0 ? n : -1;
+}
+#endif
+
+#ifdef HAVE_RECVMMSG
+/* Receives up to k messages in one system call; how many, or -1. */
+static int
+udp_recvmmsg(int fd, struct mmsghdr *mm, unsigned k)
+{
+    return recvmmsg(fd, mm, k, MSG_DONTWAIT, NULL);
+}
+#else
+/* recvmmsg as a loop of recvmsg: how many came, or -1 if none did. */
+static int
+udp_recvmmsg(int fd, struct mmsghdr *mm, unsigned k)
+{
+    int n;
+
+    for (n = 0; n < (int)k; n++) {
+        ssize_t r = recvmsg(fd, &mm[n].msg_hdr, MSG_DONTWAIT);
+
+        if (r < 0)
+            break;
+        mm[n].msg_len = (unsigned)r;
+    }
+    return n > 0 ? n : -1;
+}
+#endif
+
+/* ---- the socket --------------------------------------------------------- */
 
 /* Maps an errno from socket set-up to a COLLS_E* code. */
 static int
@@ -187,12 +313,7 @@ udp_open(const char *addr_port, struct udp **out)
         goto fail;
     }
     u->gso = UDP_HAVE_GSO;
-#if UDP_HAVE_GRO
-    {
-        int one = 1;
-        u->gro = setsockopt(u->fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
-    }
-#endif
+    u->gro = udp_gro_enable(u->fd);
     inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip);
     snprintf(u->name, sizeof u->name, "%s:%u", ip, ntohs(sin.sin_port));
     *out = u;
@@ -269,24 +390,6 @@ udp_gso_run(const struct udp *u, unsigned i)
     return n;
 }
 
-#if UDP_HAVE_GSO
-/* Fills the UDP_SEGMENT control message for segments of seg bytes. */
-static void
-udp_gso_cmsg(struct msghdr *mh, char *cbuf, size_t clen, uint16_t seg)
-{
-    struct cmsghdr *c;
-
-    memset(cbuf, 0, clen);
-    mh->msg_control = cbuf;
-    mh->msg_controllen = clen;
-    c = CMSG_FIRSTHDR(mh);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof seg);
-    memcpy(CMSG_DATA(c), &seg, sizeof seg);
-}
-#endif
-
 /*
  * Builds up to UDP_BATCH messages from the queue starting at shead.
  * cnt[k] gets the datagrams in message k.  Returns the message count.
@@ -323,13 +426,9 @@ udp_build(struct udp *u, struct mmsghdr *mm, struct iovec *iov, unsigned *cnt,
         mm[k].msg_hdr.msg_namelen = o->alen;
         mm[k].msg_hdr.msg_iov = &iov[v0];
         mm[k].msg_hdr.msg_iovlen = v - v0;
-#if UDP_HAVE_GSO
         if (n > 1)
             udp_gso_cmsg(&mm[k].msg_hdr, cbuf[k], sizeof cbuf[k],
                          (uint16_t)o->len);
-#else
-        (void)cbuf;
-#endif
         cnt[k++] = n;
         i += n;
     }
@@ -372,15 +471,7 @@ udp_flush(struct udp *u)
         unsigned k = udp_build(u, mm, iov, cnt, cbuf), j;
         int n;
 
-#ifdef HAVE_SENDMMSG
-        n = sendmmsg(u->fd, mm, k, MSG_DONTWAIT);
-#else
-        for (n = 0; n < (int)k; n++)
-            if (sendmsg(u->fd, &mm[n].msg_hdr, MSG_DONTWAIT) < 0)
-                break;
-        if (n == 0)
-            n = -1;
-#endif
+        n = udp_sendmmsg(u->fd, mm, k);
         if (n < 0) {
             if (udp_would_block(errno)) {
                 udp_unref(u);
@@ -461,35 +552,13 @@ udp_send_ref(void *arg, const struct sockaddr *addr, socklen_t alen,
                      iovcnt > 1 ? iovcnt - 1 : iovcnt);
 }
 
-#if UDP_HAVE_GRO
-/* The segment size of a coalesced receive, or 0 for a single datagram. */
-static size_t
-udp_gro_size(struct msghdr *mh)
-{
-    struct cmsghdr *c;
-
-    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
-        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
-            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-            int seg;
-            memcpy(&seg, CMSG_DATA(c), sizeof seg);
-            return seg > 0 ? (size_t)seg : 0;
-        }
-    }
-    return 0;
-}
-#endif
-
 int
 udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
 {
-    int n, i;
-#ifdef HAVE_RECVMMSG
     struct mmsghdr mm[UDP_BATCH];
     struct iovec iov[UDP_BATCH];
-#if UDP_HAVE_GRO
     char cbuf[UDP_BATCH][CMSG_SPACE(sizeof(int))];
-#endif
+    int n, i;
 
     for (i = 0; i < UDP_BATCH; i++) {
         memset(&mm[i], 0, sizeof mm[i]);
@@ -499,14 +568,12 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
         mm[i].msg_hdr.msg_namelen = sizeof u->raddr[i];
         mm[i].msg_hdr.msg_iov = &iov[i];
         mm[i].msg_hdr.msg_iovlen = 1;
-#if UDP_HAVE_GRO
         if (u->gro) {
             mm[i].msg_hdr.msg_control = cbuf[i];
             mm[i].msg_hdr.msg_controllen = sizeof cbuf[i];
         }
-#endif
     }
-    n = recvmmsg(u->fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+    n = udp_recvmmsg(u->fd, mm, UDP_BATCH);
     if (n <= 0)
         return 0;
     for (i = 0; i < n; i++) {
@@ -515,10 +582,8 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
 
         if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
             continue;
-#if UDP_HAVE_GRO
         if (u->gro)
             seg = udp_gro_size(&mm[i].msg_hdr);
-#endif
         if (seg == 0 || seg >= len) {
             fn(arg, (struct sockaddr *)&u->raddr[i], mm[i].msg_hdr.msg_namelen,
                p, len);
@@ -532,16 +597,5 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
             len -= k;
         }
     }
-#else
-    for (n = 0; n < UDP_BATCH; n++) {
-        socklen_t alen = sizeof u->raddr[0];
-        ssize_t r = recvfrom(u->fd, u->rbuf, UDP_DGRAM_MAX, MSG_DONTWAIT,
-                             (struct sockaddr *)&u->raddr[0], &alen);
-        if (r < 0)
-            break;
-        fn(arg, (struct sockaddr *)&u->raddr[0], alen, u->rbuf, (size_t)r);
-    }
-    (void)i;
-#endif
     return n;
 }

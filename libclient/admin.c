@@ -25,6 +25,7 @@ static int
 admin_call(colls_t *c, Kind kind, uint32_t dst, uint64_t count, Kind want,
            Envelope **rep)
 {
+    AdminTarget at = ADMIN_TARGET__INIT;
     Envelope e;
     int rc;
 
@@ -32,8 +33,13 @@ admin_call(colls_t *c, Kind kind, uint32_t dst, uint64_t count, Kind want,
         return COLLS_EINVAL;
     envelope_init(&e);
     e.kind = kind;
-    e.dst = dst;
-    e.count = count;
+    if (dst != 0 || count != 0) {
+        at.all = dst == 0xffffffffu;
+        at.hid = at.all ? 0 : dst;
+        at.bytes = count;
+        e.body_case = ENVELOPE__BODY_ADMIN_TARGET;
+        e.admin_target = &at;
+    }
     rc = colls__ctl_call(c, &e, rep);
     if (rc < 0)
         return rc;

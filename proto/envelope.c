@@ -28,6 +28,18 @@ envelope_init(Envelope *e)
     e->version = COLLS_PROTO_VERSION;
 }
 
+void
+envelope_reply(Envelope *r, uint32_t src, uint32_t dst, int kind,
+               uint64_t req_id, int status)
+{
+    envelope_init(r);
+    r->kind = (Kind)kind;
+    r->src = src;
+    r->dst = dst;
+    r->req_id = req_id;
+    r->status = status;
+}
+
 /* Largest field number protobuf allows (2^29 - 1). */
 #define ENVELOPE_MAX_FIELD 0x1fffffffu
 
@@ -117,6 +129,22 @@ envelope_unpack(const uint8_t *buf, size_t len, Envelope **out)
         return rc;
     }
     *out = e;
+    return 0;
+}
+
+uint32_t
+envelope_peek_version(const uint8_t *buf, size_t len)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (len < 2 || buf[0] != 0x08) /* field 1, varint */
+        return 0;
+    for (i = 1; i < len && i < 11; i++) {
+        v |= (uint64_t)(buf[i] & 0x7f) << (7 * (i - 1));
+        if ((buf[i] & 0x80) == 0)
+            return v <= UINT32_MAX ? (uint32_t)v : 0;
+    }
     return 0;
 }
 

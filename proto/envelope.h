@@ -14,7 +14,10 @@
 #include "proto/colls.pb-c.h"
 #include "proto/frame.h"
 
-#define COLLS_PROTO_VERSION 1
+/* 2: HEARTBEAT carries the incarnation in Heartbeat.incarnation (not
+   Envelope.seq), join cookies travel in HostJoin.cookie and HostOp.cookie
+   (not Envelope.req_id).  docs/protocol.md lists the versions. */
+#define COLLS_PROTO_VERSION 2
 
 /* Envelope flags (Envelope.flags). */
 enum {
@@ -25,6 +28,13 @@ enum {
 
 /* Initialises e with the version set and everything else zero. */
 void envelope_init(Envelope *e);
+/*
+ * Initialises r as a reply (or any addressed message without body) of
+ * kind from src to dst, repeating req_id, with status.  Every daemon
+ * reply is built here.
+ */
+void envelope_reply(Envelope *r, uint32_t src, uint32_t dst, int kind,
+                    uint64_t req_id, int status);
 
 /*
  * Unpacks an envelope of len bytes (len <= lim->max_env is checked by the
@@ -36,6 +46,12 @@ void envelope_init(Envelope *e);
  * unknown fields are kept and packed again unchanged.
  */
 int envelope_unpack(const uint8_t *buf, size_t len, Envelope **out);
+/*
+ * The version a packed envelope claims (field 1, which protobuf packers
+ * write first), for telling a peer of another version why its envelope
+ * was refused; 0 if the bytes do not start with it.
+ */
+uint32_t envelope_peek_version(const uint8_t *buf, size_t len);
 void envelope_free(Envelope *e);
 
 /*

@@ -12,6 +12,8 @@
 #     from their known source addresses, and random bytes and datagrams
 #     with valid headers and random incarnations forged from them (a new
 #     incarnation is only adopted after a challenge, daemon/rel.c).
+#   * a join datagram of protocol version 1: dropped, with a
+#     COLLS_EVERSION line naming the sender and both versions in the log.
 # Then: the exchange passed, every daemon is still up and answers, and the
 # statistics counted the bad input (malformed frames, datagrams from
 # unknown sources, bad or duplicate datagrams).
@@ -44,6 +46,18 @@ for i in 1 2; do
     timeout 60 "$G" udp "127.0.0.1:$(it_port "$i")" --from 127.0.0.5 \
         --count 3000 --seed "$i" || it_fail "udp garbage to daemon $i"
 done
+
+# A daemon of the previous protocol version trying to join: dropped, and
+# the log says why, naming it and both versions.
+timeout 10 "$G" version "127.0.0.1:$(it_port 1)" --version 1 ||
+    it_fail "version-1 join datagram to daemon 1"
+for _ in $(seq 50); do
+    grep -q 'COLLS_EVERSION.*version 1, this daemon 2' "$IT_DIR/d1.log" &&
+        break
+    sleep 0.1
+done
+grep -q 'COLLS_EVERSION.*version 1, this daemon 2' "$IT_DIR/d1.log" ||
+    it_fail "daemon 1 did not log the version-1 join datagram"
 
 if [ "$(id -u)" = 0 ]; then
     timeout 60 "$G" replay "127.0.0.1:$(it_port 1)" --capture-ms 1500 \

@@ -26,6 +26,10 @@
  *       one HOST_JOIN join datagram (daemon/net.h) of incarnation X with
  *       a forged source (needs root): a blind spoofer's try to make a
  *       member look restarted; C is its guess of the join cookie.
+ *   garbage version ADDR:PORT [--version V]
+ *       one HOST_JOIN join datagram of protocol version V (default 1, the
+ *       previous one) from an ordinary socket: the daemon must drop it
+ *       and log COLLS_EVERSION with both versions.
  *
  * The daemon's survival and its counters are checked by badinput.sh.
  */
@@ -618,7 +622,7 @@ run_probe(const char *target, const char *src, int src_hid, int dst_hid,
 }
 
 /* Sends one HOST_JOIN join datagram ("CJN1" | u32 len | envelope) of
-   incarnation inc with cookie guess req_id from a forged source. */
+   incarnation inc with cookie guess `cookie' from a forged source. */
 static int
 run_join(const char *target, const char *src, uint32_t inc, uint64_t cookie)
 {
@@ -640,9 +644,9 @@ run_join(const char *target, const char *src, uint32_t inc, uint64_t cookie)
     }
     envelope_init(&e);
     e.kind = KIND__HOST_JOIN;
-    e.req_id = cookie;
     e.body_case = ENVELOPE__BODY_HOST_JOIN;
     e.host_join = &hj;
+    hj.cookie = cookie;
     hj.name = (char *)"spoof";
     hj.addr = (char *)src;
     hj.incarnation = inc;
@@ -661,6 +665,47 @@ run_join(const char *target, const char *src, uint32_t inc, uint64_t cookie)
     return 0;
 }
 
+/* Sends one HOST_JOIN join datagram of protocol version `version' to
+   target from an ordinary UDP socket. */
+static int
+run_version(const char *target, uint32_t version)
+{
+    struct sockaddr_in to;
+    HostJoin hj = HOST_JOIN__INIT;
+    Envelope e;
+    uint8_t b[512];
+    size_t n;
+    int fd;
+
+    if (netutil_parse_addr(target, &to) < 0) {
+        fprintf(stderr, "garbage: version needs ADDR:PORT\n");
+        return 2;
+    }
+    envelope_init(&e);
+    e.version = version;
+    e.kind = KIND__HOST_JOIN;
+    e.body_case = ENVELOPE__BODY_HOST_JOIN;
+    e.host_join = &hj;
+    hj.name = (char *)"old";
+    hj.addr = (char *)"127.0.0.1:1";
+    hj.incarnation = 0x1234;
+    n = envelope__get_packed_size(&e);
+    memcpy(b, "CJN1", 4);
+    put_be32(b + 4, (uint32_t)n);
+    envelope__pack(&e, b + 8);
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0 || sendto(fd, b, n + 8, 0, (struct sockaddr *)&to, sizeof(to)) !=
+                      (ssize_t)(n + 8)) {
+        perror("garbage: version");
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
+    close(fd);
+    printf("garbage: version %u HOST_JOIN sent to %s\n", version, target);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -669,6 +714,7 @@ main(int argc, char **argv)
     int src_hid = 0, dst_hid = 0;
     uint32_t src_inc = 0;
     uint64_t cookie = 0;
+    uint32_t version = 1;
     const char *src = NULL;
 
     if (argc < 3) {
@@ -677,7 +723,8 @@ main(int argc, char **argv)
                         "[--capture-ms MS] [--count N] [--times K] "
                         "[--forge-valid 1] | probe ADDR:PORT --src IP:PORT "
                         "--src-hid H --dst-hid H --src-inc X | join "
-                        "ADDR:PORT --src IP:PORT --src-inc X [--cookie C]\n");
+                        "ADDR:PORT --src IP:PORT --src-inc X [--cookie C] "
+                        "| version ADDR:PORT [--version V]\n");
         return 2;
     }
     for (int i = 3; i + 1 < argc; i += 2) {
@@ -703,6 +750,8 @@ main(int argc, char **argv)
             src_inc = (uint32_t)strtoul(argv[i + 1], NULL, 0);
         else if (strcmp(argv[i], "--cookie") == 0)
             cookie = strtoull(argv[i + 1], NULL, 0);
+        else if (strcmp(argv[i], "--version") == 0)
+            version = (uint32_t)strtoul(argv[i + 1], NULL, 0);
     }
     if (count < 1 || count > 1000000)
         count = 1000;
@@ -716,6 +765,8 @@ main(int argc, char **argv)
         return run_probe(argv[2], src, src_hid, dst_hid, src_inc);
     if (strcmp(argv[1], "join") == 0)
         return run_join(argv[2], src, src_inc, cookie);
+    if (strcmp(argv[1], "version") == 0)
+        return run_version(argv[2], version);
     fprintf(stderr, "garbage: unknown mode %s\n", argv[1]);
     return 2;
 }

@@ -200,7 +200,10 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
     case KIND__TASKS_REQ:
         e.kind = KIND__TASKS_REP;
         te.tid = ME;
-        te.pid = (int32_t)in->dst; /* shows what was asked */
+        /* shows what was asked */
+        te.pid = in->body_case != ENVELOPE__BODY_ADMIN_TARGET ? 0
+                 : in->admin_target->all                      ? -1
+                                         : (int32_t)in->admin_target->hid;
         te.name = "test";
         tl.n_tasks = 1;
         tl.tasks = tp;
@@ -217,7 +220,9 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
         break;
     case KIND__PING_REQ:
         e.kind = KIND__PING_REP;
-        pr.rtt_us = (double)in->dst * 1000 + (double)in->count;
+        if (in->body_case == ENVELOPE__BODY_ADMIN_TARGET)
+            pr.rtt_us = (double)in->admin_target->hid * 1000 +
+                        (double)in->admin_target->bytes;
         e.body_case = ENVELOPE__BODY_PING_REP;
         e.ping_rep = &pr;
         fake_send(fd, &e, NULL, 0);
