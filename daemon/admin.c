@@ -68,8 +68,7 @@ admin_pending_find(struct daemon *d, uint64_t id)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &d->pending)
-    {
+    LIST_FOREACH (n, &d->pending) {
         struct pending *p = list_entry(n, struct pending, node);
 
         if (p->id == id)
@@ -242,8 +241,7 @@ admin_cron(struct daemon *d, uint64_t now_us)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &d->pending)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->pending) {
         struct pending *p = list_entry(n, struct pending, node);
 
         if (now_us >= p->deadline_us) {
@@ -258,8 +256,7 @@ admin_host_down(struct daemon *d, int hid)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &d->pending)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->pending) {
         struct pending *p = list_entry(n, struct pending, node);
 
         if (!p->asked[hid])
