@@ -71,6 +71,7 @@
 #include "daemon/stats.h"
 #include "daemon/task.h"
 #include "daemon/tune.h"
+#include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/envelope.h"
 #include "proto/fpc.h"
@@ -186,53 +187,11 @@ static void coll_progress(struct daemon *d, struct coll_inst *ci);
 static void coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq,
                             int status);
 
-static int
-coll_is_rooted(int op)
-{
-    return op == SCHED_OP_BCAST || op == SCHED_OP_REDUCE ||
-           op == SCHED_OP_GATHER || op == SCHED_OP_GATHERV ||
-           op == SCHED_OP_SCATTER || op == SCHED_OP_SCATTERV;
-}
-
-static int
-coll_is_reduction(int op)
-{
-    return op == SCHED_OP_REDUCE || op == SCHED_OP_ALLREDUCE ||
-           op == SCHED_OP_REDUCE_SCATTER || op == SCHED_OP_SCAN ||
-           op == SCHED_OP_EXSCAN;
-}
-
+/* The gatherv family: one count per rank (alltoallv has count pairs). */
 static int
 coll_is_gv(int op)
 {
-    return op == SCHED_OP_GATHERV || op == SCHED_OP_SCATTERV ||
-           op == SCHED_OP_ALLGATHERV;
-}
-
-/* The leader-level operation of op (DESIGN.md section 4). */
-static int
-coll_leader_op(int op)
-{
-    switch (op) {
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-        return SCHED_OP_GATHERV;
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        return SCHED_OP_SCATTERV;
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV:
-        return SCHED_OP_ALLGATHERV;
-    case SCHED_OP_ALLTOALL:
-        return SCHED_OP_ALLTOALLV;
-    case SCHED_OP_REDUCE_SCATTER:
-        return SCHED_OP_ALLREDUCE;
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-        return SCHED_OP_EXSCAN;
-    default:
-        return op;
-    }
+    return collop_is_vector(op) && op != SCHED_OP_ALLTOALLV;
 }
 
 /* a * b, or 0 with *ovf set on overflow or above lim. */
@@ -583,10 +542,10 @@ coll_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
         ci->count = (size_t)e->count;
     }
     ci->op = op;
-    ci->rop = coll_is_reduction(op) ? (int)q->rop : COLLS_SUM;
-    if (coll_is_reduction(op) && reduce_check(ci->rop, ci->dtype) != 0)
+    ci->rop = collop_is_reduction(op) ? (int)q->rop : COLLS_SUM;
+    if (collop_is_reduction(op) && reduce_check(ci->rop, ci->dtype) != 0)
         return reduce_check(ci->rop, ci->dtype);
-    ci->root = coll_is_rooted(op) ? q->root : 0;
+    ci->root = collop_is_rooted(op) ? q->root : 0;
     if (ci->root < 0 || ci->root >= ci->P)
         return COLLS_EINVAL;
     ci->reqmode = (int)q->mode;
@@ -637,9 +596,9 @@ coll_same(const struct coll_inst *ci, const Envelope *e)
         return 1;
     if ((int)e->dtype != ci->dtype || e->count != ci->count)
         return 0;
-    if (coll_is_reduction(ci->op) && (int)q->rop != ci->rop)
+    if (collop_is_reduction(ci->op) && (int)q->rop != ci->rop)
         return 0;
-    if (coll_is_rooted(ci->op) && q->root != ci->root)
+    if (collop_is_rooted(ci->op) && q->root != ci->root)
         return 0;
     if (ci->op == SCHED_OP_BCAST && ci->dtype == COLLS_DOUBLE &&
         (int)q->compress != ci->compress)
@@ -741,13 +700,12 @@ coll_choose_alg(struct daemon *d, struct coll_inst *ci,
         if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
             d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
                 .fallbacks++;
-        log_warn("group %s collective %llu: forced algorithm \"%s\" for "
-                 "%s cannot run (%s); running %s",
-                 ci->g->name, (unsigned long long)ci->seq, spec,
-                 sched_op_name(a->op),
-                 ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown"
-                                                      : "not applicable",
-                 ch.alg->name);
+        log_warn(
+            "group %s collective %llu: forced algorithm \"%s\" for "
+            "%s cannot run (%s); running %s",
+            ci->g->name, (unsigned long long)ci->seq, spec, collop_name(a->op),
+            ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown" : "not applicable",
+            ch.alg->name);
     }
     return 0;
 }
@@ -757,14 +715,15 @@ static int
 coll_choose(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
+    const struct collop *o = collop_get(ci->op);
     struct alg_args a;
     int needs_contig;
 
     ci->mode =
         ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT : COLLS_MODE_HIER;
-    needs_contig = coll_is_gv(ci->op) || ci->op == SCHED_OP_GATHER ||
-                   ci->op == SCHED_OP_SCATTER || ci->op == SCHED_OP_ALLGATHER ||
-                   ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN;
+    /* the host-local phase packs blocks per host in rank order */
+    needs_contig = (o->blocks && o->family != COLLOP_ALL_TO_ALL2) ||
+                   o->family == COLLOP_PREFIX;
     if (ci->mode == COLLS_MODE_HIER && needs_contig && !g->H.contiguous) {
         ci->mode = COLLS_MODE_FLAT;
         d->gs->cnt.hier_as_flat++;
@@ -798,7 +757,7 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
                 ci->cnt[h] += coll_blk(ci, g->H.members[i]);
             ci->dsp[h] = h ? ci->dsp[h - 1] + ci->cnt[h - 1] : 0;
         }
-        a.op = coll_leader_op(ci->op);
+        a.op = collop_get(ci->op)->leader;
         a.P = NH;
         a.root = g->H.host[ci->root];
         a.size =
@@ -1467,7 +1426,7 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
         break;
     }
     memset(&a, 0, sizeof(a));
-    a.op = coll_leader_op(ci->op);
+    a.op = collop_get(ci->op)->leader;
     a.P = NH;
     a.rank = h;
     a.root = hroot;
@@ -2138,7 +2097,8 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     stats_json_arr_begin(j, "collectives");
     for (op = 0; op < SCHED_OP_MAX; op++)
         for (m = 0; m < 2; m++) {
-            const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
+            const struct alg *t =
+                alg_table(m ? op : collop_get(op)->leader, &nalg);
 
             for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
                 const struct coll_opstats *os = &d->gs->ops[op][m][k];
@@ -2146,7 +2106,7 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
                 if (os->runs == 0 && os->fallbacks == 0)
                     continue;
                 stats_json_obj_begin(j, NULL);
-                stats_json_str(j, "op", sched_op_name(op));
+                stats_json_str(j, "op", collop_name(op));
                 stats_json_str(j, "mode", m ? "flat" : "hier");
                 stats_json_str(j, "alg", t[k].name);
                 stats_json_u64(j, "runs", os->runs);
@@ -2188,7 +2148,7 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
         for (op = 0; op < SCHED_OP_MAX; op++)
             for (m = 0; m < 2; m++) {
                 const struct alg *t =
-                    alg_table(m ? op : coll_leader_op(op), &nalg);
+                    alg_table(m ? op : collop_get(op)->leader, &nalg);
 
                 for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
                     const struct coll_opstats *os = &d->gs->ops[op][m][k];
@@ -2199,7 +2159,7 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
                         continue;
                     snprintf(labels, sizeof(labels),
                              "op=\"%s\",mode=\"%s\",alg=\"%s\"",
-                             sched_op_name(op), m ? "flat" : "hier", t[k].name);
+                             collop_name(op), m ? "flat" : "hier", t[k].name);
                     if (f == 3)
                         stats_prom_hist(b, &err, family[f], labels, &os->us);
                     else
