@@ -60,6 +60,7 @@
 #include "daemon/alg/alg.h"
 #include "daemon/alg/topo.h"
 #include "daemon/coll.h"
+#include "daemon/exec.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/group.h"
@@ -75,10 +76,12 @@
 #include "proto/dtype.h"
 #include "proto/envelope.h"
 #include "proto/fpc.h"
+#include "proto/list.h"
 #include "proto/reduce.h"
 
 #define COLL_ALG_SPEC_MAX 64
 #define COLL_EARLY_MAX_US (120u * 1000000u) /* unknown gid: kept this long */
+#define COLL_SCHED_CACHE  512               /* slots of the schedule cache */
 #define PHASE_LEADER      0
 #define PHASE_FLAT        1
 #define COLL_FPC_HDR      12   /* header bytes; not a multiple of 8 */
@@ -111,36 +114,43 @@ static struct {
 #undef X
 } coll_fpc_cnt;
 
-/* One COLL_DATA message (or an in-memory one between local ranks). */
+/* One COLL_DATA message (or an in-memory one between local ranks); m is
+   on an instance's inbox or on the early list. */
 struct coll_msg {
-    struct coll_msg *next;
+    struct exec_msg m;
     uint64_t gid, seq;
-    int phase, src, dst, hid;
-    uint8_t *data;
-    size_t len;
+    int hid;
     void *owner; /* allocation holding data */
     uint64_t at_us;
 };
 
-/* One schedule being executed. */
-struct coll_exec {
-    int phase, rank;
-    int started, finished;
-    struct sched s;
-    uint8_t *buf[SCHED_NBUF];
-    size_t bsz[SCHED_NBUF];
-    uint8_t *own[SCHED_NBUF]; /* buffers this exec allocated */
-    size_t round;             /* current round */
-    size_t pending;           /* its RECVs not yet matched */
-    const struct sched_step *st;
-    size_t nst;
-    uint8_t *done; /* per step of the current round */
+/* Counters per (operation, algorithm row). */
+#define COLL_MAX_ALGS 16
+struct coll_opstats {
+    uint64_t runs, bytes, fallbacks;
+    struct stats_hist us;
 };
 
-enum coll_state { CI_COLLECT = 0, CI_RUN, CI_FAILED };
+struct coll_counters {
+    uint64_t hier_runs, flat_runs, hier_as_flat, fallbacks, aborts;
+    uint64_t bad_requests, early_msgs, stale_msgs, failed_ops;
+};
+
+/* The collective state of a daemon (d->gs->cs). */
+struct coll_state {
+    struct list_node early; /* COLL_DATA for groups not installed yet */
+    size_t early_bytes;
+    struct sched_cache *cache; /* schedules of non-v operations */
+    struct coll_counters cnt;
+    /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
+    struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
+};
+
+enum coll_inst_state { CI_COLLECT = 0, CI_RUN, CI_FAILED };
 
 struct coll_inst {
-    struct coll_inst *next;
+    struct list_node node; /* on g->insts */
+    struct daemon *d;
     struct group *g;
     uint64_t seq;
     int state, status;
@@ -167,8 +177,8 @@ struct coll_inst {
     void **inown;
     size_t **a2a; /* alltoallv: 4 * P entries: sc, sd, rc, rd (bytes) */
     /* execution */
-    struct coll_msg *inbox;
-    struct coll_exec *ex; /* hier: 1; flat: nlocal */
+    struct list_node inbox; /* struct exec_msg of struct coll_msg */
+    struct exec *ex;        /* hier: 1 (FPC: 2); flat: nlocal */
     int nex;
     size_t *cnt, *dsp, *sc, *sd, *rc, *rd; /* hier: per host, bytes */
     uint64_t t0;
@@ -221,25 +231,17 @@ coll_msg_free(struct coll_msg *m)
     free(m);
 }
 
+/* Frees every message of list h. */
 static void
-coll_msgs_free(struct coll_msg *m)
+coll_msgs_free(struct list_node *h)
 {
-    struct coll_msg *next;
+    struct list_node *n, *tmp;
 
-    for (; m != NULL; m = next) {
-        next = m->next;
-        coll_msg_free(m);
+    LIST_FOREACH_SAFE(n, tmp, h)
+    {
+        list_del(n);
+        coll_msg_free(list_entry(n, struct coll_msg, m.node));
     }
-}
-
-/* Appends m to the end of list *pp. */
-static void
-coll_msg_append(struct coll_msg **pp, struct coll_msg *m)
-{
-    while (*pp != NULL)
-        pp = &(*pp)->next;
-    m->next = NULL;
-    *pp = m;
 }
 
 /* Daemon of schedule rank r in phase. */
@@ -253,11 +255,14 @@ coll_rank_hid(const struct coll_inst *ci, int phase, int r)
     return g->hids[r];
 }
 
-/* Sends len bytes of data from (phase, src) to (phase, dst). */
+/* exec_ops.send: len bytes of data from (phase, src) to (phase, dst) of
+   instance arg, over the transport or into its own inbox. */
 static int
-coll_send(struct daemon *d, struct coll_inst *ci, int phase, int src, int dst,
-          const uint8_t *data, size_t len)
+coll_exec_send(void *arg, int phase, int src, int dst, const uint8_t *data,
+               size_t len)
 {
+    struct coll_inst *ci = arg;
+    struct daemon *d = ci->d;
     int hid = coll_rank_hid(ci, phase, dst);
     Envelope f;
 
@@ -269,15 +274,15 @@ coll_send(struct daemon *d, struct coll_inst *ci, int phase, int src, int dst,
             return COLLS_ENOMEM;
         }
         memcpy(m->owner, data, len);
-        m->data = m->owner;
-        m->len = len;
+        m->m.data = m->owner;
+        m->m.len = len;
         m->gid = ci->g->gid;
         m->seq = ci->seq;
-        m->phase = phase;
-        m->src = src;
-        m->dst = dst;
+        m->m.phase = phase;
+        m->m.src = src;
+        m->m.dst = dst;
         m->hid = hid;
-        coll_msg_append(&ci->inbox, m);
+        list_add_tail(&ci->inbox, &m->m.node);
         return 0;
     }
     if (!host_is_up(d, hid))
@@ -296,6 +301,17 @@ coll_send(struct daemon *d, struct coll_inst *ci, int phase, int src, int dst,
     f.byte_order = (uint32_t)dtype_native_order();
     return net_send(d, hid, &f, data, len);
 }
+
+/* exec_ops.consumed: a message matched a RECV. */
+static void
+coll_exec_consumed(void *arg, struct exec_msg *m)
+{
+    (void)arg;
+    coll_msg_free((struct coll_msg *)(void *)m);
+}
+
+static const struct exec_ops coll_exec_ops = {coll_exec_send,
+                                              coll_exec_consumed};
 
 /* Tells every other daemon of g that (gid, seq) failed with status. */
 static void
@@ -329,18 +345,6 @@ coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
 
 /* ---- instances ------------------------------------------------------ */
 
-static void
-coll_exec_free(struct coll_exec *x)
-{
-    int b;
-
-    sched_free(&x->s);
-    for (b = 0; b < SCHED_NBUF; b++)
-        free(x->own[b]);
-    free(x->done);
-    memset(x, 0, sizeof(*x));
-}
-
 /* Frees the execution state and inputs of ci (not the record). */
 static void
 coll_inst_release(struct coll_inst *ci)
@@ -348,12 +352,11 @@ coll_inst_release(struct coll_inst *ci)
     int i;
 
     for (i = 0; i < ci->nex; i++)
-        coll_exec_free(&ci->ex[i]);
+        exec_free(&ci->ex[i]);
     free(ci->ex);
     ci->ex = NULL;
     ci->nex = 0;
-    coll_msgs_free(ci->inbox);
-    ci->inbox = NULL;
+    coll_msgs_free(&ci->inbox);
     if (ci->inown != NULL)
         for (i = 0; i < ci->g->nlocal; i++) {
             free(ci->inown[i]);
@@ -394,29 +397,29 @@ coll_inst_free_arrays(struct coll_inst *ci)
 static void
 coll_inst_free(struct coll_inst *ci)
 {
-    struct coll_inst **pp;
-
-    for (pp = &ci->g->insts; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == ci) {
-            *pp = ci->next;
-            break;
-        }
+    list_del(&ci->node);
     coll_inst_release(ci);
     coll_inst_free_arrays(ci);
 }
 
 /* Finds or creates the instance (g, seq); NULL on allocation failure. */
 static struct coll_inst *
-coll_inst_get(struct group *g, uint64_t seq, int create)
+coll_inst_get(struct daemon *d, struct group *g, uint64_t seq, int create)
 {
     struct coll_inst *ci;
+    struct list_node *n;
     size_t nl = (size_t)g->nlocal;
 
-    for (ci = g->insts; ci != NULL; ci = ci->next)
+    LIST_FOREACH(n, &g->insts)
+    {
+        ci = list_entry(n, struct coll_inst, node);
         if (ci->seq == seq)
             return ci;
+    }
     if (!create || (ci = calloc(1, sizeof(*ci))) == NULL)
         return NULL;
+    list_init(&ci->inbox);
+    ci->d = d;
     ci->g = g;
     ci->seq = seq;
     ci->P = g->P;
@@ -432,8 +435,7 @@ coll_inst_get(struct group *g, uint64_t seq, int create)
         coll_inst_free_arrays(ci);
         return NULL;
     }
-    ci->next = g->insts;
-    g->insts = ci;
+    list_add_head(&g->insts, &ci->node);
     return ci;
 }
 
@@ -505,10 +507,10 @@ coll_inst_fail(struct daemon *d, struct coll_inst *ci, int status, int abort)
     if (ci->state == CI_FAILED)
         return;
     if (abort) {
-        d->gs->cnt.aborts++;
+        d->gs->cs->cnt.aborts++;
         coll_send_abort(d, ci->g, ci->seq, status);
     }
-    d->gs->cnt.failed_ops++;
+    d->gs->cs->cnt.failed_ops++;
     ci->state = CI_FAILED;
     ci->status = status;
     coll_inst_release(ci);
@@ -696,9 +698,9 @@ coll_choose_alg(struct daemon *d, struct coll_inst *ci,
     ci->seg = ch.seg;
     if (ch.fallback != TUNE_FALLBACK_NONE) {
         ci->fallback = 1;
-        d->gs->cnt.fallbacks++;
+        d->gs->cs->cnt.fallbacks++;
         if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
-            d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
+            d->gs->cs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
                 .fallbacks++;
         log_warn(
             "group %s collective %llu: forced algorithm \"%s\" for "
@@ -726,7 +728,7 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
                    o->family == COLLOP_PREFIX;
     if (ci->mode == COLLS_MODE_HIER && needs_contig && !g->H.contiguous) {
         ci->mode = COLLS_MODE_FLAT;
-        d->gs->cnt.hier_as_flat++;
+        d->gs->cs->cnt.hier_as_flat++;
     }
     memset(&a, 0, sizeof(a));
     a.dtype = ci->dtype;
@@ -808,6 +810,8 @@ coll_sched_copy(struct sched *dst, const struct sched *src)
  * The schedule of a into s: a copy of the cached one, or built (and a
  * copy cached).  v-variants depend on count arrays and are not cached.
  * Each execution owns its copy, so evictions never touch a running one.
+ * A built schedule is checked for hazards (exec_check) once, before it is
+ * cached: a builder's bug fails the operation with COLLS_EINVAL.
  */
 static int
 coll_sched_get(struct daemon *d, const struct coll_inst *ci,
@@ -816,6 +820,7 @@ coll_sched_get(struct daemon *d, const struct coll_inst *ci,
     struct sched_key key;
     const struct sched *c;
     struct sched keep;
+    char why[160];
     int rc, v = a->counts != NULL || a->scounts != NULL;
 
     memset(&key, 0, sizeof(key));
@@ -828,162 +833,36 @@ coll_sched_get(struct daemon *d, const struct coll_inst *ci,
     key.alg = ci->alg_index;
     key.size = a->size;
     key.seg = a->seg;
-    if (!v && (c = sched_cache_get(d->gs->cache, &key)) != NULL)
+    if (!v && (c = sched_cache_get(d->gs->cs->cache, &key)) != NULL)
         return coll_sched_copy(s, c);
     rc = alg_build(ci->alg, a, s);
+    if (rc == 0 && (rc = exec_check(s, why, sizeof(why))) != 0)
+        log_warn("algorithm %s of %s: %s", ci->alg->name, collop_name(a->op),
+                 why);
     if (rc != 0) {
         sched_free(s);
         return rc;
     }
     if (!v && coll_sched_copy(&keep, s) == 0)
-        sched_cache_put(d->gs->cache, &key, &keep);
+        sched_cache_put(d->gs->cs->cache, &key, &keep);
     return 0;
 }
 
 /* Sets up x to run schedule args a with SEND/RECV buffers of at least
-   ssz / rsz bytes (allocated when sbuf / rbuf are NULL). */
+   ssz / rsz bytes (allocated when sbuf is NULL; RECV always is). */
 static int
-coll_exec_init(struct daemon *d, struct coll_exec *x,
-               const struct coll_inst *ci, int phase, const struct alg_args *a,
-               uint8_t *sbuf, size_t ssz, size_t rsz)
+coll_exec_init(struct daemon *d, struct exec *x, const struct coll_inst *ci,
+               int phase, const struct alg_args *a, uint8_t *sbuf, size_t ssz,
+               size_t rsz)
 {
-    size_t maxst = 0, i, n;
-    int rc, t;
-
-    memset(x, 0, sizeof(*x));
-    x->phase = phase;
-    x->rank = a->rank;
-    rc = coll_sched_get(d, ci, a, &x->s);
-    if (rc != 0)
-        return rc;
-    if (sbuf != NULL) {
-        if (x->s.extent[SCHED_BUF_SEND] > ssz)
-            return COLLS_EINVAL;
-        x->buf[SCHED_BUF_SEND] = sbuf;
-        x->bsz[SCHED_BUF_SEND] = ssz;
-    } else {
-        if (x->s.extent[SCHED_BUF_SEND] > ssz)
-            ssz = x->s.extent[SCHED_BUF_SEND];
-        x->own[SCHED_BUF_SEND] = calloc(1, ssz ? ssz : 1);
-        x->buf[SCHED_BUF_SEND] = x->own[SCHED_BUF_SEND];
-        x->bsz[SCHED_BUF_SEND] = ssz;
-    }
-    if (x->s.extent[SCHED_BUF_RECV] > rsz)
-        rsz = x->s.extent[SCHED_BUF_RECV];
-    x->own[SCHED_BUF_RECV] = calloc(1, rsz ? rsz : 1);
-    x->buf[SCHED_BUF_RECV] = x->own[SCHED_BUF_RECV];
-    x->bsz[SCHED_BUF_RECV] = rsz;
-    for (t = 0; t < x->s.ntmp; t++) {
-        size_t sz = x->s.tmp_size[t];
-
-        x->own[SCHED_BUF_TMP + t] = malloc(sz ? sz : 1);
-        x->buf[SCHED_BUF_TMP + t] = x->own[SCHED_BUF_TMP + t];
-        x->bsz[SCHED_BUF_TMP + t] = sz;
-        if (x->buf[SCHED_BUF_TMP + t] == NULL)
-            return COLLS_ENOMEM;
-    }
-    for (i = 0; i < x->s.nrounds; i++) {
-        sched_round_steps(&x->s, i, &n);
-        if (n > maxst)
-            maxst = n;
-    }
-    x->done = calloc(maxst + 1, 1);
-    if (x->done == NULL || x->buf[SCHED_BUF_SEND] == NULL ||
-        x->buf[SCHED_BUF_RECV] == NULL)
-        return COLLS_ENOMEM;
-    return 0;
-}
-
-/* Starts round x->round: local steps now, sends queued, RECVs counted. */
-static int
-coll_exec_round(struct daemon *d, struct coll_inst *ci, struct coll_exec *x)
-{
-    size_t i;
+    struct sched s;
     int rc;
 
-    x->pending = 0;
-    x->nst = 0;
-    if (x->round >= x->s.nrounds) {
-        x->finished = 1;
-        return 0;
-    }
-    x->st = sched_round_steps(&x->s, x->round, &x->nst);
-    for (i = 0; i < x->nst; i++) {
-        const struct sched_step *st = &x->st[i];
-
-        x->done[i] = 1;
-        switch (st->kind) {
-        case SCHED_SEND:
-            rc = coll_send(d, ci, x->phase, x->rank, st->peer,
-                           x->buf[st->buf] + st->off, st->len);
-            if (rc != 0)
-                return rc;
-            break;
-        case SCHED_RECV:
-            x->done[i] = 0;
-            x->pending++;
-            break;
-        case SCHED_COPY:
-            memmove(x->buf[st->buf] + st->off, x->buf[st->sbuf] + st->soff,
-                    st->len);
-            break;
-        case SCHED_REDUCE:
-            if (ci->esize == 0 || st->len % ci->esize != 0)
-                return COLLS_EINVAL;
-            if (st->flags & SCHED_F_SRC_FIRST)
-                rc = reduce_apply3(
-                    ci->rop, ci->dtype, x->buf[st->buf] + st->off,
-                    x->buf[st->sbuf] + st->soff, x->buf[st->buf] + st->off,
-                    st->len / ci->esize);
-            else
-                rc = reduce_apply(ci->rop, ci->dtype, x->buf[st->buf] + st->off,
-                                  x->buf[st->sbuf] + st->soff,
-                                  st->len / ci->esize);
-            if (rc != 0)
-                return rc;
-            break;
-        default:
-            return COLLS_EINVAL;
-        }
-    }
-    return 0;
-}
-
-/* Matches x's open RECVs with the inbox, in step order; 1 if any. */
-static int
-coll_exec_match(struct coll_inst *ci, struct coll_exec *x, int *err)
-{
-    size_t i;
-    int moved = 0;
-
-    for (i = 0; i < x->nst && x->pending > 0; i++) {
-        const struct sched_step *st = &x->st[i];
-        struct coll_msg **pp, *m;
-
-        if (x->done[i] || st->kind != SCHED_RECV)
-            continue;
-        for (pp = &ci->inbox; (m = *pp) != NULL; pp = &m->next)
-            if (m->phase == x->phase && m->dst == x->rank && m->src == st->peer)
-                break;
-        if (m == NULL)
-            continue;
-        *pp = m->next;
-        if (m->len != st->len) {
-            log_warn("group %s collective %llu: %zu bytes from rank %d, "
-                     "%zu expected",
-                     ci->g->name, (unsigned long long)ci->seq, m->len, m->src,
-                     st->len);
-            coll_msg_free(m);
-            *err = COLLS_EINVAL;
-            return moved;
-        }
-        memcpy(x->buf[st->buf] + st->off, m->data, m->len);
-        coll_msg_free(m);
-        x->done[i] = 1;
-        x->pending--;
-        moved = 1;
-    }
-    return moved;
+    memset(x, 0, sizeof(*x));
+    rc = coll_sched_get(d, ci, a, &s);
+    if (rc != 0)
+        return rc;
+    return exec_init(x, phase, &s, 1, sbuf, ssz, NULL, rsz);
 }
 
 /* ---- FPC compression (hierarchical bcast of doubles) ----------------- */
@@ -1108,7 +987,7 @@ coll_fpc_args(const struct coll_inst *ci, struct alg_args *a, int dtype,
 /* Starts bcast a (one of the two of the FPC protocol) on x; the root's
    daemon provides the a->size bytes at data.  0 or a COLLS_E* code. */
 static int
-coll_fpc_bcast(struct daemon *d, struct coll_inst *ci, struct coll_exec *x,
+coll_fpc_bcast(struct daemon *d, struct coll_inst *ci, struct exec *x,
                const struct alg_args *a, const uint8_t *data)
 {
     int rc = coll_exec_init(d, x, ci, PHASE_LEADER, a, NULL, 0, a->size);
@@ -1118,8 +997,7 @@ coll_fpc_bcast(struct daemon *d, struct coll_inst *ci, struct coll_exec *x,
     if (a->rank == a->root)
         memcpy(x->buf[SCHED_BUF_RECV], data, a->size);
     ci->wire_dtype = a->dtype;
-    x->started = 1;
-    return coll_exec_round(d, ci, x);
+    return exec_start(x, &coll_exec_ops, ci);
 }
 
 /* Starts the header bcast among the leaders (the root's daemon makes the
@@ -1312,7 +1190,7 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
     size_t n = ci->n, P = (size_t)ci->P, lss = 0, lrs = 0, so = 0, ro = 0;
     size_t lim = (size_t)d->cfg->max_message;
     struct alg_args a;
-    struct coll_exec *x;
+    struct exec *x;
     uint8_t *ls;
 
     if (ci->fpc)
@@ -1462,9 +1340,7 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
     if (ci->op == SCHED_OP_BCAST && h == hroot)
         memcpy(x->buf[SCHED_BUF_RECV], ci->in[group_local_index(g, ci->root)],
                n);
-    x->started = 1;
-    x->round = 0;
-    return coll_exec_round(d, ci, x);
+    return exec_start(x, &coll_exec_ops, ci);
 }
 
 /* The leader schedule finished: answers every local member. */
@@ -1472,7 +1348,7 @@ static int
 coll_hier_finish(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    struct coll_exec *x = &ci->ex[0];
+    struct exec *x = &ci->ex[0];
     const uint8_t *lr = ci->fpc ? ci->fpc_out : x->buf[SCHED_BUF_RECV];
     int h = g->myhost, nl = g->nlocal, NH = g->H.nhosts, i, b, k;
     size_t n = ci->n, off = 0;
@@ -1560,7 +1436,7 @@ static int
 coll_flat_start(struct daemon *d, struct coll_inst *ci, int i)
 {
     struct group *g = ci->g;
-    struct coll_exec *x = &ci->ex[i];
+    struct exec *x = &ci->ex[i];
     int r = g->local[i], rc;
     const size_t *v = ci->a2a[i];
     struct alg_args a;
@@ -1590,8 +1466,7 @@ coll_flat_start(struct daemon *d, struct coll_inst *ci, int i)
         return rc;
     if (ci->op == SCHED_OP_BCAST && r == ci->root)
         memcpy(x->buf[SCHED_BUF_RECV], ci->in[i], ci->n);
-    x->started = 1;
-    return coll_exec_round(d, ci, x);
+    return exec_start(x, &coll_exec_ops, ci);
 }
 
 /* ---- progress ------------------------------------------------------- */
@@ -1604,12 +1479,12 @@ coll_account(struct daemon *d, struct coll_inst *ci)
 
     ci->g->ncoll++;
     if (ci->mode == COLLS_MODE_FLAT)
-        d->gs->cnt.flat_runs++;
+        d->gs->cs->cnt.flat_runs++;
     else
-        d->gs->cnt.hier_runs++;
+        d->gs->cs->cnt.hier_runs++;
     if (ci->alg_index < 0 || ci->alg_index >= COLL_MAX_ALGS)
         return;
-    os = &d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ci->alg_index];
+    os = &d->gs->cs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ci->alg_index];
     os->runs++;
     os->bytes += (ci->vb != NULL ? ci->vtotal / (size_t)ci->P : ci->n) *
                  (size_t)ci->g->nlocal;
@@ -1631,19 +1506,12 @@ again:
     do {
         moved = 0;
         for (i = 0; i < ci->nex && err == 0; i++) {
-            struct coll_exec *x = &ci->ex[i];
+            struct exec *x = &ci->ex[i];
 
-            if (!x->started)
-                continue;
-            if (!x->finished)
-                moved |= coll_exec_match(ci, x, &err);
-            while (err == 0 && !x->finished && x->pending == 0) {
-                x->round++;
-                moved = 1;
-                err = coll_exec_round(d, ci, x);
-                if (err == 0)
-                    coll_exec_match(ci, x, &err);
-            }
+            err = exec_advance(x, &ci->inbox, &coll_exec_ops, ci, &moved);
+            if (err == COLLS_EINVAL && x->why[0] != '\0')
+                log_warn("group %s collective %llu: %s", ci->g->name,
+                         (unsigned long long)ci->seq, x->why);
             if (err == 0 && x->finished && ci->mode == COLLS_MODE_FLAT &&
                 !ci->answered[i]) {
                 int r = ci->g->local[i];
@@ -1749,7 +1617,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     int r, i, rc, first;
 
     if (e->body_case != ENVELOPE__BODY_COLL_REQ) {
-        d->gs->cnt.bad_requests++;
+        d->gs->cs->cnt.bad_requests++;
         coll_refuse(t, e, COLLS_EINVAL);
         goto out;
     }
@@ -1761,7 +1629,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     r = group_rank_of(g, t->tid);
     i = r >= 0 ? group_local_index(g, r) : -1;
     if (i < 0 || g->gone[r] || e->seq != g->next_seq[i]) {
-        d->gs->cnt.bad_requests++;
+        d->gs->cs->cnt.bad_requests++;
         coll_refuse(t, e, COLLS_EINVAL);
         goto out;
     }
@@ -1770,7 +1638,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
         coll_refuse(t, e, g->status);
         goto out;
     }
-    ci = coll_inst_get(g, e->seq, 1);
+    ci = coll_inst_get(d, g, e->seq, 1);
     if (ci == NULL) {
         coll_refuse(t, e, COLLS_ENOMEM);
         goto out;
@@ -1803,7 +1671,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     if (rc == 0 && plen != coll_in_len(ci, r, ci->a2a[i]))
         rc = COLLS_EINVAL;
     if (rc != 0) {
-        d->gs->cnt.bad_requests++;
+        d->gs->cs->cnt.bad_requests++;
         log_debug("group %s collective %llu: bad request from t%x: error %d",
                   g->name, (unsigned long long)e->seq, t->tid, rc);
         coll_inst_fail(d, ci, rc, 1);
@@ -1854,48 +1722,49 @@ coll_deliver(struct daemon *d, struct group *g, struct coll_msg *m)
 {
     struct coll_inst *ci;
     uint64_t minseq = UINT64_MAX;
-    int i, bound = m->phase == PHASE_LEADER ? g->H.nhosts : g->P;
+    int i, bound = m->m.phase == PHASE_LEADER ? g->H.nhosts : g->P;
 
-    if (m->phase < 0) {
+    if (m->m.phase < 0) {
         for (i = 0; i < g->P; i++)
             if (g->hids[i] == m->hid)
                 break;
-        if (i < g->P && m->phase >= -4095)
-            coll_peer_abort(d, g, m->seq, m->phase);
+        if (i < g->P && m->m.phase >= -4095)
+            coll_peer_abort(d, g, m->seq, m->m.phase);
         coll_msg_free(m);
         return;
     }
-    if (m->phase != PHASE_LEADER && m->phase != PHASE_FLAT)
+    if (m->m.phase != PHASE_LEADER && m->m.phase != PHASE_FLAT)
         goto bad;
-    if (m->src < 0 || m->src >= bound || m->dst < 0 || m->dst >= bound)
+    if (m->m.src < 0 || m->m.src >= bound || m->m.dst < 0 || m->m.dst >= bound)
         goto bad;
-    if (m->phase == PHASE_LEADER
-            ? (m->dst != g->myhost || g->hids[g->H.leader[m->src]] != m->hid)
-            : (g->hids[m->dst] != d->hid || g->hids[m->src] != m->hid))
+    if (m->m.phase == PHASE_LEADER
+            ? (m->m.dst != g->myhost ||
+               g->hids[g->H.leader[m->m.src]] != m->hid)
+            : (g->hids[m->m.dst] != d->hid || g->hids[m->m.src] != m->hid))
         goto bad;
     if (g->status != 0 && m->seq >= g->fail_from)
         goto drop;
-    ci = coll_inst_get(g, m->seq, 0);
+    ci = coll_inst_get(d, g, m->seq, 0);
     if (ci == NULL) {
         for (i = 0; i < g->nlocal; i++)
             if (!g->gone[g->local[i]] && g->next_seq[i] < minseq)
                 minseq = g->next_seq[i];
         if (m->seq < minseq)
             goto drop; /* every member here is past it */
-        ci = coll_inst_get(g, m->seq, 1);
+        ci = coll_inst_get(d, g, m->seq, 1);
         if (ci == NULL)
             goto drop;
-        d->gs->cnt.early_msgs++;
+        d->gs->cs->cnt.early_msgs++;
     }
     if (ci->state == CI_FAILED)
         goto drop;
-    coll_msg_append(&ci->inbox, m);
+    list_add_tail(&ci->inbox, &m->m.node);
     coll_progress(d, ci);
     return;
 bad:
     d->st.bad_peer_msgs++;
 drop:
-    d->gs->cnt.stale_msgs++;
+    d->gs->cs->cnt.stale_msgs++;
     coll_msg_free(m);
 }
 
@@ -1907,7 +1776,7 @@ coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
 
     if (g->status != 0 && seq >= g->fail_from)
         return;
-    ci = coll_inst_get(g, seq, 1);
+    ci = coll_inst_get(d, g, seq, 1);
     if (ci == NULL)
         return;
     coll_inst_fail(d, ci, status, 0);
@@ -1918,6 +1787,7 @@ void
 coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
                size_t len, size_t off)
 {
+    struct coll_state *cs = d->gs->cs;
     struct group *g;
     struct coll_msg *m;
 
@@ -1932,39 +1802,40 @@ coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
         free(msg);
         return;
     }
+    list_init(&m->m.node);
     m->owner = msg;
-    m->data = msg + off;
-    m->len = len - off;
+    m->m.data = msg + off;
+    m->m.len = len - off;
     m->gid = e->req_id;
     m->seq = e->seq;
-    m->phase = e->status;
-    m->src = e->tag;
-    m->dst = e->count > (uint64_t)GROUP_SIZE_MAX ? -1 : (int)e->count;
+    m->m.phase = e->status;
+    m->m.src = e->tag;
+    m->m.dst = e->count > (uint64_t)GROUP_SIZE_MAX ? -1 : (int)e->count;
     m->hid = hid;
     m->at_us = platform_now_us();
     if (e->status < 0) { /* an abort: no payload */
-        m->len = 0;
-        m->src = m->dst = 0;
+        m->m.len = 0;
+        m->m.src = m->m.dst = 0;
     }
-    if (m->len > 0 && (int)e->byte_order != dtype_native_order()) {
+    if (m->m.len > 0 && (int)e->byte_order != dtype_native_order()) {
         size_t es = dtype_size((int)e->dtype);
 
-        if (es == 0 || m->len % es != 0) {
+        if (es == 0 || m->m.len % es != 0) {
             d->st.bad_peer_msgs++;
             coll_msg_free(m);
             return;
         }
-        dtype_swap((int)e->dtype, m->data, m->len / es);
+        dtype_swap((int)e->dtype, msg + off, m->m.len / es);
     }
     if (g == NULL) {
-        if (d->gs->early_bytes + m->len > (size_t)d->cfg->max_message * 4) {
-            d->gs->cnt.stale_msgs++;
+        if (cs->early_bytes + m->m.len > (size_t)d->cfg->max_message * 4) {
+            cs->cnt.stale_msgs++;
             coll_msg_free(m);
             return;
         }
-        d->gs->early_bytes += m->len;
-        d->gs->cnt.early_msgs++;
-        coll_msg_append(&d->gs->early, m);
+        cs->early_bytes += m->m.len;
+        cs->cnt.early_msgs++;
+        list_add_tail(&cs->early, &m->m.node);
         return;
     }
     coll_deliver(d, g, m);
@@ -1973,32 +1844,36 @@ coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
 void
 coll_group_installed(struct daemon *d, struct group *g)
 {
-    struct coll_msg **pp = &d->gs->early, *m, *mine = NULL, **tail = &mine;
+    struct coll_state *cs = d->gs->cs;
+    struct list_node mine, *n, *tmp;
 
-    while ((m = *pp) != NULL) {
+    list_init(&mine);
+    LIST_FOREACH_SAFE(n, tmp, &cs->early)
+    {
+        struct coll_msg *m = list_entry(n, struct coll_msg, m.node);
+
         if (m->gid == g->gid) {
-            *pp = m->next;
-            d->gs->early_bytes -= m->len;
-            m->next = NULL;
-            *tail = m;
-            tail = &m->next;
-        } else {
-            pp = &m->next;
+            list_del(n);
+            cs->early_bytes -= m->m.len;
+            list_add_tail(&mine, n);
         }
     }
-    while ((m = mine) != NULL) {
-        mine = m->next;
-        coll_deliver(d, g, m);
+    LIST_FOREACH_SAFE(n, tmp, &mine)
+    {
+        list_del(n);
+        coll_deliver(d, g, list_entry(n, struct coll_msg, m.node));
     }
 }
 
 void
 coll_group_failed(struct daemon *d, struct group *g)
 {
-    struct coll_inst *ci, *next;
+    struct list_node *n, *tmp;
 
-    for (ci = g->insts; ci != NULL; ci = next) {
-        next = ci->next;
+    LIST_FOREACH_SAFE(n, tmp, &g->insts)
+    {
+        struct coll_inst *ci = list_entry(n, struct coll_inst, node);
+
         if (ci->seq >= g->fail_from) {
             coll_inst_fail(d, ci, g->status, 0);
             coll_inst_free(ci);
@@ -2010,24 +1885,26 @@ void
 coll_group_free(struct daemon *d, struct group *g)
 {
     (void)d;
-    while (g->insts != NULL)
-        coll_inst_free(g->insts);
+    while (!list_empty(&g->insts))
+        coll_inst_free(list_entry(g->insts.next, struct coll_inst, node));
 }
 
 /* Drops early messages matching (hid, or older than cutoff). */
 static void
 coll_early_drop(struct daemon *d, int hid, uint64_t cutoff)
 {
-    struct coll_msg **pp = &d->gs->early, *m;
+    struct coll_state *cs = d->gs->cs;
+    struct list_node *n, *tmp;
 
-    while ((m = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &cs->early)
+    {
+        struct coll_msg *m = list_entry(n, struct coll_msg, m.node);
+
         if (m->hid == hid || m->at_us < cutoff) {
-            *pp = m->next;
-            d->gs->early_bytes -= m->len;
-            d->gs->cnt.stale_msgs++;
+            list_del(n);
+            cs->early_bytes -= m->m.len;
+            cs->cnt.stale_msgs++;
             coll_msg_free(m);
-        } else {
-            pp = &m->next;
         }
     }
 }
@@ -2045,12 +1922,39 @@ coll_cron(struct daemon *d, uint64_t now_us)
         coll_early_drop(d, -1, now_us - COLL_EARLY_MAX_US);
 }
 
+int
+coll_init(struct daemon *d)
+{
+    struct coll_state *cs = calloc(1, sizeof(*cs));
+
+    if (cs == NULL)
+        return COLLS_ENOMEM;
+    list_init(&cs->early);
+    cs->cache = sched_cache_new(COLL_SCHED_CACHE);
+    if (cs->cache == NULL) {
+        free(cs);
+        return COLLS_ENOMEM;
+    }
+    d->gs->cs = cs;
+    return 0;
+}
+
 void
 coll_free_early(struct daemon *d)
 {
-    coll_msgs_free(d->gs->early);
-    d->gs->early = NULL;
-    d->gs->early_bytes = 0;
+    coll_msgs_free(&d->gs->cs->early);
+    d->gs->cs->early_bytes = 0;
+}
+
+void
+coll_free(struct daemon *d)
+{
+    if (d->gs->cs == NULL)
+        return;
+    coll_free_early(d);
+    sched_cache_free(d->gs->cs->cache);
+    free(d->gs->cs);
+    d->gs->cs = NULL;
 }
 
 /* clang-format off: the collective counters, one per line, shared by the
@@ -2064,15 +1968,28 @@ coll_free_early(struct daemon *d)
     X(failed_ops)                                                              \
     X(bad_requests)                                                            \
     X(early_msgs)                                                              \
-    X(stale_msgs)                                                              \
+    X(stale_msgs)
+/* the group counters (struct group_counters) that follow them */
+#define COLL_GROUP_COUNTERS(X)                                                 \
     X(groups_formed)                                                           \
     X(groups_failed)
 /* clang-format on */
 
+/* The collective counters, with the bad requests group.c refused. */
+static struct coll_counters
+coll_counters_get(const struct daemon *d)
+{
+    struct coll_counters c = d->gs->cs->cnt;
+
+    c.bad_requests += d->gs->cnt.bad_requests;
+    return c;
+}
+
 void
 coll_stats_json(struct daemon *d, struct stats_json *j)
 {
-    const struct coll_counters *c = &d->gs->cnt;
+    const struct coll_counters cnt = coll_counters_get(d), *c = &cnt;
+    const struct group_counters *gc = &d->gs->cnt;
     uint64_t hits, misses, evictions;
     int op, m;
     size_t k, nalg;
@@ -2081,7 +1998,10 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
 #define X(n) stats_json_u64(j, #n, c->n);
     COLL_COUNTERS(X)
 #undef X
-    sched_cache_stats(d->gs->cache, &hits, &misses, &evictions);
+#define X(n) stats_json_u64(j, #n, gc->n);
+    COLL_GROUP_COUNTERS(X)
+#undef X
+    sched_cache_stats(d->gs->cs->cache, &hits, &misses, &evictions);
     stats_json_u64(j, "sched_cache_hits", hits);
     stats_json_u64(j, "sched_cache_misses", misses);
     stats_json_u64(j, "sched_cache_evictions", evictions);
@@ -2101,7 +2021,7 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
                 alg_table(m ? op : collop_get(op)->leader, &nalg);
 
             for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                const struct coll_opstats *os = &d->gs->ops[op][m][k];
+                const struct coll_opstats *os = &d->gs->cs->ops[op][m][k];
 
                 if (os->runs == 0 && os->fallbacks == 0)
                     continue;
@@ -2122,7 +2042,8 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
 int
 coll_stats_prometheus(struct daemon *d, struct buf *b)
 {
-    const struct coll_counters *c = &d->gs->cnt;
+    const struct coll_counters cnt = coll_counters_get(d), *c = &cnt;
+    const struct group_counters *gc = &d->gs->cnt;
     int op, m, err = 0;
     size_t k, nalg;
 
@@ -2139,6 +2060,11 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 #undef X
 #define X(n)                                                                   \
     stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
+                   (unsigned long long)gc->n);
+    COLL_GROUP_COUNTERS(X)
+#undef X
+#define X(n)                                                                   \
+    stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
                    (unsigned long long)coll_fpc_cnt.n);
     COLL_FPC_COUNTERS(X)
 #undef X
@@ -2151,7 +2077,7 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
                     alg_table(m ? op : collop_get(op)->leader, &nalg);
 
                 for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                    const struct coll_opstats *os = &d->gs->ops[op][m][k];
+                    const struct coll_opstats *os = &d->gs->cs->ops[op][m][k];
                     const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
                     char labels[128];
 

@@ -27,6 +27,11 @@ struct task;
 struct group;
 struct stats_json;
 
+/* Allocates the collective state (d->gs->cs; d->gs exists).  0 or
+   COLLS_ENOMEM. */
+int coll_init(struct daemon *d);
+/* Frees it, early messages included (shutdown). */
+void coll_free(struct daemon *d);
 /* COLL_REQ from task t; owner (if not NULL) holds payload and is taken. */
 void coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
                    size_t plen, uint8_t *owner);

@@ -55,8 +55,7 @@ group_init(struct daemon *d)
     d->gs = calloc(1, sizeof(*d->gs));
     if (d->gs == NULL)
         return COLLS_ENOMEM;
-    d->gs->cache = sched_cache_new(GROUP_SCHED_CACHE);
-    if (d->gs->cache == NULL) {
+    if (coll_init(d) != 0) {
         free(d->gs);
         d->gs = NULL;
         return COLLS_ENOMEM;
@@ -586,6 +585,7 @@ group_install(struct daemon *d, const Envelope *e)
     g = calloc(1, sizeof(*g));
     if (g == NULL)
         return;
+    list_init(&g->insts);
     g->gid = gi->gid;
     snprintf(g->name, sizeof(g->name), "%s", e->group);
     g->P = (int)gi->n_tids;
@@ -986,8 +986,7 @@ group_free_all(struct daemon *d)
         d->gs->joins = j->next;
         free(j);
     }
-    coll_free_early(d);
-    sched_cache_free(d->gs->cache);
+    coll_free(d);
     free(d->gs);
     d->gs = NULL;
 }

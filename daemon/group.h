@@ -22,19 +22,16 @@
 #include <stdint.h>
 
 #include "daemon/alg/topo.h"
-#include "daemon/sched.h"
-#include "daemon/stats.h"
 #include "proto/colls.pb-c.h"
+#include "proto/list.h"
 
 struct daemon;
 struct task;
 struct stats_json;
-struct coll_inst;
-struct coll_msg;
+struct coll_state;
 
-#define GROUP_NAME_MAX    128   /* bytes of a group name, NUL excluded */
-#define GROUP_SIZE_MAX    65536 /* members of one group */
-#define GROUP_SCHED_CACHE 512   /* slots of the schedule cache */
+#define GROUP_NAME_MAX 128   /* bytes of a group name, NUL excluded */
+#define GROUP_SIZE_MAX 65536 /* members of one group */
 
 /* An installed group (every daemon with a member). */
 struct group {
@@ -52,9 +49,9 @@ struct group {
     uint8_t *gone;      /* P: member left or died */
     int status;         /* 0, or why seq >= fail_from fails */
     uint64_t fail_from;
-    int died;       /* a member died or its host went down */
-    uint64_t ncoll; /* collectives completed here */
-    struct coll_inst *insts;
+    int died;               /* a member died or its host went down */
+    uint64_t ncoll;         /* collectives completed here */
+    struct list_node insts; /* its collective instances (coll.c) */
 };
 
 /* On the owner: one name. */
@@ -83,17 +80,9 @@ struct group_join {
     char name[GROUP_NAME_MAX + 1];
 };
 
-/* Counters per (operation, algorithm row). */
-#define COLL_MAX_ALGS 16
-struct coll_opstats {
-    uint64_t runs, bytes, fallbacks;
-    struct stats_hist us;
-};
-
-struct coll_counters {
-    uint64_t hier_runs, flat_runs, hier_as_flat, fallbacks, aborts;
-    uint64_t bad_requests, early_msgs, stale_msgs, failed_ops;
-    uint64_t groups_formed, groups_failed;
+/* Counters of group.c (printed with the collective ones, coll.c). */
+struct group_counters {
+    uint64_t bad_requests, groups_formed, groups_failed;
 };
 
 struct group_state {
@@ -101,12 +90,8 @@ struct group_state {
     struct group_name *names;
     struct group_join *joins;
     uint64_t next_gid;
-    struct coll_msg *early; /* COLL_DATA for groups not installed yet */
-    size_t early_bytes;
-    struct sched_cache *cache; /* schedules of non-v operations */
-    struct coll_counters cnt;
-    /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
-    struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
+    struct group_counters cnt;
+    struct coll_state *cs; /* the collectives' state (daemon/coll.c) */
 };
 
 /* Allocates d->gs.  0 or COLLS_ENOMEM. */
