@@ -15,40 +15,10 @@
  * matched per (phase, src, dst) in arrival order; no callback frees the
  * instance it is working on except through coll_inst_end as its last act.
  *
- * FPC compression (docs/collectives.md, "Compression").  A bcast of
- * COLLS_DOUBLE data whose members asked for COLLS_COMPRESS_ON or _AUTO runs
- * the "FPC protocol" when it is hierarchical over more than one host and
- * carries at least one item (every daemon knows all four facts, so all
- * agree on it; other operations, datatypes, flat mode and one-host groups
- * ignore the setting).  The leader schedule is then two bcasts among the
- * leaders, one after the other in the same phase (messages between a pair
- * of daemons arrive in order, so the k-th message still matches the k-th
- * receive):
- *   1. a COLL_FPC_HDR (12) byte header from the root's daemon: 4 bytes
- *      "FPC" + kind (0 raw, 1 FPC stream), then the payload length as a
- *      big-endian u64.  It is 12 bytes, not a multiple of 8, so a daemon
- *      that runs the plain bcast (its members did not ask for compression)
- *      can never take it for data: the length check of the executor fails
- *      the operation with COLLS_EINVAL and aborts it instead of a hang;
- *   2. the payload, with the algorithm the tuner (or the forced spec)
- *      picks for its length: the root's doubles compressed once by
- *      fpc_compress at the root's daemon and forwarded as they are, or,
- *      when AUTO decided against it (or the stream would exceed
- *      max_message), the raw doubles.
- * Receivers check the header (length against max_message and fpc_bound)
- * before anything is allocated, decompress once when the payload is
- * complete, require exactly count doubles (else COLLS_EBADMSG, which
- * fails and aborts the operation), and hand the doubles to their local
- * members as usual.  FPC streams travel as COLLS_BYTE (the format is
- * byte-order independent); raw payloads as the datatype, so a peer of
- * the other byte order swaps them as for any bcast.  AUTO compresses a
- * sample (COLL_FPC_SAMPLE doubles) at the root's daemon, and compresses
- * the whole only if the predicted time n*8/rate (compress) + n*8/(ratio *
- * link) + n*8/rate (decompress, assumed as fast) is below n*8/link; link
- * is the daemon's --link-mbit (default 1000), the operator's word for it.
- * The compression counters are per process (one daemon per process):
- * struct coll_counters lives in daemon/group.h, which this part does not
- * own; they could move there.
+ * FPC compression (docs/collectives.md, "Compression"): a hierarchical
+ * bcast of doubles may run as two bcasts among the leaders, a header and
+ * the payload; daemon/collfpc.c owns the protocol and its counters, this
+ * file runs the two bcasts.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -60,6 +30,7 @@
 #include "daemon/alg/alg.h"
 #include "daemon/alg/topo.h"
 #include "daemon/coll.h"
+#include "daemon/collfpc.h"
 #include "daemon/exec.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
@@ -75,7 +46,6 @@
 #include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/envelope.h"
-#include "proto/fpc.h"
 #include "proto/list.h"
 #include "proto/reduce.h"
 
@@ -84,35 +54,6 @@
 #define COLL_SCHED_CACHE  512               /* slots of the schedule cache */
 #define PHASE_LEADER      0
 #define PHASE_FLAT        1
-#define COLL_FPC_HDR      12   /* header bytes; not a multiple of 8 */
-#define COLL_FPC_SAMPLE   4096 /* doubles AUTO compresses to decide */
-#define COLL_FPC_RAW      0    /* header kinds */
-#define COLL_FPC_STREAM   1
-
-/* clang-format off: the compression counters, shared by the JSON and
-   Prometheus writers. */
-#define COLL_FPC_COUNTERS(X)                                                   \
-    X(fpc_ops)                                                                 \
-    X(fpc_raw_bytes)                                                           \
-    X(fpc_comp_bytes)                                                          \
-    X(fpc_auto_compressed)                                                     \
-    X(fpc_auto_raw)                                                            \
-    X(fpc_too_large)                                                           \
-    X(fpc_bad_streams)                                                         \
-    X(fpc_compress_us)                                                         \
-    X(fpc_decompress_us)
-/* clang-format on */
-
-/* fpc_ops: bcasts completed here whose payload was an FPC stream, with
-   their raw and compressed bytes; fpc_auto_*: AUTO decisions made here
-   (as the root's daemon); fpc_too_large: streams sent raw because they
-   exceeded max_message; fpc_bad_streams: payloads that failed to
-   decompress.  One daemon per process, so one set per process. */
-static struct {
-#define X(n) uint64_t n;
-    COLL_FPC_COUNTERS(X)
-#undef X
-} coll_fpc_cnt;
 
 /* One COLL_DATA message (or an in-memory one between local ranks); m is
    on an instance's inbox or on the early list. */
@@ -144,6 +85,7 @@ struct coll_state {
     struct coll_counters cnt;
     /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
     struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
+    struct collfpc_counters fpc;
 };
 
 enum coll_inst_state { CI_COLLECT = 0, CI_RUN, CI_FAILED };
@@ -183,14 +125,9 @@ struct coll_inst {
     size_t *cnt, *dsp, *sc, *sd, *rc, *rd; /* hier: per host, bytes */
     uint64_t t0;
     /* FPC protocol (hier bcast of doubles; ex[0] header, ex[1] payload) */
-    int fpc;                /* this instance runs it */
-    int fpc_kind;           /* COLL_FPC_RAW / _STREAM, from the header */
-    int fpc_done;           /* payload received and decoded */
-    int wire_dtype;         /* datatype stamped on COLL_DATA being sent */
-    uint8_t *fpc_data;      /* root's daemon: the payload (NULL: raw input) */
-    size_t fpc_len;         /* payload bytes */
-    uint8_t *fpc_raw;       /* receivers: decompressed doubles */
-    const uint8_t *fpc_out; /* the n bytes every local member gets */
+    int fpc;            /* this instance runs it */
+    int wire_dtype;     /* datatype stamped on COLL_DATA being sent */
+    struct collfpc fpx; /* its state */
 };
 
 static void coll_progress(struct daemon *d, struct coll_inst *ci);
@@ -370,10 +307,7 @@ coll_inst_release(struct coll_inst *ci)
         }
     free(ci->cnt);
     ci->cnt = ci->dsp = ci->sc = ci->sd = ci->rc = ci->rd = NULL;
-    free(ci->fpc_data);
-    free(ci->fpc_raw);
-    ci->fpc_data = ci->fpc_raw = NULL;
-    ci->fpc_out = NULL;
+    collfpc_release(&ci->fpx);
 }
 
 /* Frees an instance's per-member arrays and the instance itself (any of
@@ -469,7 +403,7 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     r.encoding = COLLS_ENC_RAW;
     r.byte_order = (uint32_t)dtype_native_order();
     snprintf(alg, sizeof(alg), "%s%s", ci->alg != NULL ? ci->alg->name : "",
-             ci->fpc_kind == COLL_FPC_STREAM ? "+fpc" : "");
+             ci->fpx.kind == COLLFPC_STREAM ? "+fpc" : "");
     cr.alg = alg;
     cr.mode = (uint32_t)(ci->mode ? ci->mode : COLLS_MODE_HIER);
     cr.us = (double)(platform_now_us() - ci->t0);
@@ -769,14 +703,14 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
             a.displs = ci->dsp;
         }
     }
-    ci->fpc = ci->mode == COLLS_MODE_HIER && ci->op == SCHED_OP_BCAST &&
-              ci->dtype == COLLS_DOUBLE && ci->compress != COLLS_COMPRESS_OFF &&
-              g->H.nhosts > 1 && ci->count > 0;
+    ci->fpc =
+        collfpc_applies(ci->op, ci->dtype, ci->compress,
+                        ci->mode == COLLS_MODE_HIER, g->H.nhosts, ci->count);
     if (ci->fpc) {
         /* the header's bcast; the payload's is chosen once its length is
            known (coll_fpc_payload) */
         a.dtype = COLLS_BYTE;
-        a.size = COLL_FPC_HDR;
+        a.size = COLLFPC_HDR;
         return coll_choose_alg(d, ci, &a, "");
     }
     return coll_choose_alg(d, ci, &a, ci->spec);
@@ -867,107 +801,6 @@ coll_exec_init(struct daemon *d, struct exec *x, const struct coll_inst *ci,
 
 /* ---- FPC compression (hierarchical bcast of doubles) ----------------- */
 
-/*
- * AUTO: 1 if compressing the count doubles at in should pay.  The first
- * COLL_FPC_SAMPLE of them are compressed and timed, which gives the ratio
- * and the rate (table set-up included, so the rate errs low); the model
- * is the one at the top of the file.
- */
-static int
-coll_fpc_worth(const struct daemon *d, const uint8_t *in, size_t count)
-{
-    size_t ns = count < COLL_FPC_SAMPLE ? count : COLL_FPC_SAMPLE;
-    size_t cap = fpc_bound(ns, 0), clen = 0;
-    uint8_t *tmp = malloc(cap);
-    double link = (double)d->cfg->link_mbit / 8.0, raw, rate, ratio, n;
-    uint64_t t0, dt;
-    int rc;
-
-    if (tmp == NULL)
-        return 0;
-    t0 = platform_now_us();
-    rc = fpc_compress((const double *)(const void *)in, ns,
-                      FPC_DEFAULT_TABLE_BITS, 0, tmp, cap, &clen);
-    dt = platform_now_us() - t0;
-    free(tmp);
-    if (rc != 0 || clen == 0)
-        return 0;
-    raw = (double)ns * 8;
-    rate = raw / (double)(dt > 0 ? dt : 1);
-    ratio = raw / (double)clen;
-    n = (double)count * 8;
-    return 2 * n / rate + n / (ratio * link) < n / link;
-}
-
-/*
- * The root's daemon: makes the payload from the root's count doubles at
- * in (ci->fpc_data when it is an FPC stream) and writes the header into
- * hdr.  0 or a COLLS_E* code.
- */
-static int
-coll_fpc_encode(struct daemon *d, struct coll_inst *ci, const uint8_t *in,
-                uint8_t *hdr)
-{
-    size_t cap, clen = 0;
-    uint64_t t0, len;
-    int kind = COLL_FPC_STREAM, rc, i;
-
-    if (ci->compress == COLLS_COMPRESS_AUTO) {
-        if (coll_fpc_worth(d, in, ci->count)) {
-            coll_fpc_cnt.fpc_auto_compressed++;
-        } else {
-            coll_fpc_cnt.fpc_auto_raw++;
-            kind = COLL_FPC_RAW;
-        }
-    }
-    if (kind == COLL_FPC_STREAM) {
-        cap = fpc_bound(ci->count, 0);
-        ci->fpc_data = malloc(cap);
-        if (ci->fpc_data == NULL)
-            return COLLS_ENOMEM;
-        t0 = platform_now_us();
-        rc = fpc_compress((const double *)(const void *)in, ci->count,
-                          FPC_DEFAULT_TABLE_BITS, 0, ci->fpc_data, cap, &clen);
-        coll_fpc_cnt.fpc_compress_us += platform_now_us() - t0;
-        if (rc != 0)
-            return rc;
-        if (clen > (size_t)d->cfg->max_message) {
-            coll_fpc_cnt.fpc_too_large++;
-            free(ci->fpc_data);
-            ci->fpc_data = NULL;
-            kind = COLL_FPC_RAW;
-        }
-    }
-    len = kind == COLL_FPC_STREAM ? clen : ci->n;
-    memcpy(hdr, "FPC", 3);
-    hdr[3] = (uint8_t)kind;
-    for (i = 0; i < 8; i++)
-        hdr[4 + i] = (uint8_t)(len >> (56 - 8 * i));
-    return 0;
-}
-
-/* Checks a header against ci before anything is allocated for the
-   payload; sets fpc_kind and fpc_len.  0 or COLLS_EBADMSG. */
-static int
-coll_fpc_header(struct daemon *d, struct coll_inst *ci, const uint8_t *hdr)
-{
-    uint64_t len = 0;
-    int i;
-
-    if (memcmp(hdr, "FPC", 3) != 0 || hdr[3] > COLL_FPC_STREAM)
-        return COLLS_EBADMSG;
-    for (i = 0; i < 8; i++)
-        len = len << 8 | hdr[4 + i];
-    if (hdr[3] == COLL_FPC_RAW
-            ? len != ci->n
-            : len == 0 || len > (uint64_t)d->cfg->max_message ||
-                  len > fpc_bound(ci->count, 0))
-        return COLLS_EBADMSG;
-    ci->fpc_kind = hdr[3];
-    ci->fpc_len = (size_t)len;
-    return 0;
-}
-
 /* The leaders' bcast of ci for size bytes of dtype into a. */
 static void
 coll_fpc_args(const struct coll_inst *ci, struct alg_args *a, int dtype,
@@ -1006,7 +839,7 @@ static int
 coll_fpc_start(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    uint8_t hdr[COLL_FPC_HDR] = {0};
+    uint8_t hdr[COLLFPC_HDR] = {0};
     struct alg_args a;
     int rc;
 
@@ -1015,12 +848,14 @@ coll_fpc_start(struct daemon *d, struct coll_inst *ci)
         return COLLS_ENOMEM;
     ci->nex = 2;
     if (g->myhost == g->H.host[ci->root]) {
-        rc =
-            coll_fpc_encode(d, ci, ci->in[group_local_index(g, ci->root)], hdr);
+        rc = collfpc_encode(&ci->fpx, &d->gs->cs->fpc,
+                            ci->in[group_local_index(g, ci->root)], ci->count,
+                            ci->compress, (size_t)d->cfg->max_message,
+                            d->cfg->link_mbit, hdr);
         if (rc != 0)
             return rc;
     }
-    coll_fpc_args(ci, &a, COLLS_BYTE, COLL_FPC_HDR);
+    coll_fpc_args(ci, &a, COLLS_BYTE, COLLFPC_HDR);
     return coll_fpc_bcast(d, ci, &ci->ex[0], &a, hdr);
 }
 
@@ -1034,74 +869,47 @@ coll_fpc_payload(struct daemon *d, struct coll_inst *ci)
     struct alg_args a;
     int rc;
 
-    rc = coll_fpc_header(d, ci, ci->ex[0].buf[SCHED_BUF_RECV]);
+    rc = collfpc_header(&ci->fpx, ci->ex[0].buf[SCHED_BUF_RECV], ci->count,
+                        (size_t)d->cfg->max_message);
     if (rc != 0) {
         log_warn("group %s collective %llu: bad FPC header", g->name,
                  (unsigned long long)ci->seq);
         return rc;
     }
     coll_fpc_args(ci, &a,
-                  ci->fpc_kind == COLL_FPC_STREAM ? COLLS_BYTE : ci->dtype,
-                  ci->fpc_len);
+                  ci->fpx.kind == COLLFPC_STREAM ? COLLS_BYTE : ci->dtype,
+                  ci->fpx.len);
     rc = coll_choose_alg(d, ci, &a, ci->spec);
     if (rc != 0)
         return rc;
     a.seg = ci->seg;
     if (a.rank == a.root)
-        data = ci->fpc_data != NULL ? ci->fpc_data
+        data = ci->fpx.data != NULL ? ci->fpx.data
                                     : ci->in[group_local_index(g, ci->root)];
     rc = coll_fpc_bcast(d, ci, &ci->ex[1], &a, data);
-    free(ci->fpc_data); /* copied into the payload bcast's buffer */
-    ci->fpc_data = NULL;
+    free(ci->fpx.data); /* copied into the payload bcast's buffer */
+    ci->fpx.data = NULL;
     return rc;
 }
 
 /* The payload is in: decodes it (once) into the n bytes the local members
-   get.  0, COLLS_EBADMSG for a stream that does not decode to exactly
-   count doubles, or COLLS_ENOMEM. */
+   get.  0, COLLS_EBADMSG (logged) or COLLS_ENOMEM. */
 static int
 coll_fpc_finish(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    const uint8_t *p = ci->ex[1].buf[SCHED_BUF_RECV];
-    size_t got = 0;
-    uint64_t t0;
     int rc;
 
-    (void)d;
-    if (ci->fpc_done)
-        return 0;
-    ci->fpc_done = 1;
-    if (g->myhost == g->H.host[ci->root]) {
-        ci->fpc_out = ci->in[group_local_index(g, ci->root)];
-    } else if (ci->fpc_kind == COLL_FPC_RAW) {
-        ci->fpc_out = p;
-    } else {
-        ci->fpc_raw = malloc(ci->n);
-        if (ci->fpc_raw == NULL)
-            return COLLS_ENOMEM;
-        t0 = platform_now_us();
-        rc = fpc_decompress(p, ci->fpc_len, (double *)(void *)ci->fpc_raw,
-                            ci->count, &got);
-        coll_fpc_cnt.fpc_decompress_us += platform_now_us() - t0;
-        if (rc == COLLS_ENOMEM)
-            return rc;
-        if (rc != 0 || got != ci->count) {
-            coll_fpc_cnt.fpc_bad_streams++;
-            log_warn("group %s collective %llu: FPC stream of %zu bytes "
-                     "does not decode to %zu doubles (error %d)",
-                     g->name, (unsigned long long)ci->seq, ci->fpc_len,
-                     ci->count, rc);
-            return COLLS_EBADMSG;
-        }
-        ci->fpc_out = ci->fpc_raw;
-    }
-    if (ci->fpc_kind == COLL_FPC_STREAM) {
-        coll_fpc_cnt.fpc_ops++;
-        coll_fpc_cnt.fpc_raw_bytes += ci->n;
-        coll_fpc_cnt.fpc_comp_bytes += ci->fpc_len;
-    }
-    return 0;
+    rc = collfpc_decode(&ci->fpx, &d->gs->cs->fpc,
+                        ci->ex[1].buf[SCHED_BUF_RECV], ci->count,
+                        g->myhost == g->H.host[ci->root]
+                            ? ci->in[group_local_index(g, ci->root)]
+                            : NULL);
+    if (rc == COLLS_EBADMSG)
+        log_warn("group %s collective %llu: FPC stream of %zu bytes does "
+                 "not decode to %zu doubles",
+                 g->name, (unsigned long long)ci->seq, ci->fpx.len, ci->count);
+    return rc;
 }
 
 /* ---- hierarchical mode ---------------------------------------------- */
@@ -1349,7 +1157,7 @@ coll_hier_finish(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
     struct exec *x = &ci->ex[0];
-    const uint8_t *lr = ci->fpc ? ci->fpc_out : x->buf[SCHED_BUF_RECV];
+    const uint8_t *lr = ci->fpc ? ci->fpx.out : x->buf[SCHED_BUF_RECV];
     int h = g->myhost, nl = g->nlocal, NH = g->H.nhosts, i, b, k;
     size_t n = ci->n, off = 0;
     uint8_t *out = NULL, *acc = NULL;
@@ -2005,14 +1813,7 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     stats_json_u64(j, "sched_cache_hits", hits);
     stats_json_u64(j, "sched_cache_misses", misses);
     stats_json_u64(j, "sched_cache_evictions", evictions);
-#define X(n) stats_json_u64(j, #n, coll_fpc_cnt.n);
-    COLL_FPC_COUNTERS(X)
-#undef X
-    stats_json_double(j, "fpc_ratio",
-                      coll_fpc_cnt.fpc_comp_bytes > 0
-                          ? (double)coll_fpc_cnt.fpc_raw_bytes /
-                                (double)coll_fpc_cnt.fpc_comp_bytes
-                          : 0.0);
+    collfpc_stats_json(&d->gs->cs->fpc, j);
     stats_json_obj_end(j);
     stats_json_arr_begin(j, "collectives");
     for (op = 0; op < SCHED_OP_MAX; op++)
@@ -2063,11 +1864,7 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
                    (unsigned long long)gc->n);
     COLL_GROUP_COUNTERS(X)
 #undef X
-#define X(n)                                                                   \
-    stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
-                   (unsigned long long)coll_fpc_cnt.n);
-    COLL_FPC_COUNTERS(X)
-#undef X
+    collfpc_stats_prometheus(&d->gs->cs->fpc, b, &err);
     /* one family after the other, every (op, mode, alg) run in each */
     for (f = 0; f < 4; f++) {
         stats_prom_type(b, &err, family[f], f < 3 ? "counter" : "histogram");
