@@ -35,6 +35,7 @@
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/group.h"
+#include "daemon/hier.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
@@ -122,7 +123,8 @@ struct coll_inst {
     struct list_node inbox; /* struct exec_msg of struct coll_msg */
     struct exec *ex;        /* hier: 1 (FPC: 2); flat: nlocal */
     int nex;
-    size_t *cnt, *dsp, *sc, *sd, *rc, *rd; /* hier: per host, bytes */
+    size_t *cnt, *dsp;     /* hier: per host, bytes (6 arrays, hl's) */
+    struct hier_layout hl; /* hier: the host-local phase */
     uint64_t t0;
     /* FPC protocol (hier bcast of doubles; ex[0] header, ex[1] payload) */
     int fpc;            /* this instance runs it */
@@ -150,13 +152,6 @@ coll_mul(size_t a, size_t b, size_t lim, int *ovf)
         return 0;
     }
     return a * b;
-}
-
-/* Block bytes of rank r (gather family). */
-static size_t
-coll_blk(const struct coll_inst *ci, int r)
-{
-    return ci->vb != NULL ? ci->vb[r] : ci->n;
 }
 
 /* ---- messages ------------------------------------------------------- */
@@ -306,7 +301,7 @@ coll_inst_release(struct coll_inst *ci)
             ci->a2a[i] = NULL;
         }
     free(ci->cnt);
-    ci->cnt = ci->dsp = ci->sc = ci->sd = ci->rc = ci->rd = NULL;
+    ci->cnt = ci->dsp = NULL;
     collfpc_release(&ci->fpx);
 }
 
@@ -675,24 +670,31 @@ coll_choose(struct daemon *d, struct coll_inst *ci)
         a.counts = ci->vb;
         a.displs = ci->vd;
     } else {
-        int NH = g->H.nhosts, h;
+        int NH = g->H.nhosts;
+        struct hier_layout *L = &ci->hl;
 
         /* per-host block bytes of the gather family (global knowledge) */
         ci->cnt = calloc(6 * (size_t)NH, sizeof(size_t));
         if (ci->cnt == NULL)
             return COLLS_ENOMEM;
-        ci->dsp = ci->cnt + NH;
-        ci->sc = ci->dsp + NH;
-        ci->sd = ci->sc + NH;
-        ci->rc = ci->sd + NH;
-        ci->rd = ci->rc + NH;
-        for (h = 0; h < NH; h++) {
-            int i;
-
-            for (i = g->H.start[h]; i < g->H.start[h + 1]; i++)
-                ci->cnt[h] += coll_blk(ci, g->H.members[i]);
-            ci->dsp[h] = h ? ci->dsp[h - 1] + ci->cnt[h - 1] : 0;
-        }
+        L->op = ci->op;
+        L->dtype = ci->dtype;
+        L->rop = ci->rop;
+        L->root = ci->root;
+        L->count = ci->count;
+        L->n = ci->n;
+        L->P = ci->P;
+        L->H = &g->H;
+        L->myhost = g->myhost;
+        L->vb = ci->vb;
+        L->a2a = ci->op == SCHED_OP_ALLTOALLV ? ci->a2a : NULL;
+        L->cnt = ci->cnt;
+        L->dsp = ci->dsp = ci->cnt + NH;
+        L->sc = ci->dsp + NH;
+        L->sd = L->sc + NH;
+        L->rc = L->sd + NH;
+        L->rd = L->rc + NH;
+        hier_blocks(L);
         a.op = collop_get(ci->op)->leader;
         a.P = NH;
         a.root = g->H.host[ci->root];
@@ -914,240 +916,54 @@ coll_fpc_finish(struct daemon *d, struct coll_inst *ci)
 
 /* ---- hierarchical mode ---------------------------------------------- */
 
-#define MEMBER(h, i) (g->H.members[g->H.start[(h)] + (i)])
-
-/*
- * Hierarchical alltoallv: the bytes this host sends to each host b
- * (ci->sc, packed at ci->sd: member i's block for each of b's members j,
- * i then j) and receives from it (ci->rc at ci->rd: b's member k's block
- * for each local member i, k then i -- the order b's leader packs in).
- * Each side sums only its own members' counts; a program whose send and
- * receive counts disagree makes the leaders' message lengths disagree,
- * which the executor rejects.  *so, *ro: the totals.
- */
-static void
-coll_a2av_hosts(struct coll_inst *ci, size_t *so, size_t *ro)
-{
-    struct group *g = ci->g;
-    size_t P = (size_t)ci->P;
-    int NH = g->H.nhosts, nl = g->nlocal, b, i, j;
-
-    *so = *ro = 0;
-    for (b = 0; b < NH; b++) {
-        int nb = topo_hier_nlocal(&g->H, b);
-
-        ci->sc[b] = ci->rc[b] = 0;
-        for (i = 0; i < nl; i++)
-            for (j = 0; j < nb; j++) {
-                size_t r = (size_t)MEMBER(b, j);
-
-                ci->sc[b] += ci->a2a[i][r];
-                ci->rc[b] += ci->a2a[i][2 * P + r];
-            }
-        ci->sd[b] = *so;
-        *so += ci->sc[b];
-        ci->rd[b] = *ro;
-        *ro += ci->rc[b];
-    }
-}
-
-/* Hierarchical alltoallv, local phase out: each local member's blocks
-   from lr (laid out as coll_a2av_hosts says) at its receive offsets. */
-static int
-coll_a2av_finish(struct daemon *d, struct coll_inst *ci, const uint8_t *lr)
-{
-    struct group *g = ci->g;
-    size_t P = (size_t)ci->P;
-    int NH = g->H.nhosts, nl = g->nlocal, b, i, i2, k;
-
-    for (i = 0; i < nl; i++) {
-        const size_t *v = ci->a2a[i];
-        size_t len = coll_out_len(ci, g->local[i], v);
-        uint8_t *out = malloc(len ? len : 1);
-
-        if (out == NULL)
-            return COLLS_ENOMEM;
-        for (b = 0; b < NH; b++) {
-            size_t off = ci->rd[b];
-
-            for (k = 0; k < topo_hier_nlocal(&g->H, b); k++) {
-                size_t src = (size_t)MEMBER(b, k);
-
-                for (i2 = 0; i2 < nl; i2++) {
-                    size_t c = ci->a2a[i2][2 * P + src];
-
-                    if (i2 == i)
-                        memcpy(out + v[3 * P + src], lr + off, c);
-                    off += c;
-                }
-            }
-        }
-        coll_answer(d, ci, i, 0, out, len);
-        free(out);
-    }
-    return 0;
-}
-
 /* Builds the leader schedule and its input; 0 or a COLLS_E* code. */
 static int
 coll_hier_start(struct daemon *d, struct coll_inst *ci)
 {
     struct group *g = ci->g;
-    int NH = g->H.nhosts, h = g->myhost, nl = g->nlocal, b, i, j, rc;
-    int hroot = g->H.host[ci->root];
-    size_t n = ci->n, P = (size_t)ci->P, lss = 0, lrs = 0, so = 0, ro = 0;
-    size_t lim = (size_t)d->cfg->max_message;
+    struct hier_layout *L = &ci->hl;
+    int NH = g->H.nhosts;
+    size_t lss, lrs, lim = (size_t)d->cfg->max_message;
     struct alg_args a;
     struct exec *x;
-    uint8_t *ls;
+    int rc;
 
     if (ci->fpc)
         return coll_fpc_start(d, ci);
-    if (ci->op == SCHED_OP_ALLTOALLV)
-        coll_a2av_hosts(ci, &so, &ro);
-    else
-        for (b = 0; b < NH; b++) {
-            size_t nb = (size_t)topo_hier_nlocal(&g->H, b);
-
-            ci->sc[b] = ci->cnt[h] * nb;
-            ci->sd[b] = so;
-            so += ci->sc[b];
-            ci->rc[b] = ci->cnt[b] * (size_t)nl;
-            ci->rd[b] = ro;
-            ro += ci->rc[b];
-        }
-    switch (ci->op) {
-    case SCHED_OP_BCAST:
-        lrs = n;
-        break;
-    case SCHED_OP_REDUCE:
-    case SCHED_OP_ALLREDUCE:
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-        lss = lrs = n;
-        break;
-    case SCHED_OP_REDUCE_SCATTER:
-        lss = lrs = P * n;
-        break;
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV:
-        lss = ci->cnt[h];
-        lrs = ci->dsp[NH - 1] + ci->cnt[NH - 1];
-        break;
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        lss = h == hroot ? ci->dsp[NH - 1] + ci->cnt[NH - 1] : 0;
-        lrs = ci->cnt[h];
-        break;
-    case SCHED_OP_ALLTOALL:
-    case SCHED_OP_ALLTOALLV:
-        lss = so;
-        lrs = ro;
-        break;
-    default:
-        break;
-    }
-    if (lss > lim || lrs > lim || so > lim || ro > lim)
+    hier_sizes(L, &lss, &lrs);
+    if (lss > lim || lrs > lim || L->sd[NH - 1] + L->sc[NH - 1] > lim ||
+        L->rd[NH - 1] + L->rc[NH - 1] > lim)
         return COLLS_EMSGSIZE;
-    ls = calloc(1, lss ? lss : 1);
-    if (ls == NULL)
-        return COLLS_ENOMEM;
-    /* local phase in: combine the members' contributions */
-    switch (ci->op) {
-    case SCHED_OP_REDUCE:
-    case SCHED_OP_ALLREDUCE:
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-    case SCHED_OP_REDUCE_SCATTER:
-        memcpy(ls, ci->in[0], lss);
-        for (i = 1; i < nl; i++)
-            reduce_apply(ci->rop, ci->dtype, ls, ci->in[i], lss / ci->esize);
-        break;
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV: {
-        size_t off = 0;
-
-        for (i = 0; i < nl; i++) {
-            memcpy(ls + off, ci->in[i], ci->inlen[i]);
-            off += ci->inlen[i];
-        }
-        break;
-    }
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        if (h == hroot)
-            memcpy(ls, ci->in[group_local_index(g, ci->root)], lss);
-        break;
-    case SCHED_OP_ALLTOALL:
-        for (b = 0; b < NH; b++) {
-            int nb = topo_hier_nlocal(&g->H, b);
-
-            for (i = 0; i < nl; i++)
-                for (j = 0; j < nb; j++)
-                    memcpy(ls + ci->sd[b] + ((size_t)i * nb + j) * n,
-                           ci->in[i] + (size_t)MEMBER(b, j) * n, n);
-        }
-        break;
-    case SCHED_OP_ALLTOALLV:
-        /* for host b: member i's block for b's member j, i then j */
-        for (b = 0; b < NH; b++) {
-            int nb = topo_hier_nlocal(&g->H, b);
-            size_t off = ci->sd[b];
-
-            for (i = 0; i < nl; i++)
-                for (j = 0; j < nb; j++) {
-                    const size_t *v = ci->a2a[i];
-                    size_t r = (size_t)MEMBER(b, j);
-
-                    memcpy(ls + off, ci->in[i] + v[P + r], v[r]);
-                    off += v[r];
-                }
-        }
-        break;
-    default:
-        break;
-    }
     memset(&a, 0, sizeof(a));
     a.op = collop_get(ci->op)->leader;
     a.P = NH;
-    a.rank = h;
-    a.root = hroot;
+    a.rank = g->myhost;
+    a.root = g->H.host[ci->root];
     a.dtype = ci->dtype;
     a.rop = ci->rop;
-    a.size = a.op == SCHED_OP_BCAST ? n : lss;
+    a.size = a.op == SCHED_OP_BCAST ? ci->n : lss;
     a.seg = ci->seg;
     if (coll_is_gv(a.op)) {
-        a.counts = ci->cnt;
-        a.displs = ci->dsp;
+        a.counts = L->cnt;
+        a.displs = L->dsp;
     }
     if (a.op == SCHED_OP_ALLTOALLV) {
-        a.scounts = ci->sc;
-        a.sdispls = ci->sd;
-        a.rcounts = ci->rc;
-        a.rdispls = ci->rd;
+        a.scounts = L->sc;
+        a.sdispls = L->sd;
+        a.rcounts = L->rc;
+        a.rdispls = L->rd;
     }
     ci->ex = calloc(1, sizeof(*ci->ex));
-    if (ci->ex == NULL) {
-        free(ls);
+    if (ci->ex == NULL)
         return COLLS_ENOMEM;
-    }
     ci->nex = 1;
     x = &ci->ex[0];
     rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, lss, lrs);
-    if (rc != 0) {
-        free(ls);
+    if (rc == 0)
+        rc = hier_combine(L, (const uint8_t *const *)ci->in, ci->inlen,
+                          x->buf[SCHED_BUF_SEND], x->buf[SCHED_BUF_RECV]);
+    if (rc != 0)
         return rc;
-    }
-    if (lss > 0)
-        memcpy(x->buf[SCHED_BUF_SEND], ls, lss);
-    free(ls);
-    if (ci->op == SCHED_OP_BCAST && h == hroot)
-        memcpy(x->buf[SCHED_BUF_RECV], ci->in[group_local_index(g, ci->root)],
-               n);
     return exec_start(x, &coll_exec_ops, ci);
 }
 
@@ -1155,87 +971,24 @@ coll_hier_start(struct daemon *d, struct coll_inst *ci)
 static int
 coll_hier_finish(struct daemon *d, struct coll_inst *ci)
 {
-    struct group *g = ci->g;
-    struct exec *x = &ci->ex[0];
-    const uint8_t *lr = ci->fpc ? ci->fpx.out : x->buf[SCHED_BUF_RECV];
-    int h = g->myhost, nl = g->nlocal, NH = g->H.nhosts, i, b, k;
-    size_t n = ci->n, off = 0;
-    uint8_t *out = NULL, *acc = NULL;
-    int valid;
+    const struct hier_layout *L = &ci->hl;
+    const uint8_t *lr = ci->fpc ? ci->fpx.out : ci->ex[0].buf[SCHED_BUF_RECV];
+    const uint8_t *data;
+    size_t ssz = hier_scratch(L), len;
+    uint8_t *scratch = NULL;
+    int i, rc = 0;
 
-    if (ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN) {
-        acc = malloc(n ? n : 1);
-        if (acc == NULL)
-            return COLLS_ENOMEM;
-        valid = h > 0;
-        if (valid)
-            memcpy(acc, lr, n);
-        for (i = 0; i < nl; i++) {
-            int r = g->local[i];
-
-            if (ci->op == SCHED_OP_EXSCAN)
-                coll_answer(d, ci, i, 0, acc, valid ? n : 0);
-            if (valid)
-                reduce_apply(ci->rop, ci->dtype, acc, ci->in[i], ci->count);
-            else
-                memcpy(acc, ci->in[i], n);
-            valid = 1;
-            if (ci->op == SCHED_OP_SCAN)
-                coll_answer(d, ci, i, 0, acc, n);
-            (void)r;
-        }
-        free(acc);
-        return 0;
+    if (ssz > 0 && (scratch = malloc(ssz)) == NULL)
+        return COLLS_ENOMEM;
+    for (i = 0; i < ci->g->nlocal && rc == 0; i++) {
+        rc = hier_result(L, i, lr, (const uint8_t *const *)ci->in, scratch,
+                         &data, &len);
+        if (rc == 0)
+            coll_answer(d, ci, i, 0, data, len);
     }
-    if (ci->op == SCHED_OP_ALLTOALLV)
-        return coll_a2av_finish(d, ci, lr);
-    if (ci->op == SCHED_OP_ALLTOALL) {
-        out = malloc((size_t)ci->P * n + 1);
-        if (out == NULL)
-            return COLLS_ENOMEM;
-    }
-    for (i = 0; i < nl; i++) {
-        int r = g->local[i];
-
-        switch (ci->op) {
-        case SCHED_OP_BCAST:
-        case SCHED_OP_ALLREDUCE:
-            coll_answer(d, ci, i, 0, lr, n);
-            break;
-        case SCHED_OP_REDUCE:
-        case SCHED_OP_GATHER:
-        case SCHED_OP_GATHERV:
-            coll_answer(d, ci, i, 0, lr, coll_out_len(ci, r, NULL));
-            break;
-        case SCHED_OP_ALLGATHER:
-        case SCHED_OP_ALLGATHERV:
-            coll_answer(d, ci, i, 0, lr, coll_out_len(ci, r, NULL));
-            break;
-        case SCHED_OP_REDUCE_SCATTER:
-            coll_answer(d, ci, i, 0, lr + (size_t)r * n, n);
-            break;
-        case SCHED_OP_SCATTER:
-        case SCHED_OP_SCATTERV:
-            coll_answer(d, ci, i, 0, lr + off, coll_blk(ci, r));
-            off += coll_blk(ci, r);
-            break;
-        case SCHED_OP_ALLTOALL:
-            for (b = 0; b < NH; b++)
-                for (k = 0; k < topo_hier_nlocal(&g->H, b); k++)
-                    memcpy(out + (size_t)MEMBER(b, k) * n,
-                           lr + ci->rd[b] + ((size_t)k * nl + i) * n, n);
-            coll_answer(d, ci, i, 0, out, (size_t)ci->P * n);
-            break;
-        default: /* barrier */
-            coll_answer(d, ci, i, 0, NULL, 0);
-            break;
-        }
-    }
-    free(out);
-    return 0;
+    free(scratch);
+    return rc;
 }
-
-#undef MEMBER
 
 /* ---- flat mode ------------------------------------------------------ */
 
