@@ -196,6 +196,7 @@ coll_exec_send(void *arg, int phase, int src, int dst, const uint8_t *data,
     struct coll_inst *ci = arg;
     struct daemon *d = ci->d;
     int hid = coll_rank_hid(ci, phase, dst);
+    CollData cd = COLL_DATA__INIT;
     Envelope f;
 
     if (hid == d->hid) {
@@ -223,11 +224,13 @@ coll_exec_send(void *arg, int phase, int src, int dst, const uint8_t *data,
     f.kind = KIND__COLL_DATA;
     f.src = COLLS_DAEMON_TID(d->hid);
     f.dst = COLLS_DAEMON_TID(hid);
-    f.req_id = ci->g->gid;
     f.seq = ci->seq;
-    f.tag = src;
-    f.count = (uint64_t)dst;
-    f.status = phase;
+    cd.gid = ci->g->gid;
+    cd.src_rank = (uint32_t)src;
+    cd.dst_rank = (uint32_t)dst;
+    cd.phase = (uint32_t)phase;
+    f.body_case = ENVELOPE__BODY_COLL_DATA;
+    f.coll_data = &cd;
     f.dtype = (uint32_t)ci->wire_dtype;
     f.encoding = COLLS_ENC_RAW;
     f.byte_order = (uint32_t)dtype_native_order();
@@ -250,6 +253,7 @@ static void
 coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
 {
     unsigned char *sent = calloc(DAEMON_MAX_HID + 1, 1);
+    CollData cd = COLL_DATA__INIT;
     Envelope f;
     int r;
 
@@ -258,9 +262,11 @@ coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
     envelope_init(&f);
     f.kind = KIND__COLL_DATA;
     f.src = COLLS_DAEMON_TID(d->hid);
-    f.req_id = g->gid;
     f.seq = seq;
-    f.status = status;
+    cd.gid = g->gid;
+    cd.abort_status = status;
+    f.body_case = ENVELOPE__BODY_COLL_DATA;
+    f.coll_data = &cd;
     sent[d->hid] = 1;
     for (r = 0; r < g->P; r++) {
         int hid = g->hids[r];
@@ -1349,15 +1355,23 @@ coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
                size_t len, size_t off)
 {
     struct coll_state *cs = d->gs->cs;
+    const CollData *cd = e->coll_data;
     struct group *g;
     struct coll_msg *m;
 
-    if (e->src != COLLS_DAEMON_TID(hid)) {
+    /* the fields are checked before they are used: ranks fit a group,
+       the phase is one of the two, an abort carries a COLLS_E* code */
+    if (e->src != COLLS_DAEMON_TID(hid) ||
+        e->body_case != ENVELOPE__BODY_COLL_DATA ||
+        (cd->abort_status == 0
+             ? cd->phase > PHASE_FLAT || cd->src_rank >= GROUP_SIZE_MAX ||
+                   cd->dst_rank >= GROUP_SIZE_MAX
+             : cd->abort_status > 0 || cd->abort_status < -4095)) {
         d->st.bad_peer_msgs++;
         free(msg);
         return;
     }
-    g = group_find(d, e->req_id);
+    g = group_find(d, cd->gid);
     m = calloc(1, sizeof(*m));
     if (m == NULL) {
         free(msg);
@@ -1367,14 +1381,15 @@ coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     m->owner = msg;
     m->m.data = msg + off;
     m->m.len = len - off;
-    m->gid = e->req_id;
+    m->gid = cd->gid;
     m->seq = e->seq;
-    m->m.phase = e->status;
-    m->m.src = e->tag;
-    m->m.dst = e->count > (uint64_t)GROUP_SIZE_MAX ? -1 : (int)e->count;
+    m->m.phase = (int)cd->phase;
+    m->m.src = (int)cd->src_rank;
+    m->m.dst = (int)cd->dst_rank;
     m->hid = hid;
     m->at_us = platform_now_us();
-    if (e->status < 0) { /* an abort: no payload */
+    if (cd->abort_status != 0) {       /* an abort: no payload */
+        m->m.phase = cd->abort_status; /* negative: see coll_deliver */
         m->m.len = 0;
         m->m.src = m->m.dst = 0;
     }

@@ -5,12 +5,15 @@
  * Daemon-to-daemon messages (kinds 300s; docs/collectives.md):
  *   GROUP_JOIN    joiner's daemon -> owner: src = task, req_id = the task's,
  *                 group, body group_join;
- *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status; or
- *                 owner -> member daemons: seq = gid, dst = daemon, status
- *                 (a member died before the group was installed there);
+ *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status,
+ *                 body group_failed.owner_hint (COLLS_EAGAIN: the owner it
+ *                 believes in); or owner -> member daemons: dst = daemon,
+ *                 status, body group_failed.gid (a member died before the
+ *                 group was installed there);
  *   GROUP_FORMED  owner -> every member daemon: group, body group_info;
  *   GROUP_LEAVE   leaver's daemon -> every member daemon and the owner:
- *                 src = task, seq = gid, count = collectives it made.
+ *                 src = task, body group_leave (gid, ncoll = collectives
+ *                 it made).  (From the task itself, seq = gid.)
  * The leave notice travels on the same ordered stream as that daemon's
  * later TASK_EXIT of the task, so every daemon sees the leave first and
  * collectives the member completed are not failed by its exit.
@@ -20,8 +23,8 @@
  * host that is up in this daemon's view.  Daemons that disagree about
  * whether some host is up agree on every name that host does not own.
  * A daemon that gets a GROUP_JOIN for a name it does not own in its view
- * answers GROUP_FAILED with status COLLS_EAGAIN and count = the owner it
- * believes in; the joiner's daemon follows that if the host is in its
+ * answers GROUP_FAILED with status COLLS_EAGAIN and owner_hint = the owner
+ * it believes in; the joiner's daemon follows that if the host is in its
  * table and heavier than the one it asked (so redirections cannot loop):
  * at once if the host is up in its view, else when it comes up, or the
  * join fails with COLLS_EAGAIN after --dead-after (the daemons disagree
@@ -283,6 +286,7 @@ static void
 group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
                    const char *name, int status, int hint)
 {
+    GroupFailed gf = GROUP_FAILED__INIT;
     struct group_join *j;
     Envelope e;
 
@@ -295,7 +299,9 @@ group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
         return;
     }
     group_failed_env(d, &e, tid, req_id, name, status);
-    e.count = (uint64_t)(hint > 0 ? hint : 0);
+    gf.owner_hint = (uint32_t)(hint > 0 ? hint : 0);
+    e.body_case = ENVELOPE__BODY_GROUP_FAILED;
+    e.group_failed = &gf;
     if (host_is_up(d, COLLS_TID_HID(tid)))
         net_send(d, COLLS_TID_HID(tid), &e, NULL, 0);
 }
@@ -678,26 +684,26 @@ group_member_gone(struct daemon *d, struct group *g, uint32_t tid, int status,
     group_fail(d, g, status, count, death);
 }
 
-/* GROUP_LEAVE notice: src left gid after count collectives. */
+/* GROUP_LEAVE notice: task src left gid after ncoll collectives. */
 static void
-group_leave_notice(struct daemon *d, const Envelope *e)
+group_leave_notice(struct daemon *d, uint32_t src, uint64_t gid, uint64_t ncoll)
 {
-    struct group *g = group_find(d, e->seq);
+    struct group *g = group_find(d, gid);
     struct group_name *n;
     int r, all = 1;
 
     if (g != NULL) {
-        group_member_gone(d, g, e->src, COLLS_EPEERDEAD, e->count, 0);
+        group_member_gone(d, g, src, COLLS_EPEERDEAD, ncoll, 0);
         group_maybe_drop(d, g);
     }
     /* the owner: forget the name once everyone has left */
     for (n = d->gs->names; n != NULL; n = n->next)
-        if (n->formed && n->gid == e->seq)
+        if (n->formed && n->gid == gid)
             break;
     if (n == NULL)
         return;
     for (r = 0; r < n->size; r++) {
-        if (n->tids[r] == e->src)
+        if (n->tids[r] == src)
             n->left[r] = 1;
         all &= n->left[r];
     }
@@ -709,7 +715,8 @@ void
 group_task_leave(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    struct group *g = group_find(d, e->seq);
+    struct group *g = group_find(d, e->seq); /* the task's: seq = gid */
+    GroupLeave gl = GROUP_LEAVE__INIT;
     unsigned char *sent;
     int r, i, hid;
     Envelope f;
@@ -723,8 +730,10 @@ group_task_leave(struct task *t, const Envelope *e)
     envelope_init(&f);
     f.kind = KIND__GROUP_LEAVE;
     f.src = t->tid;
-    f.seq = g->gid;
-    f.count = g->next_seq[i];
+    gl.gid = g->gid;
+    gl.ncoll = g->next_seq[i];
+    f.body_case = ENVELOPE__BODY_GROUP_LEAVE;
+    f.group_leave = &gl;
     f.group = g->name;
     sent[d->hid] = 1;
     for (r = 0; r < g->P; r++) {
@@ -741,7 +750,7 @@ group_task_leave(struct task *t, const Envelope *e)
         net_send(d, g->owner, &f, NULL, 0);
     }
     free(sent);
-    group_leave_notice(d, &f); /* may free g */
+    group_leave_notice(d, t->tid, gl.gid, gl.ncoll); /* may free g */
 }
 
 /* GROUP_FAILED from the owner: to a local joiner, or about a gid. */
@@ -749,6 +758,7 @@ static void
 group_peer_failed(struct daemon *d, int hid, const Envelope *e)
 {
     struct group *g;
+    uint32_t hint;
 
     if (!daemon_tid_is_daemon(e->dst)) {
         struct group_join *j;
@@ -756,15 +766,21 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
         j = group_join_find(d, e->dst, e->req_id);
         if (j == NULL || j->owner != hid)
             return;
-        if (e->status == COLLS_EAGAIN && e->count > 0 &&
-            e->count <= DAEMON_MAX_HID)
-            group_join_redirect(d, j, (int)e->count);
+        hint = e->body_case == ENVELOPE__BODY_GROUP_FAILED
+                   ? e->group_failed->owner_hint
+                   : 0;
+        if (e->status == COLLS_EAGAIN && hint > 0 && hint <= DAEMON_MAX_HID)
+            group_join_redirect(d, j, (int)hint);
         else
             group_join_failed_local(d, j->tid, j->req_id, j->name,
                                     e->status < 0 ? e->status : COLLS_EIO);
         return;
     }
-    g = group_find(d, e->seq);
+    if (e->body_case != ENVELOPE__BODY_GROUP_FAILED) {
+        d->st.bad_peer_msgs++;
+        return;
+    }
+    g = group_find(d, e->group_failed->gid);
     if (g != NULL && g->owner == hid && e->status < 0)
         group_fail(d, g, e->status, 0, 1);
 }
@@ -796,11 +812,13 @@ group_peer_msg(struct daemon *d, int hid, const Envelope *e)
         group_peer_failed(d, hid, e);
         break;
     case KIND__GROUP_LEAVE:
-        if (COLLS_TID_HID(e->src) != hid) {
+        if (COLLS_TID_HID(e->src) != hid ||
+            e->body_case != ENVELOPE__BODY_GROUP_LEAVE) {
             d->st.bad_peer_msgs++;
             return;
         }
-        group_leave_notice(d, e);
+        group_leave_notice(d, e->src, e->group_leave->gid,
+                           e->group_leave->ncoll);
         break;
     default:
         d->st.bad_peer_msgs++;
@@ -839,13 +857,16 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
                 dead = 1;
         if (dead) {
             unsigned char sent[DAEMON_MAX_HID + 1];
+            GroupFailed gf = GROUP_FAILED__INIT;
             Envelope e;
 
             memset(sent, 0, sizeof(sent));
             envelope_init(&e);
             e.kind = KIND__GROUP_FAILED;
             e.src = COLLS_DAEMON_TID(d->hid);
-            e.seq = n->gid;
+            gf.gid = n->gid;
+            e.body_case = ENVELOPE__BODY_GROUP_FAILED;
+            e.group_failed = &gf;
             e.status = status;
             e.group = n->name;
             for (r = 0; r < n->size; r++) {
