@@ -1,5 +1,9 @@
 /*
- * coll.c -- collective instances and the schedule executor; see coll.h.
+ * coll.c -- collective instances, task requests, peer messages and
+ * aborts; see coll.h.  What an instance runs is chosen in collplan.c and
+ * started in collrun.c (the records they share are in collint.h); the
+ * schedule executor is daemon/exec.c, the host-local phase daemon/hier.c,
+ * the FPC protocol daemon/collfpc.c.
  *
  * Instance life: created by the first local COLL_REQ or COLL_DATA of
  * (gid, seq); parameters come from the first request and every later one
@@ -13,12 +17,13 @@
  * Invariants: every size from a task or a peer is checked against
  * cfg->max_message before allocation; incoming data of an instance is
  * matched per (phase, src, dst) in arrival order; no callback frees the
- * instance it is working on except through coll_inst_end as its last act.
+ * instance it is working on except through coll_inst_maybe_end as its
+ * last act.
  *
- * FPC compression (docs/collectives.md, "Compression"): a hierarchical
- * bcast of doubles may run as two bcasts among the leaders, a header and
- * the payload; daemon/collfpc.c owns the protocol and its counters, this
- * file runs the two bcasts.
+ * Owns: struct coll_state (d->gs->cs: early messages, schedule cache,
+ * counters) and every instance (on its group's list).  May call: the
+ * other coll*.c files, daemon/exec.h, daemon/group.h (lookups), task.h
+ * (answers), net.h and host.h (aborts), stats.h, log.h.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -28,14 +33,13 @@
 
 #include "colls.h"
 #include "daemon/alg/alg.h"
-#include "daemon/alg/topo.h"
 #include "daemon/coll.h"
+#include "daemon/collint.h"
 #include "daemon/collfpc.h"
 #include "daemon/exec.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/group.h"
-#include "daemon/hier.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
@@ -43,120 +47,21 @@
 #include "daemon/sched.h"
 #include "daemon/stats.h"
 #include "daemon/task.h"
-#include "daemon/tune.h"
 #include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/envelope.h"
 #include "proto/list.h"
-#include "proto/reduce.h"
 
-#define COLL_ALG_SPEC_MAX 64
 #define COLL_EARLY_MAX_US (120u * 1000000u) /* unknown gid: kept this long */
 #define COLL_SCHED_CACHE  512               /* slots of the schedule cache */
-#define PHASE_LEADER      0
-#define PHASE_FLAT        1
-
-/* One COLL_DATA message (or an in-memory one between local ranks); m is
-   on an instance's inbox or on the early list. */
-struct coll_msg {
-    struct exec_msg m;
-    uint64_t gid, seq;
-    int hid;
-    void *owner; /* allocation holding data */
-    uint64_t at_us;
-};
-
-/* Counters per (operation, algorithm row). */
-#define COLL_MAX_ALGS 16
-struct coll_opstats {
-    uint64_t runs, bytes, fallbacks;
-    struct stats_hist us;
-};
-
-struct coll_counters {
-    uint64_t hier_runs, flat_runs, hier_as_flat, fallbacks, aborts;
-    uint64_t bad_requests, early_msgs, stale_msgs, failed_ops;
-};
-
-/* The collective state of a daemon (d->gs->cs). */
-struct coll_state {
-    struct list_node early; /* COLL_DATA for groups not installed yet */
-    size_t early_bytes;
-    struct sched_cache *cache; /* schedules of non-v operations */
-    struct coll_counters cnt;
-    /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
-    struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
-    struct collfpc_counters fpc;
-};
-
-enum coll_inst_state { CI_COLLECT = 0, CI_RUN, CI_FAILED };
-
-struct coll_inst {
-    struct list_node node; /* on g->insts */
-    struct daemon *d;
-    struct group *g;
-    uint64_t seq;
-    int state, status;
-    /* parameters, from the first request */
-    int have;
-    int op, dtype, rop, root, reqmode, mode, P;
-    size_t count, esize, n;
-    char spec[COLL_ALG_SPEC_MAX];
-    int compress;   /* COLLS_COMPRESS_* of the request */
-    uint64_t *rawv; /* gatherv family: counts of the request */
-    size_t nrawv;
-    size_t *vb, *vd; /* gatherv family: bytes and packed offsets per rank */
-    size_t vtotal;
-    /* the algorithm */
-    const struct alg *alg;
-    int alg_index, fallback;
-    size_t seg;
-    /* per local member */
-    int nreq, nans;
-    uint8_t *reqd, *answered;
-    uint64_t *req_id;
-    uint8_t **in;
-    size_t *inlen;
-    void **inown;
-    size_t **a2a; /* alltoallv: 4 * P entries: sc, sd, rc, rd (bytes) */
-    /* execution */
-    struct list_node inbox; /* struct exec_msg of struct coll_msg */
-    struct exec *ex;        /* hier: 1 (FPC: 2); flat: nlocal */
-    int nex;
-    size_t *cnt, *dsp;     /* hier: per host, bytes (6 arrays, hl's) */
-    struct hier_layout hl; /* hier: the host-local phase */
-    uint64_t t0;
-    /* FPC protocol (hier bcast of doubles; ex[0] header, ex[1] payload) */
-    int fpc;            /* this instance runs it */
-    int wire_dtype;     /* datatype stamped on COLL_DATA being sent */
-    struct collfpc fpx; /* its state */
-};
 
 static void coll_progress(struct daemon *d, struct coll_inst *ci);
 static void coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq,
                             int status);
 
-/* The gatherv family: one count per rank (alltoallv has count pairs). */
-static int
-coll_is_gv(int op)
-{
-    return collop_is_vector(op) && op != SCHED_OP_ALLTOALLV;
-}
-
-/* a * b, or 0 with *ovf set on overflow or above lim. */
-static size_t
-coll_mul(size_t a, size_t b, size_t lim, int *ovf)
-{
-    if (a != 0 && b > lim / a) {
-        *ovf = 1;
-        return 0;
-    }
-    return a * b;
-}
-
 /* ---- messages ------------------------------------------------------- */
 
-static void
+void
 coll_msg_free(struct coll_msg *m)
 {
     free(m->owner);
@@ -175,78 +80,6 @@ coll_msgs_free(struct list_node *h)
         coll_msg_free(list_entry(n, struct coll_msg, m.node));
     }
 }
-
-/* Daemon of schedule rank r in phase. */
-static int
-coll_rank_hid(const struct coll_inst *ci, int phase, int r)
-{
-    const struct group *g = ci->g;
-
-    if (phase == PHASE_LEADER)
-        return g->hids[g->H.leader[r]];
-    return g->hids[r];
-}
-
-/* exec_ops.send: len bytes of data from (phase, src) to (phase, dst) of
-   instance arg, over the transport or into its own inbox. */
-static int
-coll_exec_send(void *arg, int phase, int src, int dst, const uint8_t *data,
-               size_t len)
-{
-    struct coll_inst *ci = arg;
-    struct daemon *d = ci->d;
-    int hid = coll_rank_hid(ci, phase, dst);
-    CollData cd = COLL_DATA__INIT;
-    Envelope f;
-
-    if (hid == d->hid) {
-        struct coll_msg *m = calloc(1, sizeof(*m));
-
-        if (m == NULL || (m->owner = malloc(len ? len : 1)) == NULL) {
-            free(m);
-            return COLLS_ENOMEM;
-        }
-        memcpy(m->owner, data, len);
-        m->m.data = m->owner;
-        m->m.len = len;
-        m->gid = ci->g->gid;
-        m->seq = ci->seq;
-        m->m.phase = phase;
-        m->m.src = src;
-        m->m.dst = dst;
-        m->hid = hid;
-        list_add_tail(&ci->inbox, &m->m.node);
-        return 0;
-    }
-    if (!host_is_up(d, hid))
-        return COLLS_EHOSTDOWN;
-    envelope_init(&f);
-    f.kind = KIND__COLL_DATA;
-    f.src = COLLS_DAEMON_TID(d->hid);
-    f.dst = COLLS_DAEMON_TID(hid);
-    f.seq = ci->seq;
-    cd.gid = ci->g->gid;
-    cd.src_rank = (uint32_t)src;
-    cd.dst_rank = (uint32_t)dst;
-    cd.phase = (uint32_t)phase;
-    f.body_case = ENVELOPE__BODY_COLL_DATA;
-    f.coll_data = &cd;
-    f.dtype = (uint32_t)ci->wire_dtype;
-    f.encoding = COLLS_ENC_RAW;
-    f.byte_order = (uint32_t)dtype_native_order();
-    return net_send(d, hid, &f, data, len);
-}
-
-/* exec_ops.consumed: a message matched a RECV. */
-static void
-coll_exec_consumed(void *arg, struct exec_msg *m)
-{
-    (void)arg;
-    coll_msg_free((struct coll_msg *)(void *)m);
-}
-
-static const struct exec_ops coll_exec_ops = {coll_exec_send,
-                                              coll_exec_consumed};
 
 /* Tells every other daemon of g that (gid, seq) failed with status. */
 static void
@@ -375,7 +208,7 @@ coll_inst_get(struct daemon *d, struct group *g, uint64_t seq, int create)
 }
 
 /* Sends COLL_RESULT to local member i of ci. */
-static void
+void
 coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
             const uint8_t *data, size_t len)
 {
@@ -454,588 +287,6 @@ coll_inst_fail(struct daemon *d, struct coll_inst *ci, int status, int abort)
             coll_answer(d, ci, i, status, NULL, 0);
 }
 
-/* ---- parameters ----------------------------------------------------- */
-
-/* Checks a request's parameters and stores them in ci (first request).
-   0 or a COLLS_E* code. */
-static int
-coll_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
-{
-    const CollReq *q = e->coll_req;
-    size_t lim = (size_t)d->cfg->max_message, total = 0;
-    int ovf = 0, r, op = (int)q->op;
-
-    if (q->op >= SCHED_OP_MAX || q->mode > COLLS_MODE_FLAT ||
-        q->compress > COLLS_COMPRESS_AUTO ||
-        (q->alg != NULL && strlen(q->alg) >= COLL_ALG_SPEC_MAX))
-        return COLLS_EINVAL;
-    if (op == SCHED_OP_BARRIER) {
-        ci->dtype = COLLS_BYTE;
-        ci->count = 0;
-    } else {
-        if (!dtype_valid((int)e->dtype))
-            return COLLS_EDTYPE;
-        ci->dtype = (int)e->dtype;
-        ci->count = (size_t)e->count;
-    }
-    ci->op = op;
-    ci->rop = collop_is_reduction(op) ? (int)q->rop : COLLS_SUM;
-    if (collop_is_reduction(op) && reduce_check(ci->rop, ci->dtype) != 0)
-        return reduce_check(ci->rop, ci->dtype);
-    ci->root = collop_is_rooted(op) ? q->root : 0;
-    if (ci->root < 0 || ci->root >= ci->P)
-        return COLLS_EINVAL;
-    ci->reqmode = (int)q->mode;
-    ci->compress = (int)q->compress;
-    ci->wire_dtype = ci->dtype;
-    snprintf(ci->spec, sizeof(ci->spec), "%s", q->alg ? q->alg : "");
-    ci->esize = dtype_size(ci->dtype);
-    ci->n = coll_mul(ci->count, ci->esize, lim, &ovf);
-    coll_mul(ci->n, (size_t)ci->P, lim, &ovf);
-    if (ovf)
-        return COLLS_EMSGSIZE;
-    if (coll_is_gv(op)) {
-        if (q->n_counts != (size_t)ci->P)
-            return COLLS_EINVAL;
-        ci->rawv = calloc((size_t)ci->P, sizeof(uint64_t));
-        ci->vb = calloc(2 * (size_t)ci->P, sizeof(size_t));
-        if (ci->rawv == NULL || ci->vb == NULL)
-            return COLLS_ENOMEM;
-        ci->nrawv = (size_t)ci->P;
-        ci->vd = ci->vb + ci->P;
-        for (r = 0; r < ci->P; r++) {
-            ci->rawv[r] = q->counts[r];
-            if (q->counts[r] > lim) /* items; bytes checked next */
-                return COLLS_EMSGSIZE;
-            ci->vb[r] = coll_mul((size_t)q->counts[r], ci->esize, lim, &ovf);
-            ci->vd[r] = total;
-            total += ci->vb[r];
-            if (ovf || total > lim)
-                return COLLS_EMSGSIZE;
-        }
-        ci->vtotal = total;
-    }
-    ci->have = 1;
-    return 0;
-}
-
-/* Does request e agree with ci's parameters? */
-static int
-coll_same(const struct coll_inst *ci, const Envelope *e)
-{
-    const CollReq *q = e->coll_req;
-    size_t r;
-
-    if ((int)q->op != ci->op || (int)q->mode != ci->reqmode ||
-        strcmp(q->alg ? q->alg : "", ci->spec) != 0)
-        return 0;
-    if (ci->op == SCHED_OP_BARRIER)
-        return 1;
-    if ((int)e->dtype != ci->dtype || e->count != ci->count)
-        return 0;
-    if (collop_is_reduction(ci->op) && (int)q->rop != ci->rop)
-        return 0;
-    if (collop_is_rooted(ci->op) && q->root != ci->root)
-        return 0;
-    if (ci->op == SCHED_OP_BCAST && ci->dtype == COLLS_DOUBLE &&
-        (int)q->compress != ci->compress)
-        return 0; /* the FPC protocol must be agreed */
-    if (coll_is_gv(ci->op)) {
-        if (q->n_counts != ci->nrawv)
-            return 0;
-        for (r = 0; r < ci->nrawv; r++)
-            if (q->counts[r] != ci->rawv[r])
-                return 0;
-    }
-    return 1;
-}
-
-/* Input bytes rank r must send; alltoallv: from its counts (a2a). */
-static size_t
-coll_in_len(const struct coll_inst *ci, int r, const size_t *a2a)
-{
-    size_t P = (size_t)ci->P;
-
-    switch (ci->op) {
-    case SCHED_OP_BARRIER:
-        return 0;
-    case SCHED_OP_BCAST:
-    case SCHED_OP_SCATTER:
-        return r == ci->root ? (ci->op == SCHED_OP_BCAST ? ci->n : P * ci->n)
-                             : 0;
-    case SCHED_OP_SCATTERV:
-        return r == ci->root ? ci->vtotal : 0;
-    case SCHED_OP_GATHERV:
-    case SCHED_OP_ALLGATHERV:
-        return ci->vb[r];
-    case SCHED_OP_ALLTOALL:
-    case SCHED_OP_REDUCE_SCATTER:
-        return P * ci->n;
-    case SCHED_OP_ALLTOALLV: {
-        size_t t = 0, j;
-
-        for (j = 0; j < P; j++)
-            t += a2a[j];
-        return t;
-    }
-    default:
-        return ci->n;
-    }
-}
-
-/* Output bytes of rank r. */
-static size_t
-coll_out_len(const struct coll_inst *ci, int r, const size_t *a2a)
-{
-    size_t P = (size_t)ci->P, j, t = 0;
-
-    switch (ci->op) {
-    case SCHED_OP_BARRIER:
-        return 0;
-    case SCHED_OP_REDUCE:
-        return r == ci->root ? ci->n : 0;
-    case SCHED_OP_GATHER:
-        return r == ci->root ? P * ci->n : 0;
-    case SCHED_OP_GATHERV:
-        return r == ci->root ? ci->vtotal : 0;
-    case SCHED_OP_SCATTERV:
-        return ci->vb[r];
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLTOALL:
-        return P * ci->n;
-    case SCHED_OP_ALLGATHERV:
-        return ci->vtotal;
-    case SCHED_OP_ALLTOALLV:
-        for (j = 0; j < P; j++)
-            t += a2a[2 * P + j];
-        return t;
-    case SCHED_OP_EXSCAN:
-        return r == 0 ? 0 : ci->n;
-    default:
-        return ci->n;
-    }
-}
-
-/* Chooses the algorithm for a (forced by spec if it can run) into ci;
-   logs and counts a fallback.  0 or a COLLS_E* code. */
-static int
-coll_choose_alg(struct daemon *d, struct coll_inst *ci,
-                const struct alg_args *a, const char *spec)
-{
-    struct tune_choice ch;
-    int rc;
-
-    rc = tune_choose(a, NULL, spec, &ch);
-    if (rc != 0)
-        return rc;
-    ci->alg = ch.alg;
-    ci->alg_index = ch.index;
-    ci->seg = ch.seg;
-    if (ch.fallback != TUNE_FALLBACK_NONE) {
-        ci->fallback = 1;
-        d->gs->cs->cnt.fallbacks++;
-        if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
-            d->gs->cs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
-                .fallbacks++;
-        log_warn(
-            "group %s collective %llu: forced algorithm \"%s\" for "
-            "%s cannot run (%s); running %s",
-            ci->g->name, (unsigned long long)ci->seq, spec, collop_name(a->op),
-            ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown" : "not applicable",
-            ch.alg->name);
-    }
-    return 0;
-}
-
-/* Chooses mode and algorithm (same inputs on every daemon). */
-static int
-coll_choose(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    const struct collop *o = collop_get(ci->op);
-    struct alg_args a;
-    int needs_contig;
-
-    ci->mode =
-        ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT : COLLS_MODE_HIER;
-    /* the host-local phase packs blocks per host in rank order */
-    needs_contig = (o->blocks && o->family != COLLOP_ALL_TO_ALL2) ||
-                   o->family == COLLOP_PREFIX;
-    if (ci->mode == COLLS_MODE_HIER && needs_contig && !g->H.contiguous) {
-        ci->mode = COLLS_MODE_FLAT;
-        d->gs->cs->cnt.hier_as_flat++;
-    }
-    memset(&a, 0, sizeof(a));
-    a.dtype = ci->dtype;
-    a.rop = ci->rop;
-    if (ci->mode == COLLS_MODE_FLAT) {
-        a.op = ci->op;
-        a.P = ci->P;
-        a.root = ci->root;
-        a.size = ci->op == SCHED_OP_ALLTOALLV ? 0 : ci->n;
-        a.counts = ci->vb;
-        a.displs = ci->vd;
-    } else {
-        int NH = g->H.nhosts;
-        struct hier_layout *L = &ci->hl;
-
-        /* per-host block bytes of the gather family (global knowledge) */
-        ci->cnt = calloc(6 * (size_t)NH, sizeof(size_t));
-        if (ci->cnt == NULL)
-            return COLLS_ENOMEM;
-        L->op = ci->op;
-        L->dtype = ci->dtype;
-        L->rop = ci->rop;
-        L->root = ci->root;
-        L->count = ci->count;
-        L->n = ci->n;
-        L->P = ci->P;
-        L->H = &g->H;
-        L->myhost = g->myhost;
-        L->vb = ci->vb;
-        L->a2a = ci->op == SCHED_OP_ALLTOALLV ? ci->a2a : NULL;
-        L->cnt = ci->cnt;
-        L->dsp = ci->dsp = ci->cnt + NH;
-        L->sc = ci->dsp + NH;
-        L->sd = L->sc + NH;
-        L->rc = L->sd + NH;
-        L->rd = L->rc + NH;
-        hier_blocks(L);
-        a.op = collop_get(ci->op)->leader;
-        a.P = NH;
-        a.root = g->H.host[ci->root];
-        a.size =
-            ci->op == SCHED_OP_REDUCE_SCATTER ? ci->n * (size_t)ci->P : ci->n;
-        if (coll_is_gv(a.op)) {
-            a.counts = ci->cnt;
-            a.displs = ci->dsp;
-        }
-    }
-    ci->fpc =
-        collfpc_applies(ci->op, ci->dtype, ci->compress,
-                        ci->mode == COLLS_MODE_HIER, g->H.nhosts, ci->count);
-    if (ci->fpc) {
-        /* the header's bcast; the payload's is chosen once its length is
-           known (coll_fpc_payload) */
-        a.dtype = COLLS_BYTE;
-        a.size = COLLFPC_HDR;
-        return coll_choose_alg(d, ci, &a, "");
-    }
-    return coll_choose_alg(d, ci, &a, ci->spec);
-}
-
-/* ---- the executor --------------------------------------------------- */
-
-/* Deep copy of a finished schedule; 0 or COLLS_ENOMEM. */
-static int
-coll_sched_copy(struct sched *dst, const struct sched *src)
-{
-    *dst = *src;
-    dst->steps = malloc((src->nsteps ? src->nsteps : 1) * sizeof(*src->steps));
-    dst->round_end =
-        malloc((src->nrounds ? src->nrounds : 1) * sizeof(*src->round_end));
-    if (dst->steps == NULL || dst->round_end == NULL) {
-        sched_free(dst);
-        return COLLS_ENOMEM;
-    }
-    if (src->nsteps)
-        memcpy(dst->steps, src->steps, src->nsteps * sizeof(*src->steps));
-    if (src->nrounds)
-        memcpy(dst->round_end, src->round_end,
-               src->nrounds * sizeof(*src->round_end));
-    dst->scap = src->nsteps;
-    dst->rcap = src->nrounds;
-    return 0;
-}
-
-/*
- * The schedule of a into s: a copy of the cached one, or built (and a
- * copy cached).  v-variants depend on count arrays and are not cached.
- * Each execution owns its copy, so evictions never touch a running one.
- * A built schedule is checked for hazards (exec_check) once, before it is
- * cached: a builder's bug fails the operation with COLLS_EINVAL.
- */
-static int
-coll_sched_get(struct daemon *d, const struct coll_inst *ci,
-               const struct alg_args *a, struct sched *s)
-{
-    struct sched_key key;
-    const struct sched *c;
-    struct sched keep;
-    char why[160];
-    int rc, v = a->counts != NULL || a->scounts != NULL;
-
-    memset(&key, 0, sizeof(key));
-    key.op = a->op;
-    key.P = a->P;
-    key.rank = a->rank;
-    key.root = a->root;
-    key.dtype = a->dtype;
-    key.rop = a->rop;
-    key.alg = ci->alg_index;
-    key.size = a->size;
-    key.seg = a->seg;
-    if (!v && (c = sched_cache_get(d->gs->cs->cache, &key)) != NULL)
-        return coll_sched_copy(s, c);
-    rc = alg_build(ci->alg, a, s);
-    if (rc == 0 && (rc = exec_check(s, why, sizeof(why))) != 0)
-        log_warn("algorithm %s of %s: %s", ci->alg->name, collop_name(a->op),
-                 why);
-    if (rc != 0) {
-        sched_free(s);
-        return rc;
-    }
-    if (!v && coll_sched_copy(&keep, s) == 0)
-        sched_cache_put(d->gs->cs->cache, &key, &keep);
-    return 0;
-}
-
-/* Sets up x to run schedule args a with SEND/RECV buffers of at least
-   ssz / rsz bytes (allocated when sbuf is NULL; RECV always is). */
-static int
-coll_exec_init(struct daemon *d, struct exec *x, const struct coll_inst *ci,
-               int phase, const struct alg_args *a, uint8_t *sbuf, size_t ssz,
-               size_t rsz)
-{
-    struct sched s;
-    int rc;
-
-    memset(x, 0, sizeof(*x));
-    rc = coll_sched_get(d, ci, a, &s);
-    if (rc != 0)
-        return rc;
-    return exec_init(x, phase, &s, 1, sbuf, ssz, NULL, rsz);
-}
-
-/* ---- FPC compression (hierarchical bcast of doubles) ----------------- */
-
-/* The leaders' bcast of ci for size bytes of dtype into a. */
-static void
-coll_fpc_args(const struct coll_inst *ci, struct alg_args *a, int dtype,
-              size_t size)
-{
-    memset(a, 0, sizeof(*a));
-    a->op = SCHED_OP_BCAST;
-    a->P = ci->g->H.nhosts;
-    a->rank = ci->g->myhost;
-    a->root = ci->g->H.host[ci->root];
-    a->dtype = dtype;
-    a->rop = ci->rop;
-    a->size = size;
-    a->seg = ci->seg;
-}
-
-/* Starts bcast a (one of the two of the FPC protocol) on x; the root's
-   daemon provides the a->size bytes at data.  0 or a COLLS_E* code. */
-static int
-coll_fpc_bcast(struct daemon *d, struct coll_inst *ci, struct exec *x,
-               const struct alg_args *a, const uint8_t *data)
-{
-    int rc = coll_exec_init(d, x, ci, PHASE_LEADER, a, NULL, 0, a->size);
-
-    if (rc != 0)
-        return rc;
-    if (a->rank == a->root)
-        memcpy(x->buf[SCHED_BUF_RECV], data, a->size);
-    ci->wire_dtype = a->dtype;
-    return exec_start(x, &coll_exec_ops, ci);
-}
-
-/* Starts the header bcast among the leaders (the root's daemon makes the
-   payload first).  0 or a COLLS_E* code. */
-static int
-coll_fpc_start(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    uint8_t hdr[COLLFPC_HDR] = {0};
-    struct alg_args a;
-    int rc;
-
-    ci->ex = calloc(2, sizeof(*ci->ex));
-    if (ci->ex == NULL)
-        return COLLS_ENOMEM;
-    ci->nex = 2;
-    if (g->myhost == g->H.host[ci->root]) {
-        rc = collfpc_encode(&ci->fpx, &d->gs->cs->fpc,
-                            ci->in[group_local_index(g, ci->root)], ci->count,
-                            ci->compress, (size_t)d->cfg->max_message,
-                            d->cfg->link_mbit, hdr);
-        if (rc != 0)
-            return rc;
-    }
-    coll_fpc_args(ci, &a, COLLS_BYTE, COLLFPC_HDR);
-    return coll_fpc_bcast(d, ci, &ci->ex[0], &a, hdr);
-}
-
-/* The header is in: starts the payload bcast, with the algorithm chosen
-   for the payload's length.  0 or a COLLS_E* code. */
-static int
-coll_fpc_payload(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    const uint8_t *data = NULL;
-    struct alg_args a;
-    int rc;
-
-    rc = collfpc_header(&ci->fpx, ci->ex[0].buf[SCHED_BUF_RECV], ci->count,
-                        (size_t)d->cfg->max_message);
-    if (rc != 0) {
-        log_warn("group %s collective %llu: bad FPC header", g->name,
-                 (unsigned long long)ci->seq);
-        return rc;
-    }
-    coll_fpc_args(ci, &a,
-                  ci->fpx.kind == COLLFPC_STREAM ? COLLS_BYTE : ci->dtype,
-                  ci->fpx.len);
-    rc = coll_choose_alg(d, ci, &a, ci->spec);
-    if (rc != 0)
-        return rc;
-    a.seg = ci->seg;
-    if (a.rank == a.root)
-        data = ci->fpx.data != NULL ? ci->fpx.data
-                                    : ci->in[group_local_index(g, ci->root)];
-    rc = coll_fpc_bcast(d, ci, &ci->ex[1], &a, data);
-    free(ci->fpx.data); /* copied into the payload bcast's buffer */
-    ci->fpx.data = NULL;
-    return rc;
-}
-
-/* The payload is in: decodes it (once) into the n bytes the local members
-   get.  0, COLLS_EBADMSG (logged) or COLLS_ENOMEM. */
-static int
-coll_fpc_finish(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    int rc;
-
-    rc = collfpc_decode(&ci->fpx, &d->gs->cs->fpc,
-                        ci->ex[1].buf[SCHED_BUF_RECV], ci->count,
-                        g->myhost == g->H.host[ci->root]
-                            ? ci->in[group_local_index(g, ci->root)]
-                            : NULL);
-    if (rc == COLLS_EBADMSG)
-        log_warn("group %s collective %llu: FPC stream of %zu bytes does "
-                 "not decode to %zu doubles",
-                 g->name, (unsigned long long)ci->seq, ci->fpx.len, ci->count);
-    return rc;
-}
-
-/* ---- hierarchical mode ---------------------------------------------- */
-
-/* Builds the leader schedule and its input; 0 or a COLLS_E* code. */
-static int
-coll_hier_start(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    struct hier_layout *L = &ci->hl;
-    int NH = g->H.nhosts;
-    size_t lss, lrs, lim = (size_t)d->cfg->max_message;
-    struct alg_args a;
-    struct exec *x;
-    int rc;
-
-    if (ci->fpc)
-        return coll_fpc_start(d, ci);
-    hier_sizes(L, &lss, &lrs);
-    if (lss > lim || lrs > lim || L->sd[NH - 1] + L->sc[NH - 1] > lim ||
-        L->rd[NH - 1] + L->rc[NH - 1] > lim)
-        return COLLS_EMSGSIZE;
-    memset(&a, 0, sizeof(a));
-    a.op = collop_get(ci->op)->leader;
-    a.P = NH;
-    a.rank = g->myhost;
-    a.root = g->H.host[ci->root];
-    a.dtype = ci->dtype;
-    a.rop = ci->rop;
-    a.size = a.op == SCHED_OP_BCAST ? ci->n : lss;
-    a.seg = ci->seg;
-    if (coll_is_gv(a.op)) {
-        a.counts = L->cnt;
-        a.displs = L->dsp;
-    }
-    if (a.op == SCHED_OP_ALLTOALLV) {
-        a.scounts = L->sc;
-        a.sdispls = L->sd;
-        a.rcounts = L->rc;
-        a.rdispls = L->rd;
-    }
-    ci->ex = calloc(1, sizeof(*ci->ex));
-    if (ci->ex == NULL)
-        return COLLS_ENOMEM;
-    ci->nex = 1;
-    x = &ci->ex[0];
-    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, lss, lrs);
-    if (rc == 0)
-        rc = hier_combine(L, (const uint8_t *const *)ci->in, ci->inlen,
-                          x->buf[SCHED_BUF_SEND], x->buf[SCHED_BUF_RECV]);
-    if (rc != 0)
-        return rc;
-    return exec_start(x, &coll_exec_ops, ci);
-}
-
-/* The leader schedule finished: answers every local member. */
-static int
-coll_hier_finish(struct daemon *d, struct coll_inst *ci)
-{
-    const struct hier_layout *L = &ci->hl;
-    const uint8_t *lr = ci->fpc ? ci->fpx.out : ci->ex[0].buf[SCHED_BUF_RECV];
-    const uint8_t *data;
-    size_t ssz = hier_scratch(L), len;
-    uint8_t *scratch = NULL;
-    int i, rc = 0;
-
-    if (ssz > 0 && (scratch = malloc(ssz)) == NULL)
-        return COLLS_ENOMEM;
-    for (i = 0; i < ci->g->nlocal && rc == 0; i++) {
-        rc = hier_result(L, i, lr, (const uint8_t *const *)ci->in, scratch,
-                         &data, &len);
-        if (rc == 0)
-            coll_answer(d, ci, i, 0, data, len);
-    }
-    free(scratch);
-    return rc;
-}
-
-/* ---- flat mode ------------------------------------------------------ */
-
-/* Starts the schedule of local member i. */
-static int
-coll_flat_start(struct daemon *d, struct coll_inst *ci, int i)
-{
-    struct group *g = ci->g;
-    struct exec *x = &ci->ex[i];
-    int r = g->local[i], rc;
-    const size_t *v = ci->a2a[i];
-    struct alg_args a;
-
-    memset(&a, 0, sizeof(a));
-    a.op = ci->op;
-    a.P = ci->P;
-    a.rank = r;
-    a.root = ci->root;
-    a.dtype = ci->dtype;
-    a.rop = ci->rop;
-    a.size = ci->n;
-    a.seg = ci->seg;
-    a.counts = ci->vb;
-    a.displs = ci->vd;
-    if (ci->op == SCHED_OP_ALLTOALLV) {
-        size_t P = (size_t)ci->P;
-
-        a.scounts = v;
-        a.sdispls = v + P;
-        a.rcounts = v + 2 * P;
-        a.rdispls = v + 3 * P;
-    }
-    rc = coll_exec_init(d, x, ci, PHASE_FLAT, &a, ci->in[i], ci->inlen[i],
-                        coll_out_len(ci, r, v));
-    if (rc != 0)
-        return rc;
-    if (ci->op == SCHED_OP_BCAST && r == ci->root)
-        memcpy(x->buf[SCHED_BUF_RECV], ci->in[i], ci->n);
-    return exec_start(x, &coll_exec_ops, ci);
-}
-
 /* ---- progress ------------------------------------------------------- */
 
 /* Records ci's statistics (it completed here). */
@@ -1075,7 +326,7 @@ again:
         for (i = 0; i < ci->nex && err == 0; i++) {
             struct exec *x = &ci->ex[i];
 
-            err = exec_advance(x, &ci->inbox, &coll_exec_ops, ci, &moved);
+            err = exec_advance(x, &ci->inbox, &collrun_ops, ci, &moved);
             if (err == COLLS_EINVAL && x->why[0] != '\0')
                 log_warn("group %s collective %llu: %s", ci->g->name,
                          (unsigned long long)ci->seq, x->why);
@@ -1084,12 +335,12 @@ again:
                 int r = ci->g->local[i];
 
                 coll_answer(d, ci, i, 0, x->buf[SCHED_BUF_RECV],
-                            coll_out_len(ci, r, ci->a2a[i]));
+                            collplan_out_len(ci, r, ci->a2a[i]));
             }
         }
     } while (moved && err == 0);
     if (err == 0 && ci->fpc && ci->ex[0].finished && !ci->ex[1].started) {
-        err = coll_fpc_payload(d, ci);
+        err = collrun_fpc_payload(d, ci);
         if (err == 0)
             goto again;
     }
@@ -1103,9 +354,9 @@ again:
             all = 0;
     if (ci->mode == COLLS_MODE_HIER && all) {
         if (ci->fpc)
-            err = coll_fpc_finish(d, ci);
+            err = collrun_fpc_finish(d, ci);
         if (err == 0)
-            err = coll_hier_finish(d, ci);
+            err = collrun_hier_finish(d, ci);
         if (err != 0) {
             coll_inst_fail(d, ci, err, 1);
             coll_inst_maybe_end(ci);
@@ -1139,39 +390,6 @@ coll_refuse(struct task *t, const Envelope *e, int status)
     r.body_case = ENVELOPE__BODY_COLL_RESULT;
     r.coll_result = &cr;
     task_queue_env(t, &r, NULL, 0, NULL);
-}
-
-/* alltoallv: member's byte counts and packed offsets, 4 * P entries. */
-static int
-coll_a2a_counts(struct daemon *d, struct coll_inst *ci, const CollReq *q,
-                size_t **out)
-{
-    size_t P = (size_t)ci->P, lim = (size_t)d->cfg->max_message, j;
-    size_t so = 0, ro = 0, *v;
-    int ovf = 0;
-
-    *out = NULL;
-    if (q->n_counts != P || q->n_rcounts != P)
-        return COLLS_EINVAL;
-    v = calloc(4 * P, sizeof(size_t));
-    if (v == NULL)
-        return COLLS_ENOMEM;
-    for (j = 0; j < P; j++) {
-        if (q->counts[j] > lim || q->rcounts[j] > lim)
-            ovf = 1;
-        v[j] = coll_mul((size_t)q->counts[j], ci->esize, lim, &ovf);
-        v[P + j] = so;
-        so += v[j];
-        v[2 * P + j] = coll_mul((size_t)q->rcounts[j], ci->esize, lim, &ovf);
-        v[3 * P + j] = ro;
-        ro += v[2 * P + j];
-        if (ovf || so > lim || ro > lim) {
-            free(v);
-            return COLLS_EMSGSIZE;
-        }
-    }
-    *out = v;
-    return 0;
 }
 
 void
@@ -1221,9 +439,9 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     first = !ci->have;
     if (first) {
         ci->t0 = platform_now_us();
-        rc = coll_params(d, ci, e);
+        rc = collplan_params(d, ci, e);
         if (rc == 0)
-            rc = coll_choose(d, ci);
+            rc = collplan_choose(d, ci);
         if (rc == 0 && ci->mode == COLLS_MODE_FLAT) {
             ci->ex = calloc((size_t)g->nlocal, sizeof(*ci->ex));
             ci->nex = g->nlocal;
@@ -1231,11 +449,11 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
                 rc = COLLS_ENOMEM;
         }
     } else {
-        rc = coll_same(ci, e) ? 0 : COLLS_EINVAL;
+        rc = collplan_same(ci, e) ? 0 : COLLS_EINVAL;
     }
     if (rc == 0 && ci->op == SCHED_OP_ALLTOALLV)
-        rc = coll_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
-    if (rc == 0 && plen != coll_in_len(ci, r, ci->a2a[i]))
+        rc = collplan_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
+    if (rc == 0 && plen != collplan_in_len(ci, r, ci->a2a[i]))
         rc = COLLS_EINVAL;
     if (rc != 0) {
         d->gs->cs->cnt.bad_requests++;
@@ -1264,10 +482,10 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     rc = 0;
     if (ci->mode == COLLS_MODE_FLAT) {
         ci->state = CI_RUN;
-        rc = coll_flat_start(d, ci, i);
+        rc = collrun_flat_start(d, ci, i);
     } else if (ci->nreq == g->nlocal) {
         ci->state = CI_RUN;
-        rc = coll_hier_start(d, ci);
+        rc = collrun_hier_start(d, ci);
     }
     if (rc != 0) {
         log_warn("group %s collective %llu: cannot start: error %d", g->name,

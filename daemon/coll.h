@@ -1,18 +1,18 @@
 /*
- * coll.h -- collective instances and the schedule executor
- * (docs/collectives.md, "Collectives").
+ * coll.h -- collective instances (docs/collectives.md, "Collectives"):
+ * what the rest of the daemon calls.
  *
  * An instance is keyed by (gid, seq).  It collects the COLL_REQs of the
  * local members, runs either one leader-level schedule (hierarchical mode:
  * local combine, leaders' schedule over the hosts, local distribution) or
  * one schedule per local rank (flat mode), and answers each local member
- * with COLL_RESULT.  Schedules are executed round by round: a round's
- * REDUCE and COPY steps run when it starts, its SENDs are queued at once
- * (COLL_DATA over the transport, or in memory to a rank of this daemon),
- * and it completes when its RECVs have matched incoming messages, which
- * match per (phase, source rank, destination rank) in arrival order.
- * Messages that arrive before their instance (or group) exists are kept
- * until it does.
+ * with COLL_RESULT.  Schedules run on daemon/exec.h: a round's REDUCE and
+ * COPY steps run when it starts, its SENDs are queued at once (COLL_DATA
+ * over the transport, or in memory to a rank of this daemon), and it
+ * completes when its RECVs have matched incoming messages, which match
+ * per (phase, source rank, destination rank) in arrival order.  Messages
+ * that arrive before their instance (or group) exists are kept until it
+ * does.
  */
 #ifndef COLLS_DAEMON_COLL_H
 #define COLLS_DAEMON_COLL_H
