@@ -207,6 +207,19 @@ coll_inst_get(struct daemon *d, struct group *g, uint64_t seq, int create)
     return ci;
 }
 
+/* Fills r as the COLL_RESULT (status, body cr) of task tid's request
+   (group, seq, req_id). */
+static void
+coll_result_env(const struct daemon *d, Envelope *r, CollResult *cr,
+                uint32_t tid, const char *group, uint64_t seq, uint64_t req_id,
+                int status)
+{
+    group_reply_env(d, r, KIND__COLL_RESULT, tid, req_id, group, status);
+    r->seq = seq;
+    r->body_case = ENVELOPE__BODY_COLL_RESULT;
+    r->coll_result = cr;
+}
+
 /* Sends COLL_RESULT to local member i of ci. */
 void
 coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
@@ -224,14 +237,8 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     ci->nans++;
     if (t == NULL)
         return;
-    envelope_init(&r);
-    r.kind = KIND__COLL_RESULT;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.dst = t->tid;
-    r.group = g->name;
-    r.seq = ci->seq;
-    r.req_id = ci->req_id[i];
-    r.status = status;
+    coll_result_env(d, &r, &cr, t->tid, g->name, ci->seq, ci->req_id[i],
+                    status);
     r.dtype = (uint32_t)(ci->have ? ci->dtype : COLLS_BYTE);
     r.count = ci->esize ? len / ci->esize : len;
     r.encoding = COLLS_ENC_RAW;
@@ -242,8 +249,6 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     cr.mode = (uint32_t)(ci->mode ? ci->mode : COLLS_MODE_HIER);
     cr.us = (double)(platform_now_us() - ci->t0);
     cr.fallback = ci->fallback != 0;
-    r.body_case = ENVELOPE__BODY_COLL_RESULT;
-    r.coll_result = &cr;
     task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
                    NULL);
 }
@@ -378,17 +383,8 @@ coll_refuse(struct task *t, const Envelope *e, int status)
     CollResult cr = COLL_RESULT__INIT;
     Envelope r;
 
-    envelope_init(&r);
-    r.kind = KIND__COLL_RESULT;
-    r.src = COLLS_DAEMON_TID(t->d->hid);
-    r.dst = t->tid;
-    r.group = e->group;
-    r.seq = e->seq;
-    r.req_id = e->req_id;
-    r.status = status;
     cr.alg = "";
-    r.body_case = ENVELOPE__BODY_COLL_RESULT;
-    r.coll_result = &cr;
+    coll_result_env(t->d, &r, &cr, t->tid, e->group, e->seq, e->req_id, status);
     task_queue_env(t, &r, NULL, 0, NULL);
 }
 
@@ -779,14 +775,55 @@ coll_counters_get(const struct daemon *d)
     return c;
 }
 
+/* Calls fn for every (operation, mode, algorithm row) that ran or fell
+   back here, in a fixed order. */
+static void
+coll_opstats_each(const struct daemon *d,
+                  void (*fn)(void *arg, int op, int flat, const char *alg,
+                             const struct coll_opstats *os),
+                  void *arg)
+{
+    int op, m;
+    size_t k, nalg;
+
+    for (op = 0; op < SCHED_OP_MAX; op++)
+        for (m = 0; m < 2; m++) {
+            const struct alg *t =
+                alg_table(m ? op : collop_get(op)->leader, &nalg);
+
+            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+                const struct coll_opstats *os = &d->gs->cs->ops[op][m][k];
+
+                if (os->runs != 0 || os->fallbacks != 0)
+                    fn(arg, op, m, t[k].name, os);
+            }
+        }
+}
+
+/* coll_opstats_each: one object of the "collectives" array. */
+static void
+coll_opstats_json(void *arg, int op, int flat, const char *alg,
+                  const struct coll_opstats *os)
+{
+    struct stats_json *j = arg;
+
+    stats_json_obj_begin(j, NULL);
+    stats_json_str(j, "op", collop_name(op));
+    stats_json_str(j, "mode", flat ? "flat" : "hier");
+    stats_json_str(j, "alg", alg);
+    stats_json_u64(j, "runs", os->runs);
+    stats_json_u64(j, "bytes", os->bytes);
+    stats_json_u64(j, "fallbacks", os->fallbacks);
+    stats_json_hist(j, "us", &os->us);
+    stats_json_obj_end(j);
+}
+
 void
 coll_stats_json(struct daemon *d, struct stats_json *j)
 {
     const struct coll_counters cnt = coll_counters_get(d), *c = &cnt;
     const struct group_counters *gc = &d->gs->cnt;
     uint64_t hits, misses, evictions;
-    int op, m;
-    size_t k, nalg;
 
     stats_json_obj_begin(j, "coll");
 #define X(n) stats_json_u64(j, #n, c->n);
@@ -802,28 +839,40 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     collfpc_stats_json(&d->gs->cs->fpc, j);
     stats_json_obj_end(j);
     stats_json_arr_begin(j, "collectives");
-    for (op = 0; op < SCHED_OP_MAX; op++)
-        for (m = 0; m < 2; m++) {
-            const struct alg *t =
-                alg_table(m ? op : collop_get(op)->leader, &nalg);
-
-            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                const struct coll_opstats *os = &d->gs->cs->ops[op][m][k];
-
-                if (os->runs == 0 && os->fallbacks == 0)
-                    continue;
-                stats_json_obj_begin(j, NULL);
-                stats_json_str(j, "op", collop_name(op));
-                stats_json_str(j, "mode", m ? "flat" : "hier");
-                stats_json_str(j, "alg", t[k].name);
-                stats_json_u64(j, "runs", os->runs);
-                stats_json_u64(j, "bytes", os->bytes);
-                stats_json_u64(j, "fallbacks", os->fallbacks);
-                stats_json_hist(j, "us", &os->us);
-                stats_json_obj_end(j);
-            }
-        }
+    coll_opstats_each(d, coll_opstats_json, j);
     stats_json_arr_end(j);
+}
+
+/* The Prometheus families of the per-(op, mode, alg) counters; the last
+   is a histogram of the operations' times. */
+static const char *const coll_prom_family[4] = {
+    "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
+    "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us"};
+
+/* What coll_opstats_prom writes into. */
+struct coll_prom {
+    struct buf *b;
+    int *err;
+    int f; /* the family being written */
+};
+
+/* coll_opstats_each: the line(s) of one run in family p->f. */
+static void
+coll_opstats_prom(void *arg, int op, int flat, const char *alg,
+                  const struct coll_opstats *os)
+{
+    struct coll_prom *p = arg;
+    const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
+    const char *fam = coll_prom_family[p->f];
+    char labels[128];
+
+    snprintf(labels, sizeof(labels), "op=\"%s\",mode=\"%s\",alg=\"%s\"",
+             collop_name(op), flat ? "flat" : "hier", alg);
+    if (p->f == 3)
+        stats_prom_hist(p->b, p->err, fam, labels, &os->us);
+    else
+        stats_prom(p->b, p->err, "%s{%s} %llu\n", fam, labels,
+                   (unsigned long long)v[p->f]);
 }
 
 int
@@ -831,14 +880,8 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 {
     const struct coll_counters cnt = coll_counters_get(d), *c = &cnt;
     const struct group_counters *gc = &d->gs->cnt;
-    int op, m, err = 0;
-    size_t k, nalg;
-
-    /* the last: a histogram of the operations' times */
-    static const char *const family[4] = {
-        "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
-        "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us"};
-    int f;
+    int err = 0;
+    struct coll_prom p = {b, &err, 0};
 
 #define X(n)                                                                   \
     stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
@@ -852,30 +895,10 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 #undef X
     collfpc_stats_prometheus(&d->gs->cs->fpc, b, &err);
     /* one family after the other, every (op, mode, alg) run in each */
-    for (f = 0; f < 4; f++) {
-        stats_prom_type(b, &err, family[f], f < 3 ? "counter" : "histogram");
-        for (op = 0; op < SCHED_OP_MAX; op++)
-            for (m = 0; m < 2; m++) {
-                const struct alg *t =
-                    alg_table(m ? op : collop_get(op)->leader, &nalg);
-
-                for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                    const struct coll_opstats *os = &d->gs->cs->ops[op][m][k];
-                    const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
-                    char labels[128];
-
-                    if (os->runs == 0 && os->fallbacks == 0)
-                        continue;
-                    snprintf(labels, sizeof(labels),
-                             "op=\"%s\",mode=\"%s\",alg=\"%s\"",
-                             collop_name(op), m ? "flat" : "hier", t[k].name);
-                    if (f == 3)
-                        stats_prom_hist(b, &err, family[f], labels, &os->us);
-                    else
-                        stats_prom(b, &err, "%s{%s} %llu\n", family[f], labels,
-                                   (unsigned long long)v[f]);
-                }
-            }
+    for (p.f = 0; p.f < 4; p.f++) {
+        stats_prom_type(b, &err, coll_prom_family[p.f],
+                        p.f < 3 ? "counter" : "histogram");
+        coll_opstats_each(d, coll_opstats_prom, &p);
     }
     return err;
 }

@@ -175,13 +175,13 @@ group_send(struct daemon *d, int hid, const Envelope *e)
         net_send(d, hid, e, NULL, 0);
 }
 
-/* Fills e as GROUP_FAILED (status) of task tid's join req_id for name. */
-static void
-group_failed_env(const struct daemon *d, Envelope *e, uint32_t tid,
-                 uint64_t req_id, const char *name, int status)
+/* See group.h. */
+void
+group_reply_env(const struct daemon *d, Envelope *e, int kind, uint32_t tid,
+                uint64_t req_id, const char *name, int status)
 {
     envelope_init(e);
-    e->kind = KIND__GROUP_FAILED;
+    e->kind = (Kind)kind;
     e->src = COLLS_DAEMON_TID(d->hid);
     e->dst = tid;
     e->group = (char *)name;
@@ -200,7 +200,7 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
     Envelope e;
 
     if (t != NULL) {
-        group_failed_env(d, &e, tid, req_id, name, status);
+        group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
         task_queue_env(t, &e, NULL, 0, NULL);
     }
     while ((j = *pp) != NULL) {
@@ -298,7 +298,7 @@ group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
             group_join_failed_local(d, tid, req_id, name, status);
         return;
     }
-    group_failed_env(d, &e, tid, req_id, name, status);
+    group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
     gf.owner_hint = (uint32_t)(hint > 0 ? hint : 0);
     e.body_case = ENVELOPE__BODY_GROUP_FAILED;
     e.group_failed = &gf;

@@ -122,6 +122,12 @@ int group_local_index(const struct group *g, int rank);
 /* Rank of tid in g, or -1. */
 int group_rank_of(const struct group *g, uint32_t tid);
 
+/* Fills e as a reply of kind to task tid's request req_id on group name,
+   with status (the daemon's answers: GROUP_FAILED, COLL_RESULT). */
+void group_reply_env(const struct daemon *d, Envelope *e, int kind,
+                     uint32_t tid, uint64_t req_id, const char *name,
+                     int status);
+
 /* Appends the "groups" array to the stats JSON. */
 void group_stats_json(struct daemon *d, struct stats_json *j);
 

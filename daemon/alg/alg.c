@@ -14,6 +14,7 @@
 #include "proto/dtype.h"
 #include "proto/reduce.h"
 #include "daemon/alg/alg.h"
+#include "daemon/alg/topo.h"
 
 /* The table of each operation that has its own (collop's algs). */
 static const struct {
@@ -130,6 +131,18 @@ alg_check(const struct alg_args *a)
     default:
         return 0;
     }
+}
+
+double
+alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck)
+{
+    double t = 0.0;
+    int d;
+
+    for (d = 1; d < P; d <<= 1)
+        t += p->L +
+             topo_plogp_g(p, (size_t)(bruck && P - d < d ? P - d : d) * n);
+    return t;
 }
 
 int
