@@ -58,6 +58,9 @@ group_init(struct daemon *d)
     d->gs = calloc(1, sizeof(*d->gs));
     if (d->gs == NULL)
         return COLLS_ENOMEM;
+    list_init(&d->gs->groups);
+    list_init(&d->gs->names);
+    list_init(&d->gs->joins);
     if (coll_init(d) != 0) {
         free(d->gs);
         d->gs = NULL;
@@ -135,11 +138,15 @@ group_name_ok(const char *name)
 struct group *
 group_find(struct daemon *d, uint64_t gid)
 {
-    struct group *g;
+    struct list_node *n;
 
-    for (g = d->gs->groups; g != NULL; g = g->next)
+    LIST_FOREACH(n, &d->gs->groups)
+    {
+        struct group *g = list_entry(n, struct group, node);
+
         if (g->gid == gid)
             return g;
+    }
     return NULL;
 }
 
@@ -195,20 +202,21 @@ static void
 group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
                         const char *name, int status)
 {
-    struct group_join **pp = &d->gs->joins, *j;
     struct task *t = task_find(d, tid);
+    struct list_node *n, *tmp;
     Envelope e;
 
     if (t != NULL) {
         group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
         task_queue_env(t, &e, NULL, 0, NULL);
     }
-    while ((j = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->tid == tid && j->req_id == req_id) {
-            *pp = j->next;
+            list_del(n);
             free(j);
-        } else {
-            pp = &j->next;
         }
     }
 }
@@ -217,11 +225,15 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
 static struct group_join *
 group_join_find(struct daemon *d, uint32_t tid, uint64_t req_id)
 {
-    struct group_join *j;
+    struct list_node *n;
 
-    for (j = d->gs->joins; j != NULL; j = j->next)
+    LIST_FOREACH(n, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->tid == tid && j->req_id == req_id)
             return j;
+    }
     return NULL;
 }
 
@@ -328,13 +340,8 @@ group_name_free(struct group_name *n)
 static void
 group_name_unlink(struct daemon *d, struct group_name *n)
 {
-    struct group_name **pp;
-
-    for (pp = &d->gs->names; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == n) {
-            *pp = n->next;
-            break;
-        }
+    (void)d;
+    list_del(&n->node);
 }
 
 /* Owner: forgets name entry n. */
@@ -348,11 +355,15 @@ group_name_forget(struct daemon *d, struct group_name *n)
 static struct group_name *
 group_name_find(struct daemon *d, const char *name)
 {
-    struct group_name *n;
+    struct list_node *x;
 
-    for (n = d->gs->names; n != NULL; n = n->next)
+    LIST_FOREACH(x, &d->gs->names)
+    {
+        struct group_name *n = list_entry(x, struct group_name, node);
+
         if (strcmp(n->name, name) == 0)
             return n;
+    }
     return NULL;
 }
 
@@ -466,8 +477,7 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
         snprintf(n->name, sizeof(n->name), "%s", name);
         n->size = gj->size;
         n->placement = (int)gj->placement;
-        n->next = d->gs->names;
-        d->gs->names = n;
+        list_add_head(&d->gs->names, &n->node);
     }
     if (n->formed) {
         group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
@@ -511,8 +521,7 @@ group_task_join(struct task *t, const Envelope *e)
     j->size = e->group_join->size;
     j->placement = (int)e->group_join->placement;
     snprintf(j->name, sizeof(j->name), "%s", e->group);
-    j->next = d->gs->joins;
-    d->gs->joins = j;
+    list_add_head(&d->gs->joins, &j->node);
     group_join_send(d, j);
 }
 
@@ -520,13 +529,7 @@ group_task_join(struct task *t, const Envelope *e)
 static void
 group_drop(struct daemon *d, struct group *g)
 {
-    struct group **pp;
-
-    for (pp = &d->gs->groups; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == g) {
-            *pp = g->next;
-            break;
-        }
+    list_del(&g->node);
     log_debug("group %s (gid %016llx) dropped", g->name,
               (unsigned long long)g->gid);
     coll_group_free(d, g);
@@ -577,7 +580,8 @@ static void
 group_install(struct daemon *d, const Envelope *e)
 {
     const GroupInfo *gi = e->group_info;
-    struct group_join **pp, *j;
+    struct list_node *n, *tmp;
+    struct group_join *j;
     struct group *g;
     int r, i, k;
     Envelope f;
@@ -625,8 +629,7 @@ group_install(struct daemon *d, const Envelope *e)
         topo_hier_free(&g->H);
         goto fail;
     }
-    g->next = d->gs->groups;
-    d->gs->groups = g;
+    list_add_head(&d->gs->groups, &g->node);
     coll_group_installed(d, g);
     /* answer the joiners here */
     envelope_init(&f);
@@ -635,8 +638,9 @@ group_install(struct daemon *d, const Envelope *e)
     f.group = g->name;
     f.body_case = ENVELOPE__BODY_GROUP_INFO;
     f.group_info = (GroupInfo *)gi;
-    pp = &d->gs->joins;
-    while ((j = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        j = list_entry(n, struct group_join, node);
         if (strcmp(j->name, g->name) == 0 && group_rank_of(g, j->tid) >= 0) {
             struct task *t = task_find(d, j->tid);
 
@@ -645,10 +649,8 @@ group_install(struct daemon *d, const Envelope *e)
                 f.req_id = j->req_id;
                 task_queue_env(t, &f, NULL, 0, NULL);
             }
-            *pp = j->next;
+            list_del(n);
             free(j);
-        } else {
-            pp = &j->next;
         }
     }
     /* members that are already gone */
@@ -690,6 +692,7 @@ group_leave_notice(struct daemon *d, uint32_t src, uint64_t gid, uint64_t ncoll)
 {
     struct group *g = group_find(d, gid);
     struct group_name *n;
+    struct list_node *x;
     int r, all = 1;
 
     if (g != NULL) {
@@ -697,9 +700,14 @@ group_leave_notice(struct daemon *d, uint32_t src, uint64_t gid, uint64_t ncoll)
         group_maybe_drop(d, g);
     }
     /* the owner: forget the name once everyone has left */
-    for (n = d->gs->names; n != NULL; n = n->next)
+    n = NULL;
+    LIST_FOREACH(x, &d->gs->names)
+    {
+        n = list_entry(x, struct group_name, node);
         if (n->formed && n->gid == gid)
             break;
+        n = NULL;
+    }
     if (n == NULL)
         return;
     for (r = 0; r < n->size; r++) {
@@ -834,11 +842,13 @@ group_peer_msg(struct daemon *d, int hid, const Envelope *e)
 static void
 group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
 {
-    struct group_name *n = d->gs->names, *next;
+    struct list_node *x, *tmp;
     int i, k, r, dead;
 
-    for (; n != NULL; n = next) {
-        next = n->next;
+    LIST_FOREACH_SAFE(x, tmp, &d->gs->names)
+    {
+        struct group_name *n = list_entry(x, struct group_name, node);
+
         if (!n->formed) {
             for (i = k = 0; i < n->njoin; i++)
                 if (!(n->joiners[i] == tid ||
@@ -887,22 +897,23 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
 void
 group_task_exit(struct daemon *d, uint32_t tid)
 {
-    struct group *g, *next;
-    struct group_join **pp, *j;
+    struct list_node *n, *tmp;
 
     if (d->gs == NULL)
         return;
-    pp = &d->gs->joins;
-    while ((j = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->tid == tid) {
-            *pp = j->next;
+            list_del(n);
             free(j);
-        } else {
-            pp = &j->next;
         }
     }
-    for (g = d->gs->groups; g != NULL; g = next) {
-        next = g->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->groups)
+    {
+        struct group *g = list_entry(n, struct group, node);
+
         if (group_rank_of(g, tid) >= 0) {
             group_member_gone(d, g, tid, COLLS_EPEERDEAD, 0, 1);
             group_maybe_drop(d, g);
@@ -914,20 +925,23 @@ group_task_exit(struct daemon *d, uint32_t tid)
 void
 group_host_down(struct daemon *d, int hid)
 {
-    struct group *g, *next;
-    struct group_join *j, *jn;
+    struct list_node *n, *tmp;
     int r;
 
     if (d->gs == NULL)
         return;
-    for (j = d->gs->joins; j != NULL; j = jn) {
-        jn = j->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->owner == hid)
             group_join_failed_local(d, j->tid, j->req_id, j->name,
                                     COLLS_EHOSTDOWN);
     }
-    for (g = d->gs->groups; g != NULL; g = next) {
-        next = g->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->groups)
+    {
+        struct group *g = list_entry(n, struct group, node);
+
         /* members there that left already took part in all they will */
         for (r = 0; r < g->P; r++)
             if (g->hids[r] == hid && !g->gone[r]) {
@@ -942,21 +956,24 @@ group_host_down(struct daemon *d, int hid)
 void
 group_host_up(struct daemon *d, int hid)
 {
-    struct group_name *n, *next;
-    struct group_join *j, *jn;
+    struct list_node *x, *tmp;
     int owner, i;
 
     if (d->gs == NULL)
         return;
-    for (j = d->gs->joins; j != NULL; j = jn) {
-        jn = j->next;
+    LIST_FOREACH_SAFE(x, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(x, struct group_join, node);
+
         if (j->parked_us != 0 && j->owner == hid) {
             j->parked_us = 0;
             group_join_send(d, j); /* may free j */
         }
     }
-    for (n = d->gs->names; n != NULL; n = next) {
-        next = n->next;
+    LIST_FOREACH_SAFE(x, tmp, &d->gs->names)
+    {
+        struct group_name *n = list_entry(x, struct group_name, node);
+
         if (n->formed || (owner = group_owner_of(d, n->name)) == d->hid)
             continue;
         log_info("group %s: host %d came up, host %d owns the name now: "
@@ -975,12 +992,14 @@ void
 group_cron(struct daemon *d, uint64_t now_us)
 {
     uint64_t wait = (uint64_t)d->cfg->dead_after_ms * 1000u;
-    struct group_join *j, *jn;
+    struct list_node *n, *tmp;
 
     if (d->gs == NULL)
         return;
-    for (j = d->gs->joins; j != NULL; j = jn) {
-        jn = j->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->parked_us != 0 && now_us > j->parked_us &&
             now_us - j->parked_us > wait) {
             log_info("join of t%x to %s: host %d, its owner elsewhere, did "
@@ -997,15 +1016,16 @@ group_free_all(struct daemon *d)
 {
     if (d->gs == NULL)
         return;
-    while (d->gs->groups != NULL)
-        group_drop(d, d->gs->groups);
-    while (d->gs->names != NULL)
-        group_name_forget(d, d->gs->names);
-    while (d->gs->joins != NULL) {
-        struct group_join *j = d->gs->joins;
+    while (!list_empty(&d->gs->groups))
+        group_drop(d, list_entry(d->gs->groups.next, struct group, node));
+    while (!list_empty(&d->gs->names))
+        group_name_forget(
+            d, list_entry(d->gs->names.next, struct group_name, node));
+    while (!list_empty(&d->gs->joins)) {
+        struct list_node *n = d->gs->joins.next;
 
-        d->gs->joins = j->next;
-        free(j);
+        list_del(n);
+        free(list_entry(n, struct group_join, node));
     }
     coll_free(d);
     free(d->gs);
@@ -1016,12 +1036,15 @@ void
 group_stats_json(struct daemon *d, struct stats_json *j)
 {
     static const char *const places[] = {"contiguous", "roundrobin"};
+    struct list_node *n;
     struct group *g;
     char gid[24];
     int i, here;
 
     stats_json_arr_begin(j, "groups");
-    for (g = d->gs->groups; g != NULL; g = g->next) {
+    LIST_FOREACH(n, &d->gs->groups)
+    {
+        g = list_entry(n, struct group, node);
         for (i = here = 0; i < g->nlocal; i++)
             here += !g->gone[g->local[i]];
         snprintf(gid, sizeof(gid), "%016llx", (unsigned long long)g->gid);

@@ -35,7 +35,7 @@ struct coll_state;
 
 /* An installed group (every daemon with a member). */
 struct group {
-    struct group *next;
+    struct list_node node; /* on d->gs->groups */
     uint64_t gid;
     char name[GROUP_NAME_MAX + 1];
     int P, owner, placement;
@@ -56,7 +56,7 @@ struct group {
 
 /* On the owner: one name. */
 struct group_name {
-    struct group_name *next;
+    struct list_node node; /* on d->gs->names */
     char name[GROUP_NAME_MAX + 1];
     int size, placement;
     int njoin;
@@ -70,7 +70,7 @@ struct group_name {
 
 /* On a joiner's daemon: a join waiting for its answer. */
 struct group_join {
-    struct group_join *next;
+    struct list_node node; /* on d->gs->joins */
     uint32_t tid;
     uint64_t req_id;
     int owner; /* the daemon the join was sent to */
@@ -86,9 +86,9 @@ struct group_counters {
 };
 
 struct group_state {
-    struct group *groups;
-    struct group_name *names;
-    struct group_join *joins;
+    struct list_node groups; /* struct group */
+    struct list_node names;  /* struct group_name */
+    struct list_node joins;  /* struct group_join */
     uint64_t next_gid;
     struct group_counters cnt;
     struct coll_state *cs; /* the collectives' state (daemon/coll.c) */
