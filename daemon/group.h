@@ -10,6 +10,8 @@
  *   groups  on every daemon with a member: the installed group (ranks,
  *           hosts, the two-level plan) and its collective instances
  *           (daemon/coll.c).
+ * The collectives' own state (early messages, schedule cache, counters)
+ * is daemon/coll.c's struct coll_state, reached through d->gs->cs.
  * A group is dropped when all its local members have left or died.  A
  * member that leaves after k collectives, dies, or whose host goes down
  * fails every collective of seq >= k (0 for a death) with COLLS_EPEERDEAD

@@ -3,7 +3,7 @@
  *
  * The rules are data: rows matched top to bottom, first usable match wins
  * (a row whose algorithm cannot run, e.g. bruck for alltoallv, is
- * skipped).  They encode DESIGN.md section 4's thresholds: butterfly (or
+ * skipped).  They encode the design's thresholds: butterfly (or
  * its tree analogue, binomial) for very small data, tournament / halving
  * for medium, ring or pipelines for large.  Sizes are bytes per rank.
  */
