@@ -21,6 +21,7 @@
 #include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/reduce.h"
+#include "daemon/exec.h"
 #include "daemon/sched.h"
 #include "daemon/tune.h"
 #include "daemon/alg/alg.h"
@@ -1505,6 +1506,50 @@ START_TEST(test_tune_cost)
 }
 END_TEST
 
+/* The executor's checks: hazards within a round (exec_check), a RECV of
+   another length than its SEND, a message nobody receives. */
+START_TEST(test_exec_checks)
+{
+    struct sched a, b, *sp[2] = {&a, &b};
+    uint8_t buf[4][16] = {{0}};
+    uint8_t *sb[2] = {buf[0], buf[1]}, *rb[2] = {buf[2], buf[3]};
+    size_t sz[2] = {16, 16};
+    struct simnet_result res;
+    char why[200];
+
+    /* two steps of one round writing overlapping bytes */
+    sched_init(&a, SCHED_OP_BCAST, 2, 0, COLLS_BYTE, COLLS_SUM);
+    sched_copy(&a, SCHED_BUF_RECV, 0, SCHED_BUF_SEND, 0, 8);
+    sched_copy(&a, SCHED_BUF_RECV, 4, SCHED_BUF_SEND, 8, 8);
+    ck_assert_int_eq(sched_finish(&a), 0);
+    ck_assert_int_eq(exec_check(&a, why, sizeof(why)), COLLS_EINVAL);
+    ck_assert_ptr_nonnull(strstr(why, "hazard"));
+    sched_free(&a);
+    /* a send and a receive of other bytes in one round: fine */
+    sched_init(&a, SCHED_OP_BCAST, 2, 0, COLLS_BYTE, COLLS_SUM);
+    sched_send(&a, 1, SCHED_BUF_SEND, 0, 8);
+    sched_recv(&a, 1, SCHED_BUF_RECV, 0, 8);
+    ck_assert_int_eq(sched_finish(&a), 0);
+    ck_assert_int_eq(exec_check(&a, why, sizeof(why)), 0);
+    /* rank 1 expects 4 bytes where rank 0 sends 8 */
+    sched_init(&b, SCHED_OP_BCAST, 2, 1, COLLS_BYTE, COLLS_SUM);
+    sched_send(&b, 0, SCHED_BUF_SEND, 0, 8);
+    sched_recv(&b, 0, SCHED_BUF_RECV, 0, 4);
+    ck_assert_int_eq(sched_finish(&b), 0);
+    ck_assert_int_eq(simnet_run(sp, 2, sb, sz, rb, sz, &res), -1);
+    ck_assert_ptr_nonnull(strstr(res.err, "8 bytes from rank 0, 4 expected"));
+    sched_free(&b);
+    /* rank 1 receives nothing: rank 0's message is left over */
+    sched_init(&b, SCHED_OP_BCAST, 2, 1, COLLS_BYTE, COLLS_SUM);
+    sched_send(&b, 0, SCHED_BUF_SEND, 0, 8);
+    ck_assert_int_eq(sched_finish(&b), 0);
+    ck_assert_int_eq(simnet_run(sp, 2, sb, sz, rb, sz, &res), -1);
+    ck_assert_ptr_nonnull(strstr(res.err, "never received"));
+    sched_free(&a);
+    sched_free(&b);
+}
+END_TEST
+
 Suite *
 suite_sched(void)
 {
@@ -1528,6 +1573,7 @@ suite_sched(void)
     tcase_add_test(tb, test_tune_rules);
     tcase_add_test(tb, test_tune_force);
     tcase_add_test(tb, test_tune_cost);
+    tcase_add_test(tb, test_exec_checks);
     suite_add_tcase(s, tb);
     return s;
 }
