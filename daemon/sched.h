@@ -13,8 +13,9 @@
  * Steps of one round may run concurrently and in any order; a round starts
  * only when every step of the previous one is complete.  Builders keep the
  * steps of a round free of hazards: no step writes a byte range that
- * another step of the same round reads or writes (tests/unit/simnet.c
- * checks this).  REDUCE and COPY depend only on earlier rounds.
+ * another step of the same round reads or writes (exec_check in
+ * daemon/exec.c checks this).  REDUCE and COPY depend only on earlier
+ * rounds.
  *
  * Messages between a pair of participants match in order: the k-th SEND
  * from a to b is the k-th RECV at b from a, and both have the same length.
