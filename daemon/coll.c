@@ -1,5 +1,9 @@
 /*
- * coll.c -- collective instances and the schedule executor; see coll.h.
+ * coll.c -- collective instances, task requests, peer messages and
+ * aborts; see coll.h.  What an instance runs is chosen in collplan.c and
+ * started in collrun.c (the records they share are in collint.h); the
+ * schedule executor is daemon/exec.c, the host-local phase daemon/hier.c,
+ * the FPC protocol daemon/collfpc.c.
  *
  * Instance life: created by the first local COLL_REQ or COLL_DATA of
  * (gid, seq); parameters come from the first request and every later one
@@ -13,42 +17,13 @@
  * Invariants: every size from a task or a peer is checked against
  * cfg->max_message before allocation; incoming data of an instance is
  * matched per (phase, src, dst) in arrival order; no callback frees the
- * instance it is working on except through coll_inst_end as its last act.
+ * instance it is working on except through coll_inst_maybe_end as its
+ * last act.
  *
- * FPC compression (docs/collectives.md, "Compression").  A bcast of
- * COLLS_DOUBLE data whose members asked for COLLS_COMPRESS_ON or _AUTO runs
- * the "FPC protocol" when it is hierarchical over more than one host and
- * carries at least one item (every daemon knows all four facts, so all
- * agree on it; other operations, datatypes, flat mode and one-host groups
- * ignore the setting).  The leader schedule is then two bcasts among the
- * leaders, one after the other in the same phase (messages between a pair
- * of daemons arrive in order, so the k-th message still matches the k-th
- * receive):
- *   1. a COLL_FPC_HDR (12) byte header from the root's daemon: 4 bytes
- *      "FPC" + kind (0 raw, 1 FPC stream), then the payload length as a
- *      big-endian u64.  It is 12 bytes, not a multiple of 8, so a daemon
- *      that runs the plain bcast (its members did not ask for compression)
- *      can never take it for data: the length check of the executor fails
- *      the operation with COLLS_EINVAL and aborts it instead of a hang;
- *   2. the payload, with the algorithm the tuner (or the forced spec)
- *      picks for its length: the root's doubles compressed once by
- *      fpc_compress at the root's daemon and forwarded as they are, or,
- *      when AUTO decided against it (or the stream would exceed
- *      max_message), the raw doubles.
- * Receivers check the header (length against max_message and fpc_bound)
- * before anything is allocated, decompress once when the payload is
- * complete, require exactly count doubles (else COLLS_EBADMSG, which
- * fails and aborts the operation), and hand the doubles to their local
- * members as usual.  FPC streams travel as COLLS_BYTE (the format is
- * byte-order independent); raw payloads as the datatype, so a peer of
- * the other byte order swaps them as for any bcast.  AUTO compresses a
- * sample (COLL_FPC_SAMPLE doubles) at the root's daemon, and compresses
- * the whole only if the predicted time n*8/rate (compress) + n*8/(ratio *
- * link) + n*8/rate (decompress, assumed as fast) is below n*8/link; link
- * is the daemon's --link-mbit (default 1000), the operator's word for it.
- * The compression counters are per process (one daemon per process):
- * struct coll_counters lives in daemon/group.h, which this part does not
- * own; they could move there.
+ * Owns: struct coll_state (d->gs->cs: early messages, schedule cache,
+ * counters) and every instance (on its group's list).  May call: the
+ * other coll*.c files, daemon/exec.h, daemon/group.h (lookups), task.h
+ * (answers), net.h and host.h (aborts), stats.h, log.h.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -58,8 +33,10 @@
 
 #include "colls.h"
 #include "daemon/alg/alg.h"
-#include "daemon/alg/topo.h"
 #include "daemon/coll.h"
+#include "daemon/collint.h"
+#include "daemon/collfpc.h"
+#include "daemon/exec.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/group.h"
@@ -70,272 +47,38 @@
 #include "daemon/sched.h"
 #include "daemon/stats.h"
 #include "daemon/task.h"
-#include "daemon/tune.h"
+#include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/envelope.h"
-#include "proto/fpc.h"
-#include "proto/reduce.h"
+#include "proto/list.h"
 
-#define COLL_ALG_SPEC_MAX 64
 #define COLL_EARLY_MAX_US (120u * 1000000u) /* unknown gid: kept this long */
-#define PHASE_LEADER      0
-#define PHASE_FLAT        1
-#define COLL_FPC_HDR      12   /* header bytes; not a multiple of 8 */
-#define COLL_FPC_SAMPLE   4096 /* doubles AUTO compresses to decide */
-#define COLL_FPC_RAW      0    /* header kinds */
-#define COLL_FPC_STREAM   1
-
-/* clang-format off: the compression counters, shared by the JSON and
-   Prometheus writers. */
-#define COLL_FPC_COUNTERS(X)                                                   \
-    X(fpc_ops)                                                                 \
-    X(fpc_raw_bytes)                                                           \
-    X(fpc_comp_bytes)                                                          \
-    X(fpc_auto_compressed)                                                     \
-    X(fpc_auto_raw)                                                            \
-    X(fpc_too_large)                                                           \
-    X(fpc_bad_streams)                                                         \
-    X(fpc_compress_us)                                                         \
-    X(fpc_decompress_us)
-/* clang-format on */
-
-/* fpc_ops: bcasts completed here whose payload was an FPC stream, with
-   their raw and compressed bytes; fpc_auto_*: AUTO decisions made here
-   (as the root's daemon); fpc_too_large: streams sent raw because they
-   exceeded max_message; fpc_bad_streams: payloads that failed to
-   decompress.  One daemon per process, so one set per process. */
-static struct {
-#define X(n) uint64_t n;
-    COLL_FPC_COUNTERS(X)
-#undef X
-} coll_fpc_cnt;
-
-/* One COLL_DATA message (or an in-memory one between local ranks). */
-struct coll_msg {
-    struct coll_msg *next;
-    uint64_t gid, seq;
-    int phase, src, dst, hid;
-    uint8_t *data;
-    size_t len;
-    void *owner; /* allocation holding data */
-    uint64_t at_us;
-};
-
-/* One schedule being executed. */
-struct coll_exec {
-    int phase, rank;
-    int started, finished;
-    struct sched s;
-    uint8_t *buf[SCHED_NBUF];
-    size_t bsz[SCHED_NBUF];
-    uint8_t *own[SCHED_NBUF]; /* buffers this exec allocated */
-    size_t round;             /* current round */
-    size_t pending;           /* its RECVs not yet matched */
-    const struct sched_step *st;
-    size_t nst;
-    uint8_t *done; /* per step of the current round */
-};
-
-enum coll_state { CI_COLLECT = 0, CI_RUN, CI_FAILED };
-
-struct coll_inst {
-    struct coll_inst *next;
-    struct group *g;
-    uint64_t seq;
-    int state, status;
-    /* parameters, from the first request */
-    int have;
-    int op, dtype, rop, root, reqmode, mode, P;
-    size_t count, esize, n;
-    char spec[COLL_ALG_SPEC_MAX];
-    int compress;   /* COLLS_COMPRESS_* of the request */
-    uint64_t *rawv; /* gatherv family: counts of the request */
-    size_t nrawv;
-    size_t *vb, *vd; /* gatherv family: bytes and packed offsets per rank */
-    size_t vtotal;
-    /* the algorithm */
-    const struct alg *alg;
-    int alg_index, fallback;
-    size_t seg;
-    /* per local member */
-    int nreq, nans;
-    uint8_t *reqd, *answered;
-    uint64_t *req_id;
-    uint8_t **in;
-    size_t *inlen;
-    void **inown;
-    size_t **a2a; /* alltoallv: 4 * P entries: sc, sd, rc, rd (bytes) */
-    /* execution */
-    struct coll_msg *inbox;
-    struct coll_exec *ex; /* hier: 1; flat: nlocal */
-    int nex;
-    size_t *cnt, *dsp, *sc, *sd, *rc, *rd; /* hier: per host, bytes */
-    uint64_t t0;
-    /* FPC protocol (hier bcast of doubles; ex[0] header, ex[1] payload) */
-    int fpc;                /* this instance runs it */
-    int fpc_kind;           /* COLL_FPC_RAW / _STREAM, from the header */
-    int fpc_done;           /* payload received and decoded */
-    int wire_dtype;         /* datatype stamped on COLL_DATA being sent */
-    uint8_t *fpc_data;      /* root's daemon: the payload (NULL: raw input) */
-    size_t fpc_len;         /* payload bytes */
-    uint8_t *fpc_raw;       /* receivers: decompressed doubles */
-    const uint8_t *fpc_out; /* the n bytes every local member gets */
-};
+#define COLL_SCHED_CACHE  512               /* slots of the schedule cache */
 
 static void coll_progress(struct daemon *d, struct coll_inst *ci);
 static void coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq,
                             int status);
 
-static int
-coll_is_rooted(int op)
-{
-    return op == SCHED_OP_BCAST || op == SCHED_OP_REDUCE ||
-           op == SCHED_OP_GATHER || op == SCHED_OP_GATHERV ||
-           op == SCHED_OP_SCATTER || op == SCHED_OP_SCATTERV;
-}
-
-static int
-coll_is_reduction(int op)
-{
-    return op == SCHED_OP_REDUCE || op == SCHED_OP_ALLREDUCE ||
-           op == SCHED_OP_REDUCE_SCATTER || op == SCHED_OP_SCAN ||
-           op == SCHED_OP_EXSCAN;
-}
-
-static int
-coll_is_gv(int op)
-{
-    return op == SCHED_OP_GATHERV || op == SCHED_OP_SCATTERV ||
-           op == SCHED_OP_ALLGATHERV;
-}
-
-/* The leader-level operation of op (DESIGN.md section 4). */
-static int
-coll_leader_op(int op)
-{
-    switch (op) {
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-        return SCHED_OP_GATHERV;
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        return SCHED_OP_SCATTERV;
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV:
-        return SCHED_OP_ALLGATHERV;
-    case SCHED_OP_ALLTOALL:
-        return SCHED_OP_ALLTOALLV;
-    case SCHED_OP_REDUCE_SCATTER:
-        return SCHED_OP_ALLREDUCE;
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-        return SCHED_OP_EXSCAN;
-    default:
-        return op;
-    }
-}
-
-/* a * b, or 0 with *ovf set on overflow or above lim. */
-static size_t
-coll_mul(size_t a, size_t b, size_t lim, int *ovf)
-{
-    if (a != 0 && b > lim / a) {
-        *ovf = 1;
-        return 0;
-    }
-    return a * b;
-}
-
-/* Block bytes of rank r (gather family). */
-static size_t
-coll_blk(const struct coll_inst *ci, int r)
-{
-    return ci->vb != NULL ? ci->vb[r] : ci->n;
-}
-
 /* ---- messages ------------------------------------------------------- */
 
-static void
+void
 coll_msg_free(struct coll_msg *m)
 {
     free(m->owner);
     free(m);
 }
 
+/* Frees every message of list h. */
 static void
-coll_msgs_free(struct coll_msg *m)
+coll_msgs_free(struct list_node *h)
 {
-    struct coll_msg *next;
+    struct list_node *n, *tmp;
 
-    for (; m != NULL; m = next) {
-        next = m->next;
-        coll_msg_free(m);
+    LIST_FOREACH_SAFE(n, tmp, h)
+    {
+        list_del(n);
+        coll_msg_free(list_entry(n, struct coll_msg, m.node));
     }
-}
-
-/* Appends m to the end of list *pp. */
-static void
-coll_msg_append(struct coll_msg **pp, struct coll_msg *m)
-{
-    while (*pp != NULL)
-        pp = &(*pp)->next;
-    m->next = NULL;
-    *pp = m;
-}
-
-/* Daemon of schedule rank r in phase. */
-static int
-coll_rank_hid(const struct coll_inst *ci, int phase, int r)
-{
-    const struct group *g = ci->g;
-
-    if (phase == PHASE_LEADER)
-        return g->hids[g->H.leader[r]];
-    return g->hids[r];
-}
-
-/* Sends len bytes of data from (phase, src) to (phase, dst). */
-static int
-coll_send(struct daemon *d, struct coll_inst *ci, int phase, int src, int dst,
-          const uint8_t *data, size_t len)
-{
-    int hid = coll_rank_hid(ci, phase, dst);
-    Envelope f;
-
-    if (hid == d->hid) {
-        struct coll_msg *m = calloc(1, sizeof(*m));
-
-        if (m == NULL || (m->owner = malloc(len ? len : 1)) == NULL) {
-            free(m);
-            return COLLS_ENOMEM;
-        }
-        memcpy(m->owner, data, len);
-        m->data = m->owner;
-        m->len = len;
-        m->gid = ci->g->gid;
-        m->seq = ci->seq;
-        m->phase = phase;
-        m->src = src;
-        m->dst = dst;
-        m->hid = hid;
-        coll_msg_append(&ci->inbox, m);
-        return 0;
-    }
-    if (!host_is_up(d, hid))
-        return COLLS_EHOSTDOWN;
-    envelope_init(&f);
-    f.kind = KIND__COLL_DATA;
-    f.src = COLLS_DAEMON_TID(d->hid);
-    f.dst = COLLS_DAEMON_TID(hid);
-    f.req_id = ci->g->gid;
-    f.seq = ci->seq;
-    f.tag = src;
-    f.count = (uint64_t)dst;
-    f.status = phase;
-    f.dtype = (uint32_t)ci->wire_dtype;
-    f.encoding = COLLS_ENC_RAW;
-    f.byte_order = (uint32_t)dtype_native_order();
-    return net_send(d, hid, &f, data, len);
 }
 
 /* Tells every other daemon of g that (gid, seq) failed with status. */
@@ -343,6 +86,7 @@ static void
 coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
 {
     unsigned char *sent = calloc(DAEMON_MAX_HID + 1, 1);
+    CollData cd = COLL_DATA__INIT;
     Envelope f;
     int r;
 
@@ -351,9 +95,11 @@ coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
     envelope_init(&f);
     f.kind = KIND__COLL_DATA;
     f.src = COLLS_DAEMON_TID(d->hid);
-    f.req_id = g->gid;
     f.seq = seq;
-    f.status = status;
+    cd.gid = g->gid;
+    cd.abort_status = status;
+    f.body_case = ENVELOPE__BODY_COLL_DATA;
+    f.coll_data = &cd;
     sent[d->hid] = 1;
     for (r = 0; r < g->P; r++) {
         int hid = g->hids[r];
@@ -370,18 +116,6 @@ coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
 
 /* ---- instances ------------------------------------------------------ */
 
-static void
-coll_exec_free(struct coll_exec *x)
-{
-    int b;
-
-    sched_free(&x->s);
-    for (b = 0; b < SCHED_NBUF; b++)
-        free(x->own[b]);
-    free(x->done);
-    memset(x, 0, sizeof(*x));
-}
-
 /* Frees the execution state and inputs of ci (not the record). */
 static void
 coll_inst_release(struct coll_inst *ci)
@@ -389,12 +123,11 @@ coll_inst_release(struct coll_inst *ci)
     int i;
 
     for (i = 0; i < ci->nex; i++)
-        coll_exec_free(&ci->ex[i]);
+        exec_free(&ci->ex[i]);
     free(ci->ex);
     ci->ex = NULL;
     ci->nex = 0;
-    coll_msgs_free(ci->inbox);
-    ci->inbox = NULL;
+    coll_msgs_free(&ci->inbox);
     if (ci->inown != NULL)
         for (i = 0; i < ci->g->nlocal; i++) {
             free(ci->inown[i]);
@@ -407,11 +140,8 @@ coll_inst_release(struct coll_inst *ci)
             ci->a2a[i] = NULL;
         }
     free(ci->cnt);
-    ci->cnt = ci->dsp = ci->sc = ci->sd = ci->rc = ci->rd = NULL;
-    free(ci->fpc_data);
-    free(ci->fpc_raw);
-    ci->fpc_data = ci->fpc_raw = NULL;
-    ci->fpc_out = NULL;
+    ci->cnt = ci->dsp = NULL;
+    collfpc_release(&ci->fpx);
 }
 
 /* Frees an instance's per-member arrays and the instance itself (any of
@@ -435,29 +165,29 @@ coll_inst_free_arrays(struct coll_inst *ci)
 static void
 coll_inst_free(struct coll_inst *ci)
 {
-    struct coll_inst **pp;
-
-    for (pp = &ci->g->insts; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == ci) {
-            *pp = ci->next;
-            break;
-        }
+    list_del(&ci->node);
     coll_inst_release(ci);
     coll_inst_free_arrays(ci);
 }
 
 /* Finds or creates the instance (g, seq); NULL on allocation failure. */
 static struct coll_inst *
-coll_inst_get(struct group *g, uint64_t seq, int create)
+coll_inst_get(struct daemon *d, struct group *g, uint64_t seq, int create)
 {
     struct coll_inst *ci;
+    struct list_node *n;
     size_t nl = (size_t)g->nlocal;
 
-    for (ci = g->insts; ci != NULL; ci = ci->next)
+    LIST_FOREACH(n, &g->insts)
+    {
+        ci = list_entry(n, struct coll_inst, node);
         if (ci->seq == seq)
             return ci;
+    }
     if (!create || (ci = calloc(1, sizeof(*ci))) == NULL)
         return NULL;
+    list_init(&ci->inbox);
+    ci->d = d;
     ci->g = g;
     ci->seq = seq;
     ci->P = g->P;
@@ -473,13 +203,25 @@ coll_inst_get(struct group *g, uint64_t seq, int create)
         coll_inst_free_arrays(ci);
         return NULL;
     }
-    ci->next = g->insts;
-    g->insts = ci;
+    list_add_head(&g->insts, &ci->node);
     return ci;
 }
 
-/* Sends COLL_RESULT to local member i of ci. */
+/* Fills r as the COLL_RESULT (status, body cr) of task tid's request
+   (group, seq, req_id). */
 static void
+coll_result_env(const struct daemon *d, Envelope *r, CollResult *cr,
+                uint32_t tid, const char *group, uint64_t seq, uint64_t req_id,
+                int status)
+{
+    group_reply_env(d, r, KIND__COLL_RESULT, tid, req_id, group, status);
+    r->seq = seq;
+    r->body_case = ENVELOPE__BODY_COLL_RESULT;
+    r->coll_result = cr;
+}
+
+/* Sends COLL_RESULT to local member i of ci. */
+void
 coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
             const uint8_t *data, size_t len)
 {
@@ -495,26 +237,18 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     ci->nans++;
     if (t == NULL)
         return;
-    envelope_init(&r);
-    r.kind = KIND__COLL_RESULT;
-    r.src = COLLS_DAEMON_TID(d->hid);
-    r.dst = t->tid;
-    r.group = g->name;
-    r.seq = ci->seq;
-    r.req_id = ci->req_id[i];
-    r.status = status;
+    coll_result_env(d, &r, &cr, t->tid, g->name, ci->seq, ci->req_id[i],
+                    status);
     r.dtype = (uint32_t)(ci->have ? ci->dtype : COLLS_BYTE);
     r.count = ci->esize ? len / ci->esize : len;
     r.encoding = COLLS_ENC_RAW;
     r.byte_order = (uint32_t)dtype_native_order();
     snprintf(alg, sizeof(alg), "%s%s", ci->alg != NULL ? ci->alg->name : "",
-             ci->fpc_kind == COLL_FPC_STREAM ? "+fpc" : "");
+             ci->fpx.kind == COLLFPC_STREAM ? "+fpc" : "");
     cr.alg = alg;
     cr.mode = (uint32_t)(ci->mode ? ci->mode : COLLS_MODE_HIER);
     cr.us = (double)(platform_now_us() - ci->t0);
     cr.fallback = ci->fallback != 0;
-    r.body_case = ENVELOPE__BODY_COLL_RESULT;
-    r.coll_result = &cr;
     task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
                    NULL);
 }
@@ -546,1093 +280,16 @@ coll_inst_fail(struct daemon *d, struct coll_inst *ci, int status, int abort)
     if (ci->state == CI_FAILED)
         return;
     if (abort) {
-        d->gs->cnt.aborts++;
+        d->gs->cs->cnt.aborts++;
         coll_send_abort(d, ci->g, ci->seq, status);
     }
-    d->gs->cnt.failed_ops++;
+    d->gs->cs->cnt.failed_ops++;
     ci->state = CI_FAILED;
     ci->status = status;
     coll_inst_release(ci);
     for (i = 0; i < ci->g->nlocal; i++)
         if (ci->reqd[i])
             coll_answer(d, ci, i, status, NULL, 0);
-}
-
-/* ---- parameters ----------------------------------------------------- */
-
-/* Checks a request's parameters and stores them in ci (first request).
-   0 or a COLLS_E* code. */
-static int
-coll_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
-{
-    const CollReq *q = e->coll_req;
-    size_t lim = (size_t)d->cfg->max_message, total = 0;
-    int ovf = 0, r, op = (int)q->op;
-
-    if (q->op >= SCHED_OP_MAX || q->mode > COLLS_MODE_FLAT ||
-        q->compress > COLLS_COMPRESS_AUTO ||
-        (q->alg != NULL && strlen(q->alg) >= COLL_ALG_SPEC_MAX))
-        return COLLS_EINVAL;
-    if (op == SCHED_OP_BARRIER) {
-        ci->dtype = COLLS_BYTE;
-        ci->count = 0;
-    } else {
-        if (!dtype_valid((int)e->dtype))
-            return COLLS_EDTYPE;
-        ci->dtype = (int)e->dtype;
-        ci->count = (size_t)e->count;
-    }
-    ci->op = op;
-    ci->rop = coll_is_reduction(op) ? (int)q->rop : COLLS_SUM;
-    if (coll_is_reduction(op) && reduce_check(ci->rop, ci->dtype) != 0)
-        return reduce_check(ci->rop, ci->dtype);
-    ci->root = coll_is_rooted(op) ? q->root : 0;
-    if (ci->root < 0 || ci->root >= ci->P)
-        return COLLS_EINVAL;
-    ci->reqmode = (int)q->mode;
-    ci->compress = (int)q->compress;
-    ci->wire_dtype = ci->dtype;
-    snprintf(ci->spec, sizeof(ci->spec), "%s", q->alg ? q->alg : "");
-    ci->esize = dtype_size(ci->dtype);
-    ci->n = coll_mul(ci->count, ci->esize, lim, &ovf);
-    coll_mul(ci->n, (size_t)ci->P, lim, &ovf);
-    if (ovf)
-        return COLLS_EMSGSIZE;
-    if (coll_is_gv(op)) {
-        if (q->n_counts != (size_t)ci->P)
-            return COLLS_EINVAL;
-        ci->rawv = calloc((size_t)ci->P, sizeof(uint64_t));
-        ci->vb = calloc(2 * (size_t)ci->P, sizeof(size_t));
-        if (ci->rawv == NULL || ci->vb == NULL)
-            return COLLS_ENOMEM;
-        ci->nrawv = (size_t)ci->P;
-        ci->vd = ci->vb + ci->P;
-        for (r = 0; r < ci->P; r++) {
-            ci->rawv[r] = q->counts[r];
-            if (q->counts[r] > lim) /* items; bytes checked next */
-                return COLLS_EMSGSIZE;
-            ci->vb[r] = coll_mul((size_t)q->counts[r], ci->esize, lim, &ovf);
-            ci->vd[r] = total;
-            total += ci->vb[r];
-            if (ovf || total > lim)
-                return COLLS_EMSGSIZE;
-        }
-        ci->vtotal = total;
-    }
-    ci->have = 1;
-    return 0;
-}
-
-/* Does request e agree with ci's parameters? */
-static int
-coll_same(const struct coll_inst *ci, const Envelope *e)
-{
-    const CollReq *q = e->coll_req;
-    size_t r;
-
-    if ((int)q->op != ci->op || (int)q->mode != ci->reqmode ||
-        strcmp(q->alg ? q->alg : "", ci->spec) != 0)
-        return 0;
-    if (ci->op == SCHED_OP_BARRIER)
-        return 1;
-    if ((int)e->dtype != ci->dtype || e->count != ci->count)
-        return 0;
-    if (coll_is_reduction(ci->op) && (int)q->rop != ci->rop)
-        return 0;
-    if (coll_is_rooted(ci->op) && q->root != ci->root)
-        return 0;
-    if (ci->op == SCHED_OP_BCAST && ci->dtype == COLLS_DOUBLE &&
-        (int)q->compress != ci->compress)
-        return 0; /* the FPC protocol must be agreed */
-    if (coll_is_gv(ci->op)) {
-        if (q->n_counts != ci->nrawv)
-            return 0;
-        for (r = 0; r < ci->nrawv; r++)
-            if (q->counts[r] != ci->rawv[r])
-                return 0;
-    }
-    return 1;
-}
-
-/* Input bytes rank r must send; alltoallv: from its counts (a2a). */
-static size_t
-coll_in_len(const struct coll_inst *ci, int r, const size_t *a2a)
-{
-    size_t P = (size_t)ci->P;
-
-    switch (ci->op) {
-    case SCHED_OP_BARRIER:
-        return 0;
-    case SCHED_OP_BCAST:
-    case SCHED_OP_SCATTER:
-        return r == ci->root ? (ci->op == SCHED_OP_BCAST ? ci->n : P * ci->n)
-                             : 0;
-    case SCHED_OP_SCATTERV:
-        return r == ci->root ? ci->vtotal : 0;
-    case SCHED_OP_GATHERV:
-    case SCHED_OP_ALLGATHERV:
-        return ci->vb[r];
-    case SCHED_OP_ALLTOALL:
-    case SCHED_OP_REDUCE_SCATTER:
-        return P * ci->n;
-    case SCHED_OP_ALLTOALLV: {
-        size_t t = 0, j;
-
-        for (j = 0; j < P; j++)
-            t += a2a[j];
-        return t;
-    }
-    default:
-        return ci->n;
-    }
-}
-
-/* Output bytes of rank r. */
-static size_t
-coll_out_len(const struct coll_inst *ci, int r, const size_t *a2a)
-{
-    size_t P = (size_t)ci->P, j, t = 0;
-
-    switch (ci->op) {
-    case SCHED_OP_BARRIER:
-        return 0;
-    case SCHED_OP_REDUCE:
-        return r == ci->root ? ci->n : 0;
-    case SCHED_OP_GATHER:
-        return r == ci->root ? P * ci->n : 0;
-    case SCHED_OP_GATHERV:
-        return r == ci->root ? ci->vtotal : 0;
-    case SCHED_OP_SCATTERV:
-        return ci->vb[r];
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLTOALL:
-        return P * ci->n;
-    case SCHED_OP_ALLGATHERV:
-        return ci->vtotal;
-    case SCHED_OP_ALLTOALLV:
-        for (j = 0; j < P; j++)
-            t += a2a[2 * P + j];
-        return t;
-    case SCHED_OP_EXSCAN:
-        return r == 0 ? 0 : ci->n;
-    default:
-        return ci->n;
-    }
-}
-
-/* Chooses the algorithm for a (forced by spec if it can run) into ci;
-   logs and counts a fallback.  0 or a COLLS_E* code. */
-static int
-coll_choose_alg(struct daemon *d, struct coll_inst *ci,
-                const struct alg_args *a, const char *spec)
-{
-    struct tune_choice ch;
-    int rc;
-
-    rc = tune_choose(a, NULL, spec, &ch);
-    if (rc != 0)
-        return rc;
-    ci->alg = ch.alg;
-    ci->alg_index = ch.index;
-    ci->seg = ch.seg;
-    if (ch.fallback != TUNE_FALLBACK_NONE) {
-        ci->fallback = 1;
-        d->gs->cnt.fallbacks++;
-        if (ch.index >= 0 && ch.index < COLL_MAX_ALGS)
-            d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ch.index]
-                .fallbacks++;
-        log_warn("group %s collective %llu: forced algorithm \"%s\" for "
-                 "%s cannot run (%s); running %s",
-                 ci->g->name, (unsigned long long)ci->seq, spec,
-                 sched_op_name(a->op),
-                 ch.fallback == TUNE_FALLBACK_UNKNOWN ? "unknown"
-                                                      : "not applicable",
-                 ch.alg->name);
-    }
-    return 0;
-}
-
-/* Chooses mode and algorithm (same inputs on every daemon). */
-static int
-coll_choose(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    struct alg_args a;
-    int needs_contig;
-
-    ci->mode =
-        ci->reqmode == COLLS_MODE_FLAT ? COLLS_MODE_FLAT : COLLS_MODE_HIER;
-    needs_contig = coll_is_gv(ci->op) || ci->op == SCHED_OP_GATHER ||
-                   ci->op == SCHED_OP_SCATTER || ci->op == SCHED_OP_ALLGATHER ||
-                   ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN;
-    if (ci->mode == COLLS_MODE_HIER && needs_contig && !g->H.contiguous) {
-        ci->mode = COLLS_MODE_FLAT;
-        d->gs->cnt.hier_as_flat++;
-    }
-    memset(&a, 0, sizeof(a));
-    a.dtype = ci->dtype;
-    a.rop = ci->rop;
-    if (ci->mode == COLLS_MODE_FLAT) {
-        a.op = ci->op;
-        a.P = ci->P;
-        a.root = ci->root;
-        a.size = ci->op == SCHED_OP_ALLTOALLV ? 0 : ci->n;
-        a.counts = ci->vb;
-        a.displs = ci->vd;
-    } else {
-        int NH = g->H.nhosts, h;
-
-        /* per-host block bytes of the gather family (global knowledge) */
-        ci->cnt = calloc(6 * (size_t)NH, sizeof(size_t));
-        if (ci->cnt == NULL)
-            return COLLS_ENOMEM;
-        ci->dsp = ci->cnt + NH;
-        ci->sc = ci->dsp + NH;
-        ci->sd = ci->sc + NH;
-        ci->rc = ci->sd + NH;
-        ci->rd = ci->rc + NH;
-        for (h = 0; h < NH; h++) {
-            int i;
-
-            for (i = g->H.start[h]; i < g->H.start[h + 1]; i++)
-                ci->cnt[h] += coll_blk(ci, g->H.members[i]);
-            ci->dsp[h] = h ? ci->dsp[h - 1] + ci->cnt[h - 1] : 0;
-        }
-        a.op = coll_leader_op(ci->op);
-        a.P = NH;
-        a.root = g->H.host[ci->root];
-        a.size =
-            ci->op == SCHED_OP_REDUCE_SCATTER ? ci->n * (size_t)ci->P : ci->n;
-        if (coll_is_gv(a.op)) {
-            a.counts = ci->cnt;
-            a.displs = ci->dsp;
-        }
-    }
-    ci->fpc = ci->mode == COLLS_MODE_HIER && ci->op == SCHED_OP_BCAST &&
-              ci->dtype == COLLS_DOUBLE && ci->compress != COLLS_COMPRESS_OFF &&
-              g->H.nhosts > 1 && ci->count > 0;
-    if (ci->fpc) {
-        /* the header's bcast; the payload's is chosen once its length is
-           known (coll_fpc_payload) */
-        a.dtype = COLLS_BYTE;
-        a.size = COLL_FPC_HDR;
-        return coll_choose_alg(d, ci, &a, "");
-    }
-    return coll_choose_alg(d, ci, &a, ci->spec);
-}
-
-/* ---- the executor --------------------------------------------------- */
-
-/* Deep copy of a finished schedule; 0 or COLLS_ENOMEM. */
-static int
-coll_sched_copy(struct sched *dst, const struct sched *src)
-{
-    *dst = *src;
-    dst->steps = malloc((src->nsteps ? src->nsteps : 1) * sizeof(*src->steps));
-    dst->round_end =
-        malloc((src->nrounds ? src->nrounds : 1) * sizeof(*src->round_end));
-    if (dst->steps == NULL || dst->round_end == NULL) {
-        sched_free(dst);
-        return COLLS_ENOMEM;
-    }
-    if (src->nsteps)
-        memcpy(dst->steps, src->steps, src->nsteps * sizeof(*src->steps));
-    if (src->nrounds)
-        memcpy(dst->round_end, src->round_end,
-               src->nrounds * sizeof(*src->round_end));
-    dst->scap = src->nsteps;
-    dst->rcap = src->nrounds;
-    return 0;
-}
-
-/*
- * The schedule of a into s: a copy of the cached one, or built (and a
- * copy cached).  v-variants depend on count arrays and are not cached.
- * Each execution owns its copy, so evictions never touch a running one.
- */
-static int
-coll_sched_get(struct daemon *d, const struct coll_inst *ci,
-               const struct alg_args *a, struct sched *s)
-{
-    struct sched_key key;
-    const struct sched *c;
-    struct sched keep;
-    int rc, v = a->counts != NULL || a->scounts != NULL;
-
-    memset(&key, 0, sizeof(key));
-    key.op = a->op;
-    key.P = a->P;
-    key.rank = a->rank;
-    key.root = a->root;
-    key.dtype = a->dtype;
-    key.rop = a->rop;
-    key.alg = ci->alg_index;
-    key.size = a->size;
-    key.seg = a->seg;
-    if (!v && (c = sched_cache_get(d->gs->cache, &key)) != NULL)
-        return coll_sched_copy(s, c);
-    rc = alg_build(ci->alg, a, s);
-    if (rc != 0) {
-        sched_free(s);
-        return rc;
-    }
-    if (!v && coll_sched_copy(&keep, s) == 0)
-        sched_cache_put(d->gs->cache, &key, &keep);
-    return 0;
-}
-
-/* Sets up x to run schedule args a with SEND/RECV buffers of at least
-   ssz / rsz bytes (allocated when sbuf / rbuf are NULL). */
-static int
-coll_exec_init(struct daemon *d, struct coll_exec *x,
-               const struct coll_inst *ci, int phase, const struct alg_args *a,
-               uint8_t *sbuf, size_t ssz, size_t rsz)
-{
-    size_t maxst = 0, i, n;
-    int rc, t;
-
-    memset(x, 0, sizeof(*x));
-    x->phase = phase;
-    x->rank = a->rank;
-    rc = coll_sched_get(d, ci, a, &x->s);
-    if (rc != 0)
-        return rc;
-    if (sbuf != NULL) {
-        if (x->s.extent[SCHED_BUF_SEND] > ssz)
-            return COLLS_EINVAL;
-        x->buf[SCHED_BUF_SEND] = sbuf;
-        x->bsz[SCHED_BUF_SEND] = ssz;
-    } else {
-        if (x->s.extent[SCHED_BUF_SEND] > ssz)
-            ssz = x->s.extent[SCHED_BUF_SEND];
-        x->own[SCHED_BUF_SEND] = calloc(1, ssz ? ssz : 1);
-        x->buf[SCHED_BUF_SEND] = x->own[SCHED_BUF_SEND];
-        x->bsz[SCHED_BUF_SEND] = ssz;
-    }
-    if (x->s.extent[SCHED_BUF_RECV] > rsz)
-        rsz = x->s.extent[SCHED_BUF_RECV];
-    x->own[SCHED_BUF_RECV] = calloc(1, rsz ? rsz : 1);
-    x->buf[SCHED_BUF_RECV] = x->own[SCHED_BUF_RECV];
-    x->bsz[SCHED_BUF_RECV] = rsz;
-    for (t = 0; t < x->s.ntmp; t++) {
-        size_t sz = x->s.tmp_size[t];
-
-        x->own[SCHED_BUF_TMP + t] = malloc(sz ? sz : 1);
-        x->buf[SCHED_BUF_TMP + t] = x->own[SCHED_BUF_TMP + t];
-        x->bsz[SCHED_BUF_TMP + t] = sz;
-        if (x->buf[SCHED_BUF_TMP + t] == NULL)
-            return COLLS_ENOMEM;
-    }
-    for (i = 0; i < x->s.nrounds; i++) {
-        sched_round_steps(&x->s, i, &n);
-        if (n > maxst)
-            maxst = n;
-    }
-    x->done = calloc(maxst + 1, 1);
-    if (x->done == NULL || x->buf[SCHED_BUF_SEND] == NULL ||
-        x->buf[SCHED_BUF_RECV] == NULL)
-        return COLLS_ENOMEM;
-    return 0;
-}
-
-/* Starts round x->round: local steps now, sends queued, RECVs counted. */
-static int
-coll_exec_round(struct daemon *d, struct coll_inst *ci, struct coll_exec *x)
-{
-    size_t i;
-    int rc;
-
-    x->pending = 0;
-    x->nst = 0;
-    if (x->round >= x->s.nrounds) {
-        x->finished = 1;
-        return 0;
-    }
-    x->st = sched_round_steps(&x->s, x->round, &x->nst);
-    for (i = 0; i < x->nst; i++) {
-        const struct sched_step *st = &x->st[i];
-
-        x->done[i] = 1;
-        switch (st->kind) {
-        case SCHED_SEND:
-            rc = coll_send(d, ci, x->phase, x->rank, st->peer,
-                           x->buf[st->buf] + st->off, st->len);
-            if (rc != 0)
-                return rc;
-            break;
-        case SCHED_RECV:
-            x->done[i] = 0;
-            x->pending++;
-            break;
-        case SCHED_COPY:
-            memmove(x->buf[st->buf] + st->off, x->buf[st->sbuf] + st->soff,
-                    st->len);
-            break;
-        case SCHED_REDUCE:
-            if (ci->esize == 0 || st->len % ci->esize != 0)
-                return COLLS_EINVAL;
-            if (st->flags & SCHED_F_SRC_FIRST)
-                rc = reduce_apply3(
-                    ci->rop, ci->dtype, x->buf[st->buf] + st->off,
-                    x->buf[st->sbuf] + st->soff, x->buf[st->buf] + st->off,
-                    st->len / ci->esize);
-            else
-                rc = reduce_apply(ci->rop, ci->dtype, x->buf[st->buf] + st->off,
-                                  x->buf[st->sbuf] + st->soff,
-                                  st->len / ci->esize);
-            if (rc != 0)
-                return rc;
-            break;
-        default:
-            return COLLS_EINVAL;
-        }
-    }
-    return 0;
-}
-
-/* Matches x's open RECVs with the inbox, in step order; 1 if any. */
-static int
-coll_exec_match(struct coll_inst *ci, struct coll_exec *x, int *err)
-{
-    size_t i;
-    int moved = 0;
-
-    for (i = 0; i < x->nst && x->pending > 0; i++) {
-        const struct sched_step *st = &x->st[i];
-        struct coll_msg **pp, *m;
-
-        if (x->done[i] || st->kind != SCHED_RECV)
-            continue;
-        for (pp = &ci->inbox; (m = *pp) != NULL; pp = &m->next)
-            if (m->phase == x->phase && m->dst == x->rank && m->src == st->peer)
-                break;
-        if (m == NULL)
-            continue;
-        *pp = m->next;
-        if (m->len != st->len) {
-            log_warn("group %s collective %llu: %zu bytes from rank %d, "
-                     "%zu expected",
-                     ci->g->name, (unsigned long long)ci->seq, m->len, m->src,
-                     st->len);
-            coll_msg_free(m);
-            *err = COLLS_EINVAL;
-            return moved;
-        }
-        memcpy(x->buf[st->buf] + st->off, m->data, m->len);
-        coll_msg_free(m);
-        x->done[i] = 1;
-        x->pending--;
-        moved = 1;
-    }
-    return moved;
-}
-
-/* ---- FPC compression (hierarchical bcast of doubles) ----------------- */
-
-/*
- * AUTO: 1 if compressing the count doubles at in should pay.  The first
- * COLL_FPC_SAMPLE of them are compressed and timed, which gives the ratio
- * and the rate (table set-up included, so the rate errs low); the model
- * is the one at the top of the file.
- */
-static int
-coll_fpc_worth(const struct daemon *d, const uint8_t *in, size_t count)
-{
-    size_t ns = count < COLL_FPC_SAMPLE ? count : COLL_FPC_SAMPLE;
-    size_t cap = fpc_bound(ns, 0), clen = 0;
-    uint8_t *tmp = malloc(cap);
-    double link = (double)d->cfg->link_mbit / 8.0, raw, rate, ratio, n;
-    uint64_t t0, dt;
-    int rc;
-
-    if (tmp == NULL)
-        return 0;
-    t0 = platform_now_us();
-    rc = fpc_compress((const double *)(const void *)in, ns,
-                      FPC_DEFAULT_TABLE_BITS, 0, tmp, cap, &clen);
-    dt = platform_now_us() - t0;
-    free(tmp);
-    if (rc != 0 || clen == 0)
-        return 0;
-    raw = (double)ns * 8;
-    rate = raw / (double)(dt > 0 ? dt : 1);
-    ratio = raw / (double)clen;
-    n = (double)count * 8;
-    return 2 * n / rate + n / (ratio * link) < n / link;
-}
-
-/*
- * The root's daemon: makes the payload from the root's count doubles at
- * in (ci->fpc_data when it is an FPC stream) and writes the header into
- * hdr.  0 or a COLLS_E* code.
- */
-static int
-coll_fpc_encode(struct daemon *d, struct coll_inst *ci, const uint8_t *in,
-                uint8_t *hdr)
-{
-    size_t cap, clen = 0;
-    uint64_t t0, len;
-    int kind = COLL_FPC_STREAM, rc, i;
-
-    if (ci->compress == COLLS_COMPRESS_AUTO) {
-        if (coll_fpc_worth(d, in, ci->count)) {
-            coll_fpc_cnt.fpc_auto_compressed++;
-        } else {
-            coll_fpc_cnt.fpc_auto_raw++;
-            kind = COLL_FPC_RAW;
-        }
-    }
-    if (kind == COLL_FPC_STREAM) {
-        cap = fpc_bound(ci->count, 0);
-        ci->fpc_data = malloc(cap);
-        if (ci->fpc_data == NULL)
-            return COLLS_ENOMEM;
-        t0 = platform_now_us();
-        rc = fpc_compress((const double *)(const void *)in, ci->count,
-                          FPC_DEFAULT_TABLE_BITS, 0, ci->fpc_data, cap, &clen);
-        coll_fpc_cnt.fpc_compress_us += platform_now_us() - t0;
-        if (rc != 0)
-            return rc;
-        if (clen > (size_t)d->cfg->max_message) {
-            coll_fpc_cnt.fpc_too_large++;
-            free(ci->fpc_data);
-            ci->fpc_data = NULL;
-            kind = COLL_FPC_RAW;
-        }
-    }
-    len = kind == COLL_FPC_STREAM ? clen : ci->n;
-    memcpy(hdr, "FPC", 3);
-    hdr[3] = (uint8_t)kind;
-    for (i = 0; i < 8; i++)
-        hdr[4 + i] = (uint8_t)(len >> (56 - 8 * i));
-    return 0;
-}
-
-/* Checks a header against ci before anything is allocated for the
-   payload; sets fpc_kind and fpc_len.  0 or COLLS_EBADMSG. */
-static int
-coll_fpc_header(struct daemon *d, struct coll_inst *ci, const uint8_t *hdr)
-{
-    uint64_t len = 0;
-    int i;
-
-    if (memcmp(hdr, "FPC", 3) != 0 || hdr[3] > COLL_FPC_STREAM)
-        return COLLS_EBADMSG;
-    for (i = 0; i < 8; i++)
-        len = len << 8 | hdr[4 + i];
-    if (hdr[3] == COLL_FPC_RAW
-            ? len != ci->n
-            : len == 0 || len > (uint64_t)d->cfg->max_message ||
-                  len > fpc_bound(ci->count, 0))
-        return COLLS_EBADMSG;
-    ci->fpc_kind = hdr[3];
-    ci->fpc_len = (size_t)len;
-    return 0;
-}
-
-/* The leaders' bcast of ci for size bytes of dtype into a. */
-static void
-coll_fpc_args(const struct coll_inst *ci, struct alg_args *a, int dtype,
-              size_t size)
-{
-    memset(a, 0, sizeof(*a));
-    a->op = SCHED_OP_BCAST;
-    a->P = ci->g->H.nhosts;
-    a->rank = ci->g->myhost;
-    a->root = ci->g->H.host[ci->root];
-    a->dtype = dtype;
-    a->rop = ci->rop;
-    a->size = size;
-    a->seg = ci->seg;
-}
-
-/* Starts bcast a (one of the two of the FPC protocol) on x; the root's
-   daemon provides the a->size bytes at data.  0 or a COLLS_E* code. */
-static int
-coll_fpc_bcast(struct daemon *d, struct coll_inst *ci, struct coll_exec *x,
-               const struct alg_args *a, const uint8_t *data)
-{
-    int rc = coll_exec_init(d, x, ci, PHASE_LEADER, a, NULL, 0, a->size);
-
-    if (rc != 0)
-        return rc;
-    if (a->rank == a->root)
-        memcpy(x->buf[SCHED_BUF_RECV], data, a->size);
-    ci->wire_dtype = a->dtype;
-    x->started = 1;
-    return coll_exec_round(d, ci, x);
-}
-
-/* Starts the header bcast among the leaders (the root's daemon makes the
-   payload first).  0 or a COLLS_E* code. */
-static int
-coll_fpc_start(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    uint8_t hdr[COLL_FPC_HDR] = {0};
-    struct alg_args a;
-    int rc;
-
-    ci->ex = calloc(2, sizeof(*ci->ex));
-    if (ci->ex == NULL)
-        return COLLS_ENOMEM;
-    ci->nex = 2;
-    if (g->myhost == g->H.host[ci->root]) {
-        rc =
-            coll_fpc_encode(d, ci, ci->in[group_local_index(g, ci->root)], hdr);
-        if (rc != 0)
-            return rc;
-    }
-    coll_fpc_args(ci, &a, COLLS_BYTE, COLL_FPC_HDR);
-    return coll_fpc_bcast(d, ci, &ci->ex[0], &a, hdr);
-}
-
-/* The header is in: starts the payload bcast, with the algorithm chosen
-   for the payload's length.  0 or a COLLS_E* code. */
-static int
-coll_fpc_payload(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    const uint8_t *data = NULL;
-    struct alg_args a;
-    int rc;
-
-    rc = coll_fpc_header(d, ci, ci->ex[0].buf[SCHED_BUF_RECV]);
-    if (rc != 0) {
-        log_warn("group %s collective %llu: bad FPC header", g->name,
-                 (unsigned long long)ci->seq);
-        return rc;
-    }
-    coll_fpc_args(ci, &a,
-                  ci->fpc_kind == COLL_FPC_STREAM ? COLLS_BYTE : ci->dtype,
-                  ci->fpc_len);
-    rc = coll_choose_alg(d, ci, &a, ci->spec);
-    if (rc != 0)
-        return rc;
-    a.seg = ci->seg;
-    if (a.rank == a.root)
-        data = ci->fpc_data != NULL ? ci->fpc_data
-                                    : ci->in[group_local_index(g, ci->root)];
-    rc = coll_fpc_bcast(d, ci, &ci->ex[1], &a, data);
-    free(ci->fpc_data); /* copied into the payload bcast's buffer */
-    ci->fpc_data = NULL;
-    return rc;
-}
-
-/* The payload is in: decodes it (once) into the n bytes the local members
-   get.  0, COLLS_EBADMSG for a stream that does not decode to exactly
-   count doubles, or COLLS_ENOMEM. */
-static int
-coll_fpc_finish(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    const uint8_t *p = ci->ex[1].buf[SCHED_BUF_RECV];
-    size_t got = 0;
-    uint64_t t0;
-    int rc;
-
-    (void)d;
-    if (ci->fpc_done)
-        return 0;
-    ci->fpc_done = 1;
-    if (g->myhost == g->H.host[ci->root]) {
-        ci->fpc_out = ci->in[group_local_index(g, ci->root)];
-    } else if (ci->fpc_kind == COLL_FPC_RAW) {
-        ci->fpc_out = p;
-    } else {
-        ci->fpc_raw = malloc(ci->n);
-        if (ci->fpc_raw == NULL)
-            return COLLS_ENOMEM;
-        t0 = platform_now_us();
-        rc = fpc_decompress(p, ci->fpc_len, (double *)(void *)ci->fpc_raw,
-                            ci->count, &got);
-        coll_fpc_cnt.fpc_decompress_us += platform_now_us() - t0;
-        if (rc == COLLS_ENOMEM)
-            return rc;
-        if (rc != 0 || got != ci->count) {
-            coll_fpc_cnt.fpc_bad_streams++;
-            log_warn("group %s collective %llu: FPC stream of %zu bytes "
-                     "does not decode to %zu doubles (error %d)",
-                     g->name, (unsigned long long)ci->seq, ci->fpc_len,
-                     ci->count, rc);
-            return COLLS_EBADMSG;
-        }
-        ci->fpc_out = ci->fpc_raw;
-    }
-    if (ci->fpc_kind == COLL_FPC_STREAM) {
-        coll_fpc_cnt.fpc_ops++;
-        coll_fpc_cnt.fpc_raw_bytes += ci->n;
-        coll_fpc_cnt.fpc_comp_bytes += ci->fpc_len;
-    }
-    return 0;
-}
-
-/* ---- hierarchical mode ---------------------------------------------- */
-
-#define MEMBER(h, i) (g->H.members[g->H.start[(h)] + (i)])
-
-/*
- * Hierarchical alltoallv: the bytes this host sends to each host b
- * (ci->sc, packed at ci->sd: member i's block for each of b's members j,
- * i then j) and receives from it (ci->rc at ci->rd: b's member k's block
- * for each local member i, k then i -- the order b's leader packs in).
- * Each side sums only its own members' counts; a program whose send and
- * receive counts disagree makes the leaders' message lengths disagree,
- * which the executor rejects.  *so, *ro: the totals.
- */
-static void
-coll_a2av_hosts(struct coll_inst *ci, size_t *so, size_t *ro)
-{
-    struct group *g = ci->g;
-    size_t P = (size_t)ci->P;
-    int NH = g->H.nhosts, nl = g->nlocal, b, i, j;
-
-    *so = *ro = 0;
-    for (b = 0; b < NH; b++) {
-        int nb = topo_hier_nlocal(&g->H, b);
-
-        ci->sc[b] = ci->rc[b] = 0;
-        for (i = 0; i < nl; i++)
-            for (j = 0; j < nb; j++) {
-                size_t r = (size_t)MEMBER(b, j);
-
-                ci->sc[b] += ci->a2a[i][r];
-                ci->rc[b] += ci->a2a[i][2 * P + r];
-            }
-        ci->sd[b] = *so;
-        *so += ci->sc[b];
-        ci->rd[b] = *ro;
-        *ro += ci->rc[b];
-    }
-}
-
-/* Hierarchical alltoallv, local phase out: each local member's blocks
-   from lr (laid out as coll_a2av_hosts says) at its receive offsets. */
-static int
-coll_a2av_finish(struct daemon *d, struct coll_inst *ci, const uint8_t *lr)
-{
-    struct group *g = ci->g;
-    size_t P = (size_t)ci->P;
-    int NH = g->H.nhosts, nl = g->nlocal, b, i, i2, k;
-
-    for (i = 0; i < nl; i++) {
-        const size_t *v = ci->a2a[i];
-        size_t len = coll_out_len(ci, g->local[i], v);
-        uint8_t *out = malloc(len ? len : 1);
-
-        if (out == NULL)
-            return COLLS_ENOMEM;
-        for (b = 0; b < NH; b++) {
-            size_t off = ci->rd[b];
-
-            for (k = 0; k < topo_hier_nlocal(&g->H, b); k++) {
-                size_t src = (size_t)MEMBER(b, k);
-
-                for (i2 = 0; i2 < nl; i2++) {
-                    size_t c = ci->a2a[i2][2 * P + src];
-
-                    if (i2 == i)
-                        memcpy(out + v[3 * P + src], lr + off, c);
-                    off += c;
-                }
-            }
-        }
-        coll_answer(d, ci, i, 0, out, len);
-        free(out);
-    }
-    return 0;
-}
-
-/* Builds the leader schedule and its input; 0 or a COLLS_E* code. */
-static int
-coll_hier_start(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    int NH = g->H.nhosts, h = g->myhost, nl = g->nlocal, b, i, j, rc;
-    int hroot = g->H.host[ci->root];
-    size_t n = ci->n, P = (size_t)ci->P, lss = 0, lrs = 0, so = 0, ro = 0;
-    size_t lim = (size_t)d->cfg->max_message;
-    struct alg_args a;
-    struct coll_exec *x;
-    uint8_t *ls;
-
-    if (ci->fpc)
-        return coll_fpc_start(d, ci);
-    if (ci->op == SCHED_OP_ALLTOALLV)
-        coll_a2av_hosts(ci, &so, &ro);
-    else
-        for (b = 0; b < NH; b++) {
-            size_t nb = (size_t)topo_hier_nlocal(&g->H, b);
-
-            ci->sc[b] = ci->cnt[h] * nb;
-            ci->sd[b] = so;
-            so += ci->sc[b];
-            ci->rc[b] = ci->cnt[b] * (size_t)nl;
-            ci->rd[b] = ro;
-            ro += ci->rc[b];
-        }
-    switch (ci->op) {
-    case SCHED_OP_BCAST:
-        lrs = n;
-        break;
-    case SCHED_OP_REDUCE:
-    case SCHED_OP_ALLREDUCE:
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-        lss = lrs = n;
-        break;
-    case SCHED_OP_REDUCE_SCATTER:
-        lss = lrs = P * n;
-        break;
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV:
-        lss = ci->cnt[h];
-        lrs = ci->dsp[NH - 1] + ci->cnt[NH - 1];
-        break;
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        lss = h == hroot ? ci->dsp[NH - 1] + ci->cnt[NH - 1] : 0;
-        lrs = ci->cnt[h];
-        break;
-    case SCHED_OP_ALLTOALL:
-    case SCHED_OP_ALLTOALLV:
-        lss = so;
-        lrs = ro;
-        break;
-    default:
-        break;
-    }
-    if (lss > lim || lrs > lim || so > lim || ro > lim)
-        return COLLS_EMSGSIZE;
-    ls = calloc(1, lss ? lss : 1);
-    if (ls == NULL)
-        return COLLS_ENOMEM;
-    /* local phase in: combine the members' contributions */
-    switch (ci->op) {
-    case SCHED_OP_REDUCE:
-    case SCHED_OP_ALLREDUCE:
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-    case SCHED_OP_REDUCE_SCATTER:
-        memcpy(ls, ci->in[0], lss);
-        for (i = 1; i < nl; i++)
-            reduce_apply(ci->rop, ci->dtype, ls, ci->in[i], lss / ci->esize);
-        break;
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV: {
-        size_t off = 0;
-
-        for (i = 0; i < nl; i++) {
-            memcpy(ls + off, ci->in[i], ci->inlen[i]);
-            off += ci->inlen[i];
-        }
-        break;
-    }
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        if (h == hroot)
-            memcpy(ls, ci->in[group_local_index(g, ci->root)], lss);
-        break;
-    case SCHED_OP_ALLTOALL:
-        for (b = 0; b < NH; b++) {
-            int nb = topo_hier_nlocal(&g->H, b);
-
-            for (i = 0; i < nl; i++)
-                for (j = 0; j < nb; j++)
-                    memcpy(ls + ci->sd[b] + ((size_t)i * nb + j) * n,
-                           ci->in[i] + (size_t)MEMBER(b, j) * n, n);
-        }
-        break;
-    case SCHED_OP_ALLTOALLV:
-        /* for host b: member i's block for b's member j, i then j */
-        for (b = 0; b < NH; b++) {
-            int nb = topo_hier_nlocal(&g->H, b);
-            size_t off = ci->sd[b];
-
-            for (i = 0; i < nl; i++)
-                for (j = 0; j < nb; j++) {
-                    const size_t *v = ci->a2a[i];
-                    size_t r = (size_t)MEMBER(b, j);
-
-                    memcpy(ls + off, ci->in[i] + v[P + r], v[r]);
-                    off += v[r];
-                }
-        }
-        break;
-    default:
-        break;
-    }
-    memset(&a, 0, sizeof(a));
-    a.op = coll_leader_op(ci->op);
-    a.P = NH;
-    a.rank = h;
-    a.root = hroot;
-    a.dtype = ci->dtype;
-    a.rop = ci->rop;
-    a.size = a.op == SCHED_OP_BCAST ? n : lss;
-    a.seg = ci->seg;
-    if (coll_is_gv(a.op)) {
-        a.counts = ci->cnt;
-        a.displs = ci->dsp;
-    }
-    if (a.op == SCHED_OP_ALLTOALLV) {
-        a.scounts = ci->sc;
-        a.sdispls = ci->sd;
-        a.rcounts = ci->rc;
-        a.rdispls = ci->rd;
-    }
-    ci->ex = calloc(1, sizeof(*ci->ex));
-    if (ci->ex == NULL) {
-        free(ls);
-        return COLLS_ENOMEM;
-    }
-    ci->nex = 1;
-    x = &ci->ex[0];
-    rc = coll_exec_init(d, x, ci, PHASE_LEADER, &a, NULL, lss, lrs);
-    if (rc != 0) {
-        free(ls);
-        return rc;
-    }
-    if (lss > 0)
-        memcpy(x->buf[SCHED_BUF_SEND], ls, lss);
-    free(ls);
-    if (ci->op == SCHED_OP_BCAST && h == hroot)
-        memcpy(x->buf[SCHED_BUF_RECV], ci->in[group_local_index(g, ci->root)],
-               n);
-    x->started = 1;
-    x->round = 0;
-    return coll_exec_round(d, ci, x);
-}
-
-/* The leader schedule finished: answers every local member. */
-static int
-coll_hier_finish(struct daemon *d, struct coll_inst *ci)
-{
-    struct group *g = ci->g;
-    struct coll_exec *x = &ci->ex[0];
-    const uint8_t *lr = ci->fpc ? ci->fpc_out : x->buf[SCHED_BUF_RECV];
-    int h = g->myhost, nl = g->nlocal, NH = g->H.nhosts, i, b, k;
-    size_t n = ci->n, off = 0;
-    uint8_t *out = NULL, *acc = NULL;
-    int valid;
-
-    if (ci->op == SCHED_OP_SCAN || ci->op == SCHED_OP_EXSCAN) {
-        acc = malloc(n ? n : 1);
-        if (acc == NULL)
-            return COLLS_ENOMEM;
-        valid = h > 0;
-        if (valid)
-            memcpy(acc, lr, n);
-        for (i = 0; i < nl; i++) {
-            int r = g->local[i];
-
-            if (ci->op == SCHED_OP_EXSCAN)
-                coll_answer(d, ci, i, 0, acc, valid ? n : 0);
-            if (valid)
-                reduce_apply(ci->rop, ci->dtype, acc, ci->in[i], ci->count);
-            else
-                memcpy(acc, ci->in[i], n);
-            valid = 1;
-            if (ci->op == SCHED_OP_SCAN)
-                coll_answer(d, ci, i, 0, acc, n);
-            (void)r;
-        }
-        free(acc);
-        return 0;
-    }
-    if (ci->op == SCHED_OP_ALLTOALLV)
-        return coll_a2av_finish(d, ci, lr);
-    if (ci->op == SCHED_OP_ALLTOALL) {
-        out = malloc((size_t)ci->P * n + 1);
-        if (out == NULL)
-            return COLLS_ENOMEM;
-    }
-    for (i = 0; i < nl; i++) {
-        int r = g->local[i];
-
-        switch (ci->op) {
-        case SCHED_OP_BCAST:
-        case SCHED_OP_ALLREDUCE:
-            coll_answer(d, ci, i, 0, lr, n);
-            break;
-        case SCHED_OP_REDUCE:
-        case SCHED_OP_GATHER:
-        case SCHED_OP_GATHERV:
-            coll_answer(d, ci, i, 0, lr, coll_out_len(ci, r, NULL));
-            break;
-        case SCHED_OP_ALLGATHER:
-        case SCHED_OP_ALLGATHERV:
-            coll_answer(d, ci, i, 0, lr, coll_out_len(ci, r, NULL));
-            break;
-        case SCHED_OP_REDUCE_SCATTER:
-            coll_answer(d, ci, i, 0, lr + (size_t)r * n, n);
-            break;
-        case SCHED_OP_SCATTER:
-        case SCHED_OP_SCATTERV:
-            coll_answer(d, ci, i, 0, lr + off, coll_blk(ci, r));
-            off += coll_blk(ci, r);
-            break;
-        case SCHED_OP_ALLTOALL:
-            for (b = 0; b < NH; b++)
-                for (k = 0; k < topo_hier_nlocal(&g->H, b); k++)
-                    memcpy(out + (size_t)MEMBER(b, k) * n,
-                           lr + ci->rd[b] + ((size_t)k * nl + i) * n, n);
-            coll_answer(d, ci, i, 0, out, (size_t)ci->P * n);
-            break;
-        default: /* barrier */
-            coll_answer(d, ci, i, 0, NULL, 0);
-            break;
-        }
-    }
-    free(out);
-    return 0;
-}
-
-#undef MEMBER
-
-/* ---- flat mode ------------------------------------------------------ */
-
-/* Starts the schedule of local member i. */
-static int
-coll_flat_start(struct daemon *d, struct coll_inst *ci, int i)
-{
-    struct group *g = ci->g;
-    struct coll_exec *x = &ci->ex[i];
-    int r = g->local[i], rc;
-    const size_t *v = ci->a2a[i];
-    struct alg_args a;
-
-    memset(&a, 0, sizeof(a));
-    a.op = ci->op;
-    a.P = ci->P;
-    a.rank = r;
-    a.root = ci->root;
-    a.dtype = ci->dtype;
-    a.rop = ci->rop;
-    a.size = ci->n;
-    a.seg = ci->seg;
-    a.counts = ci->vb;
-    a.displs = ci->vd;
-    if (ci->op == SCHED_OP_ALLTOALLV) {
-        size_t P = (size_t)ci->P;
-
-        a.scounts = v;
-        a.sdispls = v + P;
-        a.rcounts = v + 2 * P;
-        a.rdispls = v + 3 * P;
-    }
-    rc = coll_exec_init(d, x, ci, PHASE_FLAT, &a, ci->in[i], ci->inlen[i],
-                        coll_out_len(ci, r, v));
-    if (rc != 0)
-        return rc;
-    if (ci->op == SCHED_OP_BCAST && r == ci->root)
-        memcpy(x->buf[SCHED_BUF_RECV], ci->in[i], ci->n);
-    x->started = 1;
-    return coll_exec_round(d, ci, x);
 }
 
 /* ---- progress ------------------------------------------------------- */
@@ -1645,12 +302,12 @@ coll_account(struct daemon *d, struct coll_inst *ci)
 
     ci->g->ncoll++;
     if (ci->mode == COLLS_MODE_FLAT)
-        d->gs->cnt.flat_runs++;
+        d->gs->cs->cnt.flat_runs++;
     else
-        d->gs->cnt.hier_runs++;
+        d->gs->cs->cnt.hier_runs++;
     if (ci->alg_index < 0 || ci->alg_index >= COLL_MAX_ALGS)
         return;
-    os = &d->gs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ci->alg_index];
+    os = &d->gs->cs->ops[ci->op][ci->mode == COLLS_MODE_FLAT][ci->alg_index];
     os->runs++;
     os->bytes += (ci->vb != NULL ? ci->vtotal / (size_t)ci->P : ci->n) *
                  (size_t)ci->g->nlocal;
@@ -1672,30 +329,23 @@ again:
     do {
         moved = 0;
         for (i = 0; i < ci->nex && err == 0; i++) {
-            struct coll_exec *x = &ci->ex[i];
+            struct exec *x = &ci->ex[i];
 
-            if (!x->started)
-                continue;
-            if (!x->finished)
-                moved |= coll_exec_match(ci, x, &err);
-            while (err == 0 && !x->finished && x->pending == 0) {
-                x->round++;
-                moved = 1;
-                err = coll_exec_round(d, ci, x);
-                if (err == 0)
-                    coll_exec_match(ci, x, &err);
-            }
+            err = exec_advance(x, &ci->inbox, &collrun_ops, ci, &moved);
+            if (err == COLLS_EINVAL && x->why[0] != '\0')
+                log_warn("group %s collective %llu: %s", ci->g->name,
+                         (unsigned long long)ci->seq, x->why);
             if (err == 0 && x->finished && ci->mode == COLLS_MODE_FLAT &&
                 !ci->answered[i]) {
                 int r = ci->g->local[i];
 
                 coll_answer(d, ci, i, 0, x->buf[SCHED_BUF_RECV],
-                            coll_out_len(ci, r, ci->a2a[i]));
+                            collplan_out_len(ci, r, ci->a2a[i]));
             }
         }
     } while (moved && err == 0);
     if (err == 0 && ci->fpc && ci->ex[0].finished && !ci->ex[1].started) {
-        err = coll_fpc_payload(d, ci);
+        err = collrun_fpc_payload(d, ci);
         if (err == 0)
             goto again;
     }
@@ -1709,9 +359,9 @@ again:
             all = 0;
     if (ci->mode == COLLS_MODE_HIER && all) {
         if (ci->fpc)
-            err = coll_fpc_finish(d, ci);
+            err = collrun_fpc_finish(d, ci);
         if (err == 0)
-            err = coll_hier_finish(d, ci);
+            err = collrun_hier_finish(d, ci);
         if (err != 0) {
             coll_inst_fail(d, ci, err, 1);
             coll_inst_maybe_end(ci);
@@ -1733,51 +383,9 @@ coll_refuse(struct task *t, const Envelope *e, int status)
     CollResult cr = COLL_RESULT__INIT;
     Envelope r;
 
-    envelope_init(&r);
-    r.kind = KIND__COLL_RESULT;
-    r.src = COLLS_DAEMON_TID(t->d->hid);
-    r.dst = t->tid;
-    r.group = e->group;
-    r.seq = e->seq;
-    r.req_id = e->req_id;
-    r.status = status;
     cr.alg = "";
-    r.body_case = ENVELOPE__BODY_COLL_RESULT;
-    r.coll_result = &cr;
+    coll_result_env(t->d, &r, &cr, t->tid, e->group, e->seq, e->req_id, status);
     task_queue_env(t, &r, NULL, 0, NULL);
-}
-
-/* alltoallv: member's byte counts and packed offsets, 4 * P entries. */
-static int
-coll_a2a_counts(struct daemon *d, struct coll_inst *ci, const CollReq *q,
-                size_t **out)
-{
-    size_t P = (size_t)ci->P, lim = (size_t)d->cfg->max_message, j;
-    size_t so = 0, ro = 0, *v;
-    int ovf = 0;
-
-    *out = NULL;
-    if (q->n_counts != P || q->n_rcounts != P)
-        return COLLS_EINVAL;
-    v = calloc(4 * P, sizeof(size_t));
-    if (v == NULL)
-        return COLLS_ENOMEM;
-    for (j = 0; j < P; j++) {
-        if (q->counts[j] > lim || q->rcounts[j] > lim)
-            ovf = 1;
-        v[j] = coll_mul((size_t)q->counts[j], ci->esize, lim, &ovf);
-        v[P + j] = so;
-        so += v[j];
-        v[2 * P + j] = coll_mul((size_t)q->rcounts[j], ci->esize, lim, &ovf);
-        v[3 * P + j] = ro;
-        ro += v[2 * P + j];
-        if (ovf || so > lim || ro > lim) {
-            free(v);
-            return COLLS_EMSGSIZE;
-        }
-    }
-    *out = v;
-    return 0;
 }
 
 void
@@ -1790,7 +398,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     int r, i, rc, first;
 
     if (e->body_case != ENVELOPE__BODY_COLL_REQ) {
-        d->gs->cnt.bad_requests++;
+        d->gs->cs->cnt.bad_requests++;
         coll_refuse(t, e, COLLS_EINVAL);
         goto out;
     }
@@ -1802,7 +410,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     r = group_rank_of(g, t->tid);
     i = r >= 0 ? group_local_index(g, r) : -1;
     if (i < 0 || g->gone[r] || e->seq != g->next_seq[i]) {
-        d->gs->cnt.bad_requests++;
+        d->gs->cs->cnt.bad_requests++;
         coll_refuse(t, e, COLLS_EINVAL);
         goto out;
     }
@@ -1811,7 +419,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
         coll_refuse(t, e, g->status);
         goto out;
     }
-    ci = coll_inst_get(g, e->seq, 1);
+    ci = coll_inst_get(d, g, e->seq, 1);
     if (ci == NULL) {
         coll_refuse(t, e, COLLS_ENOMEM);
         goto out;
@@ -1827,9 +435,9 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     first = !ci->have;
     if (first) {
         ci->t0 = platform_now_us();
-        rc = coll_params(d, ci, e);
+        rc = collplan_params(d, ci, e);
         if (rc == 0)
-            rc = coll_choose(d, ci);
+            rc = collplan_choose(d, ci);
         if (rc == 0 && ci->mode == COLLS_MODE_FLAT) {
             ci->ex = calloc((size_t)g->nlocal, sizeof(*ci->ex));
             ci->nex = g->nlocal;
@@ -1837,14 +445,14 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
                 rc = COLLS_ENOMEM;
         }
     } else {
-        rc = coll_same(ci, e) ? 0 : COLLS_EINVAL;
+        rc = collplan_same(ci, e) ? 0 : COLLS_EINVAL;
     }
     if (rc == 0 && ci->op == SCHED_OP_ALLTOALLV)
-        rc = coll_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
-    if (rc == 0 && plen != coll_in_len(ci, r, ci->a2a[i]))
+        rc = collplan_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
+    if (rc == 0 && plen != collplan_in_len(ci, r, ci->a2a[i]))
         rc = COLLS_EINVAL;
     if (rc != 0) {
-        d->gs->cnt.bad_requests++;
+        d->gs->cs->cnt.bad_requests++;
         log_debug("group %s collective %llu: bad request from t%x: error %d",
                   g->name, (unsigned long long)e->seq, t->tid, rc);
         coll_inst_fail(d, ci, rc, 1);
@@ -1870,10 +478,10 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     rc = 0;
     if (ci->mode == COLLS_MODE_FLAT) {
         ci->state = CI_RUN;
-        rc = coll_flat_start(d, ci, i);
+        rc = collrun_flat_start(d, ci, i);
     } else if (ci->nreq == g->nlocal) {
         ci->state = CI_RUN;
-        rc = coll_hier_start(d, ci);
+        rc = collrun_hier_start(d, ci);
     }
     if (rc != 0) {
         log_warn("group %s collective %llu: cannot start: error %d", g->name,
@@ -1895,48 +503,49 @@ coll_deliver(struct daemon *d, struct group *g, struct coll_msg *m)
 {
     struct coll_inst *ci;
     uint64_t minseq = UINT64_MAX;
-    int i, bound = m->phase == PHASE_LEADER ? g->H.nhosts : g->P;
+    int i, bound = m->m.phase == PHASE_LEADER ? g->H.nhosts : g->P;
 
-    if (m->phase < 0) {
+    if (m->m.phase < 0) {
         for (i = 0; i < g->P; i++)
             if (g->hids[i] == m->hid)
                 break;
-        if (i < g->P && m->phase >= -4095)
-            coll_peer_abort(d, g, m->seq, m->phase);
+        if (i < g->P && m->m.phase >= -4095)
+            coll_peer_abort(d, g, m->seq, m->m.phase);
         coll_msg_free(m);
         return;
     }
-    if (m->phase != PHASE_LEADER && m->phase != PHASE_FLAT)
+    if (m->m.phase != PHASE_LEADER && m->m.phase != PHASE_FLAT)
         goto bad;
-    if (m->src < 0 || m->src >= bound || m->dst < 0 || m->dst >= bound)
+    if (m->m.src < 0 || m->m.src >= bound || m->m.dst < 0 || m->m.dst >= bound)
         goto bad;
-    if (m->phase == PHASE_LEADER
-            ? (m->dst != g->myhost || g->hids[g->H.leader[m->src]] != m->hid)
-            : (g->hids[m->dst] != d->hid || g->hids[m->src] != m->hid))
+    if (m->m.phase == PHASE_LEADER
+            ? (m->m.dst != g->myhost ||
+               g->hids[g->H.leader[m->m.src]] != m->hid)
+            : (g->hids[m->m.dst] != d->hid || g->hids[m->m.src] != m->hid))
         goto bad;
     if (g->status != 0 && m->seq >= g->fail_from)
         goto drop;
-    ci = coll_inst_get(g, m->seq, 0);
+    ci = coll_inst_get(d, g, m->seq, 0);
     if (ci == NULL) {
         for (i = 0; i < g->nlocal; i++)
             if (!g->gone[g->local[i]] && g->next_seq[i] < minseq)
                 minseq = g->next_seq[i];
         if (m->seq < minseq)
             goto drop; /* every member here is past it */
-        ci = coll_inst_get(g, m->seq, 1);
+        ci = coll_inst_get(d, g, m->seq, 1);
         if (ci == NULL)
             goto drop;
-        d->gs->cnt.early_msgs++;
+        d->gs->cs->cnt.early_msgs++;
     }
     if (ci->state == CI_FAILED)
         goto drop;
-    coll_msg_append(&ci->inbox, m);
+    list_add_tail(&ci->inbox, &m->m.node);
     coll_progress(d, ci);
     return;
 bad:
     d->st.bad_peer_msgs++;
 drop:
-    d->gs->cnt.stale_msgs++;
+    d->gs->cs->cnt.stale_msgs++;
     coll_msg_free(m);
 }
 
@@ -1948,7 +557,7 @@ coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
 
     if (g->status != 0 && seq >= g->fail_from)
         return;
-    ci = coll_inst_get(g, seq, 1);
+    ci = coll_inst_get(d, g, seq, 1);
     if (ci == NULL)
         return;
     coll_inst_fail(d, ci, status, 0);
@@ -1959,53 +568,64 @@ void
 coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
                size_t len, size_t off)
 {
+    struct coll_state *cs = d->gs->cs;
+    const CollData *cd = e->coll_data;
     struct group *g;
     struct coll_msg *m;
 
-    if (e->src != COLLS_DAEMON_TID(hid)) {
+    /* the fields are checked before they are used: ranks fit a group,
+       the phase is one of the two, an abort carries a COLLS_E* code */
+    if (e->src != COLLS_DAEMON_TID(hid) ||
+        e->body_case != ENVELOPE__BODY_COLL_DATA ||
+        (cd->abort_status == 0
+             ? cd->phase > PHASE_FLAT || cd->src_rank >= GROUP_SIZE_MAX ||
+                   cd->dst_rank >= GROUP_SIZE_MAX
+             : cd->abort_status > 0 || cd->abort_status < -4095)) {
         d->st.bad_peer_msgs++;
         free(msg);
         return;
     }
-    g = group_find(d, e->req_id);
+    g = group_find(d, cd->gid);
     m = calloc(1, sizeof(*m));
     if (m == NULL) {
         free(msg);
         return;
     }
+    list_init(&m->m.node);
     m->owner = msg;
-    m->data = msg + off;
-    m->len = len - off;
-    m->gid = e->req_id;
+    m->m.data = msg + off;
+    m->m.len = len - off;
+    m->gid = cd->gid;
     m->seq = e->seq;
-    m->phase = e->status;
-    m->src = e->tag;
-    m->dst = e->count > (uint64_t)GROUP_SIZE_MAX ? -1 : (int)e->count;
+    m->m.phase = (int)cd->phase;
+    m->m.src = (int)cd->src_rank;
+    m->m.dst = (int)cd->dst_rank;
     m->hid = hid;
     m->at_us = platform_now_us();
-    if (e->status < 0) { /* an abort: no payload */
-        m->len = 0;
-        m->src = m->dst = 0;
+    if (cd->abort_status != 0) {       /* an abort: no payload */
+        m->m.phase = cd->abort_status; /* negative: see coll_deliver */
+        m->m.len = 0;
+        m->m.src = m->m.dst = 0;
     }
-    if (m->len > 0 && (int)e->byte_order != dtype_native_order()) {
+    if (m->m.len > 0 && (int)e->byte_order != dtype_native_order()) {
         size_t es = dtype_size((int)e->dtype);
 
-        if (es == 0 || m->len % es != 0) {
+        if (es == 0 || m->m.len % es != 0) {
             d->st.bad_peer_msgs++;
             coll_msg_free(m);
             return;
         }
-        dtype_swap((int)e->dtype, m->data, m->len / es);
+        dtype_swap((int)e->dtype, msg + off, m->m.len / es);
     }
     if (g == NULL) {
-        if (d->gs->early_bytes + m->len > (size_t)d->cfg->max_message * 4) {
-            d->gs->cnt.stale_msgs++;
+        if (cs->early_bytes + m->m.len > (size_t)d->cfg->max_message * 4) {
+            cs->cnt.stale_msgs++;
             coll_msg_free(m);
             return;
         }
-        d->gs->early_bytes += m->len;
-        d->gs->cnt.early_msgs++;
-        coll_msg_append(&d->gs->early, m);
+        cs->early_bytes += m->m.len;
+        cs->cnt.early_msgs++;
+        list_add_tail(&cs->early, &m->m.node);
         return;
     }
     coll_deliver(d, g, m);
@@ -2014,32 +634,36 @@ coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
 void
 coll_group_installed(struct daemon *d, struct group *g)
 {
-    struct coll_msg **pp = &d->gs->early, *m, *mine = NULL, **tail = &mine;
+    struct coll_state *cs = d->gs->cs;
+    struct list_node mine, *n, *tmp;
 
-    while ((m = *pp) != NULL) {
+    list_init(&mine);
+    LIST_FOREACH_SAFE(n, tmp, &cs->early)
+    {
+        struct coll_msg *m = list_entry(n, struct coll_msg, m.node);
+
         if (m->gid == g->gid) {
-            *pp = m->next;
-            d->gs->early_bytes -= m->len;
-            m->next = NULL;
-            *tail = m;
-            tail = &m->next;
-        } else {
-            pp = &m->next;
+            list_del(n);
+            cs->early_bytes -= m->m.len;
+            list_add_tail(&mine, n);
         }
     }
-    while ((m = mine) != NULL) {
-        mine = m->next;
-        coll_deliver(d, g, m);
+    LIST_FOREACH_SAFE(n, tmp, &mine)
+    {
+        list_del(n);
+        coll_deliver(d, g, list_entry(n, struct coll_msg, m.node));
     }
 }
 
 void
 coll_group_failed(struct daemon *d, struct group *g)
 {
-    struct coll_inst *ci, *next;
+    struct list_node *n, *tmp;
 
-    for (ci = g->insts; ci != NULL; ci = next) {
-        next = ci->next;
+    LIST_FOREACH_SAFE(n, tmp, &g->insts)
+    {
+        struct coll_inst *ci = list_entry(n, struct coll_inst, node);
+
         if (ci->seq >= g->fail_from) {
             coll_inst_fail(d, ci, g->status, 0);
             coll_inst_free(ci);
@@ -2051,24 +675,26 @@ void
 coll_group_free(struct daemon *d, struct group *g)
 {
     (void)d;
-    while (g->insts != NULL)
-        coll_inst_free(g->insts);
+    while (!list_empty(&g->insts))
+        coll_inst_free(list_entry(g->insts.next, struct coll_inst, node));
 }
 
 /* Drops early messages matching (hid, or older than cutoff). */
 static void
 coll_early_drop(struct daemon *d, int hid, uint64_t cutoff)
 {
-    struct coll_msg **pp = &d->gs->early, *m;
+    struct coll_state *cs = d->gs->cs;
+    struct list_node *n, *tmp;
 
-    while ((m = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &cs->early)
+    {
+        struct coll_msg *m = list_entry(n, struct coll_msg, m.node);
+
         if (m->hid == hid || m->at_us < cutoff) {
-            *pp = m->next;
-            d->gs->early_bytes -= m->len;
-            d->gs->cnt.stale_msgs++;
+            list_del(n);
+            cs->early_bytes -= m->m.len;
+            cs->cnt.stale_msgs++;
             coll_msg_free(m);
-        } else {
-            pp = &m->next;
         }
     }
 }
@@ -2086,12 +712,39 @@ coll_cron(struct daemon *d, uint64_t now_us)
         coll_early_drop(d, -1, now_us - COLL_EARLY_MAX_US);
 }
 
+int
+coll_init(struct daemon *d)
+{
+    struct coll_state *cs = calloc(1, sizeof(*cs));
+
+    if (cs == NULL)
+        return COLLS_ENOMEM;
+    list_init(&cs->early);
+    cs->cache = sched_cache_new(COLL_SCHED_CACHE);
+    if (cs->cache == NULL) {
+        free(cs);
+        return COLLS_ENOMEM;
+    }
+    d->gs->cs = cs;
+    return 0;
+}
+
 void
 coll_free_early(struct daemon *d)
 {
-    coll_msgs_free(d->gs->early);
-    d->gs->early = NULL;
-    d->gs->early_bytes = 0;
+    coll_msgs_free(&d->gs->cs->early);
+    d->gs->cs->early_bytes = 0;
+}
+
+void
+coll_free(struct daemon *d)
+{
+    if (d->gs->cs == NULL)
+        return;
+    coll_free_early(d);
+    sched_cache_free(d->gs->cs->cache);
+    free(d->gs->cs);
+    d->gs->cs = NULL;
 }
 
 /* clang-format off: the collective counters, one per line, shared by the
@@ -2105,72 +758,130 @@ coll_free_early(struct daemon *d)
     X(failed_ops)                                                              \
     X(bad_requests)                                                            \
     X(early_msgs)                                                              \
-    X(stale_msgs)                                                              \
+    X(stale_msgs)
+/* the group counters (struct group_counters) that follow them */
+#define COLL_GROUP_COUNTERS(X)                                                 \
     X(groups_formed)                                                           \
     X(groups_failed)
 /* clang-format on */
 
+/* The collective counters, with the bad requests group.c refused. */
+static struct coll_counters
+coll_counters_get(const struct daemon *d)
+{
+    struct coll_counters c = d->gs->cs->cnt;
+
+    c.bad_requests += d->gs->cnt.bad_requests;
+    return c;
+}
+
+/* Calls fn for every (operation, mode, algorithm row) that ran or fell
+   back here, in a fixed order. */
+static void
+coll_opstats_each(const struct daemon *d,
+                  void (*fn)(void *arg, int op, int flat, const char *alg,
+                             const struct coll_opstats *os),
+                  void *arg)
+{
+    int op, m;
+    size_t k, nalg;
+
+    for (op = 0; op < SCHED_OP_MAX; op++)
+        for (m = 0; m < 2; m++) {
+            const struct alg *t =
+                alg_table(m ? op : collop_get(op)->leader, &nalg);
+
+            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
+                const struct coll_opstats *os = &d->gs->cs->ops[op][m][k];
+
+                if (os->runs != 0 || os->fallbacks != 0)
+                    fn(arg, op, m, t[k].name, os);
+            }
+        }
+}
+
+/* coll_opstats_each: one object of the "collectives" array. */
+static void
+coll_opstats_json(void *arg, int op, int flat, const char *alg,
+                  const struct coll_opstats *os)
+{
+    struct stats_json *j = arg;
+
+    stats_json_obj_begin(j, NULL);
+    stats_json_str(j, "op", collop_name(op));
+    stats_json_str(j, "mode", flat ? "flat" : "hier");
+    stats_json_str(j, "alg", alg);
+    stats_json_u64(j, "runs", os->runs);
+    stats_json_u64(j, "bytes", os->bytes);
+    stats_json_u64(j, "fallbacks", os->fallbacks);
+    stats_json_hist(j, "us", &os->us);
+    stats_json_obj_end(j);
+}
+
 void
 coll_stats_json(struct daemon *d, struct stats_json *j)
 {
-    const struct coll_counters *c = &d->gs->cnt;
+    const struct coll_counters cnt = coll_counters_get(d), *c = &cnt;
+    const struct group_counters *gc = &d->gs->cnt;
     uint64_t hits, misses, evictions;
-    int op, m;
-    size_t k, nalg;
 
     stats_json_obj_begin(j, "coll");
 #define X(n) stats_json_u64(j, #n, c->n);
     COLL_COUNTERS(X)
 #undef X
-    sched_cache_stats(d->gs->cache, &hits, &misses, &evictions);
+#define X(n) stats_json_u64(j, #n, gc->n);
+    COLL_GROUP_COUNTERS(X)
+#undef X
+    sched_cache_stats(d->gs->cs->cache, &hits, &misses, &evictions);
     stats_json_u64(j, "sched_cache_hits", hits);
     stats_json_u64(j, "sched_cache_misses", misses);
     stats_json_u64(j, "sched_cache_evictions", evictions);
-#define X(n) stats_json_u64(j, #n, coll_fpc_cnt.n);
-    COLL_FPC_COUNTERS(X)
-#undef X
-    stats_json_double(j, "fpc_ratio",
-                      coll_fpc_cnt.fpc_comp_bytes > 0
-                          ? (double)coll_fpc_cnt.fpc_raw_bytes /
-                                (double)coll_fpc_cnt.fpc_comp_bytes
-                          : 0.0);
+    collfpc_stats_json(&d->gs->cs->fpc, j);
     stats_json_obj_end(j);
     stats_json_arr_begin(j, "collectives");
-    for (op = 0; op < SCHED_OP_MAX; op++)
-        for (m = 0; m < 2; m++) {
-            const struct alg *t = alg_table(m ? op : coll_leader_op(op), &nalg);
-
-            for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                const struct coll_opstats *os = &d->gs->ops[op][m][k];
-
-                if (os->runs == 0 && os->fallbacks == 0)
-                    continue;
-                stats_json_obj_begin(j, NULL);
-                stats_json_str(j, "op", sched_op_name(op));
-                stats_json_str(j, "mode", m ? "flat" : "hier");
-                stats_json_str(j, "alg", t[k].name);
-                stats_json_u64(j, "runs", os->runs);
-                stats_json_u64(j, "bytes", os->bytes);
-                stats_json_u64(j, "fallbacks", os->fallbacks);
-                stats_json_hist(j, "us", &os->us);
-                stats_json_obj_end(j);
-            }
-        }
+    coll_opstats_each(d, coll_opstats_json, j);
     stats_json_arr_end(j);
+}
+
+/* The Prometheus families of the per-(op, mode, alg) counters; the last
+   is a histogram of the operations' times. */
+static const char *const coll_prom_family[4] = {
+    "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
+    "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us"};
+
+/* What coll_opstats_prom writes into. */
+struct coll_prom {
+    struct buf *b;
+    int *err;
+    int f; /* the family being written */
+};
+
+/* coll_opstats_each: the line(s) of one run in family p->f. */
+static void
+coll_opstats_prom(void *arg, int op, int flat, const char *alg,
+                  const struct coll_opstats *os)
+{
+    struct coll_prom *p = arg;
+    const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
+    const char *fam = coll_prom_family[p->f];
+    char labels[128];
+
+    snprintf(labels, sizeof(labels), "op=\"%s\",mode=\"%s\",alg=\"%s\"",
+             collop_name(op), flat ? "flat" : "hier", alg);
+    if (p->f == 3)
+        stats_prom_hist(p->b, p->err, fam, labels, &os->us);
+    else
+        stats_prom(p->b, p->err, "%s{%s} %llu\n", fam, labels,
+                   (unsigned long long)v[p->f]);
 }
 
 int
 coll_stats_prometheus(struct daemon *d, struct buf *b)
 {
-    const struct coll_counters *c = &d->gs->cnt;
-    int op, m, err = 0;
-    size_t k, nalg;
-
-    /* the last: a histogram of the operations' times */
-    static const char *const family[4] = {
-        "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
-        "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us"};
-    int f;
+    const struct coll_counters cnt = coll_counters_get(d), *c = &cnt;
+    const struct group_counters *gc = &d->gs->cnt;
+    int err = 0;
+    struct coll_prom p = {b, &err, 0};
 
 #define X(n)                                                                   \
     stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
@@ -2179,34 +890,15 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
 #undef X
 #define X(n)                                                                   \
     stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
-                   (unsigned long long)coll_fpc_cnt.n);
-    COLL_FPC_COUNTERS(X)
+                   (unsigned long long)gc->n);
+    COLL_GROUP_COUNTERS(X)
 #undef X
+    collfpc_stats_prometheus(&d->gs->cs->fpc, b, &err);
     /* one family after the other, every (op, mode, alg) run in each */
-    for (f = 0; f < 4; f++) {
-        stats_prom_type(b, &err, family[f], f < 3 ? "counter" : "histogram");
-        for (op = 0; op < SCHED_OP_MAX; op++)
-            for (m = 0; m < 2; m++) {
-                const struct alg *t =
-                    alg_table(m ? op : coll_leader_op(op), &nalg);
-
-                for (k = 0; k < nalg && k < COLL_MAX_ALGS; k++) {
-                    const struct coll_opstats *os = &d->gs->ops[op][m][k];
-                    const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
-                    char labels[128];
-
-                    if (os->runs == 0 && os->fallbacks == 0)
-                        continue;
-                    snprintf(labels, sizeof(labels),
-                             "op=\"%s\",mode=\"%s\",alg=\"%s\"",
-                             sched_op_name(op), m ? "flat" : "hier", t[k].name);
-                    if (f == 3)
-                        stats_prom_hist(b, &err, family[f], labels, &os->us);
-                    else
-                        stats_prom(b, &err, "%s{%s} %llu\n", family[f], labels,
-                                   (unsigned long long)v[f]);
-                }
-            }
+    for (p.f = 0; p.f < 4; p.f++) {
+        stats_prom_type(b, &err, coll_prom_family[p.f],
+                        p.f < 3 ? "counter" : "histogram");
+        coll_opstats_each(d, coll_opstats_prom, &p);
     }
     return err;
 }

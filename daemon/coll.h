@@ -1,18 +1,18 @@
 /*
- * coll.h -- collective instances and the schedule executor
- * (docs/collectives.md, "Collectives").
+ * coll.h -- collective instances (docs/collectives.md, "Collectives"):
+ * what the rest of the daemon calls.
  *
  * An instance is keyed by (gid, seq).  It collects the COLL_REQs of the
  * local members, runs either one leader-level schedule (hierarchical mode:
  * local combine, leaders' schedule over the hosts, local distribution) or
  * one schedule per local rank (flat mode), and answers each local member
- * with COLL_RESULT.  Schedules are executed round by round: a round's
- * REDUCE and COPY steps run when it starts, its SENDs are queued at once
- * (COLL_DATA over the transport, or in memory to a rank of this daemon),
- * and it completes when its RECVs have matched incoming messages, which
- * match per (phase, source rank, destination rank) in arrival order.
- * Messages that arrive before their instance (or group) exists are kept
- * until it does.
+ * with COLL_RESULT.  Schedules run on daemon/exec.h: a round's REDUCE and
+ * COPY steps run when it starts, its SENDs are queued at once (COLL_DATA
+ * over the transport, or in memory to a rank of this daemon), and it
+ * completes when its RECVs have matched incoming messages, which match
+ * per (phase, source rank, destination rank) in arrival order.  Messages
+ * that arrive before their instance (or group) exists are kept until it
+ * does.
  */
 #ifndef COLLS_DAEMON_COLL_H
 #define COLLS_DAEMON_COLL_H
@@ -27,6 +27,11 @@ struct task;
 struct group;
 struct stats_json;
 
+/* Allocates the collective state (d->gs->cs; d->gs exists).  0 or
+   COLLS_ENOMEM. */
+int coll_init(struct daemon *d);
+/* Frees it, early messages included (shutdown). */
+void coll_free(struct daemon *d);
 /* COLL_REQ from task t; owner (if not NULL) holds payload and is taken. */
 void coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
                    size_t plen, uint8_t *owner);

@@ -5,12 +5,15 @@
  * Daemon-to-daemon messages (kinds 300s; docs/collectives.md):
  *   GROUP_JOIN    joiner's daemon -> owner: src = task, req_id = the task's,
  *                 group, body group_join;
- *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status; or
- *                 owner -> member daemons: seq = gid, dst = daemon, status
- *                 (a member died before the group was installed there);
+ *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status,
+ *                 body group_failed.owner_hint (COLLS_EAGAIN: the owner it
+ *                 believes in); or owner -> member daemons: dst = daemon,
+ *                 status, body group_failed.gid (a member died before the
+ *                 group was installed there);
  *   GROUP_FORMED  owner -> every member daemon: group, body group_info;
  *   GROUP_LEAVE   leaver's daemon -> every member daemon and the owner:
- *                 src = task, seq = gid, count = collectives it made.
+ *                 src = task, body group_leave (gid, ncoll = collectives
+ *                 it made).  (From the task itself, seq = gid.)
  * The leave notice travels on the same ordered stream as that daemon's
  * later TASK_EXIT of the task, so every daemon sees the leave first and
  * collectives the member completed are not failed by its exit.
@@ -20,8 +23,8 @@
  * host that is up in this daemon's view.  Daemons that disagree about
  * whether some host is up agree on every name that host does not own.
  * A daemon that gets a GROUP_JOIN for a name it does not own in its view
- * answers GROUP_FAILED with status COLLS_EAGAIN and count = the owner it
- * believes in; the joiner's daemon follows that if the host is in its
+ * answers GROUP_FAILED with status COLLS_EAGAIN and owner_hint = the owner
+ * it believes in; the joiner's daemon follows that if the host is in its
  * table and heavier than the one it asked (so redirections cannot loop):
  * at once if the host is up in its view, else when it comes up, or the
  * join fails with COLLS_EAGAIN after --dead-after (the daemons disagree
@@ -56,8 +59,10 @@ group_init(struct daemon *d)
     d->gs = calloc(1, sizeof(*d->gs));
     if (d->gs == NULL)
         return COLLS_ENOMEM;
-    d->gs->cache = sched_cache_new(GROUP_SCHED_CACHE);
-    if (d->gs->cache == NULL) {
+    list_init(&d->gs->groups);
+    list_init(&d->gs->names);
+    list_init(&d->gs->joins);
+    if (coll_init(d) != 0) {
         free(d->gs);
         d->gs = NULL;
         return COLLS_ENOMEM;
@@ -134,11 +139,15 @@ group_name_ok(const char *name)
 struct group *
 group_find(struct daemon *d, uint64_t gid)
 {
-    struct group *g;
+    struct list_node *n;
 
-    for (g = d->gs->groups; g != NULL; g = g->next)
+    LIST_FOREACH(n, &d->gs->groups)
+    {
+        struct group *g = list_entry(n, struct group, node);
+
         if (g->gid == gid)
             return g;
+    }
     return NULL;
 }
 
@@ -174,13 +183,13 @@ group_send(struct daemon *d, int hid, const Envelope *e)
         net_send(d, hid, e, NULL, 0);
 }
 
-/* Fills e as GROUP_FAILED (status) of task tid's join req_id for name. */
-static void
-group_failed_env(const struct daemon *d, Envelope *e, uint32_t tid,
-                 uint64_t req_id, const char *name, int status)
+/* See group.h. */
+void
+group_reply_env(const struct daemon *d, Envelope *e, int kind, uint32_t tid,
+                uint64_t req_id, const char *name, int status)
 {
     envelope_init(e);
-    e->kind = KIND__GROUP_FAILED;
+    e->kind = (Kind)kind;
     e->src = COLLS_DAEMON_TID(d->hid);
     e->dst = tid;
     e->group = (char *)name;
@@ -194,20 +203,21 @@ static void
 group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
                         const char *name, int status)
 {
-    struct group_join **pp = &d->gs->joins, *j;
     struct task *t = task_find(d, tid);
+    struct list_node *n, *tmp;
     Envelope e;
 
     if (t != NULL) {
-        group_failed_env(d, &e, tid, req_id, name, status);
+        group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
         task_queue_env(t, &e, NULL, 0, NULL);
     }
-    while ((j = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->tid == tid && j->req_id == req_id) {
-            *pp = j->next;
+            list_del(n);
             free(j);
-        } else {
-            pp = &j->next;
         }
     }
 }
@@ -216,11 +226,15 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
 static struct group_join *
 group_join_find(struct daemon *d, uint32_t tid, uint64_t req_id)
 {
-    struct group_join *j;
+    struct list_node *n;
 
-    for (j = d->gs->joins; j != NULL; j = j->next)
+    LIST_FOREACH(n, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->tid == tid && j->req_id == req_id)
             return j;
+    }
     return NULL;
 }
 
@@ -285,6 +299,7 @@ static void
 group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
                    const char *name, int status, int hint)
 {
+    GroupFailed gf = GROUP_FAILED__INIT;
     struct group_join *j;
     Envelope e;
 
@@ -296,8 +311,10 @@ group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
             group_join_failed_local(d, tid, req_id, name, status);
         return;
     }
-    group_failed_env(d, &e, tid, req_id, name, status);
-    e.count = (uint64_t)(hint > 0 ? hint : 0);
+    group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
+    gf.owner_hint = (uint32_t)(hint > 0 ? hint : 0);
+    e.body_case = ENVELOPE__BODY_GROUP_FAILED;
+    e.group_failed = &gf;
     if (host_is_up(d, COLLS_TID_HID(tid)))
         net_send(d, COLLS_TID_HID(tid), &e, NULL, 0);
 }
@@ -324,13 +341,8 @@ group_name_free(struct group_name *n)
 static void
 group_name_unlink(struct daemon *d, struct group_name *n)
 {
-    struct group_name **pp;
-
-    for (pp = &d->gs->names; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == n) {
-            *pp = n->next;
-            break;
-        }
+    (void)d;
+    list_del(&n->node);
 }
 
 /* Owner: forgets name entry n. */
@@ -344,11 +356,15 @@ group_name_forget(struct daemon *d, struct group_name *n)
 static struct group_name *
 group_name_find(struct daemon *d, const char *name)
 {
-    struct group_name *n;
+    struct list_node *x;
 
-    for (n = d->gs->names; n != NULL; n = n->next)
+    LIST_FOREACH(x, &d->gs->names)
+    {
+        struct group_name *n = list_entry(x, struct group_name, node);
+
         if (strcmp(n->name, name) == 0)
             return n;
+    }
     return NULL;
 }
 
@@ -462,8 +478,7 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
         snprintf(n->name, sizeof(n->name), "%s", name);
         n->size = gj->size;
         n->placement = (int)gj->placement;
-        n->next = d->gs->names;
-        d->gs->names = n;
+        list_add_head(&d->gs->names, &n->node);
     }
     if (n->formed) {
         group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
@@ -507,8 +522,7 @@ group_task_join(struct task *t, const Envelope *e)
     j->size = e->group_join->size;
     j->placement = (int)e->group_join->placement;
     snprintf(j->name, sizeof(j->name), "%s", e->group);
-    j->next = d->gs->joins;
-    d->gs->joins = j;
+    list_add_head(&d->gs->joins, &j->node);
     group_join_send(d, j);
 }
 
@@ -516,13 +530,7 @@ group_task_join(struct task *t, const Envelope *e)
 static void
 group_drop(struct daemon *d, struct group *g)
 {
-    struct group **pp;
-
-    for (pp = &d->gs->groups; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == g) {
-            *pp = g->next;
-            break;
-        }
+    list_del(&g->node);
     log_debug("group %s (gid %016llx) dropped", g->name,
               (unsigned long long)g->gid);
     coll_group_free(d, g);
@@ -573,7 +581,8 @@ static void
 group_install(struct daemon *d, const Envelope *e)
 {
     const GroupInfo *gi = e->group_info;
-    struct group_join **pp, *j;
+    struct list_node *n, *tmp;
+    struct group_join *j;
     struct group *g;
     int r, i, k;
     Envelope f;
@@ -587,6 +596,7 @@ group_install(struct daemon *d, const Envelope *e)
     g = calloc(1, sizeof(*g));
     if (g == NULL)
         return;
+    list_init(&g->insts);
     g->gid = gi->gid;
     snprintf(g->name, sizeof(g->name), "%s", e->group);
     g->P = (int)gi->n_tids;
@@ -620,8 +630,7 @@ group_install(struct daemon *d, const Envelope *e)
         topo_hier_free(&g->H);
         goto fail;
     }
-    g->next = d->gs->groups;
-    d->gs->groups = g;
+    list_add_head(&d->gs->groups, &g->node);
     coll_group_installed(d, g);
     /* answer the joiners here */
     envelope_init(&f);
@@ -630,8 +639,9 @@ group_install(struct daemon *d, const Envelope *e)
     f.group = g->name;
     f.body_case = ENVELOPE__BODY_GROUP_INFO;
     f.group_info = (GroupInfo *)gi;
-    pp = &d->gs->joins;
-    while ((j = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        j = list_entry(n, struct group_join, node);
         if (strcmp(j->name, g->name) == 0 && group_rank_of(g, j->tid) >= 0) {
             struct task *t = task_find(d, j->tid);
 
@@ -640,10 +650,8 @@ group_install(struct daemon *d, const Envelope *e)
                 f.req_id = j->req_id;
                 task_queue_env(t, &f, NULL, 0, NULL);
             }
-            *pp = j->next;
+            list_del(n);
             free(j);
-        } else {
-            pp = &j->next;
         }
     }
     /* members that are already gone */
@@ -679,26 +687,32 @@ group_member_gone(struct daemon *d, struct group *g, uint32_t tid, int status,
     group_fail(d, g, status, count, death);
 }
 
-/* GROUP_LEAVE notice: src left gid after count collectives. */
+/* GROUP_LEAVE notice: task src left gid after ncoll collectives. */
 static void
-group_leave_notice(struct daemon *d, const Envelope *e)
+group_leave_notice(struct daemon *d, uint32_t src, uint64_t gid, uint64_t ncoll)
 {
-    struct group *g = group_find(d, e->seq);
+    struct group *g = group_find(d, gid);
     struct group_name *n;
+    struct list_node *x;
     int r, all = 1;
 
     if (g != NULL) {
-        group_member_gone(d, g, e->src, COLLS_EPEERDEAD, e->count, 0);
+        group_member_gone(d, g, src, COLLS_EPEERDEAD, ncoll, 0);
         group_maybe_drop(d, g);
     }
     /* the owner: forget the name once everyone has left */
-    for (n = d->gs->names; n != NULL; n = n->next)
-        if (n->formed && n->gid == e->seq)
+    n = NULL;
+    LIST_FOREACH(x, &d->gs->names)
+    {
+        n = list_entry(x, struct group_name, node);
+        if (n->formed && n->gid == gid)
             break;
+        n = NULL;
+    }
     if (n == NULL)
         return;
     for (r = 0; r < n->size; r++) {
-        if (n->tids[r] == e->src)
+        if (n->tids[r] == src)
             n->left[r] = 1;
         all &= n->left[r];
     }
@@ -710,7 +724,8 @@ void
 group_task_leave(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    struct group *g = group_find(d, e->seq);
+    struct group *g = group_find(d, e->seq); /* the task's: seq = gid */
+    GroupLeave gl = GROUP_LEAVE__INIT;
     unsigned char *sent;
     int r, i, hid;
     Envelope f;
@@ -724,8 +739,10 @@ group_task_leave(struct task *t, const Envelope *e)
     envelope_init(&f);
     f.kind = KIND__GROUP_LEAVE;
     f.src = t->tid;
-    f.seq = g->gid;
-    f.count = g->next_seq[i];
+    gl.gid = g->gid;
+    gl.ncoll = g->next_seq[i];
+    f.body_case = ENVELOPE__BODY_GROUP_LEAVE;
+    f.group_leave = &gl;
     f.group = g->name;
     sent[d->hid] = 1;
     for (r = 0; r < g->P; r++) {
@@ -742,7 +759,7 @@ group_task_leave(struct task *t, const Envelope *e)
         net_send(d, g->owner, &f, NULL, 0);
     }
     free(sent);
-    group_leave_notice(d, &f); /* may free g */
+    group_leave_notice(d, t->tid, gl.gid, gl.ncoll); /* may free g */
 }
 
 /* GROUP_FAILED from the owner: to a local joiner, or about a gid. */
@@ -750,6 +767,7 @@ static void
 group_peer_failed(struct daemon *d, int hid, const Envelope *e)
 {
     struct group *g;
+    uint32_t hint;
 
     if (!daemon_tid_is_daemon(e->dst)) {
         struct group_join *j;
@@ -757,15 +775,21 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
         j = group_join_find(d, e->dst, e->req_id);
         if (j == NULL || j->owner != hid)
             return;
-        if (e->status == COLLS_EAGAIN && e->count > 0 &&
-            e->count <= DAEMON_MAX_HID)
-            group_join_redirect(d, j, (int)e->count);
+        hint = e->body_case == ENVELOPE__BODY_GROUP_FAILED
+                   ? e->group_failed->owner_hint
+                   : 0;
+        if (e->status == COLLS_EAGAIN && hint > 0 && hint <= DAEMON_MAX_HID)
+            group_join_redirect(d, j, (int)hint);
         else
             group_join_failed_local(d, j->tid, j->req_id, j->name,
                                     e->status < 0 ? e->status : COLLS_EIO);
         return;
     }
-    g = group_find(d, e->seq);
+    if (e->body_case != ENVELOPE__BODY_GROUP_FAILED) {
+        d->st.bad_peer_msgs++;
+        return;
+    }
+    g = group_find(d, e->group_failed->gid);
     if (g != NULL && g->owner == hid && e->status < 0)
         group_fail(d, g, e->status, 0, 1);
 }
@@ -797,11 +821,13 @@ group_peer_msg(struct daemon *d, int hid, const Envelope *e)
         group_peer_failed(d, hid, e);
         break;
     case KIND__GROUP_LEAVE:
-        if (COLLS_TID_HID(e->src) != hid) {
+        if (COLLS_TID_HID(e->src) != hid ||
+            e->body_case != ENVELOPE__BODY_GROUP_LEAVE) {
             d->st.bad_peer_msgs++;
             return;
         }
-        group_leave_notice(d, e);
+        group_leave_notice(d, e->src, e->group_leave->gid,
+                           e->group_leave->ncoll);
         break;
     default:
         d->st.bad_peer_msgs++;
@@ -817,11 +843,13 @@ group_peer_msg(struct daemon *d, int hid, const Envelope *e)
 static void
 group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
 {
-    struct group_name *n = d->gs->names, *next;
+    struct list_node *x, *tmp;
     int i, k, r, dead;
 
-    for (; n != NULL; n = next) {
-        next = n->next;
+    LIST_FOREACH_SAFE(x, tmp, &d->gs->names)
+    {
+        struct group_name *n = list_entry(x, struct group_name, node);
+
         if (!n->formed) {
             for (i = k = 0; i < n->njoin; i++)
                 if (!(n->joiners[i] == tid ||
@@ -840,13 +868,16 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
                 dead = 1;
         if (dead) {
             unsigned char sent[DAEMON_MAX_HID + 1];
+            GroupFailed gf = GROUP_FAILED__INIT;
             Envelope e;
 
             memset(sent, 0, sizeof(sent));
             envelope_init(&e);
             e.kind = KIND__GROUP_FAILED;
             e.src = COLLS_DAEMON_TID(d->hid);
-            e.seq = n->gid;
+            gf.gid = n->gid;
+            e.body_case = ENVELOPE__BODY_GROUP_FAILED;
+            e.group_failed = &gf;
             e.status = status;
             e.group = n->name;
             for (r = 0; r < n->size; r++) {
@@ -867,22 +898,23 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
 void
 group_task_exit(struct daemon *d, uint32_t tid)
 {
-    struct group *g, *next;
-    struct group_join **pp, *j;
+    struct list_node *n, *tmp;
 
     if (d->gs == NULL)
         return;
-    pp = &d->gs->joins;
-    while ((j = *pp) != NULL) {
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->tid == tid) {
-            *pp = j->next;
+            list_del(n);
             free(j);
-        } else {
-            pp = &j->next;
         }
     }
-    for (g = d->gs->groups; g != NULL; g = next) {
-        next = g->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->groups)
+    {
+        struct group *g = list_entry(n, struct group, node);
+
         if (group_rank_of(g, tid) >= 0) {
             group_member_gone(d, g, tid, COLLS_EPEERDEAD, 0, 1);
             group_maybe_drop(d, g);
@@ -894,20 +926,23 @@ group_task_exit(struct daemon *d, uint32_t tid)
 void
 group_host_down(struct daemon *d, int hid)
 {
-    struct group *g, *next;
-    struct group_join *j, *jn;
+    struct list_node *n, *tmp;
     int r;
 
     if (d->gs == NULL)
         return;
-    for (j = d->gs->joins; j != NULL; j = jn) {
-        jn = j->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->owner == hid)
             group_join_failed_local(d, j->tid, j->req_id, j->name,
                                     COLLS_EHOSTDOWN);
     }
-    for (g = d->gs->groups; g != NULL; g = next) {
-        next = g->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->groups)
+    {
+        struct group *g = list_entry(n, struct group, node);
+
         /* members there that left already took part in all they will */
         for (r = 0; r < g->P; r++)
             if (g->hids[r] == hid && !g->gone[r]) {
@@ -921,21 +956,24 @@ group_host_down(struct daemon *d, int hid)
 void
 group_host_up(struct daemon *d, int hid)
 {
-    struct group_name *n, *next;
-    struct group_join *j, *jn;
+    struct list_node *x, *tmp;
     int owner, i;
 
     if (d->gs == NULL)
         return;
-    for (j = d->gs->joins; j != NULL; j = jn) {
-        jn = j->next;
+    LIST_FOREACH_SAFE(x, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(x, struct group_join, node);
+
         if (j->parked_us != 0 && j->owner == hid) {
             j->parked_us = 0;
             group_join_send(d, j); /* may free j */
         }
     }
-    for (n = d->gs->names; n != NULL; n = next) {
-        next = n->next;
+    LIST_FOREACH_SAFE(x, tmp, &d->gs->names)
+    {
+        struct group_name *n = list_entry(x, struct group_name, node);
+
         if (n->formed || (owner = group_owner_of(d, n->name)) == d->hid)
             continue;
         log_info("group %s: host %d came up, host %d owns the name now: "
@@ -954,12 +992,14 @@ void
 group_cron(struct daemon *d, uint64_t now_us)
 {
     uint64_t wait = (uint64_t)d->cfg->dead_after_ms * 1000u;
-    struct group_join *j, *jn;
+    struct list_node *n, *tmp;
 
     if (d->gs == NULL)
         return;
-    for (j = d->gs->joins; j != NULL; j = jn) {
-        jn = j->next;
+    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
+    {
+        struct group_join *j = list_entry(n, struct group_join, node);
+
         if (j->parked_us != 0 && now_us > j->parked_us &&
             now_us - j->parked_us > wait) {
             log_info("join of t%x to %s: host %d, its owner elsewhere, did "
@@ -976,18 +1016,18 @@ group_free_all(struct daemon *d)
 {
     if (d->gs == NULL)
         return;
-    while (d->gs->groups != NULL)
-        group_drop(d, d->gs->groups);
-    while (d->gs->names != NULL)
-        group_name_forget(d, d->gs->names);
-    while (d->gs->joins != NULL) {
-        struct group_join *j = d->gs->joins;
+    while (!list_empty(&d->gs->groups))
+        group_drop(d, list_entry(d->gs->groups.next, struct group, node));
+    while (!list_empty(&d->gs->names))
+        group_name_forget(
+            d, list_entry(d->gs->names.next, struct group_name, node));
+    while (!list_empty(&d->gs->joins)) {
+        struct list_node *n = d->gs->joins.next;
 
-        d->gs->joins = j->next;
-        free(j);
+        list_del(n);
+        free(list_entry(n, struct group_join, node));
     }
-    coll_free_early(d);
-    sched_cache_free(d->gs->cache);
+    coll_free(d);
     free(d->gs);
     d->gs = NULL;
 }
@@ -996,12 +1036,15 @@ void
 group_stats_json(struct daemon *d, struct stats_json *j)
 {
     static const char *const places[] = {"contiguous", "roundrobin"};
+    struct list_node *n;
     struct group *g;
     char gid[24];
     int i, here;
 
     stats_json_arr_begin(j, "groups");
-    for (g = d->gs->groups; g != NULL; g = g->next) {
+    LIST_FOREACH(n, &d->gs->groups)
+    {
+        g = list_entry(n, struct group, node);
         for (i = here = 0; i < g->nlocal; i++)
             here += !g->gone[g->local[i]];
         snprintf(gid, sizeof(gid), "%016llx", (unsigned long long)g->gid);

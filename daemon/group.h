@@ -10,6 +10,8 @@
  *   groups  on every daemon with a member: the installed group (ranks,
  *           hosts, the two-level plan) and its collective instances
  *           (daemon/coll.c).
+ * The collectives' own state (early messages, schedule cache, counters)
+ * is daemon/coll.c's struct coll_state, reached through d->gs->cs.
  * A group is dropped when all its local members have left or died.  A
  * member that leaves after k collectives, dies, or whose host goes down
  * fails every collective of seq >= k (0 for a death) with COLLS_EPEERDEAD
@@ -22,23 +24,20 @@
 #include <stdint.h>
 
 #include "daemon/alg/topo.h"
-#include "daemon/sched.h"
-#include "daemon/stats.h"
 #include "proto/colls.pb-c.h"
+#include "proto/list.h"
 
 struct daemon;
 struct task;
 struct stats_json;
-struct coll_inst;
-struct coll_msg;
+struct coll_state;
 
-#define GROUP_NAME_MAX    128   /* bytes of a group name, NUL excluded */
-#define GROUP_SIZE_MAX    65536 /* members of one group */
-#define GROUP_SCHED_CACHE 512   /* slots of the schedule cache */
+#define GROUP_NAME_MAX 128   /* bytes of a group name, NUL excluded */
+#define GROUP_SIZE_MAX 65536 /* members of one group */
 
 /* An installed group (every daemon with a member). */
 struct group {
-    struct group *next;
+    struct list_node node; /* on d->gs->groups */
     uint64_t gid;
     char name[GROUP_NAME_MAX + 1];
     int P, owner, placement;
@@ -52,14 +51,14 @@ struct group {
     uint8_t *gone;      /* P: member left or died */
     int status;         /* 0, or why seq >= fail_from fails */
     uint64_t fail_from;
-    int died;       /* a member died or its host went down */
-    uint64_t ncoll; /* collectives completed here */
-    struct coll_inst *insts;
+    int died;               /* a member died or its host went down */
+    uint64_t ncoll;         /* collectives completed here */
+    struct list_node insts; /* its collective instances (coll.c) */
 };
 
 /* On the owner: one name. */
 struct group_name {
-    struct group_name *next;
+    struct list_node node; /* on d->gs->names */
     char name[GROUP_NAME_MAX + 1];
     int size, placement;
     int njoin;
@@ -73,7 +72,7 @@ struct group_name {
 
 /* On a joiner's daemon: a join waiting for its answer. */
 struct group_join {
-    struct group_join *next;
+    struct list_node node; /* on d->gs->joins */
     uint32_t tid;
     uint64_t req_id;
     int owner; /* the daemon the join was sent to */
@@ -83,30 +82,18 @@ struct group_join {
     char name[GROUP_NAME_MAX + 1];
 };
 
-/* Counters per (operation, algorithm row). */
-#define COLL_MAX_ALGS 16
-struct coll_opstats {
-    uint64_t runs, bytes, fallbacks;
-    struct stats_hist us;
-};
-
-struct coll_counters {
-    uint64_t hier_runs, flat_runs, hier_as_flat, fallbacks, aborts;
-    uint64_t bad_requests, early_msgs, stale_msgs, failed_ops;
-    uint64_t groups_formed, groups_failed;
+/* Counters of group.c (printed with the collective ones, coll.c). */
+struct group_counters {
+    uint64_t bad_requests, groups_formed, groups_failed;
 };
 
 struct group_state {
-    struct group *groups;
-    struct group_name *names;
-    struct group_join *joins;
+    struct list_node groups; /* struct group */
+    struct list_node names;  /* struct group_name */
+    struct list_node joins;  /* struct group_join */
     uint64_t next_gid;
-    struct coll_msg *early; /* COLL_DATA for groups not installed yet */
-    size_t early_bytes;
-    struct sched_cache *cache; /* schedules of non-v operations */
-    struct coll_counters cnt;
-    /* [op][0 hier, 1 flat][row in the table of the schedule's op] */
-    struct coll_opstats ops[SCHED_OP_MAX][2][COLL_MAX_ALGS];
+    struct group_counters cnt;
+    struct coll_state *cs; /* the collectives' state (daemon/coll.c) */
 };
 
 /* Allocates d->gs.  0 or COLLS_ENOMEM. */
@@ -136,6 +123,12 @@ struct group *group_find(struct daemon *d, uint64_t gid);
 int group_local_index(const struct group *g, int rank);
 /* Rank of tid in g, or -1. */
 int group_rank_of(const struct group *g, uint32_t tid);
+
+/* Fills e as a reply of kind to task tid's request req_id on group name,
+   with status (the daemon's answers: GROUP_FAILED, COLL_RESULT). */
+void group_reply_env(const struct daemon *d, Envelope *e, int kind,
+                     uint32_t tid, uint64_t req_id, const char *name,
+                     int status);
 
 /* Appends the "groups" array to the stats JSON. */
 void group_stats_json(struct daemon *d, struct stats_json *j);

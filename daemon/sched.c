@@ -13,24 +13,7 @@
 
 #include "colls.h"
 #include "daemon/sched.h"
-
-static const char *const sched_op_names[SCHED_OP_MAX] = {
-    [SCHED_OP_BARRIER] = "barrier",
-    [SCHED_OP_BCAST] = "bcast",
-    [SCHED_OP_REDUCE] = "reduce",
-    [SCHED_OP_ALLREDUCE] = "allreduce",
-    [SCHED_OP_GATHER] = "gather",
-    [SCHED_OP_GATHERV] = "gatherv",
-    [SCHED_OP_SCATTER] = "scatter",
-    [SCHED_OP_SCATTERV] = "scatterv",
-    [SCHED_OP_ALLGATHER] = "allgather",
-    [SCHED_OP_ALLGATHERV] = "allgatherv",
-    [SCHED_OP_ALLTOALL] = "alltoall",
-    [SCHED_OP_ALLTOALLV] = "alltoallv",
-    [SCHED_OP_REDUCE_SCATTER] = "reduce_scatter",
-    [SCHED_OP_SCAN] = "scan",
-    [SCHED_OP_EXSCAN] = "exscan",
-};
+#include "proto/collop.h"
 
 void
 sched_init(struct sched *s, int op, int P, int rank, int dtype, int rop)
@@ -113,10 +96,11 @@ sched_add(struct sched *s, const struct sched_step *st)
     s->steps[s->nsteps++] = *st;
 }
 
-void
-sched_send(struct sched *s, int peer, int buf, size_t off, size_t len)
+/* Appends a SEND or RECV step (peer checked, range recorded). */
+static void
+sched_xfer(struct sched *s, int kind, int peer, int buf, size_t off, size_t len)
 {
-    struct sched_step st = {.kind = SCHED_SEND,
+    struct sched_step st = {.kind = (uint8_t)kind,
                             .buf = (uint8_t)buf,
                             .peer = peer,
                             .off = off,
@@ -128,27 +112,20 @@ sched_send(struct sched *s, int peer, int buf, size_t off, size_t len)
         s->err = COLLS_EINVAL;
         return;
     }
-    if (sched_range(s, buf, off, len, 0) == 0)
+    if (sched_range(s, buf, off, len, kind == SCHED_RECV) == 0)
         sched_add(s, &st);
+}
+
+void
+sched_send(struct sched *s, int peer, int buf, size_t off, size_t len)
+{
+    sched_xfer(s, SCHED_SEND, peer, buf, off, len);
 }
 
 void
 sched_recv(struct sched *s, int peer, int buf, size_t off, size_t len)
 {
-    struct sched_step st = {.kind = SCHED_RECV,
-                            .buf = (uint8_t)buf,
-                            .peer = peer,
-                            .off = off,
-                            .len = len};
-
-    if (s->err)
-        return;
-    if (peer < 0 || peer >= s->P || peer == s->rank) {
-        s->err = COLLS_EINVAL;
-        return;
-    }
-    if (sched_range(s, buf, off, len, 1) == 0)
-        sched_add(s, &st);
+    sched_xfer(s, SCHED_RECV, peer, buf, off, len);
 }
 
 void
@@ -254,7 +231,7 @@ sched_print(FILE *f, const struct sched *s)
     int w;
 
     w = fprintf(f, "%s rank %d of %d: %zu rounds, %zu steps\n",
-                sched_op_name(s->op), s->rank, s->P, s->nrounds, s->nsteps);
+                collop_name(s->op), s->rank, s->P, s->nrounds, s->nsteps);
     for (r = 0; r < s->nrounds && w >= 0; r++) {
         const struct sched_step *st = sched_round_steps(s, r, &n);
 
@@ -290,25 +267,6 @@ sched_kind_name(int kind)
     if (kind < 0 || kind > SCHED_COPY)
         return "?";
     return names[kind];
-}
-
-const char *
-sched_op_name(int op)
-{
-    if (op < 0 || op >= SCHED_OP_MAX)
-        return "?";
-    return sched_op_names[op];
-}
-
-int
-sched_op_lookup(const char *name)
-{
-    int i;
-
-    for (i = 0; i < SCHED_OP_MAX; i++)
-        if (strcasecmp(name, sched_op_names[i]) == 0)
-            return i;
-    return -1;
 }
 
 /* ---- cache ------------------------------------------------------------ */

@@ -13,8 +13,9 @@
  * Steps of one round may run concurrently and in any order; a round starts
  * only when every step of the previous one is complete.  Builders keep the
  * steps of a round free of hazards: no step writes a byte range that
- * another step of the same round reads or writes (tests/unit/simnet.c
- * checks this).  REDUCE and COPY depend only on earlier rounds.
+ * another step of the same round reads or writes (exec_check in
+ * daemon/exec.c checks this).  REDUCE and COPY depend only on earlier
+ * rounds.
  *
  * Messages between a pair of participants match in order: the k-th SEND
  * from a to b is the k-th RECV at b from a, and both have the same length.
@@ -39,24 +40,27 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Collective operations.  Not on the wire; the daemon maps its requests. */
+#include "colls.h"
+
+/* Collective operations: COLLS_COLL_* of colls.h under the names the
+   schedules use (proto/collop.h holds their traits and names). */
 enum sched_op {
-    SCHED_OP_BARRIER = 0,
-    SCHED_OP_BCAST,
-    SCHED_OP_REDUCE,
-    SCHED_OP_ALLREDUCE,
-    SCHED_OP_GATHER,
-    SCHED_OP_GATHERV,
-    SCHED_OP_SCATTER,
-    SCHED_OP_SCATTERV,
-    SCHED_OP_ALLGATHER,
-    SCHED_OP_ALLGATHERV,
-    SCHED_OP_ALLTOALL,
-    SCHED_OP_ALLTOALLV,
-    SCHED_OP_REDUCE_SCATTER,
-    SCHED_OP_SCAN,
-    SCHED_OP_EXSCAN,
-    SCHED_OP_MAX
+    SCHED_OP_BARRIER = COLLS_COLL_BARRIER,
+    SCHED_OP_BCAST = COLLS_COLL_BCAST,
+    SCHED_OP_REDUCE = COLLS_COLL_REDUCE,
+    SCHED_OP_ALLREDUCE = COLLS_COLL_ALLREDUCE,
+    SCHED_OP_GATHER = COLLS_COLL_GATHER,
+    SCHED_OP_GATHERV = COLLS_COLL_GATHERV,
+    SCHED_OP_SCATTER = COLLS_COLL_SCATTER,
+    SCHED_OP_SCATTERV = COLLS_COLL_SCATTERV,
+    SCHED_OP_ALLGATHER = COLLS_COLL_ALLGATHER,
+    SCHED_OP_ALLGATHERV = COLLS_COLL_ALLGATHERV,
+    SCHED_OP_ALLTOALL = COLLS_COLL_ALLTOALL,
+    SCHED_OP_ALLTOALLV = COLLS_COLL_ALLTOALLV,
+    SCHED_OP_REDUCE_SCATTER = COLLS_COLL_REDUCE_SCATTER,
+    SCHED_OP_SCAN = COLLS_COLL_SCAN,
+    SCHED_OP_EXSCAN = COLLS_COLL_EXSCAN,
+    SCHED_OP_MAX = COLLS_COLL_MAX
 };
 
 enum sched_kind { SCHED_SEND = 0, SCHED_RECV, SCHED_REDUCE, SCHED_COPY };
@@ -130,11 +134,6 @@ int sched_print(FILE *f, const struct sched *s);
 
 /* "send", "recv", "reduce", "copy". */
 const char *sched_kind_name(int kind);
-/* "barrier", "bcast", ...; "?" when out of range.  COLLS_ALG_<OP> uses the
-   upper-case form of this name. */
-const char *sched_op_name(int op);
-/* Operation named name (case-insensitive), or -1. */
-int sched_op_lookup(const char *name);
 
 /*
  * The schedule cache.  A schedule depends on every field of the key, so the

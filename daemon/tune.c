@@ -3,7 +3,7 @@
  *
  * The rules are data: rows matched top to bottom, first usable match wins
  * (a row whose algorithm cannot run, e.g. bruck for alltoallv, is
- * skipped).  They encode DESIGN.md section 4's thresholds: butterfly (or
+ * skipped).  They encode the design's thresholds: butterfly (or
  * its tree analogue, binomial) for very small data, tournament / halving
  * for medium, ring or pipelines for large.  Sizes are bytes per rank.
  */
@@ -15,6 +15,7 @@
 
 #include "colls.h"
 #include "daemon/tune.h"
+#include "proto/collop.h"
 #include "proto/size.h"
 
 #define K        ((size_t)1024)
@@ -73,24 +74,6 @@ const size_t tune_default_nrules =
 /* Segment sizes tried for segmented algorithms by the cost model. */
 static const size_t tune_segs[] = {4 * K, 16 * K, 64 * K, 256 * K, 1024 * K};
 
-/* The operation whose rules a v-variant uses. */
-static int
-tune_base_op(int op)
-{
-    switch (op) {
-    case SCHED_OP_GATHERV:
-        return SCHED_OP_GATHER;
-    case SCHED_OP_SCATTERV:
-        return SCHED_OP_SCATTER;
-    case SCHED_OP_ALLGATHERV:
-        return SCHED_OP_ALLGATHER;
-    case SCHED_OP_ALLTOALLV:
-        return SCHED_OP_ALLTOALL;
-    default:
-        return op;
-    }
-}
-
 /* Bytes per rank the rules and costs look at (mean block for v). */
 static size_t
 tune_size(const struct alg_args *a)
@@ -115,7 +98,7 @@ tune_size(const struct alg_args *a)
 static int
 tune_by_rules(const struct alg_args *a, struct tune_choice *c)
 {
-    int op = tune_base_op(a->op), idx;
+    int op = collop_get(a->op)->base, idx;
     size_t i, n = tune_size(a), cnt;
     const struct alg *t;
 
@@ -208,7 +191,7 @@ const char *
 tune_env_force(int op)
 {
     char var[64] = "COLLS_ALG_";
-    const char *name = sched_op_name(op);
+    const char *name = collop_name(op);
     size_t i, o = strlen(var);
 
     for (i = 0; name[i] != '\0' && o + 1 < sizeof(var); i++)
@@ -301,7 +284,7 @@ tune_print(FILE *f, const struct plogp *p, const int *Ps, size_t nP,
                     pred = cc.predicted;
                 }
                 if (fprintf(f, "%-15s %5d %10zu  %-24s %-24s %12.1f\n",
-                            sched_op_name(ops[o]), Ps[i], sizes[j], rbuf, cbuf,
+                            collop_name(ops[o]), Ps[i], sizes[j], rbuf, cbuf,
                             pred) < 0)
                     return COLLS_EIO;
                 lines++;

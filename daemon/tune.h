@@ -3,7 +3,7 @@
  *
  * Three sources, in order of precedence:
  *   forced   per-group option, or environment COLLS_ALG_<OP>=name[:segment]
- *            (<OP> is sched_op_name() in upper case, e.g. COLLS_ALG_BCAST);
+ *            (<OP> is collop_name() in upper case, e.g. COLLS_ALG_BCAST);
  *            a forced algorithm that cannot run (unknown name, or not
  *            applicable: needs a power of two, no v-variant, ...) yields
  *            the choice the other sources make, with choice.fallback set

@@ -10,53 +10,41 @@
 #include <string.h>
 
 #include "colls.h"
+#include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/reduce.h"
 #include "daemon/alg/alg.h"
+#include "daemon/alg/topo.h"
+
+/* The table of each operation that has its own (collop's algs). */
+static const struct {
+    const struct alg *t;
+    const size_t *n;
+} alg_tables[SCHED_OP_MAX] = {
+    [SCHED_OP_BARRIER] = {alg_barrier_table, &alg_barrier_count},
+    [SCHED_OP_BCAST] = {alg_bcast_table, &alg_bcast_count},
+    [SCHED_OP_REDUCE] = {alg_reduce_table, &alg_reduce_count},
+    [SCHED_OP_ALLREDUCE] = {alg_allreduce_table, &alg_allreduce_count},
+    [SCHED_OP_GATHER] = {alg_gather_table, &alg_gather_count},
+    [SCHED_OP_SCATTER] = {alg_scatter_table, &alg_scatter_count},
+    [SCHED_OP_ALLGATHER] = {alg_allgather_table, &alg_allgather_count},
+    [SCHED_OP_ALLTOALL] = {alg_alltoall_table, &alg_alltoall_count},
+    [SCHED_OP_REDUCE_SCATTER] = {alg_reduce_scatter_table,
+                                 &alg_reduce_scatter_count},
+    [SCHED_OP_SCAN] = {alg_scan_table, &alg_scan_count},
+};
 
 const struct alg *
 alg_table(int op, size_t *n)
 {
-    switch (op) {
-    case SCHED_OP_BARRIER:
-        *n = alg_barrier_count;
-        return alg_barrier_table;
-    case SCHED_OP_BCAST:
-        *n = alg_bcast_count;
-        return alg_bcast_table;
-    case SCHED_OP_REDUCE:
-        *n = alg_reduce_count;
-        return alg_reduce_table;
-    case SCHED_OP_ALLREDUCE:
-        *n = alg_allreduce_count;
-        return alg_allreduce_table;
-    case SCHED_OP_GATHER:
-    case SCHED_OP_GATHERV:
-        *n = alg_gather_count;
-        return alg_gather_table;
-    case SCHED_OP_SCATTER:
-    case SCHED_OP_SCATTERV:
-        *n = alg_scatter_count;
-        return alg_scatter_table;
-    case SCHED_OP_ALLGATHER:
-    case SCHED_OP_ALLGATHERV:
-        *n = alg_allgather_count;
-        return alg_allgather_table;
-    case SCHED_OP_ALLTOALL:
-    case SCHED_OP_ALLTOALLV:
-        *n = alg_alltoall_count;
-        return alg_alltoall_table;
-    case SCHED_OP_REDUCE_SCATTER:
-        *n = alg_reduce_scatter_count;
-        return alg_reduce_scatter_table;
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-        *n = alg_scan_count;
-        return alg_scan_table;
-    default:
+    const struct collop *o = collop_get(op);
+
+    if (o == NULL || alg_tables[o->algs].t == NULL) {
         *n = 0;
         return NULL;
     }
+    *n = *alg_tables[o->algs].n;
+    return alg_tables[o->algs].t;
 }
 
 const struct alg *
@@ -74,33 +62,16 @@ alg_find(int op, const char *name, int *index)
     return NULL;
 }
 
-/* 1 for the v-variants. */
-static int
-alg_is_v(int op)
-{
-    return op == SCHED_OP_GATHERV || op == SCHED_OP_SCATTERV ||
-           op == SCHED_OP_ALLGATHERV || op == SCHED_OP_ALLTOALLV;
-}
-
-/* 1 for operations that reduce data. */
-static int
-alg_is_reduction(int op)
-{
-    return op == SCHED_OP_REDUCE || op == SCHED_OP_ALLREDUCE ||
-           op == SCHED_OP_REDUCE_SCATTER || op == SCHED_OP_SCAN ||
-           op == SCHED_OP_EXSCAN;
-}
-
 int
 alg_usable(const struct alg *alg, const struct alg_args *a)
 {
     if ((alg->flags & ALG_POW2) && (a->P & (a->P - 1)) != 0)
         return 0;
-    if ((alg->flags & ALG_NO_V) && alg_is_v(a->op))
+    if ((alg->flags & ALG_NO_V) && collop_is_vector(a->op))
         return 0;
     /* Every operator of colls.h is commutative; a future one that is not
        must be refused here for ALG_COMMUTATIVE rows. */
-    if ((alg->flags & ALG_COMMUTATIVE) && alg_is_reduction(a->op) &&
+    if ((alg->flags & ALG_COMMUTATIVE) && collop_is_reduction(a->op) &&
         (a->rop < 0 || a->rop >= COLLS_OP_MAX))
         return 0;
     if (alg->applicable != NULL && !alg->applicable(a))
@@ -138,7 +109,8 @@ alg_check(const struct alg_args *a)
         return COLLS_EINVAL;
     if (a->op != SCHED_OP_BARRIER && !dtype_valid(a->dtype))
         return COLLS_EDTYPE;
-    if (alg_is_reduction(a->op) && (rc = reduce_check(a->rop, a->dtype)) != 0)
+    if (collop_is_reduction(a->op) &&
+        (rc = reduce_check(a->rop, a->dtype)) != 0)
         return rc;
     /* whole items everywhere: segments and chunks are cut on item
        boundaries so each can be translated or reduced on its own */
@@ -159,6 +131,18 @@ alg_check(const struct alg_args *a)
     default:
         return 0;
     }
+}
+
+double
+alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck)
+{
+    double t = 0.0;
+    int d;
+
+    for (d = 1; d < P; d <<= 1)
+        t += p->L +
+             topo_plogp_g(p, (size_t)(bruck && P - d < d ? P - d : d) * n);
+    return t;
 }
 
 int

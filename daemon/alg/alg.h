@@ -111,27 +111,21 @@ int alg_usable(const struct alg *alg, const struct alg_args *a);
    the schedule; release it with sched_free. */
 int alg_build(const struct alg *alg, const struct alg_args *a, struct sched *s);
 
-/* Tables, one per file. */
-extern const struct alg alg_barrier_table[];
-extern const size_t alg_barrier_count;
-extern const struct alg alg_bcast_table[];
-extern const size_t alg_bcast_count;
-extern const struct alg alg_reduce_table[];
-extern const size_t alg_reduce_count;
-extern const struct alg alg_allreduce_table[];
-extern const size_t alg_allreduce_count;
-extern const struct alg alg_allgather_table[];
-extern const size_t alg_allgather_count;
-extern const struct alg alg_gather_table[];
-extern const size_t alg_gather_count;
-extern const struct alg alg_scatter_table[];
-extern const size_t alg_scatter_count;
-extern const struct alg alg_alltoall_table[];
-extern const size_t alg_alltoall_count;
-extern const struct alg alg_reduce_scatter_table[];
-extern const size_t alg_reduce_scatter_count;
-extern const struct alg alg_scan_table[];
-extern const size_t alg_scan_count;
+/* Tables, one per file: alg_<name>_table[] with alg_<name>_count rows. */
+#define ALG_TABLE(name)                                                        \
+    extern const struct alg alg_##name##_table[];                              \
+    extern const size_t alg_##name##_count
+ALG_TABLE(barrier);
+ALG_TABLE(bcast);
+ALG_TABLE(reduce);
+ALG_TABLE(allreduce);
+ALG_TABLE(allgather);
+ALG_TABLE(gather);
+ALG_TABLE(scatter);
+ALG_TABLE(alltoall);
+ALG_TABLE(reduce_scatter);
+ALG_TABLE(scan);
+#undef ALG_TABLE
 
 /* ---- helpers for the builders (alg.c) ---- */
 
@@ -183,5 +177,12 @@ void alg_halving_window(const struct alg_args *a, int pof2, int c0, int c1,
                         alg_chunk_fn chunk, size_t *off, size_t *len);
 /* Predicted time of alg_halving: pre-step plus log2(pof2) halvings. */
 double alg_halving_cost(const struct plogp *p, int P, size_t total);
+/* alg_halving_cost plus the gathering back by recursive doubling (the
+   reduce-scatter + gather of Rabenseifner's reduce and allreduce). */
+double alg_rsag_cost(const struct plogp *p, int P, size_t n);
+/* Sum over d = 1, 2, 4, ... < P of L + g(d n) (binomial gather and
+   scatter), or of L + g(min(d, P - d) n) (bruck: the last step is
+   short). */
+double alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck);
 
 #endif

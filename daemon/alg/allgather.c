@@ -116,13 +116,8 @@ alg_allgather_bruck(struct sched *s, const struct alg_args *a)
 static double
 cost_allgather_bruck(const struct plogp *p, int P, size_t n, size_t seg)
 {
-    double t = 0.0;
-    int d;
-
     (void)seg;
-    for (d = 1; d < P; d <<= 1)
-        t += p->L + topo_plogp_g(p, (size_t)(d < P - d ? d : P - d) * n);
-    return t;
+    return alg_doubling_cost(p, P, n, 1);
 }
 
 static int

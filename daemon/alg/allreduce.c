@@ -38,6 +38,26 @@ alg_halving_window(const struct alg_args *a, int pof2, int c0, int c1,
     *len = o1 + l1 - *off;
 }
 
+/*
+ * The fold's receiving side: odd r < 2 rem takes even r - 1's vector into
+ * tmp and combines it into acc (rank order: r - 1's first); returns r's
+ * new rank.  Closes the round.
+ */
+static int
+alg_fold_in(struct sched *s, int r, int rem, int acc, int tmp, size_t total)
+{
+    int nr = r - rem;
+
+    if (r < 2 * rem) {
+        sched_recv(s, r - 1, tmp, 0, total);
+        sched_round(s);
+        sched_reduce(s, acc, 0, tmp, 0, total, SCHED_F_SRC_FIRST);
+        nr = r / 2;
+    }
+    sched_round(s);
+    return nr;
+}
+
 int
 alg_halving(struct sched *s, const struct alg_args *a, size_t total, int acc,
             int tmp, alg_chunk_fn chunk)
@@ -53,15 +73,7 @@ alg_halving(struct sched *s, const struct alg_args *a, size_t total, int acc,
         return -1;
     }
     sched_copy(s, acc, 0, S, 0, total);
-    if (r < 2 * rem) {
-        sched_recv(s, r - 1, tmp, 0, total);
-        sched_round(s);
-        sched_reduce(s, acc, 0, tmp, 0, total, SCHED_F_SRC_FIRST);
-        nr = r / 2;
-    } else {
-        nr = r - rem;
-    }
-    sched_round(s);
+    nr = alg_fold_in(s, r, rem, acc, tmp, total);
     c1 = pof2;
     for (mask = pof2 / 2; mask >= 1; mask /= 2) {
         int lower = !(nr & mask), peer = alg_halving_rank(nr ^ mask, rem);
@@ -98,6 +110,17 @@ alg_halving_cost(const struct plogp *p, int P, size_t total)
     return t;
 }
 
+double
+alg_rsag_cost(const struct plogp *p, int P, size_t n)
+{
+    int pof2 = topo_pof2(P), mask;
+    double t = alg_halving_cost(p, P, n);
+
+    for (mask = pof2 / 2; mask >= 1; mask /= 2)
+        t += p->L + topo_plogp_g(p, n / (size_t)pof2 * (size_t)mask);
+    return t;
+}
+
 /*
  * Butterfly: after the fold, new ranks exchange their whole vector with
  * nr ^ mask for mask = 1, 2, 4, ...; both partners compute
@@ -118,15 +141,7 @@ alg_allreduce_butterfly(struct sched *s, const struct alg_args *a)
         sched_recv(s, r + 1, R, 0, n);
         return 0;
     }
-    if (r < 2 * rem) {
-        sched_recv(s, r - 1, tmp, 0, n);
-        sched_round(s);
-        sched_reduce(s, R, 0, tmp, 0, n, SCHED_F_SRC_FIRST);
-        nr = r / 2;
-    } else {
-        nr = r - rem;
-    }
-    sched_round(s);
+    nr = alg_fold_in(s, r, rem, R, tmp, n);
     for (mask = 1; mask < pof2; mask <<= 1) {
         int pnr = nr ^ mask, peer = alg_halving_rank(pnr, rem);
 
@@ -260,13 +275,10 @@ alg_allreduce_rabenseifner(struct sched *s, const struct alg_args *a)
 static double
 cost_allreduce_rabenseifner(const struct plogp *p, int P, size_t n, size_t seg)
 {
-    int pof2 = topo_pof2(P), mask;
-    double t = alg_halving_cost(p, P, n);
+    double t = alg_rsag_cost(p, P, n);
 
     (void)seg;
-    for (mask = 1; mask < pof2; mask <<= 1)
-        t += p->L + topo_plogp_g(p, n / (size_t)pof2 * (size_t)mask);
-    if (P != pof2)
+    if (P != topo_pof2(P))
         t += p->L + topo_plogp_g(p, n);
     return t;
 }

@@ -36,20 +36,139 @@ gather_prefix(const struct alg_args *a)
     return pre;
 }
 
+/* The binomial tree of gather and scatter at a->rank: its virtual rank
+   v, subtree size sz, nch children ch, and scratch buffer t (-1: none) for
+   its subtree's blocks in virtual rank order, at pre[u] - base. */
+struct gather_tree {
+    int v, sz, nch, t;
+    int ch[32];
+    size_t *pre, base; /* pre: gather_prefix, freed by the caller */
+};
+
+/* Fills g for a->rank; 0 or COLLS_ENOMEM. */
 static int
-alg_gather_flat(struct sched *s, const struct alg_args *a)
+gather_tree(struct sched *s, const struct alg_args *a, struct gather_tree *g)
 {
-    int r;
+    g->v = topo_vrank(a->rank, a->root, a->P);
+    g->sz = topo_binomial_size(g->v, a->P);
+    g->t = -1;
+    g->pre = gather_prefix(a);
+    if (g->pre == NULL)
+        return COLLS_ENOMEM;
+    g->base = g->pre[g->v];
+    g->nch = topo_binomial_children(g->v, a->P, g->ch);
+    if (g->v > 0 || g->nch > 0)
+        g->t = sched_tmp(s, g->pre[g->v + g->sz] - g->base);
+    return 0;
+}
+
+/* Binomial gather: each rank's subtree's blocks, gathered from its
+   children, go up to its parent; the root unpacks them. */
+static void
+gather_up(struct sched *s, const struct alg_args *a,
+          const struct gather_tree *b)
+{
+    int P = a->P, i, u;
+
+    if (b->v > 0)
+        sched_copy(s, b->t, 0, S, 0, alg_blen(a, a->rank));
+    else
+        sched_copy(s, R, alg_boff(a, a->rank), S, 0, alg_blen(a, a->rank));
+    for (i = 0; i < b->nch; i++) {
+        int c = b->ch[i], csz = topo_binomial_size(c, P);
+
+        sched_recv(s, topo_rank(c, a->root, P), b->t, b->pre[c] - b->base,
+                   b->pre[c + csz] - b->pre[c]);
+    }
+    sched_round(s);
+    if (b->v > 0) {
+        sched_send(s, topo_rank(topo_binomial_parent(b->v), a->root, P), b->t,
+                   0, b->pre[b->v + b->sz] - b->base);
+    } else {
+        for (u = 1; u < P; u++) {
+            int r = topo_rank(u, a->root, P);
+
+            sched_copy(s, R, alg_boff(a, r), b->t, b->pre[u], alg_blen(a, r));
+        }
+    }
+}
+
+/* Binomial scatter: the mirror image; the root packs, each rank passes
+   its children's subtrees down (largest last) and keeps its block. */
+static void
+scatter_down(struct sched *s, const struct alg_args *a,
+             const struct gather_tree *b)
+{
+    int P = a->P, i, u;
+
+    if (b->v == 0) {
+        for (u = 1; u < P; u++) {
+            int r = topo_rank(u, a->root, P);
+
+            sched_copy(s, b->t, b->pre[u], S, alg_boff(a, r), alg_blen(a, r));
+        }
+        sched_copy(s, R, 0, S, alg_boff(a, a->rank), alg_blen(a, a->rank));
+    } else {
+        sched_recv(s, topo_rank(topo_binomial_parent(b->v), a->root, P), b->t,
+                   0, b->pre[b->v + b->sz] - b->base);
+    }
+    sched_round(s);
+    for (i = b->nch - 1; i >= 0; i--) {
+        int c = b->ch[i], csz = topo_binomial_size(c, P);
+
+        sched_send(s, topo_rank(c, a->root, P), b->t, b->pre[c] - b->base,
+                   b->pre[c + csz] - b->pre[c]);
+    }
+    if (b->v > 0)
+        sched_copy(s, R, 0, b->t, 0, alg_blen(a, a->rank));
+}
+
+/* Binomial gather (gather 1) or scatter (0) of the blocks. */
+static int
+gather_binomial(struct sched *s, const struct alg_args *a, int gather)
+{
+    struct gather_tree b;
+
+    if (gather_tree(s, a, &b) != 0)
+        return COLLS_ENOMEM;
+    if (gather)
+        gather_up(s, a, &b);
+    else
+        scatter_down(s, a, &b);
+    free(b.pre);
+    return 0;
+}
+
+/*
+ * Linear gather (kind SCHED_RECV at the root: blocks from everyone into
+ * RECV) or scatter (SCHED_SEND at the root: blocks of SEND to everyone);
+ * the root copies its own block.
+ */
+static int
+alg_linear(struct sched *s, const struct alg_args *a, int kind)
+{
+    int r, gather = kind == SCHED_RECV;
 
     if (a->rank != a->root) {
-        sched_send(s, a->root, S, 0, alg_blen(a, a->rank));
+        if (gather)
+            sched_send(s, a->root, S, 0, alg_blen(a, a->rank));
+        else
+            sched_recv(s, a->root, R, 0, alg_blen(a, a->rank));
         return 0;
     }
     for (r = 0; r < a->P; r++)
         if (r != a->root)
-            sched_recv(s, r, R, alg_boff(a, r), alg_blen(a, r));
-    sched_copy(s, R, alg_boff(a, a->root), S, 0, alg_blen(a, a->root));
+            (gather ? sched_recv : sched_send)(s, r, gather ? R : S,
+                                               alg_boff(a, r), alg_blen(a, r));
+    sched_copy(s, R, gather ? alg_boff(a, a->root) : 0, S,
+               gather ? 0 : alg_boff(a, a->root), alg_blen(a, a->root));
     return 0;
+}
+
+static int
+alg_gather_flat(struct sched *s, const struct alg_args *a)
+{
+    return alg_linear(s, a, SCHED_RECV);
 }
 
 static double
@@ -62,105 +181,27 @@ cost_gather_flat(const struct plogp *p, int P, size_t n, size_t seg)
 int
 alg_gather_binomial(struct sched *s, const struct alg_args *a)
 {
-    int P = a->P, v = topo_vrank(a->rank, a->root, P), ch[32], i, nch, u;
-    int sz = topo_binomial_size(v, P), t = -1;
-    size_t *pre = gather_prefix(a), base;
-
-    if (pre == NULL)
-        return COLLS_ENOMEM;
-    base = pre[v];
-    nch = topo_binomial_children(v, P, ch);
-    if (v > 0 || nch > 0)
-        t = sched_tmp(s, pre[v + sz] - base);
-    if (v > 0)
-        sched_copy(s, t, 0, S, 0, alg_blen(a, a->rank));
-    else
-        sched_copy(s, R, alg_boff(a, a->rank), S, 0, alg_blen(a, a->rank));
-    for (i = 0; i < nch; i++) {
-        int c = ch[i], csz = topo_binomial_size(c, P);
-
-        sched_recv(s, topo_rank(c, a->root, P), t, pre[c] - base,
-                   pre[c + csz] - pre[c]);
-    }
-    sched_round(s);
-    if (v > 0) {
-        sched_send(s, topo_rank(topo_binomial_parent(v), a->root, P), t, 0,
-                   pre[v + sz] - base);
-    } else {
-        for (u = 1; u < P; u++) {
-            int r = topo_rank(u, a->root, P);
-
-            sched_copy(s, R, alg_boff(a, r), t, pre[u], alg_blen(a, r));
-        }
-    }
-    free(pre);
-    return 0;
+    return gather_binomial(s, a, 1);
 }
 
 /* sum over levels k of L + g(2^k n): the subtree sizes a root child sends */
 static double
 cost_gather_binomial(const struct plogp *p, int P, size_t n, size_t seg)
 {
-    double t = 0.0;
-    int k;
-
     (void)seg;
-    for (k = 0; (1 << k) < P; k++)
-        t += p->L + topo_plogp_g(p, ((size_t)1 << k) * n);
-    return t;
+    return alg_doubling_cost(p, P, n, 0);
 }
 
 static int
 alg_scatter_flat(struct sched *s, const struct alg_args *a)
 {
-    int r;
-
-    if (a->rank != a->root) {
-        sched_recv(s, a->root, R, 0, alg_blen(a, a->rank));
-        return 0;
-    }
-    for (r = 0; r < a->P; r++)
-        if (r != a->root)
-            sched_send(s, r, S, alg_boff(a, r), alg_blen(a, r));
-    sched_copy(s, R, 0, S, alg_boff(a, a->root), alg_blen(a, a->root));
-    return 0;
+    return alg_linear(s, a, SCHED_SEND);
 }
 
 static int
 alg_scatter_binomial(struct sched *s, const struct alg_args *a)
 {
-    int P = a->P, v = topo_vrank(a->rank, a->root, P), ch[32], i, nch, u;
-    int sz = topo_binomial_size(v, P), t = -1;
-    size_t *pre = gather_prefix(a), base;
-
-    if (pre == NULL)
-        return COLLS_ENOMEM;
-    base = pre[v];
-    nch = topo_binomial_children(v, P, ch);
-    if (v > 0 || nch > 0)
-        t = sched_tmp(s, pre[v + sz] - base);
-    if (v == 0) {
-        for (u = 1; u < P; u++) {
-            int r = topo_rank(u, a->root, P);
-
-            sched_copy(s, t, pre[u], S, alg_boff(a, r), alg_blen(a, r));
-        }
-        sched_copy(s, R, 0, S, alg_boff(a, a->rank), alg_blen(a, a->rank));
-    } else {
-        sched_recv(s, topo_rank(topo_binomial_parent(v), a->root, P), t, 0,
-                   pre[v + sz] - base);
-    }
-    sched_round(s);
-    for (i = nch - 1; i >= 0; i--) {
-        int c = ch[i], csz = topo_binomial_size(c, P);
-
-        sched_send(s, topo_rank(c, a->root, P), t, pre[c] - base,
-                   pre[c + csz] - pre[c]);
-    }
-    if (v > 0)
-        sched_copy(s, R, 0, t, 0, alg_blen(a, a->rank));
-    free(pre);
-    return 0;
+    return gather_binomial(s, a, 0);
 }
 
 const struct alg alg_gather_table[] = {

@@ -201,13 +201,8 @@ alg_reduce_rsag(struct sched *s, const struct alg_args *a)
 static double
 cost_reduce_rsag(const struct plogp *p, int P, size_t n, size_t seg)
 {
-    int pof2 = topo_pof2(P), mask;
-    double t = alg_halving_cost(p, P, n);
-
     (void)seg;
-    for (mask = pof2 / 2; mask >= 1; mask /= 2)
-        t += p->L + topo_plogp_g(p, n / (size_t)pof2 * (size_t)mask);
-    return t;
+    return alg_rsag_cost(p, P, n);
 }
 
 const struct alg alg_reduce_table[] = {

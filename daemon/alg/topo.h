@@ -47,11 +47,11 @@ void topo_seg(size_t n, size_t segsz, size_t i, size_t *off, size_t *len);
 double topo_plogp_g(const struct plogp *p, size_t m);
 
 /*
- * The two-level plan (DESIGN.md section 4) of a group: regular subspaces,
- * one per host, and the connecting subspace of one leader per host.  Hosts
- * are numbered 0..nhosts-1 in the order their first rank appears; a rank of
- * the connecting subspace ("leader rank") is a host number, so leader-level
- * schedules are ordinary schedules with P = nhosts.
+ * The two-level plan (docs/collectives.md, "Hierarchical mode") of a group:
+ * regular subspaces, one per host, and the connecting subspace of one leader
+ * per host.  Hosts are numbered 0..nhosts-1 in the order their first rank
+ * appears; a rank of the connecting subspace ("leader rank") is a host number,
+ * so leader-level schedules are ordinary schedules with P = nhosts.
  */
 struct topo_hier {
     int P, nhosts;

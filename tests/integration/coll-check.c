@@ -85,6 +85,7 @@
 #include "colls.h"
 #include "daemon/alg/alg.h"
 #include "daemon/sched.h"
+#include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/reduce.h"
 
@@ -420,22 +421,6 @@ vdispls(int P, const size_t *cnt, size_t *displs)
 
 /* ---- running and checking one case ------------------------------------ */
 
-static int
-is_rooted(int op)
-{
-    return op == COLLS_COLL_BCAST || op == COLLS_COLL_REDUCE ||
-           op == COLLS_COLL_GATHER || op == COLLS_COLL_GATHERV ||
-           op == COLLS_COLL_SCATTER || op == COLLS_COLL_SCATTERV;
-}
-
-static int
-is_reduction(int op)
-{
-    return op == COLLS_COLL_REDUCE || op == COLLS_COLL_ALLREDUCE ||
-           op == COLLS_COLL_REDUCE_SCATTER || op == COLLS_COLL_SCAN ||
-           op == COLLS_COLL_EXSCAN;
-}
-
 static void
 describe(const struct ctx *x, const struct ccase *cs, int mode, char *s,
          size_t cap)
@@ -443,7 +428,7 @@ describe(const struct ctx *x, const struct ccase *cs, int mode, char *s,
     snprintf(s, cap,
              "op=%s alg=%s dtype=%s rop=%s count=%zu root=%d mode=%s "
              "place=%s P=%d hosts=%d rank=%d group=%s",
-             sched_op_name(cs->op), cs->alg ? cs->alg : "(auto)",
+             collop_name(cs->op), cs->alg ? cs->alg : "(auto)",
              dtype_name(cs->dtype),
              cs->rop >= 0 ? reduce_op_name(cs->rop) : "-", cs->count, cs->root,
              mode == COLLS_MODE_HIER   ? "hier"
@@ -719,51 +704,15 @@ spec_name(const char *spec, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-/*
- * The operation whose algorithm table the leaders use in hierarchical
- * mode (DESIGN.md section 4, as daemon/coll.c implements it): the gather
- * family runs its v-variant over per-host blocks, alltoall runs alltoallv
- * among leaders, reduce_scatter an allreduce, scan an exscan.
- */
-static int
-leader_op(int op)
-{
-    switch (op) {
-    case COLLS_COLL_GATHER:
-        return COLLS_COLL_GATHERV;
-    case COLLS_COLL_SCATTER:
-        return COLLS_COLL_SCATTERV;
-    case COLLS_COLL_ALLGATHER:
-        return COLLS_COLL_ALLGATHERV;
-    case COLLS_COLL_ALLTOALL:
-        return COLLS_COLL_ALLTOALLV;
-    case COLLS_COLL_REDUCE_SCATTER:
-        return COLLS_COLL_ALLREDUCE;
-    case COLLS_COLL_SCAN:
-        return COLLS_COLL_EXSCAN;
-    default:
-        return op;
-    }
-}
-
 /* The operations hierarchical mode can only run with ranks contiguous
    per host (daemon/coll.c, coll_choose). */
 static int
 needs_contig(int op)
 {
-    switch (op) {
-    case COLLS_COLL_GATHER:
-    case COLLS_COLL_GATHERV:
-    case COLLS_COLL_SCATTER:
-    case COLLS_COLL_SCATTERV:
-    case COLLS_COLL_ALLGATHER:
-    case COLLS_COLL_ALLGATHERV:
-    case COLLS_COLL_SCAN:
-    case COLLS_COLL_EXSCAN:
-        return 1;
-    default:
-        return 0;
-    }
+    const struct collop *o = collop_get(op);
+
+    return (o->blocks && o->family != COLLOP_ALL_TO_ALL2) ||
+           o->family == COLLOP_PREFIX;
 }
 
 /*
@@ -825,7 +774,7 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
         return 0;
     spec_name(cs->alg, name, sizeof name);
     memset(&args, 0, sizeof args);
-    args.op = ran_mode == COLLS_MODE_HIER ? leader_op(cs->op) : cs->op;
+    args.op = ran_mode == COLLS_MODE_HIER ? collop_get(cs->op)->leader : cs->op;
     args.P = ran_mode == COLLS_MODE_HIER ? x->nhosts : x->P;
     args.dtype = cs->dtype;
     args.rop = cs->rop >= 0 ? cs->rop : COLLS_SUM;
@@ -834,13 +783,13 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     usable = a != NULL && alg_usable(a, &args);
     if (usable && strcmp(ran, name) != 0) {
         say("FAIL: %s: forced %s (usable for %s over %d), last_alg says %s", d,
-            name, sched_op_name(args.op), args.P, ran);
+            name, collop_name(args.op), args.P, ran);
         return -1;
     }
     if (!usable && strcmp(ran, name) == 0) {
         say("FAIL: %s: forced %s is not usable for %s over %d but last_alg "
             "says it ran",
-            d, name, sched_op_name(args.op), args.P);
+            d, name, collop_name(args.op), args.P);
         return -1;
     }
     if (x->o->verbose > 1)
@@ -919,7 +868,8 @@ static int
 sweep_types(struct ctx *x, struct ccase *cs, int sizeidx)
 {
     static const int three[] = {COLLS_INT32, COLLS_DOUBLE, COLLS_UINT8};
-    int pairs[64][2], np = 0, lv = x->o->level, red = is_reduction(cs->op);
+    int pairs[64][2], np = 0, lv = x->o->level,
+                      red = collop_is_reduction(cs->op);
     int roots[2] = {0, x->P - 1}, nroots, i, t, ri, rop;
     size_t d;
 
@@ -959,8 +909,8 @@ sweep_types(struct ctx *x, struct ccase *cs, int sizeidx)
             pairs[np++][1] = red ? COLLS_MAX : -1;
         }
     }
-    nroots = is_rooted(cs->op) && x->P > 1 ? 2 : 1;
-    if (!is_rooted(cs->op))
+    nroots = collop_is_rooted(cs->op) && x->P > 1 ? 2 : 1;
+    if (!collop_is_rooted(cs->op))
         roots[0] = 0;
     for (i = 0; i < np; i++)
         for (ri = 0; ri < nroots; ri++) {
@@ -979,7 +929,7 @@ sweep_types(struct ctx *x, struct ccase *cs, int sizeidx)
 static int
 op_selected(const struct opts *o, int op)
 {
-    const char *p = o->ops, *name = sched_op_name(op);
+    const char *p = o->ops, *name = collop_name(op);
     size_t n = strlen(name);
 
     if (p == NULL)
@@ -1041,7 +991,7 @@ run_matrix(struct ctx *x)
             }
         }
         if (x->rank == 0 && x->o->verbose)
-            say("%s: %s: %lu calls passed", x->gname, sched_op_name(op),
+            say("%s: %s: %lu calls passed", x->gname, collop_name(op),
                 x->ncalls - before);
     }
     return 0;
@@ -1335,9 +1285,9 @@ do_conc(struct ctx *x)
         memset(&cs, 0, sizeof cs);
         cs.op = ops[(it / 2) % (sizeof ops / sizeof ops[0])];
         cs.dtype = it % 3 == 0 ? COLLS_DOUBLE : COLLS_INT32;
-        cs.rop = is_reduction(cs.op) ? COLLS_SUM : -1;
+        cs.rop = collop_is_reduction(cs.op) ? COLLS_SUM : -1;
         cs.count = 1 + (size_t)(mix((uint64_t)it) % 3000);
-        cs.root = is_rooted(cs.op) ? it % y->P : 0;
+        cs.root = collop_is_rooted(cs.op) ? it % y->P : 0;
         /* Salted by group name and iteration: a result delivered to the
            wrong group or call cannot match. */
         cs.salt = mix((uint64_t)it * 31 + (uint64_t)names[it % 2][0] +
@@ -1667,11 +1617,11 @@ do_bench(struct ctx *x)
     if (rc == 0)
         rc = colls_allreduce(x->g, &best, &worst, 1, COLLS_DOUBLE, COLLS_MAX);
     if (rc != 0) {
-        say("FAIL: bench %s: %s", sched_op_name(op), colls_err_name(rc));
+        say("FAIL: bench %s: %s", collop_name(op), colls_err_name(rc));
         return 1;
     }
     if (x->rank == 0) {
-        printf("bench %s %zu %.2f %s %s\n", sched_op_name(op), o->bytes, worst,
+        printf("bench %s %zu %.2f %s %s\n", collop_name(op), o->bytes, worst,
                ran, ran_mode == COLLS_MODE_HIER ? "hier" : "flat");
         fflush(stdout);
     }

@@ -1,16 +1,17 @@
 /*
  * simnet.h -- an in-memory network that runs the P schedules of one
- * collective operation and checks them.
+ * collective operation on the daemon's executor (daemon/exec.h) and
+ * checks them.
  *
- * Semantics are the strictest an executor may offer: a SEND completes only
- * when the matching RECV is posted (rendezvous), messages between a pair
- * match in posting order and must have equal lengths, and a rank starts a
- * round only when its previous round is complete.  The run fails on a
- * deadlock (steps pending and no progress possible), on a hazard (a step
- * writing bytes another step of the same round reads or writes), on a
- * caller buffer smaller than the schedule's extent, and on a REDUCE whose
- * length is not whole items.  Vector clocks record which ranks' start each
- * rank has causally seen by its end (barrier semantics).
+ * Messages are eager, as in the daemon: a SEND is queued when its round
+ * starts, and messages between a pair match in sending order and must
+ * have equal lengths (the executor checks that).  The run fails on a
+ * deadlock (ranks unfinished and nothing can move), on a hazard (a step
+ * writing bytes another step of the same round reads or writes; the
+ * executor's exec_check), on a caller buffer smaller than the schedule's
+ * extent, on a REDUCE whose length is not whole items, and on a message
+ * nobody received.  Vector clocks record which ranks' start each rank
+ * has causally seen by its end (barrier semantics).
  */
 #ifndef COLLS_TESTS_SIMNET_H
 #define COLLS_TESTS_SIMNET_H

@@ -17,5 +17,6 @@ Suite *suite_msg(void);
 Suite *suite_p2p(void);
 Suite *suite_sched(void);
 Suite *suite_coll(void);
+Suite *suite_hier(void);
 
 #endif

@@ -18,8 +18,10 @@
 #include <string.h>
 
 #include "colls.h"
+#include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/reduce.h"
+#include "daemon/exec.h"
 #include "daemon/sched.h"
 #include "daemon/tune.h"
 #include "daemon/alg/alg.h"
@@ -149,14 +151,6 @@ vitems(size_t count, int k)
     return (size_t)((k * 7 + 3) % 5) * count / 2;
 }
 
-static int
-is_reduction(int op)
-{
-    return op == SCHED_OP_REDUCE || op == SCHED_OP_ALLREDUCE ||
-           op == SCHED_OP_REDUCE_SCATTER || op == SCHED_OP_SCAN ||
-           op == SCHED_OP_EXSCAN;
-}
-
 /* Block layouts of one case: counts/displs for the gather family,
    per-rank send/receive blocks for alltoallv (bytes). */
 struct layout {
@@ -242,7 +236,7 @@ expect(const struct tcase_args *c, const struct layout *L, uint8_t *const *sbuf,
     size_t e = dtype_size(c->dtype), n = c->count * e, len = 0;
     uint8_t *acc = NULL;
 
-    if (is_reduction(c->op)) {
+    if (collop_is_reduction(c->op)) {
         len = c->op == SCHED_OP_REDUCE_SCATTER ? (size_t)P * n : n;
         /* acc + r * len: reduction of ranks 0..r */
         acc = malloc((size_t)P * len + 1);
@@ -404,7 +398,7 @@ case_buffers(const struct tcase_args *c, const struct layout *L, uint8_t **sbuf,
         exp[r] = malloc(L->rsz[r] + 1);
         if (!sbuf[r] || !rbuf[r] || !exp[r])
             return -1;
-        if (is_reduction(c->op))
+        if (collop_is_reduction(c->op))
             fill(sbuf[r], c->dtype, c->rop, r, L->ssz[r] / e, 0);
         else
             fill_bytes(sbuf[r], r, L->ssz[r]);
@@ -485,11 +479,11 @@ run_all_algs(struct tcase_args *c)
             continue;
         c->alg = &t[i];
         if (run_case(c, why, sizeof(why)) != 0)
-            ck_abort_msg("%s/%s P=%d root=%d count=%zu %s %s%s: %s",
-                         sched_op_name(c->op), t[i].name, c->P, c->root,
-                         c->count, dtype_name(c->dtype),
-                         is_reduction(c->op) ? reduce_op_name(c->rop) : "",
-                         c->v ? " (v)" : "", why);
+            ck_abort_msg(
+                "%s/%s P=%d root=%d count=%zu %s %s%s: %s", collop_name(c->op),
+                t[i].name, c->P, c->root, c->count, dtype_name(c->dtype),
+                collop_is_reduction(c->op) ? reduce_op_name(c->rop) : "",
+                c->v ? " (v)" : "", why);
     }
 }
 
@@ -507,14 +501,6 @@ roots(int P, int *out)
     return n;
 }
 
-static int
-is_rooted(int op)
-{
-    return op == SCHED_OP_BCAST || op == SCHED_OP_REDUCE ||
-           op == SCHED_OP_GATHER || op == SCHED_OP_GATHERV ||
-           op == SCHED_OP_SCATTER || op == SCHED_OP_SCATTERV;
-}
-
 /*
  * The full matrix for one operation: P = 1..9, sizes, datatypes (every
  * datatype at the prime size), operators valid for the datatype (all of
@@ -527,18 +513,18 @@ matrix(int op, int v)
     size_t ci, di;
 
     for (P = 1; P <= 9; P++) {
-        nroots = is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
+        nroots = collop_is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
         for (ci = 0; ci < sizeof(test_counts) / sizeof(test_counts[0]); ci++) {
             size_t count = test_counts[ci];
             int big = count == 1009;
 
             for (di = 0; di < (big ? (size_t)COLLS_DTYPE_MAX : 4); di++) {
                 d = big ? (int)di : test_dtypes[di];
-                if (!is_reduction(op) && op != SCHED_OP_BARRIER && big == 0 &&
-                    d == COLLS_UINT8 && P % 2)
+                if (!collop_is_reduction(op) && op != SCHED_OP_BARRIER &&
+                    big == 0 && d == COLLS_UINT8 && P % 2)
                     continue; /* opaque data: dtype hardly matters */
                 for (o = 0; o < COLLS_OP_MAX; o++) {
-                    if (is_reduction(op)) {
+                    if (collop_is_reduction(op)) {
                         if (reduce_check(o, d) != 0)
                             continue;
                         /* every operator for the four main types at the
@@ -600,7 +586,7 @@ START_TEST(test_matrix_large_p)
         for (P = 10; P <= MAXP; P++) {
             int op = matrix_ops[i].op;
 
-            nroots = is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
+            nroots = collop_is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
             for (ri = 0; ri < nroots; ri++) {
                 struct tcase_args c = {.op = op,
                                        .P = P,
@@ -617,29 +603,6 @@ START_TEST(test_matrix_large_p)
 END_TEST
 
 /* ---- the two-level hierarchical plan ---------------------------------- */
-
-/* The leader-level operation of each operation (DESIGN.md section 4). */
-static int
-hier_leader_op(int op)
-{
-    switch (op) {
-    case SCHED_OP_GATHER:
-        return SCHED_OP_GATHERV;
-    case SCHED_OP_SCATTER:
-        return SCHED_OP_SCATTERV;
-    case SCHED_OP_ALLGATHER:
-        return SCHED_OP_ALLGATHERV;
-    case SCHED_OP_ALLTOALL:
-        return SCHED_OP_ALLTOALLV;
-    case SCHED_OP_REDUCE_SCATTER:
-        return SCHED_OP_ALLREDUCE;
-    case SCHED_OP_SCAN:
-    case SCHED_OP_EXSCAN:
-        return SCHED_OP_EXSCAN;
-    default:
-        return op;
-    }
-}
 
 /* Ranks of host h, in rank order. */
 #define MEMBERS(h, i) (H->members[H->start[(h)] + (i)])
@@ -669,7 +632,7 @@ hier_case(const struct tcase_args *c, const struct topo_hier *H,
           const struct alg *alg, char *why, size_t cap)
 {
     int P = c->P, NH = H->nhosts, r, h, b, i, j, rc = -1;
-    int lop = hier_leader_op(c->op), hroot = H->host[c->root];
+    int lop = collop_get(c->op)->leader, hroot = H->host[c->root];
     size_t e = dtype_size(c->dtype), n = c->count * e;
     uint8_t *sbuf[MAXP] = {0}, *rbuf[MAXP] = {0}, *exp[MAXP] = {0};
     uint8_t *ls[MAXP] = {0}, *lr[MAXP] = {0}, *unused[MAXP] = {0};
@@ -946,7 +909,7 @@ START_TEST(test_hier_ops)
 
         ck_assert_int_eq(topo_hier_plan(P, hier_layouts[li].hosts, &H), 0);
         for (oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
-            int op = ops[oi], lop = hier_leader_op(op), ri, nroots, rt[3];
+            int op = ops[oi], lop = collop_get(op)->leader, ri, nroots, rt[3];
             const struct alg *t = alg_table(lop, &nalg);
 
             /* decomposing the gather family and scan by host needs the
@@ -956,7 +919,7 @@ START_TEST(test_hier_ops)
                  op == SCHED_OP_ALLGATHER || op == SCHED_OP_SCAN ||
                  op == SCHED_OP_EXSCAN))
                 continue;
-            nroots = is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
+            nroots = collop_is_rooted(op) ? roots(P, rt) : (rt[0] = 0, 1);
             for (ci = 0; ci < 2; ci++)
                 for (ai = 0; ai < nalg; ai++)
                     for (ri = 0; ri < nroots; ri++) {
@@ -976,9 +939,8 @@ START_TEST(test_hier_ops)
                             hier_case(&c, &H, &t[ai], why, sizeof(why)) == 0,
                             "layout %s %s (leaders: %s/%s) root=%d "
                             "count=%zu: %s",
-                            hier_layouts[li].name, sched_op_name(op),
-                            sched_op_name(lop), t[ai].name, rt[ri], c.count,
-                            why);
+                            hier_layouts[li].name, collop_name(op),
+                            collop_name(lop), t[ai].name, rt[ri], c.count, why);
                     }
         }
         topo_hier_free(&H);
@@ -1162,9 +1124,9 @@ START_TEST(test_sched_builder)
         free(buf);
         sched_free(&s);
     }
-    ck_assert_str_eq(sched_op_name(SCHED_OP_REDUCE_SCATTER), "reduce_scatter");
-    ck_assert_int_eq(sched_op_lookup("ALLGATHERV"), SCHED_OP_ALLGATHERV);
-    ck_assert_int_eq(sched_op_lookup("nope"), -1);
+    ck_assert_str_eq(collop_name(SCHED_OP_REDUCE_SCATTER), "reduce_scatter");
+    ck_assert_int_eq(collop_lookup("ALLGATHERV"), SCHED_OP_ALLGATHERV);
+    ck_assert_int_eq(collop_lookup("nope"), -1);
 }
 END_TEST
 
@@ -1544,6 +1506,50 @@ START_TEST(test_tune_cost)
 }
 END_TEST
 
+/* The executor's checks: hazards within a round (exec_check), a RECV of
+   another length than its SEND, a message nobody receives. */
+START_TEST(test_exec_checks)
+{
+    struct sched a, b, *sp[2] = {&a, &b};
+    uint8_t buf[4][16] = {{0}};
+    uint8_t *sb[2] = {buf[0], buf[1]}, *rb[2] = {buf[2], buf[3]};
+    size_t sz[2] = {16, 16};
+    struct simnet_result res;
+    char why[200];
+
+    /* two steps of one round writing overlapping bytes */
+    sched_init(&a, SCHED_OP_BCAST, 2, 0, COLLS_BYTE, COLLS_SUM);
+    sched_copy(&a, SCHED_BUF_RECV, 0, SCHED_BUF_SEND, 0, 8);
+    sched_copy(&a, SCHED_BUF_RECV, 4, SCHED_BUF_SEND, 8, 8);
+    ck_assert_int_eq(sched_finish(&a), 0);
+    ck_assert_int_eq(exec_check(&a, why, sizeof(why)), COLLS_EINVAL);
+    ck_assert_ptr_nonnull(strstr(why, "hazard"));
+    sched_free(&a);
+    /* a send and a receive of other bytes in one round: fine */
+    sched_init(&a, SCHED_OP_BCAST, 2, 0, COLLS_BYTE, COLLS_SUM);
+    sched_send(&a, 1, SCHED_BUF_SEND, 0, 8);
+    sched_recv(&a, 1, SCHED_BUF_RECV, 0, 8);
+    ck_assert_int_eq(sched_finish(&a), 0);
+    ck_assert_int_eq(exec_check(&a, why, sizeof(why)), 0);
+    /* rank 1 expects 4 bytes where rank 0 sends 8 */
+    sched_init(&b, SCHED_OP_BCAST, 2, 1, COLLS_BYTE, COLLS_SUM);
+    sched_send(&b, 0, SCHED_BUF_SEND, 0, 8);
+    sched_recv(&b, 0, SCHED_BUF_RECV, 0, 4);
+    ck_assert_int_eq(sched_finish(&b), 0);
+    ck_assert_int_eq(simnet_run(sp, 2, sb, sz, rb, sz, &res), -1);
+    ck_assert_ptr_nonnull(strstr(res.err, "8 bytes from rank 0, 4 expected"));
+    sched_free(&b);
+    /* rank 1 receives nothing: rank 0's message is left over */
+    sched_init(&b, SCHED_OP_BCAST, 2, 1, COLLS_BYTE, COLLS_SUM);
+    sched_send(&b, 0, SCHED_BUF_SEND, 0, 8);
+    ck_assert_int_eq(sched_finish(&b), 0);
+    ck_assert_int_eq(simnet_run(sp, 2, sb, sz, rb, sz, &res), -1);
+    ck_assert_ptr_nonnull(strstr(res.err, "never received"));
+    sched_free(&a);
+    sched_free(&b);
+}
+END_TEST
+
 Suite *
 suite_sched(void)
 {
@@ -1567,6 +1573,7 @@ suite_sched(void)
     tcase_add_test(tb, test_tune_rules);
     tcase_add_test(tb, test_tune_force);
     tcase_add_test(tb, test_tune_cost);
+    tcase_add_test(tb, test_exec_checks);
     suite_add_tcase(s, tb);
     return s;
 }
