@@ -74,8 +74,7 @@ coll_msgs_free(struct list_node *h)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, h)
-    {
+    LIST_FOREACH_SAFE (n, tmp, h) {
         list_del(n);
         coll_msg_free(list_entry(n, struct coll_msg, m.node));
     }
@@ -178,8 +177,7 @@ coll_inst_get(struct daemon *d, struct group *g, uint64_t seq, int create)
     struct list_node *n;
     size_t nl = (size_t)g->nlocal;
 
-    LIST_FOREACH(n, &g->insts)
-    {
+    LIST_FOREACH (n, &g->insts) {
         ci = list_entry(n, struct coll_inst, node);
         if (ci->seq == seq)
             return ci;
@@ -638,8 +636,7 @@ coll_group_installed(struct daemon *d, struct group *g)
     struct list_node mine, *n, *tmp;
 
     list_init(&mine);
-    LIST_FOREACH_SAFE(n, tmp, &cs->early)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &cs->early) {
         struct coll_msg *m = list_entry(n, struct coll_msg, m.node);
 
         if (m->gid == g->gid) {
@@ -648,8 +645,7 @@ coll_group_installed(struct daemon *d, struct group *g)
             list_add_tail(&mine, n);
         }
     }
-    LIST_FOREACH_SAFE(n, tmp, &mine)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &mine) {
         list_del(n);
         coll_deliver(d, g, list_entry(n, struct coll_msg, m.node));
     }
@@ -660,8 +656,7 @@ coll_group_failed(struct daemon *d, struct group *g)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &g->insts)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &g->insts) {
         struct coll_inst *ci = list_entry(n, struct coll_inst, node);
 
         if (ci->seq >= g->fail_from) {
@@ -686,8 +681,7 @@ coll_early_drop(struct daemon *d, int hid, uint64_t cutoff)
     struct coll_state *cs = d->gs->cs;
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &cs->early)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &cs->early) {
         struct coll_msg *m = list_entry(n, struct coll_msg, m.node);
 
         if (m->hid == hid || m->at_us < cutoff) {

@@ -180,8 +180,7 @@ exec_match(struct exec *x, struct list_node *inbox, const struct exec_ops *ops,
 
         if (x->done[i] || st->kind != SCHED_RECV)
             continue;
-        LIST_FOREACH(n, inbox)
-        {
+        LIST_FOREACH (n, inbox) {
             struct exec_msg *c = list_entry(n, struct exec_msg, node);
 
             if (c->phase == x->phase && c->dst == x->rank &&

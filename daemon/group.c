@@ -141,8 +141,7 @@ group_find(struct daemon *d, uint64_t gid)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &d->gs->groups)
-    {
+    LIST_FOREACH (n, &d->gs->groups) {
         struct group *g = list_entry(n, struct group, node);
 
         if (g->gid == gid)
@@ -211,8 +210,7 @@ group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
         group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
         task_queue_env(t, &e, NULL, 0, NULL);
     }
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
         struct group_join *j = list_entry(n, struct group_join, node);
 
         if (j->tid == tid && j->req_id == req_id) {
@@ -228,8 +226,7 @@ group_join_find(struct daemon *d, uint32_t tid, uint64_t req_id)
 {
     struct list_node *n;
 
-    LIST_FOREACH(n, &d->gs->joins)
-    {
+    LIST_FOREACH (n, &d->gs->joins) {
         struct group_join *j = list_entry(n, struct group_join, node);
 
         if (j->tid == tid && j->req_id == req_id)
@@ -358,8 +355,7 @@ group_name_find(struct daemon *d, const char *name)
 {
     struct list_node *x;
 
-    LIST_FOREACH(x, &d->gs->names)
-    {
+    LIST_FOREACH (x, &d->gs->names) {
         struct group_name *n = list_entry(x, struct group_name, node);
 
         if (strcmp(n->name, name) == 0)
@@ -639,8 +635,7 @@ group_install(struct daemon *d, const Envelope *e)
     f.group = g->name;
     f.body_case = ENVELOPE__BODY_GROUP_INFO;
     f.group_info = (GroupInfo *)gi;
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
         j = list_entry(n, struct group_join, node);
         if (strcmp(j->name, g->name) == 0 && group_rank_of(g, j->tid) >= 0) {
             struct task *t = task_find(d, j->tid);
@@ -702,8 +697,7 @@ group_leave_notice(struct daemon *d, uint32_t src, uint64_t gid, uint64_t ncoll)
     }
     /* the owner: forget the name once everyone has left */
     n = NULL;
-    LIST_FOREACH(x, &d->gs->names)
-    {
+    LIST_FOREACH (x, &d->gs->names) {
         n = list_entry(x, struct group_name, node);
         if (n->formed && n->gid == gid)
             break;
@@ -846,8 +840,7 @@ group_owner_death(struct daemon *d, uint32_t tid, int hid, int status)
     struct list_node *x, *tmp;
     int i, k, r, dead;
 
-    LIST_FOREACH_SAFE(x, tmp, &d->gs->names)
-    {
+    LIST_FOREACH_SAFE (x, tmp, &d->gs->names) {
         struct group_name *n = list_entry(x, struct group_name, node);
 
         if (!n->formed) {
@@ -902,8 +895,7 @@ group_task_exit(struct daemon *d, uint32_t tid)
 
     if (d->gs == NULL)
         return;
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
         struct group_join *j = list_entry(n, struct group_join, node);
 
         if (j->tid == tid) {
@@ -911,8 +903,7 @@ group_task_exit(struct daemon *d, uint32_t tid)
             free(j);
         }
     }
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->groups)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->groups) {
         struct group *g = list_entry(n, struct group, node);
 
         if (group_rank_of(g, tid) >= 0) {
@@ -931,16 +922,14 @@ group_host_down(struct daemon *d, int hid)
 
     if (d->gs == NULL)
         return;
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
         struct group_join *j = list_entry(n, struct group_join, node);
 
         if (j->owner == hid)
             group_join_failed_local(d, j->tid, j->req_id, j->name,
                                     COLLS_EHOSTDOWN);
     }
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->groups)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->groups) {
         struct group *g = list_entry(n, struct group, node);
 
         /* members there that left already took part in all they will */
@@ -961,8 +950,7 @@ group_host_up(struct daemon *d, int hid)
 
     if (d->gs == NULL)
         return;
-    LIST_FOREACH_SAFE(x, tmp, &d->gs->joins)
-    {
+    LIST_FOREACH_SAFE (x, tmp, &d->gs->joins) {
         struct group_join *j = list_entry(x, struct group_join, node);
 
         if (j->parked_us != 0 && j->owner == hid) {
@@ -970,8 +958,7 @@ group_host_up(struct daemon *d, int hid)
             group_join_send(d, j); /* may free j */
         }
     }
-    LIST_FOREACH_SAFE(x, tmp, &d->gs->names)
-    {
+    LIST_FOREACH_SAFE (x, tmp, &d->gs->names) {
         struct group_name *n = list_entry(x, struct group_name, node);
 
         if (n->formed || (owner = group_owner_of(d, n->name)) == d->hid)
@@ -996,8 +983,7 @@ group_cron(struct daemon *d, uint64_t now_us)
 
     if (d->gs == NULL)
         return;
-    LIST_FOREACH_SAFE(n, tmp, &d->gs->joins)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
         struct group_join *j = list_entry(n, struct group_join, node);
 
         if (j->parked_us != 0 && now_us > j->parked_us &&
@@ -1042,8 +1028,7 @@ group_stats_json(struct daemon *d, struct stats_json *j)
     int i, here;
 
     stats_json_arr_begin(j, "groups");
-    LIST_FOREACH(n, &d->gs->groups)
-    {
+    LIST_FOREACH (n, &d->gs->groups) {
         g = list_entry(n, struct group, node);
         for (i = here = 0; i < g->nlocal; i++)
             here += !g->gone[g->local[i]];

@@ -218,8 +218,7 @@ simnet_run(struct sched *const *s, int P, uint8_t *const *sbuf,
             goto out;
     rc = sim_loop(&sn);
 out:
-    LIST_FOREACH_SAFE(n, tmp, &sn.q)
-    {
+    LIST_FOREACH_SAFE (n, tmp, &sn.q) {
         list_del(n);
         sim_msg_free(list_entry(n, struct exec_msg, node));
     }
