@@ -79,6 +79,7 @@ static void
 net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
 {
     struct daemon *d = ctx;
+    struct envelope_arena arena;
     Envelope *e = NULL;
     uint32_t env_len;
     int rc;
@@ -90,7 +91,7 @@ net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
         free(msg);
         return;
     }
-    rc = envelope_unpack(msg + 4, env_len, &e);
+    rc = envelope_unpack_in(&arena, msg + 4, env_len, &e);
     if (rc == COLLS_EVERSION) {
         net_version_mismatch(d, hid, envelope_peek_version(msg + 4, env_len));
         free(msg);
@@ -104,7 +105,7 @@ net_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
     }
     d->st.peer_msgs_in++;
     d->net_ops->message(d, hid, e, msg, len, 4 + env_len);
-    envelope_free(e);
+    envelope_free_in(&arena, e);
     net_kick(d);
 }
 

@@ -924,12 +924,13 @@ static void
 task_frame(struct task *t, const uint8_t *env, size_t env_len,
            const uint8_t *payload, size_t plen, uint8_t *owner)
 {
+    struct envelope_arena arena;
     Envelope *e = NULL;
     int rc;
 
     t->st.frames_in++;
     t->d->st.frames_in++;
-    rc = envelope_unpack(env, env_len, &e);
+    rc = envelope_unpack_in(&arena, env, env_len, &e);
     if (rc != 0) {
         t->d->st.bad_envelopes++;
         free(owner);
@@ -944,7 +945,7 @@ task_frame(struct task *t, const uint8_t *env, size_t env_len,
     } else {
         t->d->task_ops->frame(t, e, payload, plen, owner);
     }
-    envelope_free(e);
+    envelope_free_in(&arena, e);
 }
 
 /* Frame limits for task input. */

@@ -14,6 +14,7 @@
  * newer peer does not lose them.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "colls.h"
@@ -110,8 +111,10 @@ envelope_check(const Envelope *e)
     return 0;
 }
 
-int
-envelope_unpack(const uint8_t *buf, size_t len, Envelope **out)
+/* Decodes and checks an envelope with allocator al (NULL: malloc). */
+static int
+envelope_decode(ProtobufCAllocator *al, const uint8_t *buf, size_t len,
+                Envelope **out)
 {
     static const uint8_t empty[1];
     Envelope *e;
@@ -120,16 +123,22 @@ envelope_unpack(const uint8_t *buf, size_t len, Envelope **out)
     *out = NULL;
     /* protobuf-c cannot tell malformed input from a failed malloc; both
        are reported as a protocol error. */
-    e = envelope__unpack(NULL, len, len > 0 ? buf : empty);
+    e = envelope__unpack(al, len, len > 0 ? buf : empty);
     if (e == NULL)
         return COLLS_EPROTO;
     rc = envelope_check(e);
     if (rc != 0) {
-        envelope__free_unpacked(e, NULL);
+        envelope__free_unpacked(e, al);
         return rc;
     }
     *out = e;
     return 0;
+}
+
+int
+envelope_unpack(const uint8_t *buf, size_t len, Envelope **out)
+{
+    return envelope_decode(NULL, buf, len, out);
 }
 
 uint32_t
@@ -153,6 +162,49 @@ envelope_free(Envelope *e)
 {
     if (e != NULL)
         envelope__free_unpacked(e, NULL);
+}
+
+/* The arena's allocator: bump allocation in mem, malloc past its end. */
+static void *
+envelope_arena_alloc(void *ctx, size_t size)
+{
+    struct envelope_arena *a = ctx;
+    size_t align = _Alignof(max_align_t);
+    size_t at = (a->used + align - 1) & ~(align - 1);
+
+    if (at <= sizeof(a->mem) && size <= sizeof(a->mem) - at) {
+        a->used = at + size;
+        return a->mem + at;
+    }
+    return malloc(size);
+}
+
+static void
+envelope_arena_free(void *ctx, void *p)
+{
+    struct envelope_arena *a = ctx;
+    uintptr_t q = (uintptr_t)p, lo = (uintptr_t)a->mem;
+
+    if (q < lo || q - lo >= sizeof(a->mem))
+        free(p);
+}
+
+int
+envelope_unpack_in(struct envelope_arena *a, const uint8_t *buf, size_t len,
+                   Envelope **out)
+{
+    a->alloc.alloc = envelope_arena_alloc;
+    a->alloc.free = envelope_arena_free;
+    a->alloc.allocator_data = a;
+    a->used = 0;
+    return envelope_decode(&a->alloc, buf, len, out);
+}
+
+void
+envelope_free_in(struct envelope_arena *a, Envelope *e)
+{
+    if (e != NULL)
+        envelope__free_unpacked(e, &a->alloc);
 }
 
 /*

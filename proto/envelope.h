@@ -55,6 +55,25 @@ uint32_t envelope_peek_version(const uint8_t *buf, size_t len);
 void envelope_free(Envelope *e);
 
 /*
+ * A scratch arena for an envelope that lives for one call (a task's frame,
+ * a message from a peer): unpacking into it makes no heap allocation while
+ * the decoded envelope, its sub-messages and strings fit (an Envelope with
+ * a CollReq or CollData body does); what does not fit comes from malloc.
+ * Lives on the caller's stack; one envelope at a time.
+ */
+struct envelope_arena {
+    ProtobufCAllocator alloc;
+    size_t used;
+    _Alignas(max_align_t) uint8_t mem[2048];
+};
+
+/* As envelope_unpack, into a (which it initialises). */
+int envelope_unpack_in(struct envelope_arena *a, const uint8_t *buf, size_t len,
+                       Envelope **out);
+/* Frees an envelope of envelope_unpack_in (NULL is fine). */
+void envelope_free_in(struct envelope_arena *a, Envelope *e);
+
+/*
  * Appends a whole frame (header, envelope, payload) to b.  plen may be 0
  * (payload may then be NULL); payload must not point into b, which may
  * move.  Returns 0, COLLS_EMSGSIZE, COLLS_ENOMEM, or COLLS_EINVAL for a
