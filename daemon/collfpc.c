@@ -31,6 +31,9 @@
  * the whole only if the predicted time n*8/rate (compress) + n*8/(ratio *
  * link) + n*8/rate (decompress, assumed as fast) is below n*8/link; link
  * is the daemon's --link-mbit (default 1000), the operator's word for it.
+ *
+ * Owns struct collfpc per instance and the counters' output.  May call:
+ * proto/fpc.h, proto/bytes.h, daemon/platform.h, daemon/stats.h.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,9 @@
  * the command line, the environment and a config file, range checks and
  * --help all walk it.  Precedence: command line > environment > file >
  * default; each source overwrites what the previous ones set.
+ *
+ * Owns struct config and the option table.  May call: daemon/log.h,
+ * proto/size.h and libc; nothing else in the daemon (every layer reads it).
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 

@@ -33,6 +33,10 @@
  * owns over the same way.  A join whose owner goes down fails with
  * COLLS_EHOSTDOWN.  So a join either reaches the owner every daemon
  * agrees on or ends with a clear code; it does not wait on a split.
+ *
+ * Owns struct group_state (d->gs): groups, names, joins.  May call:
+ * daemon/coll.h (a group's instances), task.h (answers), net.h and host.h
+ * (messages to owners), events.h (group failed), stats.h, log.h.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 

@@ -20,6 +20,9 @@
  * Each side sums only its own members' alltoallv counts; a program whose
  * send and receive counts disagree makes the leaders' message lengths
  * disagree, which the executor rejects.
+ *
+ * Owns nothing (pure functions over the caller's buffers).  May call:
+ * daemon/alg/topo.h, proto/reduce.h, proto/collop.h.
  */
 #include <string.h>
 

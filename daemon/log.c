@@ -5,6 +5,8 @@
  * Each line is written with a single write() so lines from a daemon and
  * its forked children never interleave mid-line.  Standalone on purpose:
  * the fuzz targets link this file without the rest of the daemon.
+ *
+ * Owns the log output.  May call: libc only.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 

@@ -1,6 +1,8 @@
 /*
  * platform.c -- operating-system specifics (Linux first; configure says
  * which pieces exist).  Nothing else in the daemon uses #ifdef.
+ *
+ * Owns nothing.  May call: libc and the kernel only.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 

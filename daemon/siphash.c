@@ -1,6 +1,8 @@
 /*
  * siphash.c -- SipHash-2-4 (siphash.h): 2 compression rounds per 8-byte
  * word, 4 finalisation rounds; words and key are read little-endian.
+ *
+ * Owns nothing.  May call: proto/bytes.h.
  */
 #include <string.h>
 

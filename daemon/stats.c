@@ -1,6 +1,9 @@
 /*
  * stats.c -- log2 histograms and the JSON writer used by STATS_REP and
  * the HTTP metrics page.
+ *
+ * Owns nothing but the histograms it is given.  May call: proto/buf.h and
+ * libc; every layer may call it.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 

@@ -6,6 +6,9 @@
  * skipped).  They encode the design's thresholds: butterfly (or
  * its tree analogue, binomial) for very small data, tournament / halving
  * for medium, ring or pipelines for large.  Sizes are bytes per rank.
+ *
+ * Owns the rules table.  May call: daemon/alg/ (rows, costs),
+ * proto/collop.h, proto/size.h; called by daemon/collplan.c.
  */
 #include <ctype.h>
 #include <limits.h>

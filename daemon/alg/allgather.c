@@ -10,6 +10,9 @@
  *               to r - 2^k       sum_k (L + g(min(2^k, P-2^k) n))
  *   ring        (P-1) (L + g(n))
  *   tournament  binomial gather to rank 0 + binomial bcast of all blocks
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include <stdlib.h>
 

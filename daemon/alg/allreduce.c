@@ -13,6 +13,9 @@
  *                2 (P-1) (L + g(n/P)) + (P-1) gamma n/P
  *   rabenseifner recursive-halving reduce-scatter + recursive-doubling
  *                allgather   halving + sum_k (L + g(n / 2^k)) + fold-back
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

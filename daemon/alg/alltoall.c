@@ -6,6 +6,9 @@
  *   bruck     rotate, ceil(log2 P) steps exchanging the blocks whose index
  *             has bit k set with r +- 2^k, rotate back (regular only)
  *             sum_k (L + g(n * |{j < P: j & 2^k}|))
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

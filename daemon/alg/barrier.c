@@ -7,6 +7,9 @@
  *   butterfly      pairwise exchange with r ^ 2^k; power of two only.
  *   tournament     binomial combining tree to rank 0, binomial release.
  *   flat           everyone signals rank 0, which then releases everyone.
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

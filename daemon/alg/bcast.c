@@ -13,6 +13,9 @@
  *   scatter_allgather binomial scatter of P chunks, ring allgather
  *                     (van de Geijn)                ceil(log2 P) L + g(n)
  *                                                   + (P-1) (L + g(n/P))
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

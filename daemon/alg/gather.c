@@ -11,6 +11,9 @@
  * The binomial versions keep a subtree's blocks contiguous in virtual-rank
  * order in a scratch buffer (offset pre[u] for virtual rank u); the root
  * copies between that order and the caller's layout.
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include <stdlib.h>
 

@@ -10,6 +10,9 @@
  *                 (P-1+k-1) (L + g(s) + gamma s)
  *   rsag          reduce-scatter (recursive halving) + binomial gather
  *                 (Rabenseifner)   halving + sum_k (L + g(n / 2^k))
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

@@ -7,6 +7,9 @@
  *            for; a folding partner gets its block at the end
  *            halving(P n) + [P != pof2] (L + g(n))
  *   ring     (P-1) (L + g(n) + gamma n)
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

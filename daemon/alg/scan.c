@@ -6,6 +6,9 @@
  *   linear              r - 1 -> r -> r + 1     (P-1) (L + g(n) + gamma n)
  *   recursive_doubling  exchange partial results with r ^ 2^k
  *                       ceil(log2 P) (L + g(n) + 2 gamma n)
+ *
+ * Owns its rows of the algorithm table; may call what daemon/alg/alg.c
+ * says the files of daemon/alg/ may call.
  */
 #include "colls.h"
 #include "daemon/alg/alg.h"

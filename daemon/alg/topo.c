@@ -6,6 +6,9 @@
  * allocates the arrays of its plan (released by topo_hier_free).  Chunk and
  * segment boundaries always fall on whole items, so a REDUCE over a chunk
  * never splits an element.
+ *
+ * Owns nothing but the plans it allocates.  May call: daemon/sched.h
+ * (sizes), libc.
  */
 #include <stdlib.h>
 #include <string.h>
