@@ -6,9 +6,10 @@
  * outside (sizes, ranks, datatype/operator pairs, overflow of P * size)
  * before a builder runs; builders may then trust them.
  *
- * Owns the algorithm tables (one per operation, rows in daemon/alg/*.c).
- * The files of daemon/alg/ may call daemon/sched.h, daemon/alg/topo.h,
- * proto/collop.h and proto/reduce.h only: no I/O, no daemon state.
+ * Owns the algorithm tables (one per operation, rows in the other files of
+ * daemon/alg/). The files of daemon/alg/ may call daemon/sched.h,
+ * daemon/alg/topo.h, proto/collop.h and proto/reduce.h only: no I/O, no daemon
+ * state.
  */
 #include <stdint.h>
 #include <string.h>
