@@ -116,6 +116,7 @@ struct colls {
     struct colls__deaths dead;
     uint8_t host_down[4096];
     struct colls__coll_wait *coll_wait; /* collective awaiting its result */
+    char errmsg[256]; /* the text of the daemon's last ERROR (colls_errmsg) */
 };
 
 /* colls.c: running the loop (it also installs the colls__conn_ops) */
