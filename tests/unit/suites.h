@@ -17,5 +17,7 @@ Suite *suite_msg(void);
 Suite *suite_p2p(void);
 Suite *suite_sched(void);
 Suite *suite_coll(void);
+Suite *suite_task(void);
+Suite *suite_conn(void);
 
 #endif
