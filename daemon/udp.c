@@ -36,7 +36,9 @@
  * datagrams dropped on this socket (a full receive buffer) in a control
  * message of every receive once the count is non-zero; udp_rxq_ovfl
  * turns the 32-bit running count into u->rcvbuf_drops (64 bits, wrap
- * handled by taking differences).
+ * handled by taking differences).  The count is stamped on a datagram
+ * when it is queued, so drops show with the next datagram that arrives
+ * after them (heartbeats bring one within --heartbeat).
  *
  * Platform specifics (GSO, GRO, sendmmsg, recvmmsg) are small functions
  * chosen once at file level by what configure found (udp_gso_cmsg,

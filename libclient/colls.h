@@ -63,8 +63,7 @@ extern "C" {
     XX(EOP, -4005, "invalid reduction operator for this datatype")             \
     XX(EENCODING, -4006, "invalid encoding")                                   \
     XX(ECONNLOST, -4007, "connection to the daemon lost (daemon died?)")       \
-    XX(ETOOMANY, -4008,                                                        \
-       "too many tasks or connections for the daemon (its --max-tasks)")       \
+    XX(ETOOMANY, -4008, "daemon at its limit of tasks or connections")         \
     XX(EOWNER, -4009,                                                          \
        "the daemon's socket belongs to another user (not root, not you, "      \
        "not $COLLS_DAEMON_UID)")
@@ -169,7 +168,9 @@ COLLS_EXTERN int colls_detach(colls_t *c);
  * The daemon's own words for the last request it refused on c, or for
  * why it closed the connection (e.g. "admin verbs need uid 1000 or
  * --admin-uid/--admin-gid" with COLLS_EPERM); "" if it gave none.  Valid
- * until the next call on c.
+ * until the next call on c.  With c NULL: the words that came with this
+ * thread's last failed colls_attach (e.g. "too many connections to the
+ * daemon (limit 18: --max-tasks 2 + 16)"), "" if none.
  */
 COLLS_EXTERN const char *colls_errmsg(const colls_t *c);
 COLLS_EXTERN colls_tid_t colls_mytid(const colls_t *c);

@@ -40,9 +40,10 @@ colls_err_name(int err)
     }
 }
 
-/* The daemon's text with the last ERROR on c (kept by ctl.c), or "". */
+/* The daemon's text with the last ERROR on c (kept by ctl.c), or "";
+   with NULL, that of this thread's last failed colls_attach. */
 const char *
 colls_errmsg(const colls_t *c)
 {
-    return c != NULL ? c->errmsg : "";
+    return c != NULL ? c->errmsg : colls__attach_errmsg;
 }

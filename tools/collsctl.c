@@ -77,9 +77,13 @@ collsctl_attach(struct colls **out)
     int rc = colls_attach(NULL, out);
     const char *sock = getenv("COLLS_SOCKET");
 
-    if (rc < 0)
-        fprintf(stderr, "collsctl: cannot attach to the daemon%s%s: %s\n",
-                sock ? " at " : "", sock ? sock : "", colls_strerror(rc));
+    if (rc < 0) {
+        const char *why = colls_errmsg(NULL);
+
+        fprintf(stderr, "collsctl: cannot attach to the daemon%s%s: %s%s%s\n",
+                sock ? " at " : "", sock ? sock : "", colls_strerror(rc),
+                why[0] != '\0' ? ": " : "", why);
+    }
     if (rc == COLLS_EOWNER)
         collsctl_explain_owner(sock);
     return rc;
