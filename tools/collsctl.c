@@ -59,16 +59,17 @@ collsctl_explain_owner(const char *sock)
                  (unsigned)getuid());
     for (i = 0; i < 2; i++) {
         if (stat(path, &sb) == 0)
-            fprintf(stderr,
-                    "collsctl: %s belongs to uid %lu (you are uid "
-                    "%lu; a daemon of another user needs "
-                    "COLLS_DAEMON_UID=<its uid>)\n",
-                    path, (unsigned long)sb.st_uid, (unsigned long)geteuid());
+            fprintf(stderr, "collsctl: %s belongs to uid %lu\n", path,
+                    (unsigned long)sb.st_uid);
         slash = strrchr(path, '/');
         if (slash == NULL || slash == path)
             break;
         *slash = '\0';
     }
+    fprintf(stderr,
+            "collsctl: you are uid %lu; to use a daemon of another user "
+            "(that lets you in), set COLLS_DAEMON_UID=<its uid>\n",
+            (unsigned long)geteuid());
 }
 
 int
