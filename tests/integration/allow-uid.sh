@@ -55,6 +55,16 @@ as_nobody()
         --timeout-ms 20000
 }
 
+# Waits up to 5 s for daemon 1 to exit (halted); 0 if it did.
+wait_halted()
+{
+    for _ in $(seq 1 50); do
+        it_alive 1 || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # collsctl itself as another uid: the binary behind libtool's wrapper
 # (which another uid may not be able to run), with the library beside it.
 CTL=$IT_B/.libs/collsctl
@@ -156,11 +166,7 @@ out=$(ctl_as $NOBODY "" halt)
 rc=$?
 it_log "4. --admin-uid $NOBODY: collsctl halt: $out (exit $rc)"
 [ "$rc" = 0 ] || it_fail "uid $NOBODY with --admin-uid: halt: $out"
-for _ in $(seq 1 50); do
-    it_alive 1 || break
-    sleep 0.1
-done
-it_alive 1 && it_fail "daemon 1 not halted by --admin-uid $NOBODY"
+wait_halted || it_fail "daemon 1 not halted by --admin-uid $NOBODY"
 it_kill 1 TERM
 
 # 5. Groups: 4242 may attach, 4243 may administer.
@@ -189,11 +195,7 @@ out=$(ctl_as 12346 100,4243 halt)
 rc=$?
 it_log "5. uid 12346, groups 100,4243: collsctl halt: $out (exit $rc)"
 [ "$rc" = 0 ] || it_fail "group 4243 (--admin-gid): halt: $out (exit $rc)"
-for _ in $(seq 1 50); do
-    it_alive 1 || break
-    sleep 0.1
-done
-it_alive 1 && it_fail "daemon 1 not halted by --admin-gid 4243"
+wait_halted || it_fail "daemon 1 not halted by --admin-gid 4243"
 it_kill 1 TERM
 
 # 6. A socket of another non-root uid: the library sends it nothing.

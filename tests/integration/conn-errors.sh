@@ -63,13 +63,21 @@ done
 [ "$ok" = 1 ] || it_fail "no attach once the held connections closed"
 
 # 2. A killed daemon, then a stopped one, under a `collsctl echo` task.
-it_bg echo1.log "$IT_B/collsctl" --socket "$(it_sock 1)" echo
-echo1=$IT_LASTPID
-sleep 0.5
-it_kill 1 KILL
-it_wait "$echo1" 20
-rc=$?
-it_log "2. killed daemon: echo exit $rc: $(cat "$IT_DIR/echo1.log")"
+# Runs `collsctl echo` on daemon 1, stops the daemon with SIG, and
+# leaves the echo's exit status in rc, its output in IT_DIR/LOG.
+echo_under()
+{
+    local sig=$1 log=$2 pid
+    it_bg "$log" "$IT_B/collsctl" --socket "$(it_sock 1)" echo
+    pid=$IT_LASTPID
+    sleep 0.5
+    it_kill 1 "$sig"
+    it_wait "$pid" 20
+    rc=$?
+    it_log "2. daemon stopped by SIG$sig: echo exit $rc: $(cat "$IT_DIR/$log")"
+}
+
+echo_under KILL echo1.log
 [ "$rc" != 0 ] || it_fail "echo exited 0 after its daemon was killed"
 grep -q "connection to the daemon lost (daemon died?)" "$IT_DIR/echo1.log" ||
     it_fail "killed daemon: no clear message: $(cat "$IT_DIR/echo1.log")"
@@ -77,13 +85,7 @@ grep -qi "shutting down\|i/o error" "$IT_DIR/echo1.log" &&
     it_fail "killed daemon reported as shutting down or i/o error"
 it_restart 1 || exit 1
 it_wait_hosts 1 || exit 1
-it_bg echo2.log "$IT_B/collsctl" --socket "$(it_sock 1)" echo
-echo2=$IT_LASTPID
-sleep 0.5
-it_kill 1 TERM
-it_wait "$echo2" 20
-rc=$?
-it_log "2. stopped daemon: echo exit $rc: $(cat "$IT_DIR/echo2.log")"
+echo_under TERM echo2.log
 [ "$rc" = 0 ] || it_fail "echo failed when its daemon stopped: exit $rc"
 grep -q "lost" "$IT_DIR/echo2.log" &&
     it_fail "a daemon that stopped was reported lost"
