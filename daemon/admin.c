@@ -10,8 +10,14 @@
  * A pending request never points at the task: the reply goes to the
  * task's tid if it is still attached.
  *
- * May call: host and join (the table, add/delete/halt), task and net
- * (downward), stats, group and coll (their statistics).  admin_host_down
+ * Rights: the verbs that change the machine (add, delete, halt) need
+ * TASK_RIGHT_ADMIN, which task.c gave the connection from its peer
+ * credentials; a task that only may attach gets ERROR COLLS_EPERM saying
+ * how to get it (admin_verbs[], admin_refuse).
+ *
+ * May call: host and join (the table, add/delete/halt), task, net and udp
+ * (downward; udp for its drop counter), stats, group and coll (their
+ * statistics).  admin_host_down
  * is called by events.c, admin_cron by collsd.c's cron.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
@@ -35,6 +41,7 @@
 #include "daemon/rel.h"
 #include "daemon/stats.h"
 #include "daemon/task.h"
+#include "daemon/udp.h"
 #include "proto/envelope.h"
 #include "proto/list.h"
 
@@ -433,62 +440,115 @@ admin_stats_req(struct task *t, const Envelope *e)
     buf_free(&b);
 }
 
+/* STATUS_REQ: the daemon is alive. */
+static void
+admin_status_req(struct task *t, const Envelope *e)
+{
+    task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
+}
+
+/* ADD_HOST {host_op: addr}: list the host and invite it (join.c). */
+static void
+admin_add_host(struct task *t, const Envelope *e)
+{
+    int rc;
+
+    if (e->body_case != ENVELOPE__BODY_HOST_OP || e->host_op->addr == NULL ||
+        e->host_op->addr[0] == '\0') {
+        t->d->st.bad_requests++;
+        task_error(t, e->req_id, COLLS_EINVAL, "ADD_HOST needs addr");
+        return;
+    }
+    rc = join_add_host(t->d, e->host_op->addr);
+    log_info("task t%x: add host %s: %s", t->tid, e->host_op->addr,
+             log_errstr(rc));
+    task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
+}
+
+/* DELETE_HOST {host_op: hid}: remove it from the machine (join.c). */
+static void
+admin_delete_host(struct task *t, const Envelope *e)
+{
+    int rc;
+
+    if (e->body_case != ENVELOPE__BODY_HOST_OP) {
+        t->d->st.bad_requests++;
+        task_error(t, e->req_id, COLLS_EINVAL, "DELETE_HOST needs hid");
+        return;
+    }
+    rc = join_delete_host(t->d, (int)e->host_op->hid);
+    log_info("task t%x: delete host %u: %s", t->tid, e->host_op->hid,
+             log_errstr(rc));
+    task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
+}
+
+/* HALT: answer, then stop every daemon of the machine. */
+static void
+admin_halt(struct task *t, const Envelope *e)
+{
+    log_info("task t%x (%s) halts the machine", t->tid, t->name);
+    task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
+    join_halt_all(t->d);
+}
+
+/*
+ * The requests a task may make of its daemon.  machine: the verb changes
+ * the machine, so it needs TASK_RIGHT_ADMIN (the daemon's uid,
+ * --admin-uid or --admin-gid); the others are open to every attached
+ * task.  A verb added here that adds, removes, stops or starts anything
+ * (spawn, say) is a machine verb.
+ */
+static const struct admin_verb {
+    int kind;
+    const char *name; /* for the log */
+    void (*fn)(struct task *t, const Envelope *e);
+    int machine;
+} admin_verbs[] = {
+    {KIND__STATUS_REQ, "status", admin_status_req, 0},
+    {KIND__HOSTS_REQ, "hosts", admin_hosts_req, 0},
+    {KIND__TASKS_REQ, "ps", admin_tasks_req, 0},
+    {KIND__STATS_REQ, "stats", admin_stats_req, 0},
+    {KIND__PING_REQ, "ping", admin_ping_req, 0},
+    {KIND__ADD_HOST, "add", admin_add_host, 1},
+    {KIND__DELETE_HOST, "delete", admin_delete_host, 1},
+    {KIND__HALT, "halt", admin_halt, 1},
+};
+
+/* Refuses machine verb v (request e) to t, which lacks the right: ERROR
+   COLLS_EPERM with the way to get it, logged with the uid and counted. */
+static void
+admin_refuse(struct task *t, const Envelope *e, const struct admin_verb *v)
+{
+    char msg[160];
+
+    t->d->st.admin_refused++;
+    snprintf(msg, sizeof(msg),
+             "admin verbs need uid %lu or --admin-uid/--admin-gid",
+             (unsigned long)geteuid());
+    log_warn("task t%x (%s, pid %ld) of uid %ld: %s refused: %s", t->tid,
+             t->name, (long)t->pid, (long)t->uid, v->name, msg);
+    task_error(t, e->req_id, COLLS_EPERM, msg);
+}
+
 void
 admin_task_request(struct task *t, const Envelope *e, const uint8_t *payload,
                    size_t plen)
 {
-    struct daemon *d = t->d;
-    int rc;
+    size_t i;
 
-    switch ((int)e->kind) {
-    case KIND__STATUS_REQ:
-        task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
-        break;
-    case KIND__HOSTS_REQ:
-        admin_hosts_req(t, e);
-        break;
-    case KIND__TASKS_REQ:
-        admin_tasks_req(t, e);
-        break;
-    case KIND__STATS_REQ:
-        admin_stats_req(t, e);
-        break;
-    case KIND__PING_REQ:
-        admin_ping_req(t, e);
-        break;
-    case KIND__ADD_HOST:
-        if (e->body_case != ENVELOPE__BODY_HOST_OP ||
-            e->host_op->addr == NULL || e->host_op->addr[0] == '\0') {
-            d->st.bad_requests++;
-            task_error(t, e->req_id, COLLS_EINVAL, "ADD_HOST needs addr");
-            break;
-        }
-        rc = join_add_host(d, e->host_op->addr);
-        log_info("task t%x: add host %s: %s", t->tid, e->host_op->addr,
-                 log_errstr(rc));
-        task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
-        break;
-    case KIND__DELETE_HOST:
-        if (e->body_case != ENVELOPE__BODY_HOST_OP) {
-            d->st.bad_requests++;
-            task_error(t, e->req_id, COLLS_EINVAL, "DELETE_HOST needs hid");
-            break;
-        }
-        rc = join_delete_host(d, (int)e->host_op->hid);
-        log_info("task t%x: delete host %u: %s", t->tid, e->host_op->hid,
-                 log_errstr(rc));
-        task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
-        break;
-    case KIND__HALT:
-        log_info("task t%x (%s) halts the machine", t->tid, t->name);
-        task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
-        join_halt_all(d);
-        break;
-    default:
-        d->st.unknown_kinds++;
-        task_error(t, e->req_id, COLLS_ENOTSUP, "unknown admin request");
-        break;
+    (void)payload;
+    (void)plen;
+    for (i = 0; i < sizeof(admin_verbs) / sizeof(admin_verbs[0]); i++) {
+        if (admin_verbs[i].kind != (int)e->kind)
+            continue;
+        if (admin_verbs[i].machine && t->rights != TASK_RIGHT_ADMIN)
+            admin_refuse(t, e, &admin_verbs[i]);
+        else
+            admin_verbs[i].fn(t, e);
+        return;
     }
+    t->d->st.unknown_kinds++;
+    task_error(t, e->req_id, COLLS_ENOTSUP, "unknown admin request");
 }
 
 /* ---- from other daemons ------------------------------------------------- */
@@ -586,7 +646,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(requests_timed_out)                                                      \
     X(pauses)                                                                  \
     X(resumes)                                                                 \
-    X(task_overflows)
+    X(task_overflows)                                                          \
+    X(admin_refused)
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames)                                                              \
     X(bad_envelopes)                                                           \
@@ -643,6 +704,8 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_u64(&j, "injected_drops", rs.injected_drops);
     stats_json_u64(&j, "injected_dups", rs.injected_dups);
     stats_json_u64(&j, "injected_reorders", rs.injected_reorders);
+    stats_json_u64(&j, "rcvbuf_drops",
+                   d->udp != NULL ? udp_rcvbuf_drops(d->udp) : 0);
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "histograms");
@@ -767,6 +830,8 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_one(b, &err, "collsd_unknown_src_total", "counter",
                    rs.unknown_src);
     stats_prom_one(b, &err, "collsd_stale_inc_total", "counter", rs.stale_inc);
+    stats_prom_one(b, &err, "collsd_udp_rcvbuf_drops_total", "counter",
+                   d->udp != NULL ? udp_rcvbuf_drops(d->udp) : 0);
     stats_prom_type(b, &err, "collsd_msg_bytes", "histogram");
     stats_prom_hist(b, &err, "collsd_msg_bytes", "", &d->st.msg_bytes);
     stats_prom_type(b, &err, "collsd_ping_rtt_us", "histogram");

@@ -106,7 +106,21 @@ static const struct config_opt config_table[] = {
     /* ---- tasks: who, how many, how much queued ---- */
     OPT("allow-uid", CFG_INT, allow_uid, "-1", -1, 4294967294.0, "UID",
         "also accept tasks of this uid (-1: only the daemon's own uid); the "
-        "socket and its directory get an ACL entry for it",
+        "socket and its directory get an ACL entry for it.  Attaching only: "
+        "add, delete and halt need --admin-uid/--admin-gid",
+        0),
+    OPT("allow-gid", CFG_INT, allow_gid, "-1", -1, 4294967294.0, "GID",
+        "also accept tasks of processes in this group (primary or "
+        "supplementary, as the kernel gives them at connect); ACL entries "
+        "as for --allow-uid; attaching only",
+        0),
+    OPT("admin-uid", CFG_INT, admin_uid, "-1", -1, 4294967294.0, "UID",
+        "this uid may attach and also add, delete and halt hosts (the "
+        "daemon's own uid always may)",
+        0),
+    OPT("admin-gid", CFG_INT, admin_gid, "-1", -1, 4294967294.0, "GID",
+        "processes in this group may attach and also add, delete and halt "
+        "hosts",
         0),
     OPT("max-tasks", CFG_INT, max_tasks, "1024", 1, 1048575, "N",
         "largest number of attached tasks", 0),

@@ -34,6 +34,9 @@ struct config {
     int foreground;
     int help, version;
     int64_t allow_uid; /* another uid allowed to attach, -1 none */
+    int64_t allow_gid; /* a group allowed to attach, -1 none */
+    int64_t admin_uid; /* another uid allowed admin verbs, -1 none */
+    int64_t admin_gid; /* a group allowed admin verbs, -1 none */
     int64_t mtu;       /* UDP payload bytes per datagram */
     int64_t heartbeat_ms;
     int64_t dead_after_ms;

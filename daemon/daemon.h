@@ -103,7 +103,8 @@ struct task {
     uint32_t tid;
     pid_t pid;
     uid_t uid;
-    int admin;
+    int admin;  /* collsctl says it is an admin tool (display only) */
+    int rights; /* enum task_right, from the peer credentials */
     char name[DAEMON_NAME_LEN];
     char direct_addr[DAEMON_ADDR_LEN]; /* ROUTE_REG, "" if none */
     uint64_t attached_us, closing_us;
@@ -172,8 +173,9 @@ struct daemon_stats {
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
     uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;
     uint64_t requests_timed_out, pauses, resumes;
-    uint64_t task_overflows;       /* tasks closed by --task-queue-max */
-    struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
+    uint64_t task_overflows;     /* tasks closed by --task-queue-max */
+    uint64_t admin_refused;      /* machine verbs refused for lack of rights */
+    struct stats_hist msg_bytes; /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };
 

@@ -72,6 +72,67 @@ platform_peer_cred(int fd, uid_t *uid, pid_t *pid)
 }
 #endif
 
+#if HAVE_DECL_SO_PEERCRED && defined(SO_PEERGROUPS)
+/* The supplementary groups (SO_PEERGROUPS, Linux 4.13) after the primary
+   gid of SO_PEERCRED; n in/out: room, then count. */
+static int
+platform_peer_groups(int fd, gid_t *gids, size_t *n)
+{
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+
+    if (*n == 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+        return *n == 0 ? COLLS_ENOBUFS : -errno;
+    gids[0] = cr.gid;
+    len = (socklen_t)((*n - 1) * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, gids + 1, &len) != 0)
+        return errno == ERANGE ? COLLS_ENOBUFS : -errno;
+    *n = 1 + len / sizeof(gid_t);
+    return 0;
+}
+#else
+/* Without SO_PEERGROUPS: the primary gid only (getpeereid). */
+static int
+platform_peer_groups(int fd, gid_t *gids, size_t *n)
+{
+    uid_t u;
+
+    if (*n == 0)
+        return COLLS_ENOBUFS;
+    if (getpeereid(fd, &u, &gids[0]) != 0)
+        return -errno;
+    *n = 1;
+    return 0;
+}
+#endif
+
+int
+platform_peer_gids(int fd, gid_t **out, size_t *n)
+{
+    size_t cap = 64;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    for (;;) {
+        gid_t *v = malloc(cap * sizeof(*v));
+        size_t got = cap;
+
+        if (v == NULL)
+            return COLLS_ENOMEM;
+        rc = platform_peer_groups(fd, v, &got);
+        if (rc == 0) {
+            *out = v;
+            *n = got;
+            return 0;
+        }
+        free(v);
+        if (rc != COLLS_ENOBUFS || cap >= 65537)
+            return rc;
+        cap = 65537; /* NGROUPS_MAX and the primary gid */
+    }
+}
+
 uint32_t
 platform_random_u32(void)
 {

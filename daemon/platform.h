@@ -18,6 +18,10 @@ uint64_t platform_wall_us(void);
 /* Uid and pid of the process at the other end of a Unix socket.  0 or a
    negative COLLS_E* code (COLLS_ENOTSUP where the system cannot tell). */
 int platform_peer_cred(int fd, uid_t *uid, pid_t *pid);
+/* The groups of that process when it connected: its primary gid first,
+   then its supplementary groups (where the system tells them).  *out is
+   allocated (free it).  0 or a negative COLLS_E* code. */
+int platform_peer_gids(int fd, gid_t **out, size_t *n);
 
 /* A random 32-bit number that is never 0. */
 uint32_t platform_random_u32(void);

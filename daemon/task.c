@@ -21,8 +21,16 @@
  * message that would take that over --task-queue-max closes the task
  * (task_overflow).
  *
- * Access: the socket's directory is 0700; with --allow-uid, the directory
- * and the socket get a POSIX ACL entry for that uid (task_grant_uid).
+ * Access: the socket's directory is 0700; with --allow-uid/--allow-gid and
+ * --admin-uid/--admin-gid, the directory and the socket get POSIX ACL
+ * entries for those uids and groups (task_grant).  What a connection may
+ * do is decided once, from the peer credentials the kernel recorded at
+ * connect (uid, primary and supplementary groups), by task_rights: attach
+ * only, or attach and change the machine (admin.c checks t->rights).
+ * Beyond --max-tasks + 16 connections, a new one gets ERROR
+ * COLLS_ETOOMANY and is closed; a graceful shutdown tells every task
+ * COLLS_ESHUTDOWN before closing, so that the library can tell a daemon
+ * that stops from one that died (docs/protocol.md).
  *
  * May call: net (net_kick, net_queued), platform, log, proto/.  Never
  * route, host, group, coll or admin: frames and exits go up through
@@ -129,6 +137,83 @@ task_sndbuf(int fd)
         (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
 }
 
+/* Is gid (a config value, -1: none) among the n groups at gids? */
+static int
+task_in_group(int64_t gid, const gid_t *gids, size_t n)
+{
+    size_t i;
+
+    for (i = 0; gid >= 0 && i < n; i++)
+        if ((int64_t)gids[i] == gid)
+            return 1;
+    return 0;
+}
+
+int
+task_rights(const struct config *cfg, uid_t self, uid_t uid, const gid_t *gids,
+            size_t ngids)
+{
+    if (uid == self ||
+        (cfg->admin_uid >= 0 && (int64_t)uid == cfg->admin_uid) ||
+        task_in_group(cfg->admin_gid, gids, ngids))
+        return TASK_RIGHT_ADMIN;
+    if ((cfg->allow_uid >= 0 && (int64_t)uid == cfg->allow_uid) ||
+        task_in_group(cfg->allow_gid, gids, ngids))
+        return TASK_RIGHT_ATTACH;
+    return TASK_RIGHT_NONE;
+}
+
+/*
+ * The rights of the process at the other end of fd (uid given), from the
+ * groups the kernel recorded at connect.  Without them (an error is
+ * logged) only the uid counts.
+ */
+static int
+task_peer_rights(const struct daemon *d, int fd, uid_t uid)
+{
+    gid_t *gids = NULL;
+    size_t n = 0;
+    int rc, rights;
+
+    if (uid == (uid_t)-1)
+        return TASK_RIGHT_NONE;
+    rc = platform_peer_gids(fd, &gids, &n);
+    if (rc != 0)
+        log_warn("peer groups of uid %lu: %s", (unsigned long)uid,
+                 log_errstr(rc));
+    rights = task_rights(d->cfg, geteuid(), uid, gids, n);
+    free(gids);
+    return rights;
+}
+
+/*
+ * Refuses a connection before it is a task (over the cap, or while the
+ * daemon stops): one ERROR frame with status and msg, written at once on
+ * the fresh socket (it has room for it; if not, the task sees the close
+ * alone), then the close.
+ */
+static void
+task_refuse_conn(struct daemon *d, int fd, int status, char *msg)
+{
+    Error er = ERROR__INIT;
+    Envelope e;
+    uint8_t frame[FRAME_HDR_LEN + 256];
+    size_t elen;
+
+    d->st.attach_refused++;
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__ERROR, 0, status);
+    er.message = msg;
+    e.body_case = ENVELOPE__BODY_ERROR;
+    e.error = &er;
+    elen = envelope__get_packed_size(&e);
+    if (elen <= sizeof(frame) - FRAME_HDR_LEN &&
+        frame_put_header(frame, (uint32_t)elen, 0) == 0) {
+        envelope__pack(&e, frame + FRAME_HDR_LEN);
+        (void)!write(fd, frame, FRAME_HDR_LEN + elen);
+    }
+    close(fd);
+}
+
 static void
 task_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -146,9 +231,20 @@ task_accept_cb(evutil_socket_t lfd, short what, void *arg)
     }
     for (t = d->tasks; t != NULL; t = t->next)
         conns++;
-    if (d->stopping || conns >= d->cfg->max_tasks + 16) {
-        d->st.attach_refused++;
-        close(fd);
+    if (d->stopping) {
+        task_refuse_conn(d, fd, COLLS_ESHUTDOWN, "the daemon is shutting down");
+        return;
+    }
+    if (conns >= d->cfg->max_tasks + 16) {
+        char msg[128];
+
+        snprintf(msg, sizeof(msg),
+                 "too many connections to the daemon (limit %d: --max-tasks "
+                 "%lld + 16)",
+                 conns, (long long)d->cfg->max_tasks);
+        if (d->st.attach_refused % 1000 == 0) /* a flood logs little */
+            log_warn("connection refused: %s", msg);
+        task_refuse_conn(d, fd, COLLS_ETOOMANY, msg);
         return;
     }
     task_sndbuf(fd);
@@ -164,6 +260,7 @@ task_accept_cb(evutil_socket_t lfd, short what, void *arg)
     t->fd = fd;
     t->uid = uid;
     t->pid = pid;
+    t->rights = task_peer_rights(d, fd, uid);
     t->state = TASK_ST_HANDSHAKE;
     t->attached_us = platform_now_us();
     t->out_tail = &t->out_head;
@@ -186,69 +283,129 @@ task_accept_cb(evutil_socket_t lfd, short what, void *arg)
     event_add(t->rev, NULL);
 }
 
+/* Who gets ACL entries: up to two uids and two gids, each list sorted
+   and without repeats (the kernel refuses an ACL otherwise). */
+struct task_acl {
+    uint32_t uids[2], gids[2];
+    unsigned nuids, ngids;
+};
+
+/* Adds id (a config value, -1: none) to the sorted set v of *n. */
+static void
+task_acl_add(uint32_t *v, unsigned *n, int64_t id)
+{
+    unsigned i;
+
+    if (id < 0)
+        return;
+    for (i = 0; i < *n; i++)
+        if (v[i] == (uint32_t)id)
+            return;
+    if (*n == 1 && v[0] > (uint32_t)id) {
+        v[1] = v[0];
+        v[0] = (uint32_t)id;
+    } else {
+        v[*n] = (uint32_t)id;
+    }
+    (*n)++;
+}
+
+/* Puts one ACL entry (tag, perm, id) at e, little-endian. */
+static void
+task_acl_entry(uint8_t *e, uint16_t tag, unsigned perm, uint32_t id)
+{
+    e[0] = (uint8_t)tag;
+    e[1] = (uint8_t)(tag >> 8);
+    e[2] = (uint8_t)perm;
+    e[3] = 0;
+    e[4] = (uint8_t)id;
+    e[5] = (uint8_t)(id >> 8);
+    e[6] = (uint8_t)(id >> 16);
+    e[7] = (uint8_t)(id >> 24);
+}
+
 /*
  * Sets the POSIX ACL of path (as the "system.posix_acl_access" attribute,
- * in the kernel's little-endian format): the owner keeps rwx or rw, group
- * and others nothing, and uid gets perm (which is also the mask).  0 or a
- * negative errno.
+ * in the kernel's little-endian format): the owner keeps owner (rwx or
+ * rw), group and others nothing, and every uid and gid of a gets perm
+ * (which is also the mask).  0 or a negative errno.
  */
 static int
-task_acl_set(const char *path, uid_t uid, unsigned owner, unsigned perm)
+task_acl_set(const char *path, const struct task_acl *a, unsigned owner,
+             unsigned perm)
 {
     /* Tags (linux/posix_acl_xattr.h), in the order the kernel wants. */
-    static const uint16_t tags[] = {0x01, 0x02, 0x04, 0x10, 0x20};
-    uint8_t acl[4 + 5 * 8];
+    enum {
+        USER_OBJ = 0x01,
+        USER = 0x02,
+        GROUP_OBJ = 0x04,
+        GROUP = 0x08,
+        MASK = 0x10,
+        OTHER = 0x20
+    };
+    uint8_t acl[4 + 8 * 8], *e = acl + 4;
     unsigned i;
 
     memset(acl, 0, sizeof(acl));
     acl[0] = 2; /* POSIX_ACL_XATTR_VERSION */
-    for (i = 0; i < 5; i++) {
-        uint8_t *e = acl + 4 + 8 * i;
-        uint32_t id = tags[i] == 0x02 ? (uint32_t)uid : UINT32_MAX;
-        unsigned p = tags[i] == 0x01                      ? owner
-                     : tags[i] == 0x02 || tags[i] == 0x10 ? perm
-                                                          : 0;
-
-        e[0] = (uint8_t)tags[i];
-        e[1] = (uint8_t)(tags[i] >> 8);
-        e[2] = (uint8_t)p;
-        e[4] = (uint8_t)id;
-        e[5] = (uint8_t)(id >> 8);
-        e[6] = (uint8_t)(id >> 16);
-        e[7] = (uint8_t)(id >> 24);
-    }
-    if (setxattr(path, "system.posix_acl_access", acl, sizeof(acl), 0) != 0)
+    task_acl_entry(e, USER_OBJ, owner, UINT32_MAX);
+    e += 8;
+    for (i = 0; i < a->nuids; i++, e += 8)
+        task_acl_entry(e, USER, perm, a->uids[i]);
+    task_acl_entry(e, GROUP_OBJ, 0, UINT32_MAX);
+    e += 8;
+    for (i = 0; i < a->ngids; i++, e += 8)
+        task_acl_entry(e, GROUP, perm, a->gids[i]);
+    task_acl_entry(e, MASK, perm, UINT32_MAX);
+    e += 8;
+    task_acl_entry(e, OTHER, 0, UINT32_MAX);
+    e += 8;
+    if (setxattr(path, "system.posix_acl_access", acl, (size_t)(e - acl), 0) !=
+        0)
         return -errno;
     return 0;
 }
 
 /*
- * --allow-uid: lets uid reach the socket at path -- search (x) on its
- * directory, which stays 0700 for everyone else, and write (w) on the
- * socket, which connect needs.  Without ACL support in the file system
- * the tasks of uid cannot connect; that is logged, not fatal.
+ * --allow-uid/--allow-gid/--admin-uid/--admin-gid: lets those uids and
+ * groups reach the socket at path -- search (x) on its directory, which
+ * stays 0700 for everyone else, and write (w) on the socket, which
+ * connect needs.  The daemon's own uid needs no entry.  Without ACL
+ * support in the file system they cannot connect; that is logged, not
+ * fatal.
  */
 static void
-task_grant_uid(const char *path, uid_t uid)
+task_grant(const struct config *cfg, const char *path)
 {
+    struct task_acl a;
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
     int rc = 0;
 
+    memset(&a, 0, sizeof(a));
+    if (cfg->allow_uid != (int64_t)geteuid())
+        task_acl_add(a.uids, &a.nuids, cfg->allow_uid);
+    if (cfg->admin_uid != (int64_t)geteuid())
+        task_acl_add(a.uids, &a.nuids, cfg->admin_uid);
+    task_acl_add(a.gids, &a.ngids, cfg->allow_gid);
+    task_acl_add(a.gids, &a.ngids, cfg->admin_gid);
+    if (a.nuids == 0 && a.ngids == 0)
+        return;
     if (slash != NULL && slash > path && (size_t)(slash - path) < sizeof(dir)) {
         memcpy(dir, path, (size_t)(slash - path));
         dir[slash - path] = '\0';
-        rc = task_acl_set(dir, uid, 07, 01);
+        rc = task_acl_set(dir, &a, 07, 01);
     }
     if (rc == 0)
-        rc = task_acl_set(path, uid, 07, 06);
+        rc = task_acl_set(path, &a, 07, 06);
     if (rc != 0)
-        log_warn("--allow-uid %lu: cannot give it access to %s (%s); its "
-                 "tasks cannot connect",
-                 (unsigned long)uid, path, strerror(-rc));
+        log_warn("--allow-uid/--allow-gid/--admin-uid/--admin-gid: cannot "
+                 "give access to %s (%s); their tasks cannot connect",
+                 path, strerror(-rc));
     else
-        log_info("--allow-uid %lu: ACL entries on %s and its directory",
-                 (unsigned long)uid, path);
+        log_info("ACL entries on %s and its directory for %u uid(s), %u "
+                 "group(s)",
+                 path, a.nuids, a.ngids);
 }
 
 int
@@ -295,8 +452,7 @@ task_listen(struct daemon *d)
             goto fail;
     }
     chmod(path, 0700);
-    if (d->cfg->allow_uid >= 0 && (uid_t)d->cfg->allow_uid != geteuid())
-        task_grant_uid(path, (uid_t)d->cfg->allow_uid);
+    task_grant(d->cfg, path);
     if (listen(fd, 128) != 0)
         goto fail;
     d->listen_fd = fd;
@@ -756,10 +912,14 @@ task_close_all(struct daemon *d, int graceful)
         return;
     }
     /* Exits announced now; each connection closes once what is queued to
-       it (a HALT's reply, say) is written, or after TASK_CLOSING_US. */
+       it (a HALT's reply, then ERROR COLLS_ESHUTDOWN) is written, or after
+       TASK_CLOSING_US. */
     for (t = d->tasks; t != NULL; t = next) {
         next = t->next;
         if (t->state == TASK_ST_DEAD || t->state == TASK_ST_CLOSING)
+            continue;
+        task_error(t, 0, COLLS_ESHUTDOWN, "the daemon is shutting down");
+        if (t->state == TASK_ST_DEAD)
             continue;
         task_deactivate(t);
         t->state = TASK_ST_CLOSING;
@@ -869,12 +1029,13 @@ task_attach(struct task *t, Envelope *e)
     }
     if (e->attach_req->version != COLLS_PROTO_VERSION)
         status = COLLS_EVERSION;
-    else if (t->uid != geteuid() &&
-             (d->cfg->allow_uid < 0 || (uid_t)d->cfg->allow_uid != t->uid))
+    else if (t->rights == TASK_RIGHT_NONE)
         status = COLLS_EPERM;
     else if (d->stopping)
         status = COLLS_ESHUTDOWN;
-    else if (d->ntasks >= d->cfg->max_tasks || d->next_local > DAEMON_MAX_LOCAL)
+    else if (d->ntasks >= d->cfg->max_tasks)
+        status = COLLS_ETOOMANY;
+    else if (d->next_local > DAEMON_MAX_LOCAL)
         status = COLLS_EAGAIN;
     if (status != 0) {
         d->st.attach_refused++;
@@ -911,8 +1072,9 @@ task_attach(struct task *t, Envelope *e)
     rep.incarnation = d->inc;
     rep.max_message = (uint64_t)d->cfg->max_message;
     rep.direct_addr = d->direct_ip;
-    log_info("task t%x attached: %s pid %ld uid %ld%s", t->tid, t->name,
-             (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "");
+    log_info("task t%x attached: %s pid %ld uid %ld%s%s", t->tid, t->name,
+             (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "",
+             t->rights == TASK_RIGHT_ADMIN ? "" : " (no admin verbs)");
     task_queue_env(t, &r, NULL, 0, NULL);
 }
 

@@ -21,8 +21,27 @@
 
 #include "proto/colls.pb-c.h"
 
+#include <sys/types.h>
+
+struct config;
 struct daemon;
 struct task;
+
+/* What a connection may do (struct task's rights). */
+enum task_right {
+    TASK_RIGHT_NONE,   /* nothing: the attach is refused (COLLS_EPERM) */
+    TASK_RIGHT_ATTACH, /* attach, messages, groups, status/hosts/ps/stats */
+    TASK_RIGHT_ADMIN,  /* and change the machine: add, delete, halt */
+};
+
+/*
+ * The rights of a process of uid with groups gids (primary first) at a
+ * daemon running as self: ADMIN for self, --admin-uid or a member of
+ * --admin-gid; ATTACH for --allow-uid or a member of --allow-gid; else
+ * NONE.  Pure (tests/unit/test-rights.c).
+ */
+int task_rights(const struct config *cfg, uid_t self, uid_t uid,
+                const gid_t *gids, size_t ngids);
 
 /* Upcalls of the task server; collsd.c installs them (d->task_ops). */
 struct task_ops {

@@ -32,6 +32,14 @@
  * other than "would block" drop the datagram concerned:
  * UDP is unreliable and the transport above retransmits.
  *
+ * Receive-buffer drops: with SO_RXQ_OVFL the kernel puts its count of
+ * datagrams dropped on this socket (a full receive buffer) in a control
+ * message of every receive once the count is non-zero; udp_rxq_ovfl
+ * turns the 32-bit running count into u->rcvbuf_drops (64 bits, wrap
+ * handled by taking differences).  The count is stamped on a datagram
+ * when it is queued, so drops show with the next datagram that arrives
+ * after them (heartbeats bring one within --heartbeat).
+ *
  * Platform specifics (GSO, GRO, sendmmsg, recvmmsg) are small functions
  * chosen once at file level by what configure found (udp_gso_cmsg,
  * udp_gro_enable, udp_gro_size, udp_sendmmsg, udp_recvmmsg); no function
@@ -96,6 +104,8 @@ struct udp {
     int nref; /* queued datagrams with referenced data */
     uint8_t *rbuf;
     struct sockaddr_storage raddr[UDP_BATCH];
+    uint32_t ovfl_seen;    /* the kernel's last drop count (SO_RXQ_OVFL) */
+    uint64_t rcvbuf_drops; /* its increments, summed */
 };
 
 /* ---- platform specifics, chosen at file level ------------------------- */
@@ -167,6 +177,49 @@ static size_t
 udp_gro_size(struct msghdr *mh)
 {
     (void)mh;
+    return 0;
+}
+#endif
+
+#ifdef SO_RXQ_OVFL
+/* Asks the kernel for its drop count on every receive; 1 if it will. */
+static int
+udp_ovfl_enable(int fd)
+{
+    int one = 1;
+
+    return setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) == 0;
+}
+
+/* The drop count in a receive's control messages; 0 if none came. */
+static int
+udp_ovfl_count(struct msghdr *mh, uint32_t *count)
+{
+    struct cmsghdr *c;
+
+    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
+            c->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+            memcpy(count, CMSG_DATA(c), sizeof *count);
+            return 1;
+        }
+    }
+    return 0;
+}
+#else
+/* No SO_RXQ_OVFL: drops are not counted. */
+static int
+udp_ovfl_enable(int fd)
+{
+    (void)fd;
+    return 0;
+}
+
+static int
+udp_ovfl_count(struct msghdr *mh, uint32_t *count)
+{
+    (void)mh;
+    (void)count;
     return 0;
 }
 #endif
@@ -314,6 +367,7 @@ udp_open(const char *addr_port, struct udp **out)
     }
     u->gso = UDP_HAVE_GSO;
     u->gro = udp_gro_enable(u->fd);
+    (void)udp_ovfl_enable(u->fd);
     inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip);
     snprintf(u->name, sizeof u->name, "%s:%u", ip, ntohs(sin.sin_port));
     *out = u;
@@ -552,12 +606,33 @@ udp_send_ref(void *arg, const struct sockaddr *addr, socklen_t alen,
                      iovcnt > 1 ? iovcnt - 1 : iovcnt);
 }
 
+uint64_t
+udp_rcvbuf_drops(const struct udp *u)
+{
+    return u->rcvbuf_drops;
+}
+
+/* Takes the kernel's running drop count from a receive's control
+   messages, if there is one, into u->rcvbuf_drops. */
+static void
+udp_rxq_ovfl(struct udp *u, struct msghdr *mh)
+{
+    uint32_t count;
+
+    if (udp_ovfl_count(mh, &count)) {
+        u->rcvbuf_drops += (uint32_t)(count - u->ovfl_seen);
+        u->ovfl_seen = count;
+    }
+}
+
 int
 udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
 {
     struct mmsghdr mm[UDP_BATCH];
     struct iovec iov[UDP_BATCH];
-    char cbuf[UDP_BATCH][CMSG_SPACE(sizeof(int))];
+    /* room for UDP_GRO's int and SO_RXQ_OVFL's uint32_t */
+    char cbuf[UDP_BATCH]
+             [CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
     int n, i;
 
     for (i = 0; i < UDP_BATCH; i++) {
@@ -568,10 +643,8 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
         mm[i].msg_hdr.msg_namelen = sizeof u->raddr[i];
         mm[i].msg_hdr.msg_iov = &iov[i];
         mm[i].msg_hdr.msg_iovlen = 1;
-        if (u->gro) {
-            mm[i].msg_hdr.msg_control = cbuf[i];
-            mm[i].msg_hdr.msg_controllen = sizeof cbuf[i];
-        }
+        mm[i].msg_hdr.msg_control = cbuf[i];
+        mm[i].msg_hdr.msg_controllen = sizeof cbuf[i];
     }
     n = udp_recvmmsg(u->fd, mm, UDP_BATCH);
     if (n <= 0)
@@ -580,6 +653,7 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
         const uint8_t *p = u->rbuf + (size_t)i * UDP_DGRAM_MAX;
         size_t len = mm[i].msg_len, seg = 0;
 
+        udp_rxq_ovfl(u, &mm[i].msg_hdr);
         if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
             continue;
         if (u->gro)

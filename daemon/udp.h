@@ -58,5 +58,8 @@ int udp_pending(const struct udp *u);
 /* Reads up to a batch of datagrams, calling fn for each.  Returns the
    number read (0 when none was waiting). */
 int udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg);
+/* Datagrams the kernel dropped because the receive buffer was full
+   (SO_RXQ_OVFL; 0 where the system does not tell). */
+uint64_t udp_rcvbuf_drops(const struct udp *u);
 
 #endif

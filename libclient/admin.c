@@ -221,14 +221,15 @@ colls_delete_host(colls_t *c, int hid)
 
 /*
  * Halts the whole machine.  The daemon may close the connection instead
- * of (or right after) answering; both count as success.
+ * of (or right after) answering, saying it shuts down or not (it exited
+ * first); all count as success.
  */
 int
 colls_halt(colls_t *c)
 {
     int rc = admin_host_op(c, KIND__HALT, 0, NULL);
 
-    if (rc == COLLS_ESHUTDOWN)
+    if (rc == COLLS_ESHUTDOWN || rc == COLLS_ECONNLOST)
         rc = 0;
     return rc;
 }

@@ -331,6 +331,10 @@ colls_close_all(colls_t *c)
     colls__conn_close(&c->conn);
 }
 
+/* The daemon's words on this thread's last failed attach (colls_errmsg
+   with NULL): the handle that held them is gone by then. */
+_Thread_local char colls__attach_errmsg[256];
+
 /*
  * Attaches to the local daemon.  On success *out is the new handle; on
  * failure nothing is left behind and a COLLS_E* code is returned
@@ -375,8 +379,11 @@ colls_attach(const char *socket_path, colls_t **out)
        be reached directly, and peers fall back to the daemon. */
     colls__direct_listen(&c->conn);
     *out = c;
+    colls__attach_errmsg[0] = '\0';
     return 0;
 fail:
+    snprintf(colls__attach_errmsg, sizeof(colls__attach_errmsg), "%s",
+             c->errmsg);
     colls_close_all(c);
     colls_free_handle(c);
     return rc;

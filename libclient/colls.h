@@ -61,7 +61,12 @@ extern "C" {
     XX(EVERSION, -4003, "protocol version mismatch")                           \
     XX(EDTYPE, -4004, "invalid datatype")                                      \
     XX(EOP, -4005, "invalid reduction operator for this datatype")             \
-    XX(EENCODING, -4006, "invalid encoding")
+    XX(EENCODING, -4006, "invalid encoding")                                   \
+    XX(ECONNLOST, -4007, "connection to the daemon lost (daemon died?)")       \
+    XX(ETOOMANY, -4008, "daemon at its limit of tasks or connections")         \
+    XX(EOWNER, -4009,                                                          \
+       "the daemon's socket belongs to another user (not root, not you, "      \
+       "not $COLLS_DAEMON_UID)")
 
 typedef enum {
 #define COLLS__ERR_ENUM(name, value, text) COLLS_##name = (value),
@@ -143,11 +148,31 @@ typedef struct {
 
 /* ---- attach ----------------------------------------------------------- */
 
-/* socket_path NULL: $COLLS_SOCKET, else the default path.  If SIGPIPE is
-   at its default action it is set to be ignored: a closed connection is
-   reported as an error, it does not end the process. */
+/*
+ * socket_path NULL: $COLLS_SOCKET, else the default path.  If SIGPIPE is
+ * at its default action it is set to be ignored: a closed connection is
+ * reported as an error, it does not end the process.
+ *
+ * Before anything is sent, the library checks whom it talks to: the
+ * process at the other end of the socket (its peer credentials), the
+ * socket file and its directory must all belong to root, to the calling
+ * user, or to the uid in $COLLS_DAEMON_UID (a daemon of another user that
+ * let this one in with --allow-uid/--allow-gid).  Anything else is
+ * COLLS_EOWNER: a socket planted at the expected path by a third user
+ * never sees a byte.  COLLS_ETOOMANY: the daemon is at its --max-tasks
+ * (or at its connection cap, --max-tasks + 16).
+ */
 COLLS_EXTERN int colls_attach(const char *socket_path, colls_t **out);
 COLLS_EXTERN int colls_detach(colls_t *c);
+/*
+ * The daemon's own words for the last request it refused on c, or for
+ * why it closed the connection (e.g. "admin verbs need uid 1000 or
+ * --admin-uid/--admin-gid" with COLLS_EPERM); "" if it gave none.  Valid
+ * until the next call on c.  With c NULL: the words that came with this
+ * thread's last failed colls_attach (e.g. "too many connections to the
+ * daemon (limit 18: --max-tasks 2 + 16)"), "" if none.
+ */
+COLLS_EXTERN const char *colls_errmsg(const colls_t *c);
 COLLS_EXTERN colls_tid_t colls_mytid(const colls_t *c);
 COLLS_EXTERN const char *colls_strerror(int err);
 COLLS_EXTERN const char *colls_err_name(int err);

@@ -19,10 +19,24 @@
  * loop; what the kernel did not take goes to uv_write().  A write given a
  * token reports ops->written(token) once when it is done or failed.
  *
+ * Trust: before anything is written to the daemon's socket,
+ * conn_check_owner makes sure the process listening there (its peer
+ * credentials, which cannot be faked by renaming files), the socket file
+ * and its directory belong to root, to us, or to $COLLS_DAEMON_UID
+ * (colls.h, colls_attach).  An end of stream from the daemon that no
+ * ERROR announced is COLLS_ECONNLOST: a daemon shutting down says
+ * COLLS_ESHUTDOWN first, so silence means it died.
+ *
  * May call: proto/, libuv, direct.c.  Reports up only through cn->ops.
  */
+#include <config.h>
+
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "conn.h"
 
@@ -78,9 +92,82 @@ conn_connect_cb(uv_connect_t *req, int status)
 }
 
 /*
+ * May the library talk to a daemon whose files or process belong to
+ * owner?  Yes for root, for self (the caller's euid) and for the uid in
+ * env ($COLLS_DAEMON_UID; NULL or "" when unset; text that is not a
+ * plain number trusts nobody more).  1 or 0; pure.
+ */
+int
+colls__conn_owner_ok(uid_t owner, uid_t self, const char *env)
+{
+    unsigned long v;
+    char *end;
+
+    if (owner == 0 || owner == self)
+        return 1;
+    if (env == NULL || env[0] < '0' || env[0] > '9')
+        return 0;
+    errno = 0;
+    v = strtoul(env, &end, 10);
+    return *end == '\0' && errno == 0 && v == (unsigned long)owner;
+}
+
+/* The uid of the daemon at the other end of fd, or -1 if unknown. */
+static long
+conn_peer_uid(int fd)
+{
+#ifdef SO_PEERCRED
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+        return (long)cr.uid;
+#else
+    uid_t u;
+    gid_t g;
+
+    if (getpeereid(fd, &u, &g) == 0)
+        return (long)u;
+#endif
+    return -1;
+}
+
+/*
+ * Checks that the daemon listening on the connected socket fd, the
+ * socket file at path and its directory belong to someone the library
+ * trusts (colls__conn_owner_ok).  0, or COLLS_EOWNER (the library does
+ * not print; collsctl names the path and its owner itself).
+ */
+static int
+conn_check_owner(int fd, const char *path)
+{
+    const char *env = getenv("COLLS_DAEMON_UID");
+    uid_t self = geteuid();
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+    long peer = conn_peer_uid(fd);
+
+    if (peer < 0 || !colls__conn_owner_ok((uid_t)peer, self, env))
+        return COLLS_EOWNER;
+    if (stat(path, &sb) == 0 && !colls__conn_owner_ok(sb.st_uid, self, env))
+        return COLLS_EOWNER;
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == path)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    if (stat(dir, &sb) == 0 && !colls__conn_owner_ok(sb.st_uid, self, env))
+        return COLLS_EOWNER;
+    return 0;
+}
+
+/*
  * Connects to the daemon's socket at path (running the loop until the
- * connect is done) and starts reading.  0, COLLS_ECONNREFUSED when no
- * daemon listens, COLLS_ENOMEM or COLLS_EIO.  On failure the caller still
+ * connect is done), checks who listens there (conn_check_owner) and
+ * starts reading.  0, COLLS_ECONNREFUSED when no daemon listens,
+ * COLLS_EOWNER, COLLS_ENOMEM or COLLS_EIO.  On failure the caller still
  * calls colls__conn_close().
  */
 int
@@ -88,7 +175,8 @@ colls__conn_open(struct colls__conn *cn, const char *path)
 {
     struct conn_connect cc = {0, 0};
     uv_connect_t creq;
-    int sndbuf;
+    uv_os_fd_t fd;
+    int sndbuf, rc;
 
     cn->daemon = colls__stream_new(cn, COLLS__ST_DAEMON);
     if (cn->daemon == NULL)
@@ -100,6 +188,11 @@ colls__conn_open(struct colls__conn *cn, const char *path)
         uv_run(&cn->loop, UV_RUN_ONCE);
     if (cc.status != 0)
         return cc.status == UV_ENOMEM ? COLLS_ENOMEM : COLLS_ECONNREFUSED;
+    if (uv_fileno((uv_handle_t *)&cn->daemon->u.pipe, &fd) != 0)
+        return COLLS_EIO;
+    rc = conn_check_owner(fd, path);
+    if (rc != 0)
+        return rc;
     /* Large messages to the daemon go in one write instead of many
        wake-ups of 208 KiB each; capped by net.core.wmem_max. */
     sndbuf = COLLS__SOCK_BUF;
@@ -420,8 +513,11 @@ conn_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
 
     (void)b;
     if (nread < 0) {
-        conn_stream_error(st, nread == UV_EOF ? COLLS_ESHUTDOWN
-                                              : conn_uv_err((int)nread));
+        /* For the daemon stream: a daemon that shuts down says so with
+           ERROR COLLS_ESHUTDOWN first (cn->err is then set already). */
+        conn_stream_error(st, nread == UV_EOF || nread == UV_ECONNRESET
+                                  ? COLLS_ECONNLOST
+                                  : conn_uv_err((int)nread));
         return;
     }
     if (nread == 0)
@@ -486,8 +582,15 @@ static void
 conn_write_cb(uv_write_t *w, int status)
 {
     struct colls__wreq *wr = list_entry(w, struct colls__wreq, w);
+    const struct colls__stream *st = w->handle->data;
 
-    conn_wreq_done(wr, status < 0 ? conn_uv_err(status) : 0);
+    /* the daemon's end went away under the write: it died */
+    if (st->kind == COLLS__ST_DAEMON &&
+        (status == UV_EPIPE || status == UV_ECONNRESET))
+        status = COLLS_ECONNLOST;
+    else if (status < 0)
+        status = conn_uv_err(status);
+    conn_wreq_done(wr, status);
 }
 
 /*
@@ -573,7 +676,10 @@ colls__wreq_write(struct colls__stream *st, struct colls__wreq *wr)
     unsigned i;
     int rc;
 
-    if (st == NULL || st->closing) {
+    /* A daemon that sent an ERROR saying why it closes (cn->err) reads
+       nothing more: fail at once rather than write into the close. */
+    if (st == NULL || st->closing ||
+        (st->kind == COLLS__ST_DAEMON && wr->cn->err != 0)) {
         rc = wr->cn->err ? wr->cn->err : COLLS_ENOTCONN;
         goto fail;
     }

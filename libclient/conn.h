@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <uv.h>
 
@@ -176,6 +177,7 @@ struct colls__conn {
 /* conn.c */
 int colls__conn_init(struct colls__conn *cn, const struct colls__conn_ops *ops);
 int colls__conn_open(struct colls__conn *cn, const char *path);
+int colls__conn_owner_ok(uid_t owner, uid_t self, const char *env);
 void colls__conn_close(struct colls__conn *cn);
 uint64_t colls__conn_req_id(struct colls__conn *cn);
 int colls__deaths_reserve(struct colls__deaths *d);

@@ -13,6 +13,7 @@
  * API layer (internal.h): may call the connection layer (conn.h) and
  * colls.c's loop.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -27,6 +28,17 @@ colls__ctl_free(struct colls__ctl *ctl)
     envelope_free(ctl->rep);
     free(ctl->payload);
     free(ctl);
+}
+
+/* Keeps the text of ERROR e for colls_errmsg(). */
+static void
+ctl_keep_errmsg(colls_t *c, const Envelope *e)
+{
+    const char *m = e->body_case == ENVELOPE__BODY_ERROR && e->error != NULL
+                        ? e->error->message
+                        : NULL;
+
+    snprintf(c->errmsg, sizeof(c->errmsg), "%s", m != NULL ? m : "");
 }
 
 /* Completes ctl (reply or status set); calls its callback if any. */
@@ -89,8 +101,10 @@ colls__ctl_call(colls_t *c, Envelope *e, Envelope **rep)
     rc = colls__wait(c, ctl_pred, ctl, 1);
     if (rc == 0 && ctl->status < 0)
         rc = ctl->status;
-    if (rc == 0 && ctl->rep->kind == KIND__ERROR)
+    if (rc == 0 && ctl->rep->kind == KIND__ERROR) {
+        ctl_keep_errmsg(c, ctl->rep);
         rc = ctl->rep->status < 0 ? ctl->rep->status : COLLS_EPROTO;
+    }
     if (rc == 0 && ctl->rep->status < 0)
         rc = ctl->rep->status;
     if (rc == 0) {
@@ -140,8 +154,10 @@ colls__ctl_reply(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
         /* An ERROR nobody asked for says why the daemon is about to
            close the connection (e.g. COLLS_ENOBUFS: too much queued for
            this task): calls that fail on the close report it. */
-        if (e->kind == KIND__ERROR && e->status < 0 && c->conn.err == 0)
+        if (e->kind == KIND__ERROR && e->status < 0 && c->conn.err == 0) {
             c->conn.err = e->status;
+            ctl_keep_errmsg(c, e);
+        }
         envelope_free(e);
         free(payload);
         return;

@@ -1,7 +1,8 @@
 /*
  * error.c -- names and texts of the COLLS_E* codes, generated from the one
  * table in colls.h (COLLS_ERRNO_MAP).  0 reads as success; a code that is
- * not in the table reads as "unknown error".
+ * not in the table reads as "unknown error".  colls_errmsg() gives the
+ * daemon's own text, when it sent one with the code.
  */
 #include "internal.h"
 
@@ -37,4 +38,12 @@ colls_err_name(int err)
     default:
         return "unknown error";
     }
+}
+
+/* The daemon's text with the last ERROR on c (kept by ctl.c), or "";
+   with NULL, that of this thread's last failed colls_attach. */
+const char *
+colls_errmsg(const colls_t *c)
+{
+    return c != NULL ? c->errmsg : colls__attach_errmsg;
 }

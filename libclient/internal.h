@@ -116,7 +116,11 @@ struct colls {
     struct colls__deaths dead;
     uint8_t host_down[4096];
     struct colls__coll_wait *coll_wait; /* collective awaiting its result */
+    char errmsg[256]; /* the text of the daemon's last ERROR (colls_errmsg) */
 };
+
+/* colls.c: the daemon's words on this thread's last failed attach */
+extern _Thread_local char colls__attach_errmsg[256];
 
 /* colls.c: running the loop (it also installs the colls__conn_ops) */
 int colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed);

@@ -157,9 +157,12 @@ add_exec(int argc, char **argv)
         colls_free(h);
         rc = colls_add_host(c, argv[1]);
     }
-    if (rc < 0)
-        fprintf(stderr, "collsctl add %s: %s\n", argv[1], colls_strerror(rc));
-    else
+    if (rc < 0) {
+        char what[300];
+
+        snprintf(what, sizeof(what), "add %s", argv[1]);
+        collsctl_perror(c, what, rc);
+    } else
         rc = add_wait(c, argv[1], seen) != 0 ? -1 : 0;
     colls_detach(c);
     return rc < 0 ? 1 : 0;
@@ -177,10 +180,12 @@ delete_exec(int argc, char **argv)
         return 1;
     hid = collsctl_resolve_host(c, argv[1]);
     rc = hid < 0 ? hid : colls_delete_host(c, hid);
-    if (rc < 0)
-        fprintf(stderr, "collsctl delete %s: %s\n", argv[1],
-                colls_strerror(rc));
-    else
+    if (rc < 0) {
+        char what[300];
+
+        snprintf(what, sizeof(what), "delete %s", argv[1]);
+        collsctl_perror(c, what, rc);
+    } else
         printf("deleted host %d\n", hid);
     colls_detach(c);
     return rc < 0 ? 1 : 0;
@@ -199,7 +204,7 @@ halt_exec(int argc, char **argv)
         return 1;
     rc = colls_halt(c);
     if (rc < 0)
-        fprintf(stderr, "collsctl halt: %s\n", colls_strerror(rc));
+        collsctl_perror(c, "halt", rc);
     colls_detach(c);
     return rc < 0 ? 1 : 0;
 }

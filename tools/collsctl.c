@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,16 +37,66 @@ collsctl_usage(const struct collsctl_cmd *cmd)
     return 2;
 }
 
+/*
+ * After COLLS_EOWNER: names who owns the socket the library refused (the
+ * path as libcolls picks it: $COLLS_SOCKET, else $XDG_RUNTIME_DIR/collsd,
+ * else /tmp/collsd-UID) and its directory.
+ */
+static void
+collsctl_explain_owner(const char *sock)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    char path[4096], *slash;
+    struct stat sb;
+    int i;
+
+    if (sock != NULL && sock[0] != '\0')
+        snprintf(path, sizeof(path), "%s", sock);
+    else if (xdg != NULL && xdg[0] != '\0')
+        snprintf(path, sizeof(path), "%s/collsd/collsd.sock", xdg);
+    else
+        snprintf(path, sizeof(path), "/tmp/collsd-%u/collsd.sock",
+                 (unsigned)getuid());
+    for (i = 0; i < 2; i++) {
+        if (stat(path, &sb) == 0)
+            fprintf(stderr, "collsctl: %s belongs to uid %lu\n", path,
+                    (unsigned long)sb.st_uid);
+        slash = strrchr(path, '/');
+        if (slash == NULL || slash == path)
+            break;
+        *slash = '\0';
+    }
+    fprintf(stderr,
+            "collsctl: you are uid %lu; to use a daemon of another user "
+            "(that lets you in), set COLLS_DAEMON_UID=<its uid>\n",
+            (unsigned long)geteuid());
+}
+
 int
 collsctl_attach(struct colls **out)
 {
     int rc = colls_attach(NULL, out);
     const char *sock = getenv("COLLS_SOCKET");
 
-    if (rc < 0)
-        fprintf(stderr, "collsctl: cannot attach to the daemon%s%s: %s\n",
-                sock ? " at " : "", sock ? sock : "", colls_strerror(rc));
+    if (rc < 0) {
+        const char *why = colls_errmsg(NULL);
+
+        fprintf(stderr, "collsctl: cannot attach to the daemon%s%s: %s%s%s\n",
+                sock ? " at " : "", sock ? sock : "", colls_strerror(rc),
+                why[0] != '\0' ? ": " : "", why);
+    }
+    if (rc == COLLS_EOWNER)
+        collsctl_explain_owner(sock);
     return rc;
+}
+
+void
+collsctl_perror(colls_t *c, const char *what, int rc)
+{
+    const char *why = c != NULL ? colls_errmsg(c) : "";
+
+    fprintf(stderr, "collsctl %s: %s%s%s\n", what, colls_strerror(rc),
+            why[0] != '\0' ? ": " : "", why);
 }
 
 int

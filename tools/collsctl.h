@@ -25,6 +25,9 @@ struct colls;
 /* Attaches to the daemon (--socket / $COLLS_SOCKET); prints why not.
    0 or a COLLS_E* code. */
 int collsctl_attach(struct colls **out);
+/* Prints "collsctl WHAT: <text of rc>[: <the daemon's words>]" to stderr
+   (colls_errmsg of c; c may be NULL). */
+void collsctl_perror(struct colls *c, const char *what, int rc);
 /* Prints "usage: collsctl NAME USAGE" to stderr; returns 2. */
 int collsctl_usage(const struct collsctl_cmd *cmd);
 /* Parses a tid written as t<hex>, 0x<hex> or decimal.  0 or -1. */

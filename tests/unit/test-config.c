@@ -56,6 +56,9 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.task_queue_limit, 64 * 1024 * 1024);
     ck_assert_int_eq(cfg.max_message, 256 * 1024 * 1024);
     ck_assert_int_eq(cfg.allow_uid, -1);
+    ck_assert_int_eq(cfg.allow_gid, -1);
+    ck_assert_int_eq(cfg.admin_uid, -1);
+    ck_assert_int_eq(cfg.admin_gid, -1);
     ck_assert_int_eq(cfg.log_level, LOG_LVL_INFO);
     ck_assert_int_eq(cfg.foreground, 0);
     ck_assert(cfg.fault_drop == 0.0);

@@ -90,6 +90,7 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
     TaskList tl = TASK_LIST__INIT;
     StatsRep sr = STATS_REP__INIT;
     PingRep pr = PING_REP__INIT;
+    Error er = ERROR__INIT;
     RouteRep rr = ROUTE_REP__INIT;
     HostOp op = HOST_OP__INIT;
 
@@ -237,8 +238,25 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
         }
         fake_send(fd, &e, NULL, 0);
         break;
+    case KIND__DELETE_HOST:
+        /* hid 7: refused as collsd refuses a task without admin rights;
+           hid 9: the daemon dies without a word */
+        if (in->body_case == ENVELOPE__BODY_HOST_OP && in->host_op->hid == 9)
+            _exit(0);
+        e.kind = KIND__ERROR;
+        e.status = COLLS_EPERM;
+        er.message = "admin verbs need uid 0 or --admin-uid/--admin-gid";
+        e.body_case = ENVELOPE__BODY_ERROR;
+        e.error = &er;
+        fake_send(fd, &e, NULL, 0);
+        break;
     case KIND__HALT:
+        /* as collsd: the reply, then ERROR ESHUTDOWN, then the close */
         e.kind = KIND__ADMIN_REP;
+        fake_send(fd, &e, NULL, 0);
+        envelope_init(&e);
+        e.kind = KIND__ERROR;
+        e.status = COLLS_ESHUTDOWN;
         fake_send(fd, &e, NULL, 0);
         _exit(0);
     default:
@@ -597,12 +615,35 @@ START_TEST(test_admin)
     ck_assert_int_eq(colls_add_host(c, "h:1"), 0);
     ck_assert_int_eq(colls_add_host(c, "other:2"), COLLS_EINVAL);
     ck_assert_int_eq(colls_delete_host(c, 0), COLLS_EINVAL);
+    ck_assert_str_eq(colls_errmsg(c), "");
+    ck_assert_int_eq(colls_delete_host(c, 7), COLLS_EPERM);
+    ck_assert_str_eq(colls_errmsg(c),
+                     "admin verbs need uid 0 or --admin-uid/--admin-gid");
     /* halt: the daemon answers and goes away; receives then fail */
     ck_assert_int_eq(colls_halt(c), 0);
     ck_assert_int_eq(
         colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), NULL),
         COLLS_ESHUTDOWN);
     ck_assert_int_eq(colls_send(c, PEER, 1, "x", 1), COLLS_ESHUTDOWN);
+    detach(&f, c);
+}
+END_TEST
+
+/* A daemon that dies without a word (killed) is told apart from one that
+   shuts down: COLLS_ECONNLOST, for the call in progress and later ones. */
+START_TEST(test_daemon_died)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    char out[4];
+
+    ck_assert_int_eq(colls_delete_host(c, 9), COLLS_ECONNLOST);
+    ck_assert_int_eq(
+        colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), NULL),
+        COLLS_ECONNLOST);
+    ck_assert_int_eq(colls_send(c, PEER, 1, "x", 1), COLLS_ECONNLOST);
+    ck_assert_str_eq(colls_strerror(COLLS_ECONNLOST),
+                     "connection to the daemon lost (daemon died?)");
     detach(&f, c);
 }
 END_TEST
@@ -787,6 +828,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_large);
     tcase_add_test(tc, test_bound_recv);
     tcase_add_test(tc, test_admin);
+    tcase_add_test(tc, test_daemon_died);
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_direct_fallback);
     tcase_add_test(tc, test_direct_garbage);
