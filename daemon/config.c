@@ -113,15 +113,14 @@ static const struct config_opt config_table[] = {
         "transport's queue towards it holds more than this; read them "
         "again below half",
         0),
-    OPT("task-queue-max", CFG_SIZE, task_queue_max, "64M", 64 * 1024,
-        64 * GiB, "BYTES",
+    OPT("task-queue-max", CFG_SIZE, task_queue_max, "64M", 64 * 1024, 64 * GiB,
+        "BYTES",
         "output queued towards one task (replies, messages, echoes, "
         "notifications, results): while more than this is queued, the "
         "task itself and local tasks sending to it are not read; read "
         "again below half",
         0),
-    OPT("task-credit", CFG_SIZE, task_credit, "8M", 64 * 1024, 1 * GiB,
-        "BYTES",
+    OPT("task-credit", CFG_SIZE, task_credit, "8M", 64 * 1024, 1 * GiB, "BYTES",
         "flow-control window: bytes of messages another daemon may "
         "forward to one task here before the task has read them",
         0),

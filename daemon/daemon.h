@@ -133,10 +133,12 @@ struct task {
     uint64_t out_bytes;  /* queued, not yet written */
     uint64_t peer_bytes; /* of which DATA from other daemons (frames not
                             wholly written), bounded by --task-credit */
-    struct task_credit *credits; /* per sending daemon, ncredits */
-    int ncredits;
     int wdead;           /* writing failed (peer closed): output is
                             dropped, input is still read to EOF */
+
+    /* flow control: credit owed to each daemon that forwards to us */
+    struct task_credit *credits;
+    int ncredits;
     struct task_stats st;
 };
 
@@ -183,8 +185,9 @@ struct daemon_stats {
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
     uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;
     uint64_t requests_timed_out, pauses, resumes;
-    uint64_t credits_out, credits_in; /* CREDIT messages (flow control) */
-    uint64_t credit_holds; /* DATA held for want of credit */
+    /* flow control: CREDIT messages sent and received, and DATA held
+       for want of credit */
+    uint64_t credits_out, credits_in, credit_holds;
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };

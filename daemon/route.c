@@ -65,7 +65,7 @@
    stands for the envelope and the receiving daemon's bookkeeping, so a
    window bounds the memory of many small messages too.  Both ends must
    agree (colls.proto, message Credit). */
-#define ROUTE_CREDIT_MSG 256u
+#define ROUTE_CREDIT_MSG   256u
 #define ROUTE_FLOW_BUCKETS 256
 
 /* A DATA message from a local task waiting for credit; the task is not
@@ -161,9 +161,9 @@ route_credit_find(struct daemon *d, uint32_t dst, int create)
         for (i = 0; i < ROUTE_FLOW_BUCKETS; i++)
             list_init(&d->flow->buckets[i]);
     }
-    h = &d->flow->buckets[(dst ^ (dst >> 8) ^ (dst >> 20)) %
-                          ROUTE_FLOW_BUCKETS];
-    LIST_FOREACH(n, h) {
+    h = &d->flow
+             ->buckets[(dst ^ (dst >> 8) ^ (dst >> 20)) % ROUTE_FLOW_BUCKETS];
+    LIST_FOREACH (n, h) {
         c = list_entry(n, struct route_credit, node);
         if (c->dst == dst)
             return c;
@@ -228,8 +228,7 @@ route_hold(struct task *t, struct route_credit *c, const Envelope *f,
     if (h == NULL || (plen > 0 && payload == NULL)) {
         free(h);
         free(owner);
-        route_send_failed_local(t->d, t->tid, f->dst, COLLS_ENOMEM,
-                                f->req_id);
+        route_send_failed_local(t->d, t->tid, f->dst, COLLS_ENOMEM, f->req_id);
         route_credit_put(c);
         return;
     }
@@ -281,7 +280,7 @@ route_credit_fail(struct daemon *d, struct route_credit *c, int status)
 {
     struct list_node *n, *tmp;
 
-    LIST_FOREACH_SAFE(n, tmp, &c->waiters) {
+    LIST_FOREACH_SAFE (n, tmp, &c->waiters) {
         struct route_held *h = list_entry(n, struct route_held, node);
         struct task *t = task_find(d, h->env.src);
 
@@ -304,9 +303,8 @@ route_credit_host_down(struct daemon *d, int hid)
     unsigned i;
 
     for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
-        LIST_FOREACH_SAFE(n, tmp, &d->flow->buckets[i]) {
-            struct route_credit *c =
-                list_entry(n, struct route_credit, node);
+        LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
+            struct route_credit *c = list_entry(n, struct route_credit, node);
 
             if (COLLS_TID_HID(c->dst) == hid)
                 route_credit_fail(d, c, COLLS_EHOSTDOWN);
@@ -321,11 +319,10 @@ route_credit_sender_gone(struct daemon *d, uint32_t tid)
     unsigned i;
 
     for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
-        LIST_FOREACH_SAFE(n, tmp, &d->flow->buckets[i]) {
-            struct route_credit *c =
-                list_entry(n, struct route_credit, node);
+        LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
+            struct route_credit *c = list_entry(n, struct route_credit, node);
 
-            LIST_FOREACH_SAFE(m, mtmp, &c->waiters) {
+            LIST_FOREACH_SAFE (m, mtmp, &c->waiters) {
                 struct route_held *h = list_entry(m, struct route_held, node);
 
                 if (h->env.src != tid)
@@ -353,8 +350,8 @@ route_peer_credit(struct daemon *d, int hid, const Envelope *e)
     c = route_credit_find(d, e->credit->task, 0);
     if (c == NULL)
         return; /* forgotten: the task died, or we restarted */
-    c->inflight -= e->credit->bytes < c->inflight ? e->credit->bytes
-                                                   : c->inflight;
+    c->inflight -=
+        e->credit->bytes < c->inflight ? e->credit->bytes : c->inflight;
     route_credit_release(d, c);
 }
 
@@ -365,12 +362,11 @@ route_free_all(struct daemon *d)
     unsigned i;
 
     for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
-        LIST_FOREACH_SAFE(n, tmp, &d->flow->buckets[i]) {
-            struct route_credit *c =
-                list_entry(n, struct route_credit, node);
+        LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
+            struct route_credit *c = list_entry(n, struct route_credit, node);
             struct list_node *m, *mtmp;
 
-            LIST_FOREACH_SAFE(m, mtmp, &c->waiters) {
+            LIST_FOREACH_SAFE (m, mtmp, &c->waiters) {
                 struct route_held *h = list_entry(m, struct route_held, node);
 
                 free(h->owner);
