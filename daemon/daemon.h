@@ -127,6 +127,7 @@ struct task {
     uint32_t wait_tid; /* paused on this local task's queue */
     int wait_hid;      /* ... or on this peer's rel queue */
     int wait_credit;   /* ... or on flow-control credit (route.c) */
+    unsigned nnotify;  /* its notification requests waiting (route.c) */
 
     /* output */
     struct task_out *out_head, **out_tail;

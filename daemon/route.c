@@ -61,6 +61,9 @@
 
 /* Flags a task may set on its DATA; the rest are the daemon's. */
 #define ROUTE_TASK_FLAGS ENV_F_FPC
+/* Notification requests one task may have waiting (COLLS_ENOBUFS past
+   it): their memory is the daemon's, not bounded by reading. */
+#define ROUTE_NOTIFY_MAX 4096u
 /* Cost of a message in flow-control credit on top of its payload: it
    stands for the envelope and the receiving daemon's bookkeeping, so a
    window bounds the memory of many small messages too.  Both ends must
@@ -137,6 +140,19 @@ route_check_task_queue(struct task *t, const struct task *dst)
         task_pause_on_task(t, dst->tid);
 }
 
+/* Pauses t while the transport queue towards hid is over
+   --task-queue-limit (t just sent there). */
+static void
+route_check_host_queue(struct task *t, int hid)
+{
+    struct daemon *d = t->d;
+
+    if (hid > 0 && hid <= DAEMON_MAX_HID && hid != d->hid &&
+        d->hosts[hid] != NULL &&
+        net_queued(d, hid) > (uint64_t)d->cfg->task_queue_limit)
+        task_pause_on_host(t, hid);
+}
+
 /* ---- flow control (sending side) ---------------------------------------- */
 
 /* The cost in credit of a message with plen payload bytes. */
@@ -203,8 +219,8 @@ route_forward(struct daemon *d, struct task *t, int hid, const Envelope *f,
     if (rc != 0)
         return rc;
     d->st.data_to_peer++;
-    if (t != NULL && net_queued(d, hid) > (uint64_t)d->cfg->task_queue_limit)
-        task_pause_on_host(t, hid);
+    if (t != NULL)
+        route_check_host_queue(t, hid);
     return 0;
 }
 
@@ -295,13 +311,15 @@ route_credit_fail(struct daemon *d, struct route_credit *c, int status)
     free(c);
 }
 
-/* Fails the credit entries of every task on host hid (it went down). */
+/* Host hid went down: fails the credit entries of every task on it, and
+   forgets what our tasks owed it. */
 static void
 route_credit_host_down(struct daemon *d, int hid)
 {
     struct list_node *n, *tmp;
     unsigned i;
 
+    task_credit_forget(d, hid);
     for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
         LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
             struct route_credit *c = list_entry(n, struct route_credit, node);
@@ -498,6 +516,11 @@ route_notify_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_EINVAL, "bad NOTIFY_REQ");
         return;
     }
+    if (t->nnotify >= ROUTE_NOTIFY_MAX) {
+        task_error(t, e->req_id, COLLS_ENOBUFS,
+                   "too many notification requests waiting");
+        return;
+    }
     if ((r->what == COLLS_NOTIFY_TASK_EXIT &&
          route_tid_gone(d, (uint32_t)r->who)) ||
         (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
@@ -516,6 +539,7 @@ route_notify_req(struct task *t, const Envelope *e)
     n->tag = r->tag;
     n->next = d->notifies;
     d->notifies = n;
+    t->nnotify++;
 }
 
 /*
@@ -544,6 +568,10 @@ route_notify_event(struct daemon *d, uint32_t what, int32_t who)
             route_notify_fire(d, n->tid, n->what,
                               n->what == what ? who : n->who, n->tag);
         if (fire && !keep) {
+            struct task *t = task_find(d, n->tid);
+
+            if (t != NULL)
+                t->nnotify--;
             *pp = n->next;
             free(n);
         } else {
@@ -738,11 +766,15 @@ route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
     case KIND__ROUTE_REQ:
         route_route_req(t, e);
         break;
+    case KIND__PING_REQ:
+        /* Its echo payload (up to 16 MiB) goes to the host in dst. */
+        admin_task_request(t, e, payload, plen);
+        route_check_host_queue(t, (int)e->dst);
+        break;
     case KIND__STATUS_REQ:
     case KIND__HOSTS_REQ:
     case KIND__TASKS_REQ:
     case KIND__STATS_REQ:
-    case KIND__PING_REQ:
     case KIND__ADD_HOST:
     case KIND__DELETE_HOST:
     case KIND__HALT:

@@ -629,6 +629,18 @@ task_credit_owe(struct task *t, int hid, uint64_t bytes)
         task_credit_return(t, c);
 }
 
+void
+task_credit_forget(struct daemon *d, int hid)
+{
+    struct task *t;
+    int i;
+
+    for (t = d->tasks; t != NULL; t = t->next)
+        for (i = 0; i < t->ncredits; i++)
+            if (t->credits[i].hid == hid)
+                t->credits[i].bytes = 0;
+}
+
 /* Cron: returns what every task owes, so that small amounts (a sender
    whose window differs from ours, a trickle) never wait long. */
 static void

@@ -92,6 +92,9 @@ void task_pause_on_host(struct task *t, int hid);
    message t sent waits for flow-control credit). */
 void task_pause_on_credit(struct task *t);
 void task_credit_granted(struct task *t);
+/* Host hid went down: the credit owed to it is void (its successor
+   starts with none in flight). */
+void task_credit_forget(struct daemon *d, int hid);
 /* Resumes paused tasks whose wait is over (end of loop turn). */
 void task_resume_paused(struct daemon *d);
 /* Frees closed tasks (end of loop turn, cron); closes stuck CLOSING. */

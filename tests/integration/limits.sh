@@ -67,20 +67,18 @@ rss_watch()
 
 # The bound of docs/protocol.md ("Memory bounds") for T tasks on a
 # daemon of H hosts with the limits above and frames of at most F bytes,
-# in KiB, on top of the daemon's RSS with no task attached: per task its
-# queue (QMAX + 2 F: its own last request's answer and one local
-# sender's overshoot), one frame being read (64 KiB + F) and one message
-# held for credit (F); per other host (H - 1) x (CREDIT + F) into each
-# task and the transport queue (QLIMIT + T x F) plus its windows
-# (2 x 1024 x 1500 B).  SLACK_KIB covers the allocator's fragmentation
-# and libevent: it is not a function of the traffic.
+# in KiB, on top of the daemon's RSS before (M0):
+#   T (Q + 4F + 128 KiB + (H - 1)(W + F)) + (H - 1)(L + T F + 2 N U + F)
+# with N = 1024 datagrams of U = 1472 bytes.  SLACK_KIB covers the
+# allocator's fragmentation and libevent: it is not a function of the
+# traffic (without the bounds, the hogs alone grow a daemon by hundreds
+# of MiB in a few seconds).
 SLACK_KIB=$((24 << 10))
 bound_kib()
 {
     local t=$1 h=$2 f=$3
-    echo $(((t * (QMAX + 2 * f + (64 << 10) + f + f) +
-        (h - 1) * (t * (CREDIT + f) + QLIMIT + t * f + 2 * 1024 * 1500)) /
-        1024 + SLACK_KIB))
+    echo $(((t * (QMAX + 4 * f + (128 << 10) + (h - 1) * (CREDIT + f)) +
+        (h - 1) * (QLIMIT + t * f + 2 * 1024 * 1472 + f)) / 1024 + SLACK_KIB))
 }
 
 # ---- 1. tasks that never read, on daemon 1 ---------------------------------
