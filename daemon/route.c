@@ -834,10 +834,13 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     u->st.msgs_recv++;
     log_trace("DATA t%x -> t%x tag %d, %zu bytes, from host %d", e->src, e->dst,
               e->tag, len - off, hid);
-    /* Reuse the packed envelope and the payload where they lie; hid's
-       credit bounds them, and is owed back as u reads (task.c). */
-    task_queue_peer(u, hid, route_credit_cost(len - off), msg + 4, off - 4,
-                    len - 4, msg);
+    /* Reuse the packed envelope and the payload where they lie.  A
+       task's DATA came under hid's credit for u, owed back as u reads
+       (task.c); echoes from hid's daemon did not (their sender, u, is
+       paused on its own queue instead). */
+    task_queue_peer(
+        u, hid, daemon_tid_is_daemon(e->src) ? 0 : route_credit_cost(len - off),
+        msg + 4, off - 4, len - 4, msg);
 }
 
 /* SEND_FAILED from dst's daemon: dst is not there, so no credit for it

@@ -437,7 +437,8 @@ task_flush(struct task *t)
                 t->out_tail = &t->out_head;
             if (o->credit_hid != 0) {
                 t->peer_bytes -= o->head_len + o->body_len;
-                task_credit_owe(t, o->credit_hid, o->credit);
+                if (o->credit > 0)
+                    task_credit_owe(t, o->credit_hid, o->credit);
             }
             task_out_free(o);
         }

@@ -67,7 +67,8 @@ int task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
  * task_queue_packed for DATA forwarded by daemon hid under flow control:
  * once the frame is wholly written to t, credit (its cost) is owed back
  * to hid and returned in a CREDIT message (batched: half a window, or the
- * next cron).  Never refused for size: the sender's credit bounds it.
+ * next cron); credit 0: DATA hid sent without credit (an echo from its
+ * daemon).  Never refused for size: the sender's credit bounds it.
  */
 int task_queue_peer(struct task *t, int hid, uint64_t credit,
                     const uint8_t *body, size_t env_len, size_t body_len,
