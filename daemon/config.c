@@ -121,8 +121,10 @@ static const struct config_opt config_table[] = {
         "again below half",
         0),
     OPT("task-credit", CFG_SIZE, task_credit, "8M", 64 * 1024, 1 * GiB, "BYTES",
-        "flow-control window: bytes of messages another daemon may "
-        "forward to one task here before the task has read them",
+        "flow-control window: bytes (payload + 256 per message) this "
+        "daemon forwards to one task on another host before that task has "
+        "read them; its senders then wait.  Credit is returned to other "
+        "daemons every half of this read here",
         0),
     OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
         "largest message payload accepted", 0),

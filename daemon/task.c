@@ -36,9 +36,8 @@
  * and the socket get a POSIX ACL entry for that uid (task_grant_uid).
  *
  * May call: net (net_kick, net_queued, net_send_credit), platform, log,
- * proto/.  Never
- * route, host, group, coll or admin: frames and exits go up through
- * d->task_ops, installed by collsd.c.
+ * proto/.  Never route, host, group, coll or admin: frames and exits go
+ * up through d->task_ops, installed by collsd.c.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
