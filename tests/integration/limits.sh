@@ -20,7 +20,8 @@
 #    daemon 2's RSS stays within a credit window and a task queue of
 #    where it was; then the reader reads all 32 MiB in order and intact,
 #    and the sender sees neither SEND_FAILED nor ERROR, only the reader's
-#    TASK_EXIT at the end.  The same with a libcolls reader.
+#    TASK_EXIT at the end.  The same with a libcolls reader, and with the
+#    sender on the reader's daemon (paused on the reader's queue).
 # 3. A group of four tasks (two per daemon) runs checked collectives whose
 #    results are larger than --task-queue-max (coll-check smoke): the
 #    limit slows, it never fails them.
@@ -122,14 +123,18 @@ done
 # ---- 2. a fast sender and a slow reader on two daemons ---------------------
 
 # Starts the slow reader MODE (slow or slowlib) on daemon 2 and a flood
-# towards it from daemon 1; checks the sender is held back and daemon
-# 2's memory bounded; then lets the reader read and checks all arrived.
+# towards it from daemon S (default 1); checks the sender is held back
+# (daemon 1 counted credit holds, or, from daemon 2 itself, pauses) and
+# daemon 2's memory bounded; then lets the reader read and checks all
+# arrived.
 slow_reader()
 {
-    local mode=$1 base2 peak2 slow flood holds0 b2
+    local mode=$1 s=${2:-1} base2 peak2 slow flood holds0 b2 what
+    what=credit_holds
+    [ "$s" = 2 ] && what=pauses
     rm -f "$IT_DIR/go" "$IT_DIR/$mode.tid" "$IT_DIR/rss2" "$IT_DIR/rss2.stop"
     base2=$(rss 2)
-    holds0=$(it_stat_sum 1 credit_holds)
+    holds0=$(it_stat_sum "$s" "$what")
     rss_watch 2 "$IT_DIR/rss2" &
     watcher=$!
     it_bg "$mode.log" timeout 120 "$LC" --mode "$mode" --socket "$(it_sock 2)" \
@@ -137,14 +142,14 @@ slow_reader()
         --msg-size "$MSG"
     slow=$IT_LASTPID
     it_bg "flood-$mode.log" timeout 120 "$LC" --mode flood \
-        --socket "$(it_sock 1)" --peer "$IT_DIR/$mode.tid" --bytes "$SENT" \
-        --msg-size "$MSG"
+        --socket "$(it_sock "$s")" --peer "$IT_DIR/$mode.tid" \
+        --bytes "$SENT" --msg-size "$MSG"
     flood=$IT_LASTPID
     sleep 5
     kill -0 "$flood" 2>/dev/null ||
         it_fail "$mode: the sender was not held back: $(cat "$IT_DIR/flood-$mode.log")"
-    [ "$(it_stat_sum 1 credit_holds)" -gt "$holds0" ] ||
-        it_fail "$mode: daemon 1 held nothing for credit"
+    [ "$(it_stat_sum "$s" "$what")" -gt "$holds0" ] ||
+        it_fail "$mode: daemon $s counted no $what"
     : >"$IT_DIR/go"
     it_wait "$slow" 120 || it_fail "$mode reader: $(cat "$IT_DIR/$mode.log")"
     it_wait "$flood" 120 ||
@@ -164,6 +169,7 @@ slow_reader()
 
 slow_reader slow
 slow_reader slowlib
+slow_reader slow 2 # the sender on the reader's daemon
 for i in 1 2; do
     [ "$(it_stat_sum "$i" send_failed)" = 0 ] ||
         it_fail "daemon $i counted failed sends"
