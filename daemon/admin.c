@@ -646,8 +646,10 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(requests_timed_out)                                                      \
     X(pauses)                                                                  \
     X(resumes)                                                                 \
-    X(task_overflows)                                                          \
-    X(admin_refused)
+    X(admin_refused)                                                           \
+    X(credits_out)                                                             \
+    X(credits_in)                                                              \
+    X(credit_holds)
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames)                                                              \
     X(bad_envelopes)                                                           \

@@ -248,6 +248,7 @@ collsd_cleanup(struct daemon *d)
     task_reap(d);
     task_unlisten(d);
     admin_pending_free_all(d);
+    route_free_all(d);
     while (d->notifies != NULL) {
         struct notify *n = d->notifies;
 

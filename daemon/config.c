@@ -126,13 +126,22 @@ static const struct config_opt config_table[] = {
         "largest number of attached tasks", 0),
     OPT("task-queue-limit", CFG_SIZE, task_queue_limit, "64M", 64 * 1024,
         64 * GiB, "BYTES",
-        "stop reading a task while its output queued towards one "
-        "destination exceeds this",
+        "stop reading the local tasks that send to a host while the "
+        "transport's queue towards it holds more than this; read them "
+        "again below half",
         0),
-    OPT("task-queue-max", CFG_SIZE, task_queue_max, "1G", 64 * 1024, 64 * GiB,
+    OPT("task-queue-max", CFG_SIZE, task_queue_max, "64M", 64 * 1024, 64 * GiB,
         "BYTES",
-        "close a task (ERROR COLLS_ENOBUFS) when messages from other "
-        "daemons queued to it would exceed this",
+        "output queued towards one task (replies, messages, echoes, "
+        "notifications, results): while more than this is queued, the "
+        "task itself and local tasks sending to it are not read; read "
+        "again below half",
+        0),
+    OPT("task-credit", CFG_SIZE, task_credit, "8M", 64 * 1024, 1 * GiB, "BYTES",
+        "flow-control window: bytes (payload + 256 per message) this "
+        "daemon forwards to one task on another host before that task has "
+        "read them; its senders then wait.  Credit is returned to other "
+        "daemons every half of this read here",
         0),
     OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
         "largest message payload accepted", 0),

@@ -42,8 +42,9 @@ struct config {
     int64_t dead_after_ms;
     int64_t join_timeout_ms;
     int64_t max_tasks;
-    int64_t task_queue_limit; /* bytes queued towards one destination */
-    int64_t task_queue_max;   /* peer DATA queued to one task: hard cap */
+    int64_t task_queue_limit; /* bytes on the transport towards a host */
+    int64_t task_queue_max;   /* bytes queued towards one task */
+    int64_t task_credit;      /* flow-control window per (daemon, task) */
     int64_t max_message;      /* largest payload accepted */
     int64_t window;           /* rel datagrams in flight per peer */
     int64_t rto_min_us;

@@ -37,6 +37,7 @@ struct udp;
 struct rel;
 struct group_state;
 struct net_ops;
+struct route_flow;
 struct task_ops;
 
 #define DAEMON_MAX_HID      DGRAM_MAX_HID
@@ -83,9 +84,17 @@ struct task_out {
     size_t body_len;
     void *owner;
     size_t head_len;
-    size_t sent;   /* bytes of head + body already written */
-    int from_peer; /* DATA from another daemon (in task.peer_bytes) */
+    size_t sent;     /* bytes of head + body already written */
+    int credit_hid;  /* DATA forwarded by this daemon (0: other output) */
+    uint64_t credit; /* ... its cost in flow-control credit */
     uint8_t head[];
+};
+
+/* Credit a task owes one sending daemon: the cost of the DATA from it
+   that was written to the task since the last CREDIT (task.c). */
+struct task_credit {
+    int hid;
+    uint64_t bytes;
 };
 
 struct task_stats {
@@ -118,15 +127,20 @@ struct task {
     int paused;        /* reading stopped (backpressure) */
     uint32_t wait_tid; /* paused on this local task's queue */
     int wait_hid;      /* ... or on this peer's rel queue */
+    int wait_credit;   /* ... or on flow-control credit (route.c) */
+    unsigned nnotify;  /* its notification requests waiting (route.c) */
 
     /* output */
     struct task_out *out_head, **out_tail;
     uint64_t out_bytes;  /* queued, not yet written */
     uint64_t peer_bytes; /* of which DATA from other daemons (frames not
-                            wholly written), held to --task-queue-max */
-    int overflowed;      /* closed for going over --task-queue-max */
+                            wholly written), bounded by --task-credit */
     int wdead;           /* writing failed (peer closed): output is
                             dropped, input is still read to EOF */
+
+    /* flow control: credit owed to each daemon that forwards to us */
+    struct task_credit *credits;
+    int ncredits;
     struct task_stats st;
 };
 
@@ -173,9 +187,11 @@ struct daemon_stats {
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
     uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;
     uint64_t requests_timed_out, pauses, resumes;
-    uint64_t task_overflows;     /* tasks closed by --task-queue-max */
-    uint64_t admin_refused;      /* machine verbs refused for lack of rights */
-    struct stats_hist msg_bytes; /* payload sizes of DATA from tasks */
+    uint64_t admin_refused; /* machine verbs refused for lack of rights */
+    /* flow control: CREDIT messages sent and received, and DATA held
+       for want of credit */
+    uint64_t credits_out, credits_in, credit_holds;
+    struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };
 
@@ -229,6 +245,7 @@ struct daemon {
     struct list_node pending; /* struct pending (admin.c) */
     uint64_t next_req;
     struct notify *notifies;
+    struct route_flow *flow; /* flow-control state of senders (route.c) */
 
     /* groups and collectives (group.c, coll.c) */
     struct group_state *gs;

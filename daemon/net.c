@@ -8,7 +8,8 @@
  * rel_sendv; rel calls net_rel_send -> udp_send (batched).  The flush
  * event, run after the callbacks of the same loop turn, then pushes the
  * batch out with udp_flush, runs net_ops.turn_end and arms the transport
- * timer at rel_next_timeout().
+ * timer at rel_next_timeout().  net_send_credit is the one message this
+ * layer builds itself (for task.c, which owes flow-control credit).
  *
  * May call: udp, rel, platform, log, proto/.  Never route, host, group,
  * coll or admin: those are reached through d->net_ops only.
@@ -355,6 +356,21 @@ out:
     if (env != stackbuf)
         free(env);
     return rc;
+}
+
+int
+net_send_credit(struct daemon *d, int hid, uint32_t task, uint64_t bytes)
+{
+    Credit c = CREDIT__INIT;
+    Envelope e;
+
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), COLLS_DAEMON_TID(hid),
+                   KIND__CREDIT, 0, 0);
+    c.task = task;
+    c.bytes = bytes;
+    e.body_case = ENVELOPE__BODY_CREDIT;
+    e.credit = &c;
+    return net_send(d, hid, &e, NULL, 0);
 }
 
 int

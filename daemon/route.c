@@ -11,17 +11,26 @@
  * DATA from a daemon to a local task is queued with the message buffer
  * the transport delivered (no copy, the packed envelope is reused).
  *
- * Memory bounds.  A sender is paused (not read) while its destination
- * task's queue or the transport queue towards the destination's host is
- * over --task-queue-limit, so local traffic and outgoing traffic are
- * bounded per destination.  Traffic arriving from other daemons cannot be
- * paused per task (one ordered stream per pair of hosts serves every task;
- * holding it back would stall the others), and the transport acknowledges
- * what it delivered to us, so the senders' limits do not bound it: a task
- * that stops reading would make its queue grow without end.  So it has a
- * hard cap instead: a task whose queue of DATA from other daemons would
- * exceed --task-queue-max is closed with ERROR COLLS_ENOBUFS and its exit
- * announced as usual (task_queue_peer); every other task goes on.
+ * Memory bounds (docs/protocol.md, "Memory bounds" and "Flow control").
+ * Nothing is dropped and no task is closed for being slow: the producers
+ * of a queue stop being read instead.  A local sender is paused while its
+ * destination task's queue is over --task-queue-max, or while the
+ * transport queue towards the destination's host is over
+ * --task-queue-limit; a task is paused on its own queue by task.c.
+ *
+ * Flow control.  One ordered stream per pair of hosts serves every task,
+ * so the daemon receiving DATA cannot hold it back per task; the sending
+ * daemon does, with credit: it forwards DATA to a remote task while less
+ * than --task-credit of it (payload plus ROUTE_CREDIT_MSG per message)
+ * is in flight, i.e. not yet returned by a CREDIT from the task's daemon,
+ * which returns it as the task reads (task.c).  Without credit the
+ * message is held (struct route_held, one per sender at most, since the
+ * sender is then not read) on its destination's struct route_credit, in
+ * order, and forwarded when credit comes back.  A destination that dies
+ * (TASK_EXIT, SEND_FAILED from its daemon) or whose host goes down fails
+ * the held messages with SEND_FAILED and forgets its credit.  Daemon tids
+ * (echo) are not under credit: the sender is the one that reads the
+ * echoes, and task.c pauses it on its own queue.
  *
  * Layering: route.c is the first upper layer, installed by collsd.c as
  * task_ops.frame and net_ops.message: it dispatches by kind to host,
@@ -52,6 +61,39 @@
 
 /* Flags a task may set on its DATA; the rest are the daemon's. */
 #define ROUTE_TASK_FLAGS ENV_F_FPC
+/* Notification requests one task may have waiting (COLLS_ENOBUFS past
+   it): their memory is the daemon's, not bounded by reading. */
+#define ROUTE_NOTIFY_MAX 4096u
+/* Cost of a message in flow-control credit on top of its payload: it
+   stands for the envelope and the receiving daemon's bookkeeping, so a
+   window bounds the memory of many small messages too.  Both ends must
+   agree (colls.proto, message Credit). */
+#define ROUTE_CREDIT_MSG   256u
+#define ROUTE_FLOW_BUCKETS 256
+
+/* A DATA message from a local task waiting for credit; the task is not
+   read meanwhile, so it has one at most. */
+struct route_held {
+    struct list_node node; /* on route_credit.waiters, oldest first */
+    Envelope env;          /* as forwarded: scalars only, no body */
+    const uint8_t *payload;
+    size_t plen;
+    uint8_t *owner; /* holds payload */
+};
+
+/* This daemon's credit towards one remote task; freed when nothing is in
+   flight and nothing waits. */
+struct route_credit {
+    struct list_node node; /* on a route_flow bucket */
+    uint32_t dst;
+    uint64_t inflight;        /* cost forwarded, not yet credited back */
+    struct list_node waiters; /* struct route_held */
+};
+
+/* d->flow: the credit entries by destination tid. */
+struct route_flow {
+    struct list_node buckets[ROUTE_FLOW_BUCKETS];
+};
 
 /* Tells task t (if attached) that its message to dst failed. */
 static void
@@ -94,8 +136,264 @@ route_host_status(struct daemon *d, int hid)
 static void
 route_check_task_queue(struct task *t, const struct task *dst)
 {
-    if (dst->out_bytes > (uint64_t)t->d->cfg->task_queue_limit && dst != t)
+    if (dst->out_bytes > (uint64_t)t->d->cfg->task_queue_max && dst != t)
         task_pause_on_task(t, dst->tid);
+}
+
+/* Pauses t while the transport queue towards hid is over
+   --task-queue-limit (t just sent there). */
+static void
+route_check_host_queue(struct task *t, int hid)
+{
+    struct daemon *d = t->d;
+
+    if (hid > 0 && hid <= DAEMON_MAX_HID && hid != d->hid &&
+        d->hosts[hid] != NULL &&
+        net_queued(d, hid) > (uint64_t)d->cfg->task_queue_limit)
+        task_pause_on_host(t, hid);
+}
+
+/* ---- flow control (sending side) ---------------------------------------- */
+
+/* The cost in credit of a message with plen payload bytes. */
+static uint64_t
+route_credit_cost(size_t plen)
+{
+    return (uint64_t)plen + ROUTE_CREDIT_MSG;
+}
+
+/* The credit entry for remote task dst, created if create; NULL if none
+   (or create and no memory). */
+static struct route_credit *
+route_credit_find(struct daemon *d, uint32_t dst, int create)
+{
+    struct list_node *h, *n;
+    struct route_credit *c;
+    unsigned i;
+
+    if (d->flow == NULL) {
+        if (!create || (d->flow = malloc(sizeof(*d->flow))) == NULL)
+            return NULL;
+        for (i = 0; i < ROUTE_FLOW_BUCKETS; i++)
+            list_init(&d->flow->buckets[i]);
+    }
+    h = &d->flow
+             ->buckets[(dst ^ (dst >> 8) ^ (dst >> 20)) % ROUTE_FLOW_BUCKETS];
+    LIST_FOREACH (n, h) {
+        c = list_entry(n, struct route_credit, node);
+        if (c->dst == dst)
+            return c;
+    }
+    if (!create || (c = calloc(1, sizeof(*c))) == NULL)
+        return NULL;
+    c->dst = dst;
+    list_init(&c->waiters);
+    list_add_tail(h, &c->node);
+    return c;
+}
+
+/* Frees c if nothing is in flight and nothing waits. */
+static void
+route_credit_put(struct route_credit *c)
+{
+    if (c->inflight == 0 && list_empty(&c->waiters)) {
+        list_del(&c->node);
+        free(c);
+    }
+}
+
+/*
+ * Forwards DATA f (+ payload) from local task t (NULL if gone) to its
+ * destination's daemon hid, and pauses t while the transport queue
+ * towards hid is over --task-queue-limit.  0 or a COLLS_E* code (the
+ * caller tells the sender).
+ */
+static int
+route_forward(struct daemon *d, struct task *t, int hid, const Envelope *f,
+              const void *payload, size_t plen)
+{
+    int rc = route_host_status(d, hid);
+
+    if (rc == 0)
+        rc = net_send(d, hid, f, payload, plen);
+    if (rc != 0)
+        return rc;
+    d->st.data_to_peer++;
+    if (t != NULL)
+        route_check_host_queue(t, hid);
+    return 0;
+}
+
+/*
+ * Holds DATA f from task t (payload in owner, or copied) on c until
+ * credit comes back, and stops reading t.  Without memory for it, the
+ * sender is told COLLS_ENOMEM.
+ */
+static void
+route_hold(struct task *t, struct route_credit *c, const Envelope *f,
+           const uint8_t *payload, size_t plen, uint8_t *owner)
+{
+    struct route_held *h = malloc(sizeof(*h));
+
+    if (h != NULL && owner == NULL && plen > 0) {
+        owner = malloc(plen);
+        if (owner != NULL)
+            memcpy(owner, payload, plen);
+        payload = owner;
+    }
+    if (h == NULL || (plen > 0 && payload == NULL)) {
+        free(h);
+        free(owner);
+        route_send_failed_local(t->d, t->tid, f->dst, COLLS_ENOMEM, f->req_id);
+        route_credit_put(c);
+        return;
+    }
+    h->env = *f;
+    h->payload = payload;
+    h->plen = plen;
+    h->owner = owner;
+    list_add_tail(&c->waiters, &h->node);
+    task_pause_on_credit(t);
+}
+
+/*
+ * Forwards the held messages of c, oldest first, while credit lasts, and
+ * lets their senders be read again.  May free c.
+ */
+static void
+route_credit_release(struct daemon *d, struct route_credit *c)
+{
+    uint64_t window = (uint64_t)d->cfg->task_credit;
+    int hid = COLLS_TID_HID(c->dst), rc;
+
+    while (!list_empty(&c->waiters) && c->inflight < window) {
+        struct route_held *h =
+            list_entry(list_first(&c->waiters), struct route_held, node);
+        struct task *t = task_find(d, h->env.src);
+
+        list_del(&h->node);
+        if (t != NULL) {
+            task_credit_granted(t);
+            rc = route_forward(d, t, hid, &h->env, h->payload, h->plen);
+            if (rc == 0)
+                c->inflight += route_credit_cost(h->plen);
+            else
+                route_send_failed_local(d, t->tid, c->dst, rc, h->env.req_id);
+        }
+        free(h->owner);
+        free(h);
+    }
+    route_credit_put(c);
+}
+
+/*
+ * Remote task c->dst is gone (status: COLLS_EPEERDEAD, COLLS_EHOSTDOWN,
+ * or what its daemon said): the held messages fail, their senders are
+ * read again, and c is freed (no credit will come back for it).
+ */
+static void
+route_credit_fail(struct daemon *d, struct route_credit *c, int status)
+{
+    struct list_node *n, *tmp;
+
+    LIST_FOREACH_SAFE (n, tmp, &c->waiters) {
+        struct route_held *h = list_entry(n, struct route_held, node);
+        struct task *t = task_find(d, h->env.src);
+
+        list_del(&h->node);
+        if (t != NULL)
+            task_credit_granted(t);
+        route_send_failed_local(d, h->env.src, c->dst, status, h->env.req_id);
+        free(h->owner);
+        free(h);
+    }
+    list_del(&c->node);
+    free(c);
+}
+
+/* Host hid went down: fails the credit entries of every task on it, and
+   forgets what our tasks owed it. */
+static void
+route_credit_host_down(struct daemon *d, int hid)
+{
+    struct list_node *n, *tmp;
+    unsigned i;
+
+    task_credit_forget(d, hid);
+    for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
+        LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
+            struct route_credit *c = list_entry(n, struct route_credit, node);
+
+            if (COLLS_TID_HID(c->dst) == hid)
+                route_credit_fail(d, c, COLLS_EHOSTDOWN);
+        }
+}
+
+/* Drops the message local task tid held (it exited). */
+static void
+route_credit_sender_gone(struct daemon *d, uint32_t tid)
+{
+    struct list_node *n, *tmp, *m, *mtmp;
+    unsigned i;
+
+    for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
+        LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
+            struct route_credit *c = list_entry(n, struct route_credit, node);
+
+            LIST_FOREACH_SAFE (m, mtmp, &c->waiters) {
+                struct route_held *h = list_entry(m, struct route_held, node);
+
+                if (h->env.src != tid)
+                    continue;
+                list_del(&h->node);
+                free(h->owner);
+                free(h);
+            }
+            route_credit_release(d, c); /* others may go first now */
+        }
+}
+
+/* CREDIT {task, bytes} from daemon hid: less is in flight to task. */
+static void
+route_peer_credit(struct daemon *d, int hid, const Envelope *e)
+{
+    struct route_credit *c;
+
+    if (e->body_case != ENVELOPE__BODY_CREDIT ||
+        COLLS_TID_HID(e->credit->task) != hid) {
+        d->st.bad_peer_msgs++;
+        return;
+    }
+    d->st.credits_in++;
+    c = route_credit_find(d, e->credit->task, 0);
+    if (c == NULL)
+        return; /* forgotten: the task died, or we restarted */
+    c->inflight -=
+        e->credit->bytes < c->inflight ? e->credit->bytes : c->inflight;
+    route_credit_release(d, c);
+}
+
+void
+route_free_all(struct daemon *d)
+{
+    struct list_node *n, *tmp;
+    unsigned i;
+
+    for (i = 0; d->flow != NULL && i < ROUTE_FLOW_BUCKETS; i++)
+        LIST_FOREACH_SAFE (n, tmp, &d->flow->buckets[i]) {
+            struct route_credit *c = list_entry(n, struct route_credit, node);
+            struct list_node *m, *mtmp;
+
+            LIST_FOREACH_SAFE (m, mtmp, &c->waiters) {
+                struct route_held *h = list_entry(m, struct route_held, node);
+
+                free(h->owner);
+                free(h);
+            }
+            free(c);
+        }
+    free(d->flow);
+    d->flow = NULL;
 }
 
 /* DATA from task t. */
@@ -145,16 +443,27 @@ route_data(struct task *t, const Envelope *in, const uint8_t *payload,
         return;
     }
     rc = route_host_status(d, hid);
-    if (rc == 0)
-        rc = net_send(d, hid, &f, payload, plen);
-    free(owner);
-    if (rc != 0) {
-        route_send_failed_local(d, t->tid, dst, rc, in->req_id);
-        return;
+    if (rc == 0 && !daemon_tid_is_daemon(dst)) {
+        struct route_credit *c = route_credit_find(d, dst, 1);
+
+        if (c == NULL) {
+            rc = COLLS_ENOMEM;
+        } else if (c->inflight >= (uint64_t)d->cfg->task_credit ||
+                   !list_empty(&c->waiters)) {
+            route_hold(t, c, &f, payload, plen, owner);
+            return;
+        } else {
+            rc = route_forward(d, t, hid, &f, payload, plen);
+            if (rc == 0)
+                c->inflight += route_credit_cost(plen);
+            route_credit_put(c);
+        }
+    } else if (rc == 0) {
+        rc = route_forward(d, t, hid, &f, payload, plen);
     }
-    d->st.data_to_peer++;
-    if (net_queued(d, hid) > (uint64_t)d->cfg->task_queue_limit)
-        task_pause_on_host(t, hid);
+    free(owner);
+    if (rc != 0)
+        route_send_failed_local(d, t->tid, dst, rc, in->req_id);
 }
 
 /* Sends the NOTIFY DATA {what, who} with tag to task tid. */
@@ -207,6 +516,11 @@ route_notify_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_EINVAL, "bad NOTIFY_REQ");
         return;
     }
+    if (t->nnotify >= ROUTE_NOTIFY_MAX) {
+        task_error(t, e->req_id, COLLS_ENOBUFS,
+                   "too many notification requests waiting");
+        return;
+    }
     if ((r->what == COLLS_NOTIFY_TASK_EXIT &&
          route_tid_gone(d, (uint32_t)r->who)) ||
         (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
@@ -225,6 +539,7 @@ route_notify_req(struct task *t, const Envelope *e)
     n->tag = r->tag;
     n->next = d->notifies;
     d->notifies = n;
+    t->nnotify++;
 }
 
 /*
@@ -253,6 +568,10 @@ route_notify_event(struct daemon *d, uint32_t what, int32_t who)
             route_notify_fire(d, n->tid, n->what,
                               n->what == what ? who : n->who, n->tag);
         if (fire && !keep) {
+            struct task *t = task_find(d, n->tid);
+
+            if (t != NULL)
+                t->nnotify--;
             *pp = n->next;
             free(n);
         } else {
@@ -280,6 +599,7 @@ route_notify_forget(struct daemon *d, uint32_t tid)
 void
 route_task_gone(struct daemon *d, uint32_t tid)
 {
+    struct route_credit *c;
     struct task *t;
     Envelope e;
 
@@ -292,6 +612,9 @@ route_task_gone(struct daemon *d, uint32_t tid)
     }
     route_notify_forget(d, tid);
     route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
+    if (COLLS_TID_HID(tid) != d->hid &&
+        (c = route_credit_find(d, tid, 0)) != NULL)
+        route_credit_fail(d, c, COLLS_EPEERDEAD);
 }
 
 void
@@ -300,6 +623,7 @@ route_task_exit(struct daemon *d, uint32_t tid)
     Envelope e;
     int hid;
 
+    route_credit_sender_gone(d, tid);
     envelope_reply(&e, tid, 0, KIND__TASK_EXIT, 0, 0);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
         if (hid != d->hid && d->hosts[hid] != NULL &&
@@ -322,6 +646,7 @@ route_host_down(struct daemon *d, int hid, uint32_t inc)
         task_queue_env(t, &e, NULL, 0, NULL);
     }
     route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
+    route_credit_host_down(d, hid);
 }
 
 /* Answers task t's ROUTE_REQ for a local tid. */
@@ -441,11 +766,15 @@ route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
     case KIND__ROUTE_REQ:
         route_route_req(t, e);
         break;
+    case KIND__PING_REQ:
+        /* Its echo payload (up to 16 MiB) goes to the host in dst. */
+        admin_task_request(t, e, payload, plen);
+        route_check_host_queue(t, (int)e->dst);
+        break;
     case KIND__STATUS_REQ:
     case KIND__HOSTS_REQ:
     case KIND__TASKS_REQ:
     case KIND__STATS_REQ:
-    case KIND__PING_REQ:
     case KIND__ADD_HOST:
     case KIND__DELETE_HOST:
     case KIND__HALT:
@@ -505,9 +834,25 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     u->st.msgs_recv++;
     log_trace("DATA t%x -> t%x tag %d, %zu bytes, from host %d", e->src, e->dst,
               e->tag, len - off, hid);
-    /* Reuse the packed envelope and the payload where they lie; a task
-       that lets too much of it pile up is closed (task_queue_peer). */
-    task_queue_peer(u, e->src, msg + 4, off - 4, len - 4, msg);
+    /* Reuse the packed envelope and the payload where they lie.  A
+       task's DATA came under hid's credit for u, owed back as u reads
+       (task.c); echoes from hid's daemon did not (their sender, u, is
+       paused on its own queue instead). */
+    task_queue_peer(
+        u, hid, daemon_tid_is_daemon(e->src) ? 0 : route_credit_cost(len - off),
+        msg + 4, off - 4, len - 4, msg);
+}
+
+/* SEND_FAILED from dst's daemon: dst is not there, so no credit for it
+   comes back; what waits for it fails too. */
+static void
+route_peer_send_failed(struct daemon *d, const Envelope *e)
+{
+    struct route_credit *c = route_credit_find(d, e->dst, 0);
+
+    route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);
+    if (c != NULL)
+        route_credit_fail(d, c, e->status);
 }
 
 /* ROUTE_REQ from daemon hid about one of our tasks. */
@@ -568,9 +913,12 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
         break;
     case KIND__SEND_FAILED:
         if (COLLS_TID_HID(e->src) == d->hid && COLLS_TID_HID(e->dst) == hid)
-            route_send_failed_local(d, e->src, e->dst, e->status, e->req_id);
+            route_peer_send_failed(d, e);
         else
             d->st.bad_peer_msgs++;
+        break;
+    case KIND__CREDIT:
+        route_peer_credit(d, hid, e);
         break;
     case KIND__TASK_EXIT:
         log_trace("TASK_EXIT t%x from host %d", e->src, hid);

@@ -1,7 +1,8 @@
 /*
  * route.h -- where messages go: task input dispatch, DATA routing (local,
  * remote over the transport, daemon echo), SEND_FAILED, direct-route
- * address service, notifications, TASK_EXIT and HOST_DOWN fan-out.
+ * address service, notifications, TASK_EXIT and HOST_DOWN fan-out, and
+ * the sending side of flow control (credit per remote task).
  */
 #ifndef COLLS_DAEMON_ROUTE_H
 #define COLLS_DAEMON_ROUTE_H
@@ -39,5 +40,7 @@ void route_task_gone(struct daemon *d, uint32_t tid);
 /* Host hid (incarnation inc) is down: HOST_DOWN to local tasks, fire
    notifications (events_host_down). */
 void route_host_down(struct daemon *d, int hid, uint32_t inc);
+/* Frees the flow-control state (shutdown). */
+void route_free_all(struct daemon *d);
 
 #endif

@@ -15,11 +15,22 @@
  * connection closes.
  *
  * Output: a list of struct task_out written with writev.  Writing is tried
- * at once when the queue was empty, else on EV_WRITE.  DATA from other
- * daemons (task_queue_peer) is the one kind of output nothing else bounds:
- * its frames are counted in t->peer_bytes until wholly written, and a
- * message that would take that over --task-queue-max closes the task
- * (task_overflow).
+ * at once when the queue was empty, else on EV_WRITE.
+ *
+ * Bounded output (docs/protocol.md, "Memory bounds").  Nothing queued to
+ * a task is dropped, and no task is closed for being slow; instead the
+ * producers of its output stop being read:
+ *   - the task itself: before each of its frames is dispatched, a task
+ *     with more than --task-queue-max queued towards it pauses on its own
+ *     queue (replies, echoes, DATA to itself, notifications and results
+ *     of what it asked for), until the queue is below half of that;
+ *   - local senders: route.c pauses them on the destination's queue
+ *     (task_pause_on_task) or on the transport's (task_pause_on_host);
+ *   - other daemons: DATA they forward (task_queue_peer) is bounded by
+ *     the credit they hold for this task (--task-credit, route.c).  As
+ *     such a frame is wholly written, its cost is owed back to the
+ *     sending daemon (t->credits) and returned in a CREDIT message once
+ *     half a window is owed, or by the cron when the task went quiet.
  *
  * Access: the socket's directory is 0700; with --allow-uid/--allow-gid and
  * --admin-uid/--admin-gid, the directory and the socket get POSIX ACL
@@ -32,9 +43,9 @@
  * COLLS_ESHUTDOWN before closing, so that the library can tell a daemon
  * that stops from one that died (docs/protocol.md).
  *
- * May call: net (net_kick, net_queued), platform, log, proto/.  Never
- * route, host, group, coll or admin: frames and exits go up through
- * d->task_ops, installed by collsd.c.
+ * May call: net (net_kick, net_queued, net_send_credit), platform, log,
+ * proto/.  Never route, host, group, coll or admin: frames and exits go
+ * up through d->task_ops, installed by collsd.c.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
@@ -68,9 +79,6 @@
 #define TASK_SNDBUF       (4 << 20)    /* asked-for SO_SNDBUF, bytes */
 #define TASK_CLOSING_US   2000000u     /* give up flushing an error */
 #define TASK_HANDSHAKE_US 10000000u    /* attach within this time */
-/* A task closed for --task-queue-max has this long to read its ERROR: it
-   was not reading, and what it holds here is one frame at most. */
-#define TASK_OVERFLOW_US 30000000u
 
 static const char *const task_state_names[TASK_STATE_MAX] = {
     "handshake",
@@ -82,6 +90,7 @@ static const char *const task_state_names[TASK_STATE_MAX] = {
 static void task_read_cb(evutil_socket_t fd, short what, void *arg);
 static void task_write_cb(evutil_socket_t fd, short what, void *arg);
 static void task_process_input(struct task *t);
+static void task_credit_owe(struct task *t, int hid, uint64_t bytes);
 
 const char *
 task_state_name(int state)
@@ -578,11 +587,14 @@ task_flush(struct task *t)
             }
             n -= (ssize_t)left;
             t->out_bytes -= left;
-            if (o->from_peer)
-                t->peer_bytes -= o->head_len + o->body_len;
             t->out_head = o->next;
             if (t->out_head == NULL)
                 t->out_tail = &t->out_head;
+            if (o->credit_hid != 0) {
+                t->peer_bytes -= o->head_len + o->body_len;
+                if (o->credit > 0)
+                    task_credit_owe(t, o->credit_hid, o->credit);
+            }
             task_out_free(o);
         }
     }
@@ -610,18 +622,21 @@ task_write_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Appends o to t's queue and tries to write if the queue was idle.
-   from_peer: o is DATA from another daemon (counted in t->peer_bytes). */
+   credit_hid: o is DATA forwarded by that daemon, costing credit (owed
+   back once o is written); 0 for other output. */
 static int
-task_enqueue(struct task *t, struct task_out *o, int from_peer)
+task_enqueue(struct task *t, struct task_out *o, int credit_hid,
+             uint64_t credit)
 {
     int idle = t->out_head == NULL;
 
     o->next = NULL;
-    o->from_peer = from_peer;
+    o->credit_hid = credit_hid;
+    o->credit = credit;
     *t->out_tail = o;
     t->out_tail = &o->next;
     t->out_bytes += o->head_len + o->body_len;
-    if (from_peer)
+    if (credit_hid != 0)
         t->peer_bytes += o->head_len + o->body_len;
     t->st.frames_out++;
     t->d->st.frames_out++;
@@ -677,13 +692,14 @@ task_queue_env(struct task *t, const Envelope *e, const void *payload,
         o->body_len = 0;
         o->owner = NULL;
     }
-    return task_enqueue(t, o, 0);
+    return task_enqueue(t, o, 0, 0);
 }
 
-/* task_queue_packed, with from_peer passed to task_enqueue. */
+/* task_queue_packed, with credit_hid and credit passed to task_enqueue. */
 static int
 task_queue_packed_from(struct task *t, const uint8_t *body, size_t env_len,
-                       size_t body_len, void *owner, int from_peer)
+                       size_t body_len, void *owner, int credit_hid,
+                       uint64_t credit)
 {
     struct task_out *o;
 
@@ -706,79 +722,93 @@ task_queue_packed_from(struct task *t, const uint8_t *body, size_t env_len,
     o->body_len = body_len;
     o->owner = owner;
     o->sent = 0;
-    return task_enqueue(t, o, from_peer);
+    return task_enqueue(t, o, credit_hid, credit);
 }
 
 int
 task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
                   size_t body_len, void *owner)
 {
-    return task_queue_packed_from(t, body, env_len, body_len, owner, 0);
-}
-
-/*
- * Drops what is queued to t, except a frame partly written (the stream
- * must stay framed): t is going away and nobody will read the rest.
- */
-static void
-task_out_drop(struct task *t)
-{
-    struct task_out *o = t->out_head;
-
-    if (o == NULL || o->sent == 0) {
-        task_out_clear(t);
-        return;
-    }
-    t->out_head = o->next;
-    task_out_clear(t);
-    o->next = NULL;
-    t->out_head = o;
-    t->out_tail = &o->next;
-    t->out_bytes = o->head_len + o->body_len - o->sent;
-    t->peer_bytes = o->from_peer ? o->head_len + o->body_len : 0;
-}
-
-/*
- * t's queue of DATA from other daemons would go over --task-queue-max
- * with a message of len bytes from src: t's queued output is dropped, it
- * gets ERROR COLLS_ENOBUFS, its exit is announced at once, and the
- * connection closes once the ERROR is written (or after
- * TASK_OVERFLOW_US).  The stream from the peer goes on for every other
- * task.
- */
-static void
-task_overflow(struct task *t, uint32_t src, size_t len)
-{
-    struct daemon *d = t->d;
-    char msg[256];
-
-    d->st.task_overflows++;
-    /* One text for the log (task_fail) and the task. */
-    snprintf(msg, sizeof(msg),
-             "task %s: %llu bytes of messages from other daemons queued and "
-             "a %zu-byte one from t%x would exceed --task-queue-max (%lld "
-             "bytes): not reading",
-             t->name, (unsigned long long)t->peer_bytes, len, src,
-             (long long)d->cfg->task_queue_max);
-    t->overflowed = 1;
-    task_out_drop(t);
-    task_fail(t, COLLS_ENOBUFS, msg);
+    return task_queue_packed_from(t, body, env_len, body_len, owner, 0, 0);
 }
 
 int
-task_queue_peer(struct task *t, uint32_t src, const uint8_t *body,
+task_queue_peer(struct task *t, int hid, uint64_t credit, const uint8_t *body,
                 size_t env_len, size_t body_len, void *owner)
 {
-    uint64_t max = (uint64_t)t->d->cfg->task_queue_max;
-    uint64_t len = FRAME_HDR_LEN + (uint64_t)body_len;
+    return task_queue_packed_from(t, body, env_len, body_len, owner, hid,
+                                  credit);
+}
 
-    if (task_writable_state(t) && t->state == TASK_ST_ACTIVE &&
-        t->peer_bytes > 0 && t->peer_bytes + len > max) {
-        free(owner);
-        task_overflow(t, src, body_len);
-        return COLLS_ENOBUFS;
+/* ---- flow control: credit owed to sending daemons ---------------------- */
+
+/* Sends the credit t owes daemon hid's entry c, if any (CREDIT). */
+static void
+task_credit_return(struct task *t, struct task_credit *c)
+{
+    if (c->bytes == 0)
+        return;
+    if (net_send_credit(t->d, c->hid, t->tid, c->bytes) == 0)
+        t->d->st.credits_out++;
+    c->bytes = 0;
+}
+
+/*
+ * A frame DATA from daemon hid, of the given cost, was wholly written to
+ * t: the cost is owed back to hid, and returned at once when half a
+ * window is owed (so the sender, which may have a whole window out, never
+ * waits a round trip in the common case).  A task that is not ACTIVE
+ * returns nothing: its exit tells the senders to forget it.
+ */
+static void
+task_credit_owe(struct task *t, int hid, uint64_t bytes)
+{
+    struct task_credit *c = NULL;
+    int i;
+
+    if (t->state != TASK_ST_ACTIVE)
+        return;
+    for (i = 0; i < t->ncredits && c == NULL; i++)
+        if (t->credits[i].hid == hid)
+            c = &t->credits[i];
+    if (c == NULL) {
+        c = realloc(t->credits, (size_t)(t->ncredits + 1) * sizeof(*c));
+        if (c == NULL)
+            abort(); /* the daemon may abort on allocation failure */
+        t->credits = c;
+        c = &t->credits[t->ncredits++];
+        c->hid = hid;
+        c->bytes = 0;
     }
-    return task_queue_packed_from(t, body, env_len, body_len, owner, 1);
+    c->bytes += bytes;
+    if (c->bytes >= (uint64_t)t->d->cfg->task_credit / 2)
+        task_credit_return(t, c);
+}
+
+void
+task_credit_forget(struct daemon *d, int hid)
+{
+    struct task *t;
+    int i;
+
+    for (t = d->tasks; t != NULL; t = t->next)
+        for (i = 0; i < t->ncredits; i++)
+            if (t->credits[i].hid == hid)
+                t->credits[i].bytes = 0;
+}
+
+/* Cron: returns what every task owes, so that small amounts (a sender
+   whose window differs from ours, a trickle) never wait long. */
+static void
+task_credit_cron(struct daemon *d)
+{
+    struct task *t;
+    int i;
+
+    for (t = d->tasks; t != NULL; t = t->next)
+        if (t->state == TASK_ST_ACTIVE)
+            for (i = 0; i < t->ncredits; i++)
+                task_credit_return(t, &t->credits[i]);
 }
 
 void
@@ -897,6 +927,7 @@ task_reap(struct daemon *d)
         event_free(t->wev);
         buf_free(&t->in);
         free(t->big);
+        free(t->credits);
         free(t);
     }
 }
@@ -936,11 +967,11 @@ task_cron(struct daemon *d, uint64_t now_us)
 {
     struct task *t, *next;
 
+    task_credit_cron(d);
     for (t = d->tasks; t != NULL; t = next) {
         next = t->next;
         if (t->state == TASK_ST_CLOSING &&
-            now_us - t->closing_us >
-                (t->overflowed ? TASK_OVERFLOW_US : TASK_CLOSING_US))
+            now_us - t->closing_us > TASK_CLOSING_US)
             task_close(t, "error not read in time");
         else if (t->state == TASK_ST_HANDSHAKE &&
                  now_us - t->attached_us > TASK_HANDSHAKE_US)
@@ -967,6 +998,7 @@ task_pause_on_task(struct task *t, uint32_t dst_tid)
 {
     t->wait_tid = dst_tid;
     t->wait_hid = 0;
+    t->wait_credit = 0;
     task_pause(t);
 }
 
@@ -975,18 +1007,37 @@ task_pause_on_host(struct task *t, int hid)
 {
     t->wait_tid = 0;
     t->wait_hid = hid;
+    t->wait_credit = 0;
     task_pause(t);
+}
+
+void
+task_pause_on_credit(struct task *t)
+{
+    t->wait_tid = 0;
+    t->wait_hid = 0;
+    t->wait_credit = 1;
+    t->d->st.credit_holds++;
+    task_pause(t);
+}
+
+void
+task_credit_granted(struct task *t)
+{
+    t->wait_credit = 0;
+    net_kick(t->d);
 }
 
 void
 task_resume_paused(struct daemon *d)
 {
-    uint64_t low = (uint64_t)d->cfg->task_queue_limit / 2;
+    uint64_t low = (uint64_t)d->cfg->task_queue_max / 2;
+    uint64_t host_low = (uint64_t)d->cfg->task_queue_limit / 2;
     struct task *t, *next, *dst;
 
     for (t = d->tasks; t != NULL && d->npaused > 0; t = next) {
         next = t->next;
-        if (!t->paused || t->state != TASK_ST_ACTIVE)
+        if (!t->paused || t->state != TASK_ST_ACTIVE || t->wait_credit)
             continue;
         if (t->wait_tid != 0) {
             dst = task_find(d, t->wait_tid);
@@ -996,7 +1047,7 @@ task_resume_paused(struct daemon *d)
             struct host *h = d->hosts[t->wait_hid];
 
             if (h != NULL && h->state == COLLS_HOST_UP &&
-                net_queued(d, t->wait_hid) > low)
+                net_queued(d, t->wait_hid) > host_low)
                 continue;
         }
         task_unpause(t);
@@ -1134,6 +1185,13 @@ task_process_input(struct task *t)
            !t->paused && t->big == NULL) {
         size_t avail = buf_avail(&t->in);
         const uint8_t *p = buf_head(&t->in);
+
+        if (t->state == TASK_ST_ACTIVE &&
+            t->out_bytes > (uint64_t)t->d->cfg->task_queue_max) {
+            /* It does not read what it gets: what it asks for waits. */
+            task_pause_on_task(t, t->tid);
+            break;
+        }
 
         rc = frame_peek(p, avail, &lim, &fi);
         if (rc == COLLS_EAGAIN)

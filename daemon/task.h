@@ -2,12 +2,15 @@
  * task.h -- the task server: the Unix socket, one connection per attached
  * task, framed input with backpressure, queued output.
  *
- * Output queued to a task is never dropped while the task lives; a sender
- * whose destination's queue (or the transport queue towards the
- * destination's host) is over --task-queue-limit stops being read until it
- * drains to half the limit.  DATA from other daemons cannot be held back
- * per task: a task whose queue of it would exceed --task-queue-max is
- * closed instead (ERROR COLLS_ENOBUFS).
+ * Output queued to a task is never dropped while the task lives, and no
+ * task is closed for being slow.  Memory is bounded by not reading the
+ * producers: a task with more than --task-queue-max queued towards it is
+ * not read (what it asks for would only add to it); a local sender whose
+ * destination's queue is over --task-queue-max, or whose destination
+ * host's transport queue is over --task-queue-limit, stops being read
+ * until that drains to half; DATA from other daemons is bounded by the
+ * flow-control credit they hold (--task-credit, route.c), which the task
+ * server owes back as the task reads (CREDIT, net_send_credit).
  *
  * Layering: task.c is below route/host/group/coll/admin and never calls
  * them; frames and exits go up through the struct task_ops that
@@ -80,15 +83,15 @@ int task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,
                       size_t body_len, void *owner);
 
 /*
- * task_queue_packed for DATA from another daemon (src: the sending task).
- * If DATA from other daemons is queued to t already and this message
- * would take it over --task-queue-max, t is closed (ERROR COLLS_ENOBUFS,
- * exit announced), owner is freed and COLLS_ENOBUFS returned; when none
- * is queued the message is taken whatever its size.  Other output
- * (local DATA, collective results, replies) is not counted.
+ * task_queue_packed for DATA forwarded by daemon hid under flow control:
+ * once the frame is wholly written to t, credit (its cost) is owed back
+ * to hid and returned in a CREDIT message (batched: half a window, or the
+ * next cron); credit 0: DATA hid sent without credit (an echo from its
+ * daemon).  Never refused for size: the sender's credit bounds it.
  */
-int task_queue_peer(struct task *t, uint32_t src, const uint8_t *body,
-                    size_t env_len, size_t body_len, void *owner);
+int task_queue_peer(struct task *t, int hid, uint64_t credit,
+                    const uint8_t *body, size_t env_len, size_t body_len,
+                    void *owner);
 
 /* Starts r as the daemon's reply of kind to task t's request req_id. */
 void task_reply_init(Envelope *r, const struct task *t, int kind,
@@ -105,6 +108,13 @@ void task_close(struct task *t, const char *why);
 /* Stops reading from t until the queue it waits on drains. */
 void task_pause_on_task(struct task *t, uint32_t dst_tid);
 void task_pause_on_host(struct task *t, int hid);
+/* Stops reading from t until route.c calls task_credit_granted (the
+   message t sent waits for flow-control credit). */
+void task_pause_on_credit(struct task *t);
+void task_credit_granted(struct task *t);
+/* Host hid went down: the credit owed to it is void (its successor
+   starts with none in flight). */
+void task_credit_forget(struct daemon *d, int hid);
 /* Resumes paused tasks whose wait is over (end of loop turn). */
 void task_resume_paused(struct daemon *d);
 /* Frees closed tasks (end of loop turn, cron); closes stuck CLOSING. */

@@ -54,6 +54,8 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.heartbeat_ms, 500);
     ck_assert_int_eq(cfg.dead_after_ms, 3000);
     ck_assert_int_eq(cfg.task_queue_limit, 64 * 1024 * 1024);
+    ck_assert_int_eq(cfg.task_queue_max, 64 * 1024 * 1024);
+    ck_assert_int_eq(cfg.task_credit, 8 * 1024 * 1024);
     ck_assert_int_eq(cfg.max_message, 256 * 1024 * 1024);
     ck_assert_int_eq(cfg.allow_uid, -1);
     ck_assert_int_eq(cfg.allow_gid, -1);
