@@ -9,11 +9,13 @@
 #    EPEERDEAD when a task (on another daemon, and on the same one) dies
 #    while being waited for, and the task-exit notification;
 # 4. the daemons are still up afterwards and answer collsctl.
+# The daemons share a cluster key (every datagram authenticated).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 P2P=$IT_B/tests/integration/p2p-check
 it_setup
-it_start 3 || exit 1
+KEY=$(it_keygen) || it_fail "collsctl keygen failed"
+it_start 3 --key-file "$KEY" || exit 1
 it_wait_hosts 3 || exit 1
 it_ctl 1 hosts
 
