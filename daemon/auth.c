@@ -140,6 +140,34 @@ auth_open(const struct auth *a, const uint8_t *prefix, const uint8_t *buf,
     return (long)plen;
 }
 
+void
+auth_proof(const struct auth *a, const uint8_t *msg, size_t len, uint8_t *out)
+{
+    crypto_generichash(out, AUTH_PROOF_LEN, msg, len, a->proof_key,
+                       sizeof a->proof_key);
+}
+
+int
+auth_proof_check(const struct auth *a, const uint8_t *msg, size_t len,
+                 const uint8_t *proof, size_t plen)
+{
+    uint8_t want[AUTH_PROOF_LEN];
+
+    if (plen != AUTH_PROOF_LEN)
+        return 0;
+    auth_proof(a, msg, len, want);
+    return crypto_verify_16(want, proof) == 0;
+}
+
+uint64_t
+auth_random64(void)
+{
+    uint64_t v;
+
+    randombytes_buf(&v, sizeof v);
+    return v;
+}
+
 /* Bit of pn in the window's ring. */
 static inline uint64_t *
 auth_word(struct auth_replay *w, uint64_t pn, uint64_t *mask)

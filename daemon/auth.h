@@ -96,6 +96,19 @@ long auth_open(const struct auth *a, const uint8_t *prefix, const uint8_t *buf,
                uint64_t *pn);
 
 /*
+ * The membership proof of msg (len bytes): a keyed BLAKE2b MAC under
+ * subkey 2, AUTH_PROOF_LEN bytes into out.  auth_proof_check compares
+ * one in constant time: 1 if proof (plen bytes) is msg's, else 0.
+ */
+#define AUTH_PROOF_LEN 16
+void auth_proof(const struct auth *a, const uint8_t *msg, size_t len,
+                uint8_t *out);
+int auth_proof_check(const struct auth *a, const uint8_t *msg, size_t len,
+                     const uint8_t *proof, size_t plen);
+/* A random 64-bit number from libsodium's CSPRNG (challenges). */
+uint64_t auth_random64(void);
+
+/*
  * The replay check of a datagram that passed auth_open, from incarnation
  * inc of its sender: 0 if it is new (and is now recorded), 1 if it is a
  * duplicate, older than the window, or of another salt in the same
