@@ -93,7 +93,7 @@ cpid=$NS_LASTPID
 wpids=""
 for w in 1 2 3; do
     host_bg "$w" "p2p-w$w.log" timeout 240 "$P2P" --socket "$SOCK" \
-        --worker "$NS_RUN/coord.tid" --rounds 4 --timeout-ms 120000
+        --worker "$NS_RUN/coord.tid" --big --rounds 3 --timeout-ms 120000
     wpids="$wpids $NS_LASTPID"
 done
 sleep 1
@@ -124,6 +124,12 @@ for p in json.load(sys.stdin)["peers"]:
     if p["hid"] == 1:
         print(p["dgrams_sent"])')
 attack --what frags --seq $((${seq_now:-1} + 20)) --count 100
+live=0
+for p in $wpids; do
+    kill -0 "$p" 2>/dev/null && live=$((live + 1))
+done
+ns_log "$live of 3 workers still exchanging when the attacks ended"
+[ "$live" -gt 0 ] || fail "the exchange ended before the attacks (more --rounds)"
 sleep 1
 fails1=$(stat 1 auth_failures)
 delta=$((fails1 - fails0))
