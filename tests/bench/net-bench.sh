@@ -22,13 +22,26 @@
 # It prints tables with ratios against the raw baselines and the targets.
 # Needs root (exits 77 otherwise).  Not part of make check.
 #
-#   top_builddir=BUILD tests/bench/net-bench.sh [--quick]
+# --auth measures the cost of authentication instead: the default-route
+# 8 B half round trip (median over rounds) and bulk throughput (1 MiB
+# messages, default route) with daemons without a key (--insecure), with
+# the cluster key, and with --encrypt, in one run, with the differences
+# and ratios against the keyless daemons (targets: +<= 1 us, bulk >=
+# 0.85x).
+#
+#   top_builddir=BUILD tests/bench/net-bench.sh [--quick] [--auth]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 B=$(cd "${top_builddir:-.}" && pwd -P)
 QUICK=0
-[ "${1:-}" = --quick ] && QUICK=1
+AUTH=0
+for a in "$@"; do
+    case "$a" in
+    --quick) QUICK=1 ;;
+    --auth) AUTH=1 ;;
+    esac
+done
 . "$top_srcdir/tests/netns/lib.sh"
 
 SOCK=/tmp/collsd/collsd.sock
@@ -38,6 +51,82 @@ R=$NS_RUN
 A2=$(ns_addr 2)
 NCPU=$(nproc)
 ALLCPU="0-$((NCPU - 1))"
+
+# ---- --auth: what authentication costs --------------------------------
+# One trust mode: daemons on hosts 1 and 2 with OPTS (and MH_INSECURE),
+# a sink on host 2; prints "half_us_8B bulk_MBps".
+auth_mode()
+{
+    local reps=$1 rounds=$2 bytes=$3 pids="" k v hr
+    shift 3
+    for i in 1 2; do
+        mh_daemon "$i" "$@"
+        pids="$pids $NS_LASTPID"
+    done
+    if ! mh_wait_up 1 2 >/dev/null 2>&1; then
+        ns_kill_pids $pids
+        echo "- -"
+        return
+    fi
+    rm -f "$R/asink.tid"
+    host_bg 2 asink.log "$B/tests/integration/p2p-check" --socket "$SOCK" \
+        --mode sink --tidfile "$R/asink.tid" --timeout-ms 600000
+    pids="$pids $NS_LASTPID"
+    for _ in $(seq 1 100); do
+        [ -s "$R/asink.tid" ] && break
+        sleep 0.1
+    done
+    : >"$R/auth-8"
+    for k in $(seq 1 "$rounds"); do
+        host_run 1 timeout 600 "$B/collsctl" --socket "$SOCK" pingpong \
+            --route default --host 2 --csv --min 8 --max 8 --reps "$reps" \
+            2>/dev/null | awk -F, '$1 == 8 { print $2 }' >>"$R/auth-8"
+    done
+    hr=$(sort -n "$R/auth-8" | awk '{ v[n++] = $1 }
+        END { if (n) print v[int(n / 2)]; else print "-" }')
+    v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+        --socket "$SOCK" --mode stream --peer "$R/asink.tid" \
+        --bytes "$bytes" --msg-size 1048576 --routes default --rounds 3 \
+        --timeout-ms 300000 2>>"$R/stream.err" |
+        awk '$1 == "stream" { print $3 }')
+    ns_kill_pids $pids
+    echo "$hr ${v:--}"
+}
+
+# "+diff" of x against y, or "-".
+auth_diff()
+{
+    awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0)
+        printf "%+.2f", x - y; else print "-" }'
+}
+
+# x / y, or "-".
+auth_ratio()
+{
+    awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0)
+        printf "%.2f", x / y; else print "-" }'
+}
+
+if [ "$AUTH" = 1 ]; then
+    reps=2000 rounds=7 bytes=$((512 << 20))
+    [ "$QUICK" = 1 ] && reps=500 rounds=5 bytes=$((128 << 20))
+    set -- $(MH_INSECURE=1 auth_mode $reps $rounds $bytes)
+    h0=$1 b0=$2
+    set -- $(auth_mode $reps $rounds $bytes)
+    h1=$1 b1=$2
+    set -- $(auth_mode $reps $rounds $bytes --encrypt)
+    h2=$1 b2=$2
+    printf '\n== cost of authentication (default route, one run)\n'
+    printf '%-22s %12s %8s %12s %8s\n' daemons "8B half us" "+us" \
+        "bulk MB/s" ratio
+    printf '%-22s %12s %8s %12s %8s\n' "no key (--insecure)" "$h0" - "$b0" -
+    printf '%-22s %12s %8s %12s %8s\n' "cluster key" "$h1" \
+        "$(auth_diff "$h1" "$h0")" "$b1" "$(auth_ratio "$b1" "$b0")"
+    printf '%-22s %12s %8s %12s %8s\n' "key + --encrypt" "$h2" \
+        "$(auth_diff "$h2" "$h0")" "$b2" "$(auth_ratio "$b2" "$b0")"
+    printf 'targets: key +<= 1 us at 8 B, bulk >= 0.85x (encrypt reported)\n'
+    exit 0
+fi
 
 DPIDS=""
 for i in 1 2; do
