@@ -85,17 +85,26 @@ before=$(members 1)
 lone_before=$(ctl 5 hosts | grep -c ' up ')
 echo "machine before: $before"
 
+# Starts an exchange NAME among tasks on hosts 1..3 (coordinator on host
+# 1), worker options after the name: pids in cpid and wpids.
+exchange()
+{
+    local name=$1 w
+    shift
+    rm -f "$NS_RUN/$name.tid"
+    host_bg 1 "$name-coord.log" timeout 240 "$P2P" --socket "$SOCK" \
+        --coord 3 --tidfile "$NS_RUN/$name.tid"
+    cpid=$NS_LASTPID
+    wpids=""
+    for w in 1 2 3; do
+        host_bg "$w" "$name-w$w.log" timeout 240 "$P2P" --socket "$SOCK" \
+            --worker "$NS_RUN/$name.tid" "$@"
+        wpids="$wpids $NS_LASTPID"
+    done
+}
+
 # Live traffic: an exchange among tasks on hosts 1..3, checked.
-rm -f "$NS_RUN/coord.tid"
-host_bg 1 p2p-coord.log timeout 240 "$P2P" --socket "$SOCK" --coord 3 \
-    --tidfile "$NS_RUN/coord.tid"
-cpid=$NS_LASTPID
-wpids=""
-for w in 1 2 3; do
-    host_bg "$w" "p2p-w$w.log" timeout 240 "$P2P" --socket "$SOCK" \
-        --worker "$NS_RUN/coord.tid" --big --rounds 3 --timeout-ms 120000
-    wpids="$wpids $NS_LASTPID"
-done
+exchange p2p --big --rounds 3 --timeout-ms 120000
 sleep 1
 
 SRC_INC=$(inc_of 2)
@@ -172,16 +181,7 @@ for i in 2 3; do
         fail "host $i sees another machine: $(members "$i")"
 done
 # and one more exchange after the attacks
-rm -f "$NS_RUN/coord2.tid"
-host_bg 1 p2p2-coord.log timeout 120 "$P2P" --socket "$SOCK" --coord 3 \
-    --tidfile "$NS_RUN/coord2.tid"
-cpid=$NS_LASTPID
-wpids=""
-for w in 1 2 3; do
-    host_bg "$w" "p2p2-w$w.log" timeout 120 "$P2P" --socket "$SOCK" \
-        --worker "$NS_RUN/coord2.tid" --quick --timeout-ms 60000
-    wpids="$wpids $NS_LASTPID"
-done
+exchange p2p2 --quick --timeout-ms 60000
 for p in $wpids $cpid; do
     wait "$p" || fail "p2p after the attacks"
 done

@@ -27,6 +27,7 @@
 #include "daemon/rel.h"
 #include "daemon/siphash.h"
 #include "daemon/udp.h"
+#include "proto/bytes.h"
 #include "proto/dgram.h"
 #include "tests/unit/suites.h"
 
@@ -1550,28 +1551,18 @@ forge(struct sim *s, struct auth *with, int type, uint32_t seq, uint32_t ack,
       uint32_t msg_id, uint32_t msg_len, uint16_t idx, uint16_t cnt,
       uint16_t len)
 {
-    struct dgram_hdr h;
-    uint8_t buf[DGRAM_HDR_LEN + 1024 + AUTH_TRAILER_LEN];
-    size_t n = DGRAM_HDR_LEN + len;
+    uint8_t buf[DGRAM_HDR_LEN + 1024 + AUTH_TRAILER_LEN], junk[1024];
+    size_t n;
 
-    memset(&h, 0, sizeof h);
-    h.version = DGRAM_VERSION;
-    h.type = (uint8_t)type;
-    h.flags = with != NULL ? DGRAM_F_AUTH : 0;
-    h.src_hid = 2;
-    h.dst_hid = 1;
-    h.src_inc = s->n[1].inc;
-    h.dst_inc = s->n[0].inc;
-    h.seq = seq;
-    h.ack = ack;
-    h.sack = ~0ull;
-    h.msg_id = msg_id;
-    h.msg_len = msg_len;
-    h.frag_idx = idx;
-    h.frag_cnt = cnt;
-    h.len = len;
-    dgram_put(buf, &h);
-    memset(buf + DGRAM_HDR_LEN, 0xee, len);
+    memset(junk, 0xee, sizeof junk);
+    n = make_data(buf, seq, msg_id, msg_len, idx, cnt, junk, len);
+    /* the fields make_data does not take, as dgram.h places them */
+    buf[1] = (uint8_t)type;
+    put_u16(buf + 2, with != NULL ? DGRAM_F_AUTH : 0);
+    put_u32(buf + 8, s->n[1].inc);
+    put_u32(buf + 12, s->n[0].inc);
+    put_u32(buf + 20, ack);
+    put_u64(buf + 24, ~0ull);
     if (with != NULL)
         n = auth_seal(with, buf + 4, buf, DGRAM_HDR_LEN, n);
     rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
