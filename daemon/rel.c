@@ -617,7 +617,7 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     r->fragmax = cfg->mtu - DGRAM_HDR_LEN;
     if (cfg->auth != NULL) {
         if (cfg->mtu < DGRAM_HDR_LEN + AUTH_TRAILER_LEN + 64)
-            return NULL;
+            goto fail; /* no room for fragments after the trailer */
         r->fragmax -= AUTH_TRAILER_LEN;
     }
     while (ring < cfg->window)
