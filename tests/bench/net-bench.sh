@@ -53,77 +53,106 @@ NCPU=$(nproc)
 ALLCPU="0-$((NCPU - 1))"
 
 # ---- --auth: what authentication costs --------------------------------
-# One trust mode: daemons on hosts 1 and 2 with OPTS (and MH_INSECURE),
-# a sink on host 2; prints "half_us_8B bulk_MBps".
-auth_mode()
+# Three machines of two daemons run side by side on hosts 1 and 2, on
+# ports 7491..7493: no key (--insecure), the cluster key, key and
+# --encrypt.  The 8 B rounds alternate among them (machine noise hits all
+# three); bulk streams go one machine after the other.
+AUTH_TAGS="none key enc"
+
+# Port and options of machine TAG.
+auth_port()
 {
-    local reps=$1 rounds=$2 bytes=$3 pids="" k v hr
-    shift 3
+    case $1 in none) echo 7491 ;; key) echo 7492 ;; enc) echo 7493 ;; esac
+}
+auth_opts()
+{
+    case $1 in
+    none) echo "--insecure" ;;
+    key) echo "--key-file $MH_KEY" ;;
+    enc) echo "--key-file $MH_KEY --encrypt" ;;
+    esac
+}
+
+# Starts machine TAG (daemons on hosts 1 and 2, a sink on host 2); 0 once
+# it is up.
+auth_start()
+{
+    local tag=$1 port i
+    port=$(auth_port "$tag")
+    printf '%s:%s name=host1\n%s:%s name=host2\n' "$(ns_addr 1)" "$port" \
+        "$(ns_addr 2)" "$port" >"$R/hosts-$tag"
     for i in 1 2; do
-        mh_daemon "$i" "$@"
-        pids="$pids $NS_LASTPID"
+        # shellcheck disable=SC2046
+        host_bg "$i" "a-$tag-d$i.log" "$B/collsd" --foreground \
+            --listen "$(ns_addr "$i"):$port" --hostfile "$R/hosts-$tag" \
+            --socket "/tmp/a-$tag/collsd.sock" $(auth_opts "$tag")
     done
-    if ! mh_wait_up 1 2 >/dev/null 2>&1; then
-        ns_kill_pids $pids
-        echo "- -"
-        return
-    fi
-    rm -f "$R/asink.tid"
-    host_bg 2 asink.log "$B/tests/integration/p2p-check" --socket "$SOCK" \
-        --mode sink --tidfile "$R/asink.tid" --timeout-ms 600000
-    pids="$pids $NS_LASTPID"
     for _ in $(seq 1 100); do
-        [ -s "$R/asink.tid" ] && break
+        [ "$(host_run 1 timeout 10 "$B/collsctl" --socket \
+            "/tmp/a-$tag/collsd.sock" hosts 2>/dev/null |
+            grep -c ' up ')" = 2 ] && break
         sleep 0.1
     done
-    : >"$R/auth-8"
-    for k in $(seq 1 "$rounds"); do
-        host_run 1 timeout 600 "$B/collsctl" --socket "$SOCK" pingpong \
-            --route default --host 2 --csv --min 8 --max 8 --reps "$reps" \
-            2>/dev/null | awk -F, '$1 == 8 { print $2 }' >>"$R/auth-8"
+    host_bg 2 "a-$tag-sink.log" "$B/tests/integration/p2p-check" \
+        --socket "/tmp/a-$tag/collsd.sock" --mode sink \
+        --tidfile "$R/a-$tag-sink.tid" --timeout-ms 600000
+    for _ in $(seq 1 100); do
+        [ -s "$R/a-$tag-sink.tid" ] && return 0
+        sleep 0.1
     done
-    hr=$(sort -n "$R/auth-8" | awk '{ v[n++] = $1 }
-        END { if (n) print v[int(n / 2)]; else print "-" }')
-    v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-        --socket "$SOCK" --mode stream --peer "$R/asink.tid" \
-        --bytes "$bytes" --msg-size 1048576 --routes default --rounds 3 \
-        --timeout-ms 300000 2>>"$R/stream.err" |
-        awk '$1 == "stream" { print $3 }')
-    ns_kill_pids $pids
-    echo "$hr ${v:--}"
+    return 1
 }
 
-# "+diff" of x against y, or "-".
-auth_diff()
+# x - y ("+d") or x / y ("r"), or "-".
+auth_cmp()
 {
-    awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0)
-        printf "%+.2f", x - y; else print "-" }'
-}
-
-# x / y, or "-".
-auth_ratio()
-{
-    awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0)
-        printf "%.2f", x / y; else print "-" }'
+    awk -v op="$1" -v x="$2" -v y="$3" 'BEGIN {
+        if (!(x + 0 > 0 && y + 0 > 0)) print "-";
+        else if (op == "d") printf "%+.2f", x - y;
+        else printf "%.2f", x / y }'
 }
 
 if [ "$AUTH" = 1 ]; then
-    reps=2000 rounds=7 bytes=$((512 << 20))
+    reps=2000 rounds=9 bytes=$((512 << 20))
     [ "$QUICK" = 1 ] && reps=500 rounds=5 bytes=$((128 << 20))
-    set -- $(MH_INSECURE=1 auth_mode $reps $rounds $bytes)
-    h0=$1 b0=$2
-    set -- $(auth_mode $reps $rounds $bytes)
-    h1=$1 b1=$2
-    set -- $(auth_mode $reps $rounds $bytes --encrypt)
-    h2=$1 b2=$2
-    printf '\n== cost of authentication (default route, one run)\n'
+    for t in $AUTH_TAGS; do
+        auth_start "$t" || echo "net-bench: machine $t did not start" >&2
+        : >"$R/a-$t-8"
+    done
+    for k in $(seq 1 "$rounds"); do
+        for t in $AUTH_TAGS; do
+            host_run 1 timeout 600 "$B/collsctl" --socket \
+                "/tmp/a-$t/collsd.sock" pingpong --route default --host 2 \
+                --csv --min 8 --max 8 --reps "$reps" 2>/dev/null |
+                awk -F, '$1 == 8 { print $2 }' >>"$R/a-$t-8"
+        done
+    done
+    # a-TAG-res: "median_8B_half_us bulk_MBps"
+    for t in $AUTH_TAGS; do
+        h=$(sort -n "$R/a-$t-8" | awk '{ v[n++] = $1 }
+            END { if (n) print v[int(n / 2)]; else print "-" }')
+        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+            --socket "/tmp/a-$t/collsd.sock" --mode stream \
+            --peer "$R/a-$t-sink.tid" --bytes "$bytes" --msg-size 1048576 \
+            --routes default --rounds 3 --timeout-ms 300000 \
+            2>>"$R/stream.err" | awk '$1 == "stream" { print $3 }')
+        echo "$h ${v:--}" >"$R/a-$t-res"
+    done
+    read -r h0 b0 <"$R/a-none-res"
+    printf '\n== cost of authentication (default route, one run; 8 B: median\n'
+    printf '   of %d interleaved rounds of %d round trips)\n' "$rounds" "$reps"
     printf '%-22s %12s %8s %12s %8s\n' daemons "8B half us" "+us" \
         "bulk MB/s" ratio
-    printf '%-22s %12s %8s %12s %8s\n' "no key (--insecure)" "$h0" - "$b0" -
-    printf '%-22s %12s %8s %12s %8s\n' "cluster key" "$h1" \
-        "$(auth_diff "$h1" "$h0")" "$b1" "$(auth_ratio "$b1" "$b0")"
-    printf '%-22s %12s %8s %12s %8s\n' "key + --encrypt" "$h2" \
-        "$(auth_diff "$h2" "$h0")" "$b2" "$(auth_ratio "$b2" "$b0")"
+    for t in $AUTH_TAGS; do
+        case $t in
+        none) label="no key (--insecure)" ;;
+        key) label="cluster key" ;;
+        enc) label="key + --encrypt" ;;
+        esac
+        read -r h b <"$R/a-$t-res"
+        printf '%-22s %12s %8s %12s %8s\n' "$label" "$h" \
+            "$(auth_cmp d "$h" "$h0")" "$b" "$(auth_cmp r "$b" "$b0")"
+    done
     printf 'targets: key +<= 1 us at 8 B, bulk >= 0.85x (encrypt reported)\n'
     exit 0
 fi
