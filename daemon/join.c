@@ -15,9 +15,10 @@
  * is not the assigner forwards the HOST_JOIN to it.  ADD_HOST and
  * DELETE_HOST are likewise carried out by the assigner.
  *
- * Join cookies: a join datagram is not authenticated by the transport,
- * and a HOST_JOIN from the address of a member with another incarnation
- * makes that member a restart (its state is dropped).  So a member acts
+ * Join cookies: a join datagram is not part of the transport (and
+ * without a cluster key not authenticated at all), and a HOST_JOIN from
+ * the address of a member with another incarnation makes that member a
+ * restart (its state is dropped).  So a member acts
  * on a HOST_JOIN only when it carries (HostJoin.cookie) the cookie of its
  * source address and incarnation, a keyed hash that the member sends, as a
  * HOST_JOIN with status COLLS_EAGAIN, to that address when asked without
