@@ -13,8 +13,9 @@
 # own machine.  Each datagram is sent without a trailer and with a
 # made-up one.  Checked: member 1's auth_failures rose by what was sent,
 # every daemon is still up, the machine's membership and incarnations are
-# unchanged, the lone daemon is still alone, and the exchange beside the
+# unchanged, the lone daemon is still alone, and the exchanges beside the
 # attacks (and one after) lost nothing (p2p-check checks every message).
+# Then a member's genuine invitation does take the lone daemon in.
 # Last, without a key a daemon refuses a non-loopback address unless
 # --insecure, which it reports in `collsctl status`.
 # Needs root (exit 77 otherwise).
@@ -196,6 +197,14 @@ exchange p2p2 --quick --timeout-ms 60000
 for p in $wpids $cpid; do
     wait "$p" || fail "p2p after the attacks"
 done
+
+# A genuine invitation from a member does take the lone daemon in, through
+# the challenge and proof of keyed invitations (docs/protocol.md).
+ctl 1 add "$(ns_addr 5):7490" >"$NS_RUN/add.log" 2>&1 ||
+    fail "collsctl add of the lone daemon: $(cat "$NS_RUN/add.log")"
+mh_wait_up 5 4 || fail "the invited daemon did not join"
+grep -q "invites this daemon to join its machine: joining" "$NS_RUN/d5.log" ||
+    fail "the invited daemon did not log its join"
 
 # Without a key: refused off loopback, unless --insecure (and said so).
 ns_pin_kill "$DPID_5" TERM
