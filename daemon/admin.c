@@ -29,6 +29,7 @@
 
 #include "colls.h"
 #include "daemon/admin.h"
+#include "daemon/auth.h"
 #include "daemon/coll.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
@@ -657,6 +658,16 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(bad_requests)                                                            \
     X(bad_peer_msgs)                                                           \
     X(bad_join_dgrams)
+/* How datagrams are protected: "key", "key+encrypt", "loopback" (no
+   key, loopback only) or "insecure" (no key, --insecure). */
+static const char *
+admin_trust(const struct daemon *d)
+{
+    if (d->auth != NULL)
+        return d->auth->encrypt ? "key+encrypt" : "key";
+    return strncmp(d->listen_addr, "127.", 4) == 0 ? "loopback" : "insecure";
+}
+
 /* clang-format on */
 
 static const char *const admin_host_states[] = {"up", "down", "joining"};
@@ -678,6 +689,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_u64(&j, "incarnation", d->inc);
     stats_json_str(&j, "name", d->name);
     stats_json_str(&j, "addr", d->listen_addr);
+    stats_json_str(&j, "trust", admin_trust(d));
     stats_json_i64(&j, "pid", (int64_t)getpid());
     stats_json_double(&j, "uptime_s",
                       (double)(platform_now_us() - d->start_us) / 1e6);
@@ -698,6 +710,8 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_u64(&j, "bad_dgrams", rs.bad_dgrams);
     stats_json_u64(&j, "unknown_src", rs.unknown_src);
     stats_json_u64(&j, "stale_inc", rs.stale_inc);
+    stats_json_u64(&j, "auth_failures", rs.auth_failures);
+    stats_json_u64(&j, "replays", rs.replays);
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "transport");
@@ -746,6 +760,8 @@ admin_stats_json(struct daemon *d, struct buf *b)
             stats_json_u64(&j, "fast_retransmits", ps.fast_retransmits);
             stats_json_u64(&j, "timeouts", ps.timeouts);
             stats_json_u64(&j, "dups_recv", ps.dups_recv);
+            stats_json_u64(&j, "auth_failures", ps.auth_failures);
+            stats_json_u64(&j, "replays", ps.replays);
             stats_json_u64(&j, "acks_sent", ps.acks_sent);
             stats_json_u64(&j, "acks_recv", ps.acks_recv);
             stats_json_u64(&j, "queued_bytes", ps.queued_bytes);
@@ -794,7 +810,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
 
 /* The per-peer families of the Prometheus text, in the order of the
    values admin_stats_prometheus takes from struct rel_peer_stats. */
-#define ADMIN_PEER_FAMILIES 6
+#define ADMIN_PEER_FAMILIES 8
 static const struct {
     const char *name, *type;
 } admin_peer_family[ADMIN_PEER_FAMILIES] = {
@@ -804,6 +820,8 @@ static const struct {
     {"collsd_peer_bytes_sent_total", "counter"},
     {"collsd_peer_bytes_recv_total", "counter"},
     {"collsd_peer_queued_bytes", "gauge"},
+    {"collsd_peer_auth_failures_total", "counter"},
+    {"collsd_peer_replays_total", "counter"},
 };
 
 int
@@ -834,6 +852,9 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_one(b, &err, "collsd_stale_inc_total", "counter", rs.stale_inc);
     stats_prom_one(b, &err, "collsd_udp_rcvbuf_drops_total", "counter",
                    d->udp != NULL ? udp_rcvbuf_drops(d->udp) : 0);
+    stats_prom_one(b, &err, "collsd_auth_failures_total", "counter",
+                   rs.auth_failures);
+    stats_prom_one(b, &err, "collsd_replays_total", "counter", rs.replays);
     stats_prom_type(b, &err, "collsd_msg_bytes", "histogram");
     stats_prom_hist(b, &err, "collsd_msg_bytes", "", &d->st.msg_bytes);
     stats_prom_type(b, &err, "collsd_ping_rtt_us", "histogram");
@@ -859,7 +880,9 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
                                                             ps.retransmits,
                                                             ps.bytes_sent,
                                                             ps.bytes_recv,
-                                                            ps.queued_bytes};
+                                                            ps.queued_bytes,
+                                                            ps.auth_failures,
+                                                            ps.replays};
 
                 v = vals[f];
             }

@@ -1,7 +1,9 @@
 /*
  * collsd.c -- main(): options, start-up, the loop, shutdown.
  *
- * Start-up order: options; the socket directory (0700); the UDP socket
+ * Start-up order: options; the socket directory (0700); the cluster key
+ * (collsd_trust: a key file, or loopback only unless --insecure); the UDP
+ * socket
  * and transport; the host table (hostfile, join or one host); the task
  * socket (after the join, when joining); then, unless --foreground, the
  * daemon forks into the background (errors up to here reach the
@@ -25,11 +27,13 @@
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -38,6 +42,7 @@
 
 #include "colls.h"
 #include "daemon/admin.h"
+#include "daemon/auth.h"
 #include "daemon/coll.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
@@ -240,6 +245,102 @@ collsd_write_pid(const char *path)
     return fclose(f) == 0 ? 0 : COLLS_EIO;
 }
 
+/*
+ * Reads the cluster key from path into a: the file must be a regular
+ * file readable by its owner only and hold 64 hex digits (and a
+ * newline).  0, or -1 with err set.
+ */
+static int
+collsd_load_key(const char *path, int encrypt, struct auth *a, char *err,
+                size_t errlen)
+{
+    char text[AUTH_KEY_FILE_LEN + 2];
+    uint8_t key[AUTH_KEY_LEN];
+    struct stat st;
+    ssize_t n;
+    int fd, rc = -1;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "key file %s: not a regular file", path);
+        goto out;
+    }
+    if ((st.st_mode & 077) != 0) {
+        snprintf(err, errlen,
+                 "key file %s is readable by group or others (mode %03o): "
+                 "chmod 600 %s",
+                 path, (unsigned)(st.st_mode & 0777), path);
+        goto out;
+    }
+    n = read(fd, text, sizeof text);
+    if (n < 0 || auth_key_parse(text, (size_t)n, key) != 0) {
+        snprintf(err, errlen,
+                 "key file %s: not a key (64 hex digits; collsctl keygen "
+                 "writes one)",
+                 path);
+        goto out;
+    }
+    if (auth_init(a, key, encrypt) != 0) {
+        snprintf(err, errlen, "key file %s: libsodium cannot start", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    auth_wipe(key, sizeof key);
+    auth_wipe(text, sizeof text);
+    close(fd);
+    return rc;
+}
+
+/* 1 if the "ADDR:PORT" address is in 127.0.0.0/8. */
+static int
+collsd_loopback(const char *addr_port)
+{
+    return strncmp(addr_port, "127.", 4) == 0;
+}
+
+/*
+ * Decides how this daemon trusts its peers: with --key-file, d->auth (a)
+ * seals every datagram; without, --listen must be a loopback address
+ * unless --insecure, which is logged as a warning.  0, or -1 with err
+ * set (a message for the terminal).
+ */
+static int
+collsd_trust(struct daemon *d, const struct config *cfg, struct auth *a,
+             char *err, size_t errlen)
+{
+    if (cfg->key_file[0] != '\0') {
+        if (collsd_load_key(cfg->key_file, cfg->encrypt, a, err, errlen) != 0)
+            return -1;
+        d->auth = a;
+        return 0;
+    }
+    if (cfg->encrypt) {
+        snprintf(err, errlen, "--encrypt needs a cluster key (--key-file)");
+        return -1;
+    }
+    if (collsd_loopback(cfg->listen))
+        return 0;
+    if (!cfg->insecure) {
+        snprintf(err, errlen,
+                 "refusing to listen on %s without a cluster key: anyone who "
+                 "can reach it could command this daemon.  Create a key with "
+                 "'collsctl keygen FILE', copy it to every host and start "
+                 "with --key-file FILE (or --insecure on a trusted network)",
+                 cfg->listen);
+        return -1;
+    }
+    log_warn("INSECURE: listening on %s without a cluster key (--insecure): "
+             "datagrams are not authenticated, anyone who can reach the port "
+             "can forge them",
+             cfg->listen);
+    return 0;
+}
+
 /* Frees what survived the loop. */
 static void
 collsd_cleanup(struct daemon *d)
@@ -268,6 +369,7 @@ int
 main(int argc, char **argv)
 {
     static struct daemon dd; /* large: not on the stack */
+    static struct auth key;  /* the cluster key's subkeys */
     struct daemon *d = &dd;
     struct config cfg;
     struct event *sigs[3] = {NULL, NULL, NULL};
@@ -326,6 +428,12 @@ main(int argc, char **argv)
         goto out;
     }
     d->pid_path = collsd_pid_path(&cfg);
+    if (collsd_trust(d, &cfg, &key, err, sizeof(err)) != 0) {
+        fprintf(stderr, "collsd: %s\n", err);
+        log_error("%s", err);
+        rc = 1;
+        goto out;
+    }
 
     d->base = event_base_new();
     if (d->base == NULL || event_base_priority_init(d->base, 3) != 0) {
@@ -405,6 +513,7 @@ out:
     free(d->pid_path);
     if (d->base != NULL)
         event_base_free(d->base);
+    auth_clear(&key);
     log_close();
     free(logpath);
     config_free(&cfg);

@@ -84,6 +84,18 @@ static const struct config_opt config_table[] = {
              "join the machine of the running daemon at HOST:PORT"),
     OPT_TEXT("name", CFG_STR, name, "", "NAME",
              "host name reported to the machine (default: hostname)"),
+    /* ---- trust: the cluster key (docs/protocol.md) ---- */
+    OPT_TEXT("key-file", CFG_STR, key_file, "", "FILE",
+             "cluster key (collsctl keygen; mode 0600): every datagram is "
+             "authenticated with it; without one only loopback is allowed"),
+    OPT("encrypt", CFG_BOOL, encrypt, "no", 0, 0, NULL,
+        "also encrypt datagram payloads (needs --key-file; every daemon of "
+        "the machine must agree)",
+        0),
+    OPT("insecure", CFG_BOOL, insecure, "no", 0, 0, NULL,
+        "allow a non-loopback --listen without a key: anyone who can reach "
+        "the port can forge datagrams",
+        0),
     /* ---- datagrams ---- */
     OPT("mtu", CFG_SIZE, mtu, "1472", 576, 65507, "BYTES",
         "UDP payload bytes per datagram", 0),

@@ -30,6 +30,9 @@ struct config {
     char *http;        /* Prometheus "ADDR:PORT", "" off */
     char *log_file;    /* "" = stderr */
     char *config_file; /* the file that was read, "" none */
+    char *key_file;    /* cluster key, "" none */
+    int encrypt;       /* encrypt datagram payloads (with a key) */
+    int insecure;      /* no key, yet a non-loopback address */
     int log_level;     /* LOG_LVL_* */
     int foreground;
     int help, version;

@@ -35,6 +35,7 @@ struct evhttp;
 struct config;
 struct udp;
 struct rel;
+struct auth;
 struct group_state;
 struct net_ops;
 struct route_flow;
@@ -214,6 +215,7 @@ struct daemon {
     const struct net_ops *net_ops;
     struct udp *udp;
     struct rel *rel;
+    struct auth *auth; /* the cluster key; NULL: none (loopback/insecure) */
     struct event *udp_rev, *udp_wev, *rel_ev, *flush_ev;
     uint64_t rel_deadline_us;
     /* the protocol version each host was last logged speaking, when not

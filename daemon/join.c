@@ -15,9 +15,10 @@
  * is not the assigner forwards the HOST_JOIN to it.  ADD_HOST and
  * DELETE_HOST are likewise carried out by the assigner.
  *
- * Join cookies: a join datagram is not authenticated by the transport,
- * and a HOST_JOIN from the address of a member with another incarnation
- * makes that member a restart (its state is dropped).  So a member acts
+ * Join cookies: a join datagram is not part of the transport (and
+ * without a cluster key not authenticated at all), and a HOST_JOIN from
+ * the address of a member with another incarnation makes that member a
+ * restart (its state is dropped).  So a member acts
  * on a HOST_JOIN only when it carries (HostJoin.cookie) the cookie of its
  * source address and incarnation, a keyed hash that the member sends, as a
  * HOST_JOIN with status COLLS_EAGAIN, to that address when asked without
@@ -35,6 +36,18 @@
  * assigner removes the entry and logs why.  An invited daemon whose join
  * does not complete within --join-timeout goes back to running alone.
  *
+ * With a cluster key (d->auth) every join datagram is sealed and opened
+ * by net.c, so only key holders take part; on top, an invitation proves
+ * it is fresh and meant for this daemon before the invitee drops its
+ * table (a replayed genuine one cannot capture a lone daemon): the
+ * invitee answers the first ADD_HOST with ADD_HOST status COLLS_EAGAIN
+ * carrying a random challenge and its incarnation; the inviter repeats
+ * the invitation with a proof, a MAC under the key's subkey 2 of
+ * (challenge, inviter's incarnation, invitee's incarnation, hid,
+ * invitee's address as the invitation names it) (join_proof_msg).  One
+ * challenge is pending at a time, for one inviter address, for
+ * JOIN_CHAL_US.  Without a key the cookie scheme above is all there is.
+ *
  * May call: host.c (the table), net, rel (downward), events.c (joined,
  * rejoining, stop).  Never route, group, coll, admin or task.
  */
@@ -46,6 +59,7 @@
 #include <string.h>
 
 #include "colls.h"
+#include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
@@ -60,10 +74,38 @@
 #include "proto/envelope.h"
 
 #define JOIN_RETRY_US 250000u
+#define JOIN_CHAL_US  5000000u /* life of an invitee's challenge */
+/* challenge u64, two incarnations, hid, address */
+#define JOIN_PROOF_MSG_MAX (8 + 4 + 4 + 4 + DAEMON_ADDR_LEN)
 
 /* Key of the join cookies (join_cookie): random, set once by join_init,
    never sent.  File scope because only the cookies use it. */
 static uint8_t join_key[SIPHASH_KEY_LEN];
+
+/* The invitee's pending challenge (keyed invitations); chal 0: none. */
+static struct {
+    uint64_t chal;
+    struct sockaddr_in sa; /* the inviter's address */
+    uint64_t since_us;
+} join_pending;
+
+/*
+ * The message an invitation's proof is a MAC of (see the top of the
+ * file); returns its length.
+ */
+static size_t
+join_proof_msg(uint8_t *m, uint64_t chal, uint32_t inviter_inc,
+               uint32_t invitee_inc, uint32_t hid, const char *addr)
+{
+    size_t alen = addr != NULL ? strnlen(addr, DAEMON_ADDR_LEN) : 0;
+
+    put_u64(m, chal);
+    put_u32(m + 8, inviter_inc);
+    put_u32(m + 12, invitee_inc);
+    put_u32(m + 16, hid);
+    memcpy(m + 20, addr, alen);
+    return 20 + alen;
+}
 
 void
 join_init(struct daemon *d)
@@ -281,6 +323,93 @@ join_add_dgram(struct daemon *d, const struct sockaddr_in *sa, int hid,
     op.cookie = cookie;
     op.hid = (uint32_t)hid;
     op.addr = (char *)(addr != NULL ? addr : "");
+    op.incarnation = d->inc;
+    net_send_join(d, sa, &e);
+}
+
+/*
+ * The invitee's side of a keyed invitation from sa: 1 if it carries the
+ * proof of our pending challenge to sa; else 0, after (re)sending the
+ * challenge (the same one while it lives) or counting a wrong proof.
+ */
+static int
+join_invite_proven(struct daemon *d, const struct sockaddr_in *sa,
+                   const HostOp *op)
+{
+    uint8_t m[JOIN_PROOF_MSG_MAX];
+    uint64_t now = platform_now_us();
+    HostOp ch = HOST_OP__INIT;
+    Envelope e;
+    size_t n;
+
+    if (join_pending.chal == 0 || !host_sa_equal(&join_pending.sa, sa) ||
+        now - join_pending.since_us > JOIN_CHAL_US) {
+        if (op->proof.len > 0) {
+            d->st.bad_join_dgrams++; /* a proof of nothing we asked */
+            return 0;
+        }
+        join_pending.chal = auth_random64() | 1;
+        join_pending.sa = *sa;
+        join_pending.since_us = now;
+    }
+    if (op->proof.len > 0) {
+        n = join_proof_msg(m, join_pending.chal, op->incarnation, d->inc,
+                           op->hid, op->addr);
+        if (auth_proof_check(d->auth, m, n, op->proof.data, op->proof.len)) {
+            join_pending.chal = 0;
+            return 1;
+        }
+        d->st.bad_join_dgrams++;
+        return 0;
+    }
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__ADD_HOST, 0,
+                   COLLS_EAGAIN);
+    e.body_case = ENVELOPE__BODY_HOST_OP;
+    e.host_op = &ch;
+    ch.hid = op->hid;
+    ch.addr = op->addr;
+    ch.cookie = op->cookie;
+    ch.incarnation = d->inc;
+    ch.challenge = join_pending.chal;
+    net_send_join(d, sa, &e);
+    return 0;
+}
+
+/*
+ * The inviter's side: the daemon at sa, which we invited as host h,
+ * challenges the invitation (ADD_HOST, COLLS_EAGAIN): invite it again
+ * with the proof.
+ */
+static void
+join_invite_answer(struct daemon *d, const struct sockaddr_in *sa,
+                   const HostOp *ch)
+{
+    uint8_t m[JOIN_PROOF_MSG_MAX], proof[AUTH_PROOF_LEN];
+    HostOp op = HOST_OP__INIT;
+    struct host *h;
+    Envelope e;
+    size_t n;
+
+    if (ch->hid < 1 || ch->hid > DAEMON_MAX_HID ||
+        (h = d->hosts[ch->hid]) == NULL || h->hid == d->hid || h->listed ||
+        h->inc != 0 || h->state != COLLS_HOST_JOINING ||
+        !host_sa_equal(&h->sa, sa) || ch->cookie != join_cookie(sa, 0) ||
+        ch->challenge == 0) {
+        d->st.bad_join_dgrams++;
+        return;
+    }
+    n = join_proof_msg(m, ch->challenge, d->inc, ch->incarnation,
+                       (uint32_t)h->hid, h->addr);
+    auth_proof(d->auth, m, n, proof);
+    envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__ADD_HOST, 0, 0);
+    e.body_case = ENVELOPE__BODY_HOST_OP;
+    e.host_op = &op;
+    op.cookie = ch->cookie;
+    op.hid = (uint32_t)h->hid;
+    op.addr = h->addr;
+    op.incarnation = d->inc;
+    op.proof.data = proof;
+    op.proof.len = sizeof proof;
     net_send_join(d, sa, &e);
 }
 
@@ -313,6 +442,8 @@ join_invited(struct daemon *d, const struct sockaddr_in *sa,
                        inv->host_op->cookie, rc);
         return;
     }
+    if (d->auth != NULL && !join_invite_proven(d, sa, inv->host_op))
+        return; /* challenged, or a wrong proof */
     log_info("%s invites this daemon to join its machine: joining", from);
     events_rejoining(d);
     host_free_all(d);
@@ -462,6 +593,10 @@ join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
                e->body_case == ENVELOPE__BODY_HOST_OP && e->status == 0 &&
                e->host_op->cookie != 0 && member) {
         join_invited(d, &sa, e);
+    } else if (e->kind == KIND__ADD_HOST && e->status == COLLS_EAGAIN &&
+               e->body_case == ENVELOPE__BODY_HOST_OP && member &&
+               d->auth != NULL) {
+        join_invite_answer(d, &sa, e->host_op);
     } else if (e->kind == KIND__ADD_HOST && e->status < 0 && member) {
         join_add_refused(d, &sa, e);
     } else if (e->kind == KIND__ADD_HOST && e->status == 0 && d->joining) {

@@ -11,12 +11,19 @@
  * timer at rel_next_timeout().  net_send_credit is the one message this
  * layer builds itself (for task.c, which owes flow-control credit).
  *
- * May call: udp, rel, platform, log, proto/.  Never route, host, group,
+ * With a cluster key (d->auth) rel seals and opens the transport's
+ * datagrams; join datagrams are sealed and opened here (NET_JOIN_SEALED),
+ * and a failure of either is logged at most once a second
+ * (net_auth_fail).
+ *
+ * May call: udp, rel, auth, platform, log, proto/.  Never route, host, group,
  * coll or admin: those are reached through d->net_ops only.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -24,6 +31,7 @@
 #include <event2/event.h>
 
 #include "colls.h"
+#include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
@@ -120,6 +128,76 @@ net_reset(void *ctx, int hid, uint32_t new_inc)
     net_kick(d);
 }
 
+/*
+ * rel's auth_fail callback (and ours for join datagrams): a datagram
+ * from addr failed authentication.  Logged at most once a second, with
+ * the number suppressed since.
+ */
+static void
+net_auth_fail(void *ctx, const struct sockaddr *addr, socklen_t alen)
+{
+    static uint64_t last_us, suppressed;
+    struct daemon *d = ctx;
+    uint64_t now = platform_now_us();
+    char name[64] = "?";
+
+    if (last_us != 0 && now - last_us < 1000000) {
+        suppressed++;
+        return;
+    }
+    if (addr != NULL && addr->sa_family == AF_INET &&
+        alen >= sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+
+        if (inet_ntop(AF_INET, &sin->sin_addr, name, sizeof name) != NULL)
+            snprintf(name + strlen(name), sizeof name - strlen(name), ":%u",
+                     ntohs(sin->sin_port));
+    }
+    log_warn(
+        "auth failure from %s: key mismatch? (%s; %" PRIu64 " more suppressed)",
+        name, d->auth != NULL ? "we have a key" : "we have none", suppressed);
+    last_us = now;
+    suppressed = 0;
+}
+
+/*
+ * A join datagram: opened with the key when we have one, passed to
+ * net_ops.join_dgram from the length on.  One sealed when we have no key,
+ * or not sealed when we have one, is an auth failure.
+ */
+static void
+net_join_recv(struct daemon *d, const struct sockaddr *from, socklen_t alen,
+              const uint8_t *data, size_t len, int sealed)
+{
+    uint8_t *plain;
+    uint64_t salt, pn;
+    long n;
+
+    if (d->auth == NULL || !sealed) {
+        if (d->auth != NULL || sealed) {
+            rel_auth_failed(d->rel, from, alen);
+            return;
+        }
+        d->net_ops->join_dgram(d, from, alen, data + NET_JOIN_MAGIC_LEN,
+                               len - NET_JOIN_MAGIC_LEN);
+        return;
+    }
+    plain = malloc(len);
+    if (plain == NULL)
+        return;
+    memcpy(plain, data, len < 8 ? len : 8);
+    n = auth_open(d->auth, data, data, 8, len, plain + 8, &salt, &pn);
+    if (n < 0) {
+        rel_auth_failed(d->rel, from, alen);
+    } else {
+        if (!d->auth->encrypt)
+            memcpy(plain, data, (size_t)n);
+        d->net_ops->join_dgram(d, from, alen, plain + NET_JOIN_MAGIC_LEN,
+                               (size_t)n - NET_JOIN_MAGIC_LEN);
+    }
+    free(plain);
+}
+
 /* One received datagram: a join datagram or one for the transport. */
 static void
 net_udp_recv(void *arg, const struct sockaddr *from, socklen_t alen,
@@ -128,9 +206,10 @@ net_udp_recv(void *arg, const struct sockaddr *from, socklen_t alen,
     struct daemon *d = arg;
 
     if (len >= NET_JOIN_MAGIC_LEN &&
-        memcmp(data, NET_JOIN_MAGIC, NET_JOIN_MAGIC_LEN) == 0) {
-        d->net_ops->join_dgram(d, from, alen, data + NET_JOIN_MAGIC_LEN,
-                               len - NET_JOIN_MAGIC_LEN);
+        (memcmp(data, NET_JOIN_MAGIC, NET_JOIN_MAGIC_LEN) == 0 ||
+         memcmp(data, NET_JOIN_SEALED, NET_JOIN_MAGIC_LEN) == 0)) {
+        net_join_recv(d, from, alen, data, len,
+                      memcmp(data, NET_JOIN_SEALED, NET_JOIN_MAGIC_LEN) == 0);
         return;
     }
     rel_input(d->rel, from, alen, data, len, platform_now_us());
@@ -234,6 +313,7 @@ net_open(struct daemon *d, const struct net_ops *ops)
         .send = net_rel_send,
         .deliver = net_deliver,
         .reset = net_reset,
+        .auth_fail = net_auth_fail,
     };
     const struct config *cfg = d->cfg;
     struct rel_config rc;
@@ -262,6 +342,7 @@ net_open(struct daemon *d, const struct net_ops *ops)
     rc.dup = cfg->fault_dup;
     rc.reorder = cfg->fault_reorder;
     rc.seed = (uint64_t)cfg->fault_seed;
+    rc.auth = d->auth;
     d->rel = rel_new(&rc, &rops, d, d->hid, d->inc);
     if (d->rel == NULL)
         return COLLS_ENOMEM;
@@ -376,7 +457,7 @@ net_send_credit(struct daemon *d, int hid, uint32_t task, uint64_t bytes)
 int
 net_send_join(struct daemon *d, const struct sockaddr_in *to, const Envelope *e)
 {
-    uint8_t stackbuf[1024], lenbuf[4], *env;
+    uint8_t stackbuf[1024], lenbuf[4], *env, *sealed = NULL;
     struct iovec iov[3];
     size_t elen;
     int rc;
@@ -384,7 +465,7 @@ net_send_join(struct daemon *d, const struct sockaddr_in *to, const Envelope *e)
     env = net_pack(e, stackbuf, sizeof(stackbuf), &elen);
     if (env == NULL)
         return COLLS_ENOMEM;
-    if (elen + 8 > DGRAM_MAX_LEN) {
+    if (elen + 8 + AUTH_TRAILER_LEN > DGRAM_MAX_LEN) {
         rc = COLLS_EMSGSIZE;
         goto out;
     }
@@ -395,11 +476,26 @@ net_send_join(struct daemon *d, const struct sockaddr_in *to, const Envelope *e)
     iov[1].iov_len = 4;
     iov[2].iov_base = env;
     iov[2].iov_len = elen;
-    rc = udp_send(d->udp, (const struct sockaddr *)to, sizeof(*to), iov, 3) == 0
+    if (d->auth != NULL) {
+        /* magic | len | envelope | trailer, in one piece */
+        sealed = malloc(8 + elen + AUTH_TRAILER_LEN);
+        if (sealed == NULL) {
+            rc = COLLS_ENOMEM;
+            goto out;
+        }
+        memcpy(sealed, NET_JOIN_SEALED, NET_JOIN_MAGIC_LEN);
+        memcpy(sealed + 4, lenbuf, 4);
+        memcpy(sealed + 8, env, elen);
+        iov[0].iov_base = sealed;
+        iov[0].iov_len = auth_seal(d->auth, sealed, sealed, 8, 8 + elen);
+    }
+    rc = udp_send(d->udp, (const struct sockaddr *)to, sizeof(*to), iov,
+                  sealed != NULL ? 1 : 3) == 0
              ? 0
              : COLLS_EAGAIN;
     net_kick(d);
 out:
+    free(sealed);
     if (env != stackbuf)
         free(env);
     return rc;

@@ -30,8 +30,11 @@
 
 struct daemon;
 
-#define NET_JOIN_MAGIC     "CJN1"
+#define NET_JOIN_MAGIC     "CJN1" /* no key: magic | len | envelope */
 #define NET_JOIN_MAGIC_LEN 4
+/* With a key: magic | len | envelope | trailer (daemon/auth.h), sealed
+   with the magic and length as header and as nonce prefix. */
+#define NET_JOIN_SEALED "CJS1"
 /* Largest packed envelope we send or accept between daemons. */
 #define NET_MAX_ENV (1024u * 1024)
 

@@ -39,6 +39,14 @@
  * adopted at once: there is nothing to protect, and if a spoofer got
  * there first the genuine incarnation wins its challenge.
  *
+ * Authentication (rel.h): raw_send seals every datagram that leaves
+ * (the header gets DGRAM_F_AUTH, the trailer follows the payload; the
+ * nonce prefix is the header's src_hid, dst_hid and src_inc) and
+ * rel_input opens every datagram first (auth_check), so the challenge
+ * above is authenticated too.  The replay window of a peer follows its
+ * adopted incarnation; datagrams of other incarnations never reach a
+ * stream, so they need none.
+ *
  * Callbacks (ops->deliver, ops->reset) may call rel_sendv and
  * rel_peer_remove, but not rel_free; removed peers are freed when the
  * outermost API call returns.
@@ -199,7 +207,30 @@ peer_reset(struct rel *r, struct rel_peer *p, uint32_t new_inc)
 
 /* ---- output -------------------------------------------------------- */
 
-/* Hands one datagram to ops (by reference if m, see rel_ops). */
+/*
+ * Seals one datagram into r->seal and hands it to ops->send (a copy: the
+ * tag covers header and payload, which must then lie together).
+ */
+static int
+raw_send_sealed(struct rel *r, const struct sockaddr_storage *addr,
+                socklen_t alen, const uint8_t *hdr, const uint8_t *data,
+                size_t dlen)
+{
+    struct iovec iov;
+    uint8_t *b = r->seal;
+
+    memcpy(b, hdr, DGRAM_HDR_LEN);
+    put_u16(b + 2, get_u16(b + 2) | DGRAM_F_AUTH);
+    if (dlen > 0)
+        memcpy(b + DGRAM_HDR_LEN, data, dlen);
+    iov.iov_base = b;
+    iov.iov_len =
+        auth_seal(r->cfg.auth, b + 4, b, DGRAM_HDR_LEN, DGRAM_HDR_LEN + dlen);
+    return r->ops.send(r->ctx, (const struct sockaddr *)addr, alen, &iov, 1);
+}
+
+/* Hands one datagram to ops (by reference if m, see rel_ops), sealed
+   when there is a key. */
 static int
 raw_send(struct rel *r, const struct sockaddr_storage *addr, socklen_t alen,
          const uint8_t *hdr, const uint8_t *data, size_t dlen,
@@ -207,6 +238,8 @@ raw_send(struct rel *r, const struct sockaddr_storage *addr, socklen_t alen,
 {
     struct iovec iov[2];
 
+    if (r->cfg.auth != NULL)
+        return raw_send_sealed(r, addr, alen, hdr, data, dlen);
     iov[0].iov_base = (void *)hdr;
     iov[0].iov_len = DGRAM_HDR_LEN;
     iov[1].iov_base = (void *)data;
@@ -397,6 +430,65 @@ inc_proven(const struct rel *r, const struct rel_peer *p,
 
 /* ---- input --------------------------------------------------------- */
 
+/* A datagram from `from' failed authentication: counted (for its peer
+   too when the address is the peer's) and reported. */
+static void
+auth_failed(struct rel *r, const struct sockaddr *from, socklen_t alen,
+            const uint8_t *dgram, size_t len)
+{
+    struct rel_peer *p = NULL;
+    unsigned hid;
+
+    r->st.auth_failures++;
+    if (len >= 6 && (hid = get_u16(dgram + 4)) >= 1 && hid <= DGRAM_MAX_HID)
+        p = r->peers[hid];
+    if (p != NULL && addr_equal(&p->addr, p->alen, from, alen))
+        p->st.auth_failures++;
+    if (r->ops.auth_fail != NULL)
+        r->ops.auth_fail(r->ctx, from, alen);
+}
+
+/*
+ * The first check of a received datagram: with a key it must carry
+ * DGRAM_F_AUTH and a trailer whose tag verifies (then *dgram and *len
+ * become the datagram without its trailer, decrypted into r->plain with
+ * --encrypt, and *salt, *pn its packet number); without a key it must
+ * carry no DGRAM_F_AUTH.  0, or -1 (counted and reported).
+ */
+static int
+auth_check(struct rel *r, const struct sockaddr *from, socklen_t alen,
+           const uint8_t **dgram, size_t *len, uint64_t *salt, uint64_t *pn)
+{
+    const uint8_t *b = *dgram;
+    int sealed;
+    long n;
+
+    if (*len < DGRAM_HDR_LEN || *len > DGRAM_MAX_LEN || b[0] != DGRAM_VERSION)
+        return 0; /* dgram_get refuses it as malformed */
+    sealed = (get_u16(b + 2) & DGRAM_F_AUTH) != 0;
+    if (r->cfg.auth == NULL) {
+        if (!sealed)
+            return 0;
+        auth_failed(r, from, alen, b, *len);
+        return -1;
+    }
+    n = -1;
+    if (sealed)
+        n = auth_open(r->cfg.auth, b + 4, b, DGRAM_HDR_LEN, *len,
+                      r->plain != NULL ? r->plain + DGRAM_HDR_LEN : NULL, salt,
+                      pn);
+    if (n < 0) {
+        auth_failed(r, from, alen, b, *len);
+        return -1;
+    }
+    if (r->plain != NULL) {
+        memcpy(r->plain, b, DGRAM_HDR_LEN);
+        *dgram = r->plain;
+    }
+    *len = (size_t)n;
+    return 0;
+}
+
 /*
  * One datagram from the socket: the header, the source's address, its
  * incarnations (challenging a new one) and our hid are checked here, then
@@ -408,9 +500,12 @@ rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
 {
     struct dgram_hdr h;
     struct rel_peer *p;
+    uint64_t salt = 0, pn = 0;
 
     rel_enter(r);
     r->st.dgrams_in++;
+    if (auth_check(r, from, alen, &dgram, &len, &salt, &pn) != 0)
+        goto out;
     if (dgram_get(dgram, len, &h) != 0) {
         r->st.bad_dgrams++;
         goto out;
@@ -439,6 +534,12 @@ rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
             goto out;
     } else if (p->inc == 0) {
         p->inc = h.src_inc;
+    }
+    if (r->cfg.auth != NULL &&
+        auth_replay_check(&p->replay, h.src_inc, salt, pn) != 0) {
+        r->st.replays++;
+        p->st.replays++;
+        goto out;
     }
     if (h.dst_inc != 0 && h.dst_inc != r->my_inc) {
         r->st.stale_inc++;
@@ -514,6 +615,11 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     r->my_hid = my_hid;
     r->my_inc = my_inc;
     r->fragmax = cfg->mtu - DGRAM_HDR_LEN;
+    if (cfg->auth != NULL) {
+        if (cfg->mtu < DGRAM_HDR_LEN + AUTH_TRAILER_LEN + 64)
+            goto fail; /* no room for fragments after the trailer */
+        r->fragmax -= AUTH_TRAILER_LEN;
+    }
     while (ring < cfg->window)
         ring *= 2;
     r->ring = ring;
@@ -534,14 +640,20 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
         for (i = 0; i < SIPHASH_KEY_LEN; i++, k = mix64(k))
             r->key[i] = (uint8_t)k;
     }
-    if (cfg->reorder > 0) {
-        r->hold = malloc(cfg->mtu);
-        if (r->hold == NULL) {
-            free(r);
-            return NULL;
-        }
-    }
+    if (cfg->reorder > 0 && (r->hold = malloc(cfg->mtu)) == NULL)
+        goto fail;
+    if (cfg->auth != NULL && (r->seal = malloc(cfg->mtu)) == NULL)
+        goto fail;
+    if (cfg->auth != NULL && cfg->auth->encrypt &&
+        (r->plain = malloc(DGRAM_MAX_LEN)) == NULL)
+        goto fail;
     return r;
+fail:
+    free(r->hold);
+    free(r->seal);
+    free(r->plain);
+    free(r);
+    return NULL;
 }
 
 void
@@ -562,6 +674,8 @@ rel_free(struct rel *r)
     }
     rel_reap(r);
     free(r->hold);
+    free(r->seal);
+    free(r->plain);
     free(r);
 }
 
@@ -716,6 +830,12 @@ rel_writable(struct rel *r, uint64_t now_us)
             relrecv_send_ack(r, p);
     }
     rel_leave(r);
+}
+
+void
+rel_auth_failed(struct rel *r, const struct sockaddr *from, socklen_t alen)
+{
+    auth_failed(r, from, alen, NULL, 0);
 }
 
 uint64_t

@@ -24,6 +24,14 @@
  * challenged (a nonce sent to the peer's address must come back from that
  * incarnation, rel.c) and then resets the peer's streams (messages queued
  * to the old incarnation are dropped and ops->reset is called).
+ *
+ * Authentication: with rel_config.auth (the cluster key, daemon/auth.h)
+ * every datagram sent is sealed (flag DGRAM_F_AUTH and a trailer) and
+ * every datagram received is opened before anything else looks at it: one
+ * that fails (no trailer, a bad tag, or a trailer when we have no key)
+ * is dropped and counted (auth_failures) before it can touch a window, a
+ * reorder slot, a stream or an incarnation; one that passes but repeats
+ * a packet number of its sender is dropped as a replay.
  */
 #ifndef COLLS_DAEMON_REL_H
 #define COLLS_DAEMON_REL_H
@@ -33,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "daemon/auth.h"
 #include "daemon/stats.h"
 
 struct rel;
@@ -49,6 +58,7 @@ struct rel_config {
     double drop, dup, reorder; /* fault injection on output, 0..1 */
     uint64_t seed;             /* fault injection random seed */
     uint64_t secret;           /* key of incarnation challenges; 0: random */
+    struct auth *auth;         /* cluster key; NULL: no trailers (insecure) */
 };
 
 struct rel_ops {
@@ -72,12 +82,17 @@ struct rel_ops {
     int (*send_ref)(void *ctx, const struct sockaddr *addr, socklen_t alen,
                     const struct iovec *iov, int iovcnt);
     int (*flush)(void *ctx);
+    /* A datagram from addr failed authentication and was dropped (for a
+       rate-limited log line).  May be NULL. */
+    void (*auth_fail)(void *ctx, const struct sockaddr *addr, socklen_t alen);
 };
 
 struct rel_peer_stats {
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     uint64_t dgrams_sent, dgrams_recv, retransmits, fast_retransmits;
     uint64_t timeouts, dups_recv, acks_sent, acks_recv;
+    uint64_t auth_failures; /* from this peer's address, tag refused */
+    uint64_t replays;       /* authentic, but a packet number seen before */
     uint64_t srtt_us, rttvar_us, rto_us;
     uint64_t queued_bytes;    /* accepted by rel_send, not yet acked */
     uint64_t bw_bps;          /* delivery rate estimate, bytes/s */
@@ -90,6 +105,7 @@ struct rel_peer_stats {
 struct rel_stats {
     uint64_t dgrams_in, dgrams_out, bad_dgrams, unknown_src, stale_inc;
     uint64_t challenges; /* new incarnations challenged (PROBEs sent) */
+    uint64_t auth_failures, replays; /* every source, known or not */
     uint64_t injected_drops, injected_dups, injected_reorders;
 };
 
@@ -134,6 +150,11 @@ void rel_timer(struct rel *r, uint64_t now_us);
 uint64_t rel_next_timeout(const struct rel *r);
 /* Retries sends that got -1 from ops->send (the socket is writable). */
 void rel_writable(struct rel *r, uint64_t now_us);
+
+/* A datagram from addr that is not the transport's (a join datagram)
+   failed authentication: counted and reported as rel_input's are. */
+void rel_auth_failed(struct rel *r, const struct sockaddr *from,
+                     socklen_t alen);
 
 /* Last time (us) a datagram from hid arrived; 0 never. */
 uint64_t rel_last_heard(const struct rel *r, int hid);

@@ -108,7 +108,8 @@ struct rel_peer {
     unsigned old_n;
     uint64_t last_heard;
     uint64_t last_reset_us;
-    uint64_t last_chal_us; /* last challenge sent */
+    uint64_t last_chal_us;     /* last challenge sent */
+    struct auth_replay replay; /* packet numbers seen (with a key) */
     struct rel_peer_stats st;
 
     /* sender (relsend.c) */
@@ -182,6 +183,8 @@ struct rel {
     uint8_t key[SIPHASH_KEY_LEN]; /* of the challenge nonces */
     int unflushed;        /* ops->send_ref was called since ops->flush */
     struct rel_msg *dead; /* freed messages send_ref may still use */
+    uint8_t *seal;        /* a datagram being sealed (mtu bytes; key) */
+    uint8_t *plain;       /* a datagram being decrypted (--encrypt) */
     int blocked;
     int depth;
     /* a datagram held back by reorder injection */

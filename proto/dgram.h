@@ -27,8 +27,13 @@
  * msg_id is a challenge nonce to incarnation dst_inc, msg_len the echo of
  * a nonce received in a challenge; a new incarnation is adopted only
  * after it echoed one (daemon/rel.c).  A peer that sends 0 in both never
- * gets a new incarnation adopted by its datagrams alone.  (Version stays
- * 1: a version 1 PROBE had both fields 0.)
+ * gets a new incarnation adopted by its datagrams alone.
+ *
+ * Version 2: flag DGRAM_F_AUTH says the datagram is sealed with the
+ * cluster key: after the fragment data comes a trailer of salt u64, pn
+ * u64 and a 16-byte tag (daemon/auth.h, docs/protocol.md), and len
+ * counts only the fragment data.  dgram_get sees datagrams with the
+ * trailer already removed.
  */
 #ifndef COLLS_PROTO_DGRAM_H
 #define COLLS_PROTO_DGRAM_H
@@ -36,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DGRAM_VERSION 1
+#define DGRAM_VERSION 2
 #define DGRAM_HDR_LEN 48
 #define DGRAM_MAX_HID 4095
 #define DGRAM_MAX_LEN 65507 /* largest UDP payload over IPv4 */
@@ -52,7 +57,8 @@ enum {
 enum {
     DGRAM_F_RETRANS = 1u << 0, /* this DATA is a retransmission */
     DGRAM_F_ACKNOW = 1u << 1,  /* please acknowledge immediately */
-    DGRAM_F_ALL = DGRAM_F_RETRANS | DGRAM_F_ACKNOW
+    DGRAM_F_AUTH = 1u << 2,    /* sealed: a trailer follows (version 2) */
+    DGRAM_F_ALL = DGRAM_F_RETRANS | DGRAM_F_ACKNOW | DGRAM_F_AUTH
 };
 
 struct dgram_hdr {

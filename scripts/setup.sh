@@ -14,7 +14,7 @@ COLLS_BUILD_DIR=${COLLS_BUILD_DIR:-$COLLS_TOP/build}
 # fuzz targets, clang-format for the style check, and the tools the
 # emulated-host tests use.
 COLLS_PACKAGES="autoconf automake libtool pkg-config make gcc \
-libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check \
+libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check libsodium-dev \
 clang libclang-rt-14-dev clang-format iproute2 nftables procps util-linux"
 
 colls_install_packages() {

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "colls.h"
 #include "tools/collsctl.h"
@@ -22,6 +23,27 @@ status_state(int state)
     default:
         return "?";
     }
+}
+
+/* The "trust" line: how this daemon's datagrams are protected, with a
+   warning when they are not (--insecure). */
+static void
+status_trust(colls_t *c)
+{
+    char *json = NULL, *p;
+    char val[32];
+
+    if (colls_stats_json(c, &json) < 0 || json == NULL)
+        return;
+    p = strstr(json, "\"trust\":\"");
+    if (p != NULL && sscanf(p + 9, "%31[^\"]", val) == 1) {
+        printf("trust       %s\n", val);
+        if (strcmp(val, "insecure") == 0)
+            printf("WARNING     datagrams are not authenticated "
+                   "(--insecure): anyone who can reach the daemon's port "
+                   "can forge them; use collsctl keygen and --key-file\n");
+    }
+    colls_free(json);
 }
 
 /* One screen: this daemon, host counts, task counts. */
@@ -75,6 +97,7 @@ status_exec(int argc, char **argv)
         printf(", %d joining", other);
     printf(" (%d in the table)\n", nh);
     printf("tasks       %d on the machine\n", nall);
+    status_trust(c);
     colls_free(h);
     colls_free(t);
     colls_detach(c);

@@ -24,7 +24,7 @@
 static const struct collsctl_cmd *const collsctl_cmds[] = {
     &cmd_status,   &cmd_hosts, &cmd_ps,     &cmd_stats,  &cmd_ping,
     &cmd_pingpong, &cmd_echo,  &cmd_add,    &cmd_delete, &cmd_halt,
-    &cmd_compress, &cmd_bench, &cmd_groups,
+    &cmd_compress, &cmd_bench, &cmd_groups, &cmd_keygen,
 };
 
 #define COLLSCTL_NCMDS (sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]))

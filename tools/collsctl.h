@@ -18,7 +18,7 @@ struct collsctl_cmd {
 
 extern const struct collsctl_cmd cmd_status, cmd_hosts, cmd_ps, cmd_stats,
     cmd_ping, cmd_pingpong, cmd_echo, cmd_add, cmd_delete, cmd_halt,
-    cmd_compress, cmd_bench, cmd_groups;
+    cmd_compress, cmd_bench, cmd_groups, cmd_keygen;
 
 /* Helpers shared by the subcommands (tools/collsctl.c). */
 struct colls;

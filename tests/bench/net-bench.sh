@@ -22,13 +22,26 @@
 # It prints tables with ratios against the raw baselines and the targets.
 # Needs root (exits 77 otherwise).  Not part of make check.
 #
-#   top_builddir=BUILD tests/bench/net-bench.sh [--quick]
+# --auth measures the cost of authentication instead: the default-route
+# 8 B half round trip (median over rounds) and bulk throughput (1 MiB
+# messages, default route) with daemons without a key (--insecure), with
+# the cluster key, and with --encrypt, in one run, with the differences
+# and ratios against the keyless daemons (targets: +<= 1 us, bulk >=
+# 0.85x).
+#
+#   top_builddir=BUILD tests/bench/net-bench.sh [--quick] [--auth]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 B=$(cd "${top_builddir:-.}" && pwd -P)
 QUICK=0
-[ "${1:-}" = --quick ] && QUICK=1
+AUTH=0
+for a in "$@"; do
+    case "$a" in
+    --quick) QUICK=1 ;;
+    --auth) AUTH=1 ;;
+    esac
+done
 . "$top_srcdir/tests/netns/lib.sh"
 
 SOCK=/tmp/collsd/collsd.sock
@@ -38,6 +51,111 @@ R=$NS_RUN
 A2=$(ns_addr 2)
 NCPU=$(nproc)
 ALLCPU="0-$((NCPU - 1))"
+
+# ---- --auth: what authentication costs --------------------------------
+# Three machines of two daemons run side by side on hosts 1 and 2, on
+# ports 7491..7493: no key (--insecure), the cluster key, key and
+# --encrypt.  The 8 B rounds alternate among them (machine noise hits all
+# three); bulk streams go one machine after the other.
+AUTH_TAGS="none key enc"
+
+# Port and options of machine TAG.
+auth_port()
+{
+    case $1 in none) echo 7491 ;; key) echo 7492 ;; enc) echo 7493 ;; esac
+}
+auth_opts()
+{
+    case $1 in
+    none) echo "--insecure" ;;
+    key) echo "--key-file $MH_KEY" ;;
+    enc) echo "--key-file $MH_KEY --encrypt" ;;
+    esac
+}
+
+# Starts machine TAG (daemons on hosts 1 and 2, a sink on host 2); 0 once
+# it is up.
+auth_start()
+{
+    local tag=$1 port i
+    port=$(auth_port "$tag")
+    printf '%s:%s name=host1\n%s:%s name=host2\n' "$(ns_addr 1)" "$port" \
+        "$(ns_addr 2)" "$port" >"$R/hosts-$tag"
+    for i in 1 2; do
+        # shellcheck disable=SC2046
+        host_bg "$i" "a-$tag-d$i.log" "$B/collsd" --foreground \
+            --listen "$(ns_addr "$i"):$port" --hostfile "$R/hosts-$tag" \
+            --socket "/tmp/a-$tag/collsd.sock" $(auth_opts "$tag")
+    done
+    for _ in $(seq 1 100); do
+        [ "$(host_run 1 timeout 10 "$B/collsctl" --socket \
+            "/tmp/a-$tag/collsd.sock" hosts 2>/dev/null |
+            grep -c ' up ')" = 2 ] && break
+        sleep 0.1
+    done
+    host_bg 2 "a-$tag-sink.log" "$B/tests/integration/p2p-check" \
+        --socket "/tmp/a-$tag/collsd.sock" --mode sink \
+        --tidfile "$R/a-$tag-sink.tid" --timeout-ms 600000
+    for _ in $(seq 1 100); do
+        [ -s "$R/a-$tag-sink.tid" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# x - y ("+d") or x / y ("r"), or "-".
+auth_cmp()
+{
+    awk -v op="$1" -v x="$2" -v y="$3" 'BEGIN {
+        if (!(x + 0 > 0 && y + 0 > 0)) print "-";
+        else if (op == "d") printf "%+.2f", x - y;
+        else printf "%.2f", x / y }'
+}
+
+if [ "$AUTH" = 1 ]; then
+    reps=2000 rounds=9 bytes=$((512 << 20))
+    [ "$QUICK" = 1 ] && reps=500 rounds=5 bytes=$((128 << 20))
+    for t in $AUTH_TAGS; do
+        auth_start "$t" || echo "net-bench: machine $t did not start" >&2
+        : >"$R/a-$t-8"
+    done
+    for k in $(seq 1 "$rounds"); do
+        for t in $AUTH_TAGS; do
+            host_run 1 timeout 600 "$B/collsctl" --socket \
+                "/tmp/a-$t/collsd.sock" pingpong --route default --host 2 \
+                --csv --min 8 --max 8 --reps "$reps" 2>/dev/null |
+                awk -F, '$1 == 8 { print $2 }' >>"$R/a-$t-8"
+        done
+    done
+    # a-TAG-res: "median_8B_half_us bulk_MBps"
+    for t in $AUTH_TAGS; do
+        h=$(sort -n "$R/a-$t-8" | awk '{ v[n++] = $1 }
+            END { if (n) print v[int(n / 2)]; else print "-" }')
+        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+            --socket "/tmp/a-$t/collsd.sock" --mode stream \
+            --peer "$R/a-$t-sink.tid" --bytes "$bytes" --msg-size 1048576 \
+            --routes default --rounds 3 --timeout-ms 300000 \
+            2>>"$R/stream.err" | awk '$1 == "stream" { print $3 }')
+        echo "$h ${v:--}" >"$R/a-$t-res"
+    done
+    read -r h0 b0 <"$R/a-none-res"
+    printf '\n== cost of authentication (default route, one run; 8 B: median\n'
+    printf '   of %d interleaved rounds of %d round trips)\n' "$rounds" "$reps"
+    printf '%-22s %12s %8s %12s %8s\n' daemons "8B half us" "+us" \
+        "bulk MB/s" ratio
+    for t in $AUTH_TAGS; do
+        case $t in
+        none) label="no key (--insecure)" ;;
+        key) label="cluster key" ;;
+        enc) label="key + --encrypt" ;;
+        esac
+        read -r h b <"$R/a-$t-res"
+        printf '%-22s %12s %8s %12s %8s\n' "$label" "$h" \
+            "$(auth_cmp d "$h" "$h0")" "$b" "$(auth_cmp r "$b" "$b0")"
+    done
+    printf 'targets: key +<= 1 us at 8 B, bulk >= 0.85x (encrypt reported)\n'
+    exit 0
+fi
 
 DPIDS=""
 for i in 1 2; do

@@ -17,6 +17,8 @@ int fuzz_envelope(const uint8_t *data, size_t size);
 int fuzz_xdr(const uint8_t *data, size_t size);
 int fuzz_fpc(const uint8_t *data, size_t size);
 int fuzz_rel(const uint8_t *data, size_t size);
+int fuzz_auth(const uint8_t *data, size_t size);
+int fuzz_join(const uint8_t *data, size_t size);
 
 struct fuzz_target {
     const char *name;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the frame, dgram and envelope fuzz targets.
+"""Writes the seed corpora of the frame, dgram, envelope, auth and join fuzz
+targets.
 
 usage: tests/fuzz/gen-corpus.py [CORPUS_DIR]   (default: next to this file)
 
@@ -141,7 +142,7 @@ DGRAM_FMT = ">BBHHHIIIIQIIHHHH"
 
 def dgram(type_=1, flags=0, src_hid=1, dst_hid=2, src_inc=100, dst_inc=200,
           seq=1, ack=0, sack=0, msg_id=1, msg_len=None, frag_idx=0,
-          frag_cnt=1, data=b"", tsval=0x1234, version=1, length=None):
+          frag_cnt=1, data=b"", tsval=0x1234, version=2, length=None):
     if msg_len is None:
         msg_len = len(data)
     if length is None:
@@ -162,9 +163,10 @@ DGRAMS = {
     "reset": dgram(type_=4, dst_inc=0, frag_cnt=0),
     "max-hids": dgram(type_=2, src_hid=4095, dst_hid=4095, frag_cnt=0),
     # Invalid.
-    "bad-version": dgram(version=2, type_=2),
+    "bad-version": dgram(version=1, type_=2),
     "bad-type": dgram(type_=5),
-    "bad-flags": dgram(type_=2, flags=4),
+    "auth-flag": dgram(type_=2, flags=4),
+    "bad-flags": dgram(type_=2, flags=8),
     "bad-hid": dgram(type_=2, src_hid=4096),
     "len-mismatch": dgram(data=b"abcd", length=3),
     "frag-idx": dgram(frag_idx=2, frag_cnt=2, msg_len=8, data=b"ab"),
@@ -174,11 +176,68 @@ DGRAMS = {
 }
 
 
+# fuzz-auth: u8 mode | u8 flip | datagram (mode bit 0 encrypt, bit 1 seal
+# first, bit 2 change byte `flip' after sealing; see fuzz-auth.c).
+AUTH = {
+    "sealed-data": b"\x02\x00" + DGRAMS["data-frag"],
+    "sealed-ack": b"\x02\x00" + DGRAMS["ack"],
+    "encrypted-data": b"\x03\x00" + DGRAMS["data-one"],
+    "flipped-header": b"\x26\x05" + DGRAMS["data-one"],
+    "flipped-tag": b"\x06\xff" + DGRAMS["probe"],
+    "flipped-encrypted": b"\x67\x40" + DGRAMS["data-frag"],
+    "forged": b"\x00\x00" + DGRAMS["data-one"] + b"\0" * 32,
+    "forged-short": b"\x00\x00" + DGRAMS["ack"][:40],
+    "sealed-bad-header": b"\x02\x00" + DGRAMS["len-mismatch"],
+}
+
+ADD_HOST, HOST_JOIN, HOST_DOWN = 509, 600, 603
+
+
+def host_op(hid=2, addr="10.0.0.2:7490", inc=0x1234, cookie=0, challenge=0,
+            proof=b""):
+    b = fv(1, hid) + fs(2, addr) + fv(3, inc)
+    if cookie:
+        b += varint(4 << 3) + varint(cookie)
+    if challenge:
+        b += varint(5 << 3) + varint(challenge)
+    if proof:
+        b += fs(6, proof)
+    return fs(28, b)
+
+
+def join_dgram(e, mode=3):
+    """mode 3: sealed by the target, magic and length filled in."""
+    return bytes([mode]) + b"CJS1" + struct.pack(">I", len(e)) + e
+
+
+# fuzz-join: u8 mode | join datagram (see fuzz-join.c).
+JOIN = {
+    "invite": join_dgram(env(version=2, kind=ADD_HOST, src=0x100000,
+                             body=host_op(cookie=0xfeedface))),
+    "invite-challenge": join_dgram(env(version=2, kind=ADD_HOST, status=-11,
+                                       body=host_op(cookie=7,
+                                                    challenge=0x99))),
+    "invite-proof": join_dgram(env(version=2, kind=ADD_HOST, body=host_op(
+        cookie=7, proof=bytes(range(16))))),
+    "invite-short-proof": join_dgram(env(version=2, kind=ADD_HOST, body=host_op(
+        cookie=7, proof=b"abc"))),
+    "host-join": join_dgram(env(version=2, kind=HOST_JOIN, body=fs(
+        30, fs(1, "b") + fs(2, "10.0.0.2:7490") + fv(3, 77) +
+        varint(4 << 3) + varint(123456789)))),
+    "host-down": join_dgram(env(version=2, kind=HOST_DOWN, src=0x100000,
+                                body=host_op(hid=2, inc=77))),
+    "host-table": join_dgram(env(version=2, kind=HOST_TABLE, body=fs(
+        24, fv(1, 3) + fs(2, host_entry(1, "a", "10.0.0.1:7000", 0.0))))),
+    "unsealed": join_dgram(ENVELOPES["host-table"], mode=0),
+    "bad-length": join_dgram(ENVELOPES["heartbeat"], mode=1),
+}
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "corpus")
     for target, files in (("envelope", ENVELOPES), ("frame", FRAMES),
-                          ("dgram", DGRAMS)):
+                          ("dgram", DGRAMS), ("auth", AUTH), ("join", JOIN)):
         d = os.path.join(top, target)
         os.makedirs(d, exist_ok=True)
         for name, data in files.items():

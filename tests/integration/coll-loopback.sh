@@ -34,6 +34,7 @@
 # members over all daemons), each process alternating 200 collectives
 # between two groups of its own, inputs salted by group and iteration.
 # Finally no task may be left attached and every daemon must be up.
+# The daemons share a cluster key and encrypt (--encrypt) every datagram.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 CC=$IT_B/tests/integration/coll-check
@@ -42,7 +43,8 @@ CC=$IT_B/tests/integration/coll-check
     exit 77
 }
 it_setup
-it_start 5 || exit 1
+KEY=$(it_keygen) || it_fail "collsctl keygen failed"
+it_start 5 --key-file "$KEY" --encrypt || exit 1
 it_wait_hosts 5 || exit 1
 
 FULL=full

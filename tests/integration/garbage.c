@@ -26,6 +26,16 @@
  *       one HOST_JOIN join datagram (daemon/net.h) of incarnation X with
  *       a forged source (needs root): a blind spoofer's try to make a
  *       member look restarted; C is its guess of the join cookie.
+ *   garbage attack ADDR:PORT --src IP:PORT --src-hid H --dst-hid H
+ *                  --src-inc X --dst-inc Y --what W [--seq S] [--count N]
+ *       the attacks of issue #15 from a forged member source (needs
+ *       root), each sent twice: without a trailer, and with DGRAM_F_AUTH
+ *       and a made-up trailer (a keyless attacker's best guess).  W is
+ *       data (DATA to a task), halt (HALT_ALL), delete (DELETE_HOST of
+ *       --dst-hid), spray (HALT_ALL at seq 1..N), frags (N fragments of
+ *       one message from seq S on), hostdown (a HOST_DOWN join datagram
+ *       about the target) or invite (an ADD_HOST invitation).  Prints
+ *       "sent N" (datagrams).
  *   garbage version ADDR:PORT [--version V]
  *       one HOST_JOIN join datagram of protocol version V (default 1, the
  *       previous one) from an ordinary socket: the daemon must drop it
@@ -665,6 +675,151 @@ run_join(const char *target, const char *src, uint32_t inc, uint64_t cookie)
     return 0;
 }
 
+/* What run_attack forges: the member it claims to be, and where. */
+struct attack {
+    int raw;
+    struct sockaddr_in from, to;
+    struct dgram_hdr h;
+    unsigned sent;
+};
+
+/* Sends b (n bytes, a dgram header first when hdr) twice: as it is, and
+   with DGRAM_F_AUTH and 32 made-up trailer bytes. */
+static void
+attack_send(struct attack *a, uint8_t *b, size_t n, int hdr)
+{
+    forge(a->raw, &a->from, &a->to, b, n);
+    if (hdr)
+        b[3] |= DGRAM_F_AUTH;
+    rnd_fill(b + n, 32);
+    forge(a->raw, &a->from, &a->to, b, n + 32);
+    if (hdr)
+        b[3] &= (uint8_t)~DGRAM_F_AUTH;
+    a->sent += 2;
+}
+
+/* A transport DATA datagram carrying fragment idx of cnt of a message
+   (u32 envelope length, envelope e) at seq. */
+static void
+attack_data(struct attack *a, const Envelope *e, uint32_t seq, uint32_t id,
+            uint16_t idx, uint16_t cnt)
+{
+    uint8_t b[1500];
+    size_t elen = envelope__get_packed_size(e), flen;
+
+    if (elen + 4 > 1000)
+        return;
+    put_be32(b + DGRAM_HDR_LEN, (uint32_t)elen);
+    envelope__pack(e, b + DGRAM_HDR_LEN + 4);
+    flen = cnt > 1 ? 1000 : elen + 4;
+    a->h.type = DGRAM_DATA;
+    a->h.seq = seq;
+    a->h.ack = 1;
+    a->h.msg_id = id;
+    a->h.msg_len = (uint32_t)(cnt > 1 ? 1000u * cnt : flen);
+    a->h.frag_idx = idx;
+    a->h.frag_cnt = cnt;
+    a->h.len = (uint16_t)flen;
+    dgram_put(b, &a->h);
+    attack_send(a, b, DGRAM_HDR_LEN + flen, 1);
+}
+
+/* A join datagram (magic | u32 len | envelope), sent unsealed, then as
+   "sealed" with a made-up trailer. */
+static void
+attack_join(struct attack *a, const Envelope *e)
+{
+    uint8_t b[600];
+    size_t n = envelope__get_packed_size(e);
+
+    if (n > 500)
+        return;
+    memcpy(b, "CJN1", 4);
+    put_be32(b + 4, (uint32_t)n);
+    envelope__pack(e, b + 8);
+    forge(a->raw, &a->from, &a->to, b, n + 8);
+    memcpy(b, "CJS1", 4);
+    rnd_fill(b + 8 + n, 32);
+    forge(a->raw, &a->from, &a->to, b, n + 8 + 32);
+    a->sent += 2;
+}
+
+static int
+run_attack(const char *target, const char *src, const char *what,
+           const struct dgram_hdr *h0, uint32_t seq, int count)
+{
+    struct attack a;
+    HostOp op = HOST_OP__INIT;
+    Envelope e;
+    int k;
+
+    memset(&a, 0, sizeof(a));
+    if (!src || !what || netutil_parse_addr(target, &a.to) < 0 ||
+        netutil_parse_addr(src, &a.from) < 0) {
+        fprintf(stderr, "garbage: attack needs ADDR:PORT, --src, --what\n");
+        return 2;
+    }
+    a.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+    if (a.raw < 0) {
+        perror("raw socket (needs root)");
+        return 77;
+    }
+    a.h = *h0;
+    a.h.version = DGRAM_VERSION;
+    envelope_init(&e);
+    e.src = COLLS_DAEMON_TID(h0->src_hid);
+    if (strcmp(what, "data") == 0) {
+        e.kind = KIND__DATA;
+        e.src = 0x00ffff01u; /* a tid that never existed */
+        e.dst = COLLS_DAEMON_TID(h0->dst_hid) | 1;
+        attack_data(&a, &e, seq, 1, 0, 1);
+    } else if (strcmp(what, "halt") == 0) {
+        e.kind = KIND__HALT_ALL;
+        attack_data(&a, &e, seq, 1, 0, 1);
+    } else if (strcmp(what, "delete") == 0) {
+        e.kind = KIND__DELETE_HOST;
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+        op.hid = h0->dst_hid;
+        attack_data(&a, &e, seq, 1, 0, 1);
+    } else if (strcmp(what, "spray") == 0) {
+        e.kind = KIND__HALT_ALL;
+        for (k = 1; k <= count; k++) {
+            attack_data(&a, &e, (uint32_t)k, (uint32_t)k, 0, 1);
+            if (k % 64 == 0)
+                usleep(1000);
+        }
+    } else if (strcmp(what, "frags") == 0) {
+        e.kind = KIND__DATA;
+        e.dst = COLLS_DAEMON_TID(h0->dst_hid) | 1;
+        for (k = 0; k < count && k < 60000; k++)
+            attack_data(&a, &e, seq + (uint32_t)k, 0x7777, (uint16_t)k,
+                        (uint16_t)count);
+    } else if (strcmp(what, "hostdown") == 0) {
+        e.kind = KIND__HOST_DOWN;
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+        op.hid = h0->dst_hid;
+        op.incarnation = h0->dst_inc;
+        attack_join(&a, &e);
+    } else if (strcmp(what, "invite") == 0) {
+        e.kind = KIND__ADD_HOST;
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+        op.hid = 2;
+        op.addr = (char *)target;
+        op.cookie = 0x1234567;
+        attack_join(&a, &e);
+    } else {
+        fprintf(stderr, "garbage: unknown attack %s\n", what);
+        close(a.raw);
+        return 2;
+    }
+    close(a.raw);
+    printf("sent %u\n", a.sent);
+    return 0;
+}
+
 /* Sends one HOST_JOIN join datagram of protocol version `version' to
    target from an ordinary UDP socket. */
 static int
@@ -715,7 +870,9 @@ main(int argc, char **argv)
     uint32_t src_inc = 0;
     uint64_t cookie = 0;
     uint32_t version = 1;
-    const char *src = NULL;
+    const char *src = NULL, *what = NULL;
+    struct dgram_hdr ah;
+    uint32_t seq = 1;
 
     if (argc < 3) {
         fprintf(stderr, "usage: garbage unix PATH | udp ADDR:PORT [--from IP]"
@@ -724,9 +881,13 @@ main(int argc, char **argv)
                         "[--forge-valid 1] | probe ADDR:PORT --src IP:PORT "
                         "--src-hid H --dst-hid H --src-inc X | join "
                         "ADDR:PORT --src IP:PORT --src-inc X [--cookie C] "
-                        "| version ADDR:PORT [--version V]\n");
+                        "| version ADDR:PORT [--version V] | attack "
+                        "ADDR:PORT --src IP:PORT --src-hid H --dst-hid H "
+                        "--src-inc X --dst-inc Y --what W [--seq S] "
+                        "[--count N]\n");
         return 2;
     }
+    memset(&ah, 0, sizeof(ah));
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--from") == 0)
             from = argv[i + 1];
@@ -752,6 +913,12 @@ main(int argc, char **argv)
             cookie = strtoull(argv[i + 1], NULL, 0);
         else if (strcmp(argv[i], "--version") == 0)
             version = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+        else if (strcmp(argv[i], "--dst-inc") == 0)
+            ah.dst_inc = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+        else if (strcmp(argv[i], "--what") == 0)
+            what = argv[i + 1];
+        else if (strcmp(argv[i], "--seq") == 0)
+            seq = (uint32_t)strtoul(argv[i + 1], NULL, 0);
     }
     if (count < 1 || count > 1000000)
         count = 1000;
@@ -767,6 +934,13 @@ main(int argc, char **argv)
         return run_join(argv[2], src, src_inc, cookie);
     if (strcmp(argv[1], "version") == 0)
         return run_version(argv[2], version);
+    if (strcmp(argv[1], "attack") == 0) {
+        ah.src_hid = (uint16_t)src_hid;
+        ah.dst_hid = (uint16_t)dst_hid;
+        ah.src_inc = src_inc;
+        return run_attack(argv[2], src, what, &ah, seq,
+                          count == 1000 ? 2000 : count);
+    }
     fprintf(stderr, "garbage: unknown mode %s\n", argv[1]);
     return 2;
 }

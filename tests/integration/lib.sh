@@ -5,6 +5,7 @@
 #                           shared hostfile, sockets IT_DIR/dI/collsd.sock
 # it_wait_hosts K           until every daemon lists K hosts up
 # it_sock I, it_port I      daemon I's socket path and UDP port
+# it_keygen                 writes a cluster key, prints its path
 # it_ctl I ARGS...          collsctl against daemon I (bounded by timeout)
 # it_bg LOG CMD...          a background command, killed at cleanup
 # it_alive I                daemon I still running?
@@ -136,6 +137,14 @@ it_free_port()
             return 0
         fi
     done
+}
+
+# Writes a new cluster key (collsctl keygen) to IT_DIR/cluster.key and
+# prints its path, for --key-file.
+it_keygen()
+{
+    "$IT_B/collsctl" keygen --force "$IT_DIR/cluster.key" >/dev/null &&
+        echo "$IT_DIR/cluster.key"
 }
 
 # Starts daemon I in the foreground mode, in the background.

@@ -9,11 +9,20 @@
 #    EPEERDEAD when a task (on another daemon, and on the same one) dies
 #    while being waited for, and the task-exit notification;
 # 4. the daemons are still up afterwards and answer collsctl.
+# The daemons share a cluster key (every datagram authenticated).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 P2P=$IT_B/tests/integration/p2p-check
 it_setup
-it_start 3 || exit 1
+KEY=$(it_keygen) || it_fail "collsctl keygen failed"
+[ "$(stat -c %a "$KEY")" = 600 ] || it_fail "the key file is not mode 600"
+"$IT_B/collsctl" keygen "$KEY" 2>/dev/null && it_fail "keygen overwrote a key"
+cp "$KEY" "$IT_DIR/open.key" && chmod 644 "$IT_DIR/open.key"
+out=$("$IT_B/collsd" --foreground --key-file "$IT_DIR/open.key" \
+    --listen 127.0.0.1:0 --socket "$IT_DIR/open/s" 2>&1) &&
+    it_fail "collsd used a key file readable by others"
+echo "$out" | grep -q "chmod 600" || it_fail "no chmod 600 hint: $out"
+it_start 3 --key-file "$KEY" || exit 1
 it_wait_hosts 3 || exit 1
 it_ctl 1 hosts
 

@@ -335,9 +335,12 @@ ns_loss_drops()
 
 # ---- a machine: one collsd per host ---------------------------------------
 # mh_init B SOCK N PROG...: exits 77 unless every B/PROG is built (B is the
-# build directory, absolute), then ns_require, ns_setup N and a shared
-# $NS_RUN/hostfile listing hosts 1..N on port 7490 (name hostI).  SOCK is
-# the daemon socket path on every host (each host has its own /tmp).
+# build directory, absolute), then ns_require, ns_setup N, a shared
+# $NS_RUN/hostfile listing hosts 1..N on port 7490 (name hostI) and a
+# cluster key $NS_RUN/cluster.key (collsctl keygen; MH_KEY is its path).
+# SOCK is the daemon socket path on every host (each host has its own
+# /tmp).  Daemons get --key-file MH_KEY, or --insecure when MH_INSECURE=1
+# (non-loopback addresses need one or the other).
 mh_init()
 {
     MH_B=$1
@@ -355,6 +358,18 @@ mh_init()
     for i in $(seq 1 "$mh_n"); do
         echo "$(ns_addr "$i"):7490 name=host$i"
     done >"$NS_RUN/hostfile"
+    MH_KEY=$NS_RUN/cluster.key
+    "$MH_B/collsctl" keygen "$MH_KEY" >/dev/null || exit 99
+}
+
+# The trust options of a daemon: the cluster key, or --insecure.
+mh_trust()
+{
+    if [ "${MH_INSECURE:-0}" = 1 ]; then
+        echo "--insecure"
+    else
+        echo "--key-file $MH_KEY"
+    fi
 }
 
 # mh_daemon I OPTS...: starts host I's collsd on the hostfile (log dI.log);
@@ -363,9 +378,10 @@ mh_daemon()
 {
     mh_i=$1
     shift
+    # shellcheck disable=SC2046
     host_bg "$mh_i" "d$mh_i.log" "$MH_B/collsd" --foreground \
         --listen "$(ns_addr "$mh_i"):7490" --hostfile "$NS_RUN/hostfile" \
-        --socket "$MH_SOCK" "$@"
+        --socket "$MH_SOCK" $(mh_trust) "$@"
 }
 
 # mh_ctl I ARGS...: collsctl ARGS on host I's daemon (30 s at most).

@@ -12,6 +12,7 @@ Suite *suite_dtype(void);
 Suite *suite_reduce(void);
 Suite *suite_fpc(void);
 Suite *suite_rel(void);
+Suite *suite_auth(void);
 Suite *suite_config(void);
 Suite *suite_msg(void);
 Suite *suite_p2p(void);

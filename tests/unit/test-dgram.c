@@ -12,7 +12,7 @@
 
 /* A DATA header whose fields all have distinct byte values. */
 static const uint8_t sample_bytes[DGRAM_HDR_LEN] = {
-    0x01,                                           /* version */
+    0x02,                                           /* version */
     0x01,                                           /* type DATA */
     0x00, 0x03,                                     /* flags */
     0x0a, 0xbc,                                     /* src_hid 0xabc */
@@ -216,7 +216,9 @@ START_TEST(test_flags)
     ck_assert_int_eq(get_of(&h), 0);
     h.flags = DGRAM_F_ACKNOW;
     ck_assert_int_eq(get_of(&h), 0);
-    for (bit = 2; bit < 16; bit++) {
+    h.flags = DGRAM_F_AUTH;
+    ck_assert_int_eq(get_of(&h), 0);
+    for (bit = 3; bit < 16; bit++) {
         h.flags = (uint16_t)(1u << bit);
         ck_assert_int_eq(get_of(&h), COLLS_EPROTO);
         h.flags = (uint16_t)(DGRAM_F_ALL | 1u << bit);

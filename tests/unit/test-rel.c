@@ -11,6 +11,10 @@
  * Every message carries pseudo-random bytes from a per-message seed; the
  * receiver checks length and bytes against the sender's list, in order,
  * which proves delivery exactly once, intact and in order.
+ *
+ * Keyed runs (sim_key): every node seals with its own struct auth (same
+ * cluster key, its own salt), and the forged-datagram tests inject what
+ * an attacker without the key could send, beside a live stream.
  */
 #include <netinet/in.h>
 #include <poll.h>
@@ -19,9 +23,11 @@
 #include <string.h>
 
 #include "colls.h"
+#include "daemon/auth.h"
 #include "daemon/rel.h"
 #include "daemon/siphash.h"
 #include "daemon/udp.h"
+#include "proto/bytes.h"
 #include "proto/dgram.h"
 #include "tests/unit/suites.h"
 
@@ -62,6 +68,7 @@ struct node {
     uint32_t inc;
     int resets;
     uint32_t reset_inc;
+    struct auth auth; /* this node's seal (keyed runs) */
 };
 
 struct sim {
@@ -389,14 +396,23 @@ node_addr(struct sockaddr_in *a, int idx)
     a->sin_addr.s_addr = htonl(0x0a000001u + (uint32_t)idx);
 }
 
-/* (Re)creates node i's rel with incarnation inc and registers all peers. */
+/* (Re)creates node i's rel with incarnation inc and registers all peers.
+   With cfg->auth, the node gets its own copy of the key and a new salt. */
 static void
-node_start(struct sim *s, int i, const struct rel_config *cfg, uint32_t inc)
+node_start(struct sim *s, int i, const struct rel_config *cfg_in, uint32_t inc)
 {
     struct node *nd = &s->n[i];
+    struct rel_config c = *cfg_in, *cfg = &c;
     int j;
 
     rel_free(nd->r);
+    nd->r = NULL;
+    if (cfg_in->auth != NULL) {
+        nd->auth = *cfg_in->auth;
+        nd->auth.salt = sim_rand(&s->rng);
+        nd->auth.pn = 0;
+        c.auth = &nd->auth;
+    }
     nd->sim = s;
     nd->idx = i;
     nd->inc = inc;
@@ -538,6 +554,9 @@ sim_run(struct sim *s, int (*done)(struct sim *), uint64_t until_us)
     return 1;
 }
 
+/* The cluster key of keyed runs (NULL: unkeyed); small_config uses it. */
+static struct auth *sim_key;
+
 static void
 small_config(struct rel_config *cfg)
 {
@@ -545,6 +564,22 @@ small_config(struct rel_config *cfg)
     cfg->rto_min_us = 2000;
     cfg->rto_init_us = 20000;
     cfg->rto_max_us = 2000000;
+    cfg->auth = sim_key;
+}
+
+/* Sets sim_key to a fixed key, encrypting or not, or to NULL. */
+static void
+sim_use_key(int on, int encrypt)
+{
+    static struct auth a;
+    uint8_t key[AUTH_KEY_LEN];
+
+    sim_key = NULL;
+    if (!on)
+        return;
+    memset(key, 0x5c, sizeof key);
+    ck_assert_int_eq(auth_init(&a, key, encrypt), 0);
+    sim_key = &a;
 }
 
 /* ---- tests ---------------------------------------------------------- */
@@ -560,7 +595,7 @@ run_sizes_zc(int nn, double loss, double dup, double reorder, int eagain,
     int i, j, k;
 
     small_config(&cfg);
-    frag = cfg.mtu - DGRAM_HDR_LEN;
+    frag = cfg.mtu - DGRAM_HDR_LEN - (cfg.auth != NULL ? AUTH_TRAILER_LEN : 0);
     s = sim_new_zc(nn, &cfg, zc);
     s->loss = loss;
     s->dup = dup;
@@ -1491,6 +1526,248 @@ START_TEST(test_rel_bottleneck)
 }
 END_TEST
 
+/* ---- keyed: authenticated datagrams --------------------------------- */
+
+/* Every size under loss, dup and reorder, sealed (and encrypted). */
+START_TEST(test_rel_keyed_sizes)
+{
+    sim_use_key(1, 0);
+    run_sizes_zc(3, 0.05, 0.02, 0.1, 0, 0);
+    run_sizes_zc(2, 0.02, 0, 0.05, 0, 1); /* zero copy falls back to copies */
+    sim_use_key(1, 1);
+    run_sizes_zc(3, 0.05, 0.02, 0.1, 0, 0);
+    sim_use_key(0, 0);
+}
+END_TEST
+
+/*
+ * Feeds node 0 a datagram from node 1's address with node 1's identity
+ * (hid 2, its incarnation, node 0's incarnation): type, seq, message
+ * fields and fragment data as given; sealed with `with' (NULL: no
+ * trailer, as a keyless attacker sends it).
+ */
+static void
+forge(struct sim *s, struct auth *with, int type, uint32_t seq, uint32_t ack,
+      uint32_t msg_id, uint32_t msg_len, uint16_t idx, uint16_t cnt,
+      uint16_t len)
+{
+    uint8_t buf[DGRAM_HDR_LEN + 1024 + AUTH_TRAILER_LEN], junk[1024];
+    size_t n;
+
+    memset(junk, 0xee, sizeof junk);
+    n = make_data(buf, seq, msg_id, msg_len, idx, cnt, junk, len);
+    /* the fields make_data does not take, as dgram.h places them */
+    buf[1] = (uint8_t)type;
+    put_u16(buf + 2, with != NULL ? DGRAM_F_AUTH : 0);
+    put_u32(buf + 8, s->n[1].inc);
+    put_u32(buf + 12, s->n[0].inc);
+    put_u32(buf + 20, ack);
+    put_u64(buf + 24, ~0ull);
+    if (with != NULL)
+        n = auth_seal(with, buf + 4, buf, DGRAM_HDR_LEN, n);
+    rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr, sizeof s->n[1].addr,
+              buf, n, s->now);
+}
+
+/* Runs the attacks of one kind of forger (no key, or another key)
+   against node 0 in the middle of a stream from node 1; returns the
+   number of forged datagrams. */
+static unsigned
+forge_all(struct sim *s, struct auth *with)
+{
+    unsigned k, n = 0;
+    uint32_t nxt;
+    struct rel_peer_stats ps;
+
+    rel_peer_stats(s->n[1].r, 1, &ps);
+    nxt = (uint32_t)ps.dgrams_sent; /* about where the live stream is */
+    /* one of each type, with plausible fields */
+    forge(s, with, DGRAM_DATA, nxt + 1, 1, 1, 4, 0, 1, 4);
+    forge(s, with, DGRAM_ACK, 0, nxt + 500, 0, 0, 0, 0, 0);
+    forge(s, with, DGRAM_RESET, 0, 0, 0, 0, 0, 0, 0);
+    forge(s, with, DGRAM_PROBE, 0, 0, 77, 0, 0, 0, 0);
+    n += 4;
+    /* a blind sequence spray (DATA of a small message each) */
+    for (k = 1; k <= 2000; k++, n++)
+        forge(s, with, DGRAM_DATA, k, 1, 900000 + k, 8, 0, 1, 8);
+    /* 100 fragments 20 sequence numbers ahead of the live stream */
+    for (k = 0; k < 100; k++, n++)
+        forge(s, with, DGRAM_DATA, nxt + 20 + k, 1, 12345, 100 * 1000,
+              (uint16_t)k, 100, 1000);
+    return n;
+}
+
+/*
+ * Forged datagrams with a member's identity, from its address, while
+ * node 1 streams to node 0: without the key (no trailer, a trailer of
+ * another key, or of the same key in another mode) each is dropped and
+ * counted before rel looks at it, and the stream loses nothing.
+ */
+START_TEST(test_rel_keyed_forged)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct rel_peer_stats ps;
+    struct auth other, other_enc, enc;
+    uint8_t key[AUTH_KEY_LEN];
+    struct sim *s;
+    unsigned k, forged = 0;
+
+    sim_use_key(1, 0);
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    memset(key, 0x11, sizeof key);
+    ck_assert_int_eq(auth_init(&other, key, 0), 0);
+    ck_assert_int_eq(auth_init(&other_enc, key, 1), 0);
+    memset(key, 0x5c, sizeof key);
+    ck_assert_int_eq(auth_init(&enc, key, 1), 0);
+    for (k = 0; k < 40; k++)
+        sim_msg(s, 1, 0, 50000 + k);
+    sim_msg(s, 0, 1, 10);
+    /* let the stream get going, then attack at three points of it */
+    for (k = 0; k < 3; k++) {
+        sim_run(s, NULL, s->now + 2000);
+        forged += forge_all(s, k == 0 ? NULL : k == 1 ? &other : &other_enc);
+    }
+    /* the right key in the other mode: refused where there is a payload
+       (without one the two modes seal alike, and the sender holds the
+       key anyway) */
+    for (k = 0; k < 10; k++, forged++)
+        forge(s, &enc, DGRAM_DATA, 100000 + k, 1, 1, 4, 0, 1, 4);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 10000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->ex[1][0].got, 40);
+    ck_assert_int_eq(s->n[0].resets, 0);
+    ck_assert_int_eq(s->n[1].resets, 0);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.auth_failures, forged);
+    ck_assert_uint_eq(st.replays, 0);
+    ck_assert_uint_eq(st.challenges, 0);
+    ck_assert_uint_eq(st.stale_inc, 0);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.auth_failures, forged);
+    ck_assert_uint_eq(ps.msgs_recv, 40);
+    /* a keyless rel refuses sealed datagrams likewise */
+    sim_free(s);
+    sim_use_key(0, 0);
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 1, 0, 5000);
+    sim_run(s, NULL, s->now + 200);
+    forge(s, &other, DGRAM_DATA, 1, 1, 1, 4, 0, 1, 4);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.auth_failures, 1);
+    sim_free(s);
+}
+END_TEST
+
+/*
+ * Genuine datagrams replayed: every datagram node 1 sent is captured
+ * and fed to node 0 again after the stream ended, and again while a new
+ * one runs: each is dropped as a replay (counted), nothing is delivered
+ * twice and the new stream loses nothing.
+ */
+START_TEST(test_rel_keyed_replay)
+{
+    struct rel_config cfg;
+    struct rel_stats st;
+    struct sim *s;
+    struct pkt *cap;
+    size_t ncap = 0, i, hn;
+    unsigned k;
+
+    sim_use_key(1, 0);
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    cap = calloc(4096, sizeof *cap);
+    ck_assert_ptr_nonnull(cap);
+    for (k = 0; k < 10; k++)
+        sim_msg(s, 1, 0, 20000 + k);
+    /* capture node 1's datagrams as they go on the wire */
+    while (!sim_all_done(s)) {
+        hn = s->hn;
+        for (i = 0; i < hn && ncap < 4096; i++)
+            if (s->heap[i].from == 1 && s->heap[i].time > s->now) {
+                uint64_t seen = s->heap[i].order;
+                size_t j;
+
+                for (j = 0; j < ncap && cap[j].order != seen; j++)
+                    ;
+                if (j < ncap)
+                    continue;
+                cap[ncap] = s->heap[i];
+                cap[ncap].data = malloc(s->heap[i].len);
+                memcpy(cap[ncap].data, s->heap[i].data, s->heap[i].len);
+                ncap++;
+            }
+        sim_run(s, NULL, s->now + 20);
+        s->now += 20;
+    }
+    ck_assert_uint_gt(ncap, 10);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->ex[1][0].got, 10);
+    for (i = 0; i < ncap; i++)
+        rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+                  sizeof s->n[1].addr, cap[i].data, cap[i].len, s->now);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.replays, ncap);
+    ck_assert_uint_eq(st.auth_failures, 0);
+    /* a new stream, with the old datagrams replayed into it */
+    for (k = 0; k < 10; k++)
+        sim_msg(s, 1, 0, 30000 + k);
+    sim_run(s, NULL, s->now + 300);
+    for (i = 0; i < ncap; i++)
+        rel_input(s->n[0].r, (struct sockaddr *)&s->n[1].addr,
+                  sizeof s->n[1].addr, cap[i].data, cap[i].len, s->now);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 10000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->ex[1][0].got, 20);
+    ck_assert_int_eq(s->n[0].resets, 0);
+    rel_stats(s->n[0].r, &st);
+    ck_assert_uint_eq(st.replays, 2 * ncap);
+    for (i = 0; i < ncap; i++)
+        free(cap[i].data);
+    free(cap);
+    sim_free(s);
+    sim_use_key(0, 0);
+}
+END_TEST
+
+/*
+ * A keyed peer restarts (new incarnation, new salt): the challenge
+ * (authenticated like everything) adopts it, its packet numbers start a
+ * new window, and traffic flows again both ways.
+ */
+START_TEST(test_rel_keyed_restart)
+{
+    struct rel_config cfg;
+    struct sim *s;
+
+    sim_use_key(1, 0);
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    sim_msg(s, 0, 1, 3000);
+    sim_msg(s, 1, 0, 3000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    node_start(s, 1, &cfg, 555);
+    memset(&s->ex[0][1], 0, sizeof s->ex[0][1]);
+    memset(&s->ex[1][0], 0, sizeof s->ex[1][0]);
+    sim_msg(s, 1, 0, 4000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 5000000), 1);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    ck_assert_uint_eq(s->n[0].reset_inc, 555);
+    sim_msg(s, 1, 0, 4000);
+    sim_msg(s, 0, 1, 4000);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 5000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(s->n[0].resets, 1);
+    sim_free(s);
+    sim_use_key(0, 0);
+}
+END_TEST
+
 static void
 add(Suite *s, const char *name, const TTest *t)
 {
@@ -1566,5 +1843,9 @@ suite_rel(void)
     add(s, "remove", test_rel_remove);
     add(s, "ack_fields", test_rel_ack_fields);
     add(s, "mtu_mismatch", test_rel_mtu_mismatch);
+    add(s, "keyed_sizes", test_rel_keyed_sizes);
+    add(s, "keyed_forged", test_rel_keyed_forged);
+    add(s, "keyed_replay", test_rel_keyed_replay);
+    add(s, "keyed_restart", test_rel_keyed_restart);
     return s;
 }
