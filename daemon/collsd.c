@@ -44,6 +44,7 @@
 #include "daemon/admin.h"
 #include "daemon/auth.h"
 #include "daemon/coll.h"
+#include "daemon/access.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
@@ -347,7 +348,7 @@ collsd_cleanup(struct daemon *d)
 {
     task_close_all(d, 0);
     task_reap(d);
-    task_unlisten(d);
+    access_unlisten(d);
     admin_pending_free_all(d);
     route_free_all(d);
     while (d->notifies != NULL) {
@@ -450,7 +451,7 @@ main(int argc, char **argv)
     if (rc < 0)
         goto out;
     joining = rc == 1;
-    if (!joining && (rc = task_listen(d)) != 0)
+    if (!joining && (rc = access_listen(d)) != 0)
         goto out;
     if (cfg.http[0] != '\0' && (rc = collsd_http_start(d)) != 0)
         goto out;

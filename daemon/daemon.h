@@ -231,7 +231,7 @@ struct daemon {
     uint64_t last_heartbeat_us;
     int host_down_by; /* a host declared us down: come back (host_comeback) */
 
-    /* tasks (task.c); task_ops are collsd.c's, set before task_listen */
+    /* tasks (task.c); task_ops are collsd.c's, set before access_listen */
     const struct task_ops *task_ops;
     int listen_fd;
     struct event *accept_ev;

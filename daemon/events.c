@@ -26,6 +26,7 @@
 #include <event2/event.h>
 
 #include "daemon/admin.h"
+#include "daemon/access.h"
 #include "daemon/coll.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
@@ -76,14 +77,14 @@ events_group_failed(struct daemon *d, struct group *g)
 void
 events_joined(struct daemon *d)
 {
-    if (task_listen(d) != 0)
+    if (access_listen(d) != 0)
         events_stop(d, 1, 0);
 }
 
 void
 events_rejoining(struct daemon *d)
 {
-    task_unlisten(d);
+    access_unlisten(d);
 }
 
 void
@@ -103,7 +104,7 @@ events_stop(struct daemon *d, int exit_code, uint64_t linger_us)
     }
     /* Leave cleanly: no new tasks, exits announced, then tell the others
        we are gone so they need not wait for --dead-after. */
-    task_unlisten(d);
+    access_unlisten(d);
     task_close_all(d, 1);
     host_leave(d);
     net_kick(d);

@@ -14,7 +14,7 @@
  *
  * Layering: task.c is below route/host/group/coll/admin and never calls
  * them; frames and exits go up through the struct task_ops that
- * collsd.c puts in d->task_ops before task_listen.
+ * collsd.c puts in d->task_ops before access_listen.
  */
 #ifndef COLLS_DAEMON_TASK_H
 #define COLLS_DAEMON_TASK_H
@@ -37,15 +37,6 @@ enum task_right {
     TASK_RIGHT_ADMIN,  /* and change the machine: add, delete, halt */
 };
 
-/*
- * The rights of a process of uid with groups gids (primary first) at a
- * daemon running as self: ADMIN for self, --admin-uid or a member of
- * --admin-gid; ATTACH for --allow-uid or a member of --allow-gid; else
- * NONE.  Pure (tests/unit/test-rights.c).
- */
-int task_rights(const struct config *cfg, uid_t self, uid_t uid,
-                const gid_t *gids, size_t ngids);
-
 /* Upcalls of the task server; collsd.c installs them (d->task_ops). */
 struct task_ops {
     /* A frame from ACTIVE task t: envelope e (borrowed) and its payload;
@@ -56,11 +47,9 @@ struct task_ops {
     void (*exit)(struct daemon *d, uint32_t tid);
 };
 
-/* Creates the socket directory (0700), binds and listens.  0 or a
-   negative COLLS_E* code. */
-int task_listen(struct daemon *d);
-/* Closes the listener and unlinks the socket. */
-void task_unlisten(struct daemon *d);
+/* A connection access.c accepted (see access.h) becomes a task in
+   HANDSHAKE; fd is closed on failure. */
+void task_adopt(struct daemon *d, int fd, uid_t uid, pid_t pid, int rights);
 /* Closes every connection (shutdown).  graceful: announce the exits at
    once but write what is queued first; else close now.  Frees nothing
    (task_reap does, from the loop). */

@@ -12,7 +12,7 @@ main(void)
     Suite *(*const suites[])(void) = {
         suite_buf,    suite_frame, suite_dgram, suite_envelope, suite_dtype,
         suite_reduce, suite_fpc,   suite_rel,   suite_config,   suite_msg,
-        suite_p2p,    suite_sched, suite_coll,  suite_hier,     suite_task,
+        suite_p2p,    suite_sched, suite_coll,  suite_hier,     suite_access,
         suite_conn,   suite_auth,
     };
     SRunner *sr = srunner_create(NULL);

@@ -19,7 +19,7 @@ Suite *suite_p2p(void);
 Suite *suite_sched(void);
 Suite *suite_coll(void);
 Suite *suite_hier(void);
-Suite *suite_task(void);
+Suite *suite_access(void);
 Suite *suite_conn(void);
 
 #endif
