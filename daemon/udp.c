@@ -138,6 +138,20 @@ udp_gso_cmsg(struct msghdr *mh, char *cbuf, size_t clen, uint16_t seg)
 }
 #endif
 
+/* The data of mh's control message (level, type) of at least len bytes,
+   or NULL.  Unused where neither GRO nor SO_RXQ_OVFL exists. */
+static __attribute__((unused)) const void *
+udp_cmsg_find(struct msghdr *mh, int level, int type, size_t len)
+{
+    struct cmsghdr *c;
+
+    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c))
+        if (c->cmsg_level == level && c->cmsg_type == type &&
+            c->cmsg_len >= CMSG_LEN(len))
+            return CMSG_DATA(c);
+    return NULL;
+}
+
 #if UDP_HAVE_GRO
 /* Asks the kernel to coalesce received datagrams; 1 if it will. */
 static int
@@ -152,17 +166,13 @@ udp_gro_enable(int fd)
 static size_t
 udp_gro_size(struct msghdr *mh)
 {
-    struct cmsghdr *c;
+    const void *p = udp_cmsg_find(mh, SOL_UDP, UDP_GRO, sizeof(int));
+    int seg;
 
-    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
-        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
-            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-            int seg;
-            memcpy(&seg, CMSG_DATA(c), sizeof seg);
-            return seg > 0 ? (size_t)seg : 0;
-        }
-    }
-    return 0;
+    if (p == NULL)
+        return 0;
+    memcpy(&seg, p, sizeof seg);
+    return seg > 0 ? (size_t)seg : 0;
 }
 #else
 /* No GRO: every receive is one datagram. */
@@ -195,16 +205,13 @@ udp_ovfl_enable(int fd)
 static int
 udp_ovfl_count(struct msghdr *mh, uint32_t *count)
 {
-    struct cmsghdr *c;
+    const void *p =
+        udp_cmsg_find(mh, SOL_SOCKET, SO_RXQ_OVFL, sizeof(uint32_t));
 
-    for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
-            c->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
-            memcpy(count, CMSG_DATA(c), sizeof *count);
-            return 1;
-        }
-    }
-    return 0;
+    if (p == NULL)
+        return 0;
+    memcpy(count, p, sizeof *count);
+    return 1;
 }
 #else
 /* No SO_RXQ_OVFL: drops are not counted. */
