@@ -26,14 +26,7 @@ B=$(cd "$B" && pwd -P)
 P2P=$B/tests/integration/p2p-check
 G=$B/tests/integration/garbage
 SOCK=/tmp/collsd/collsd.sock
-FAILED=0
 DOPTS="--heartbeat 100 --dead-after 1500 --request-timeout 2000"
-
-fail()
-{
-    echo "${0##*/}: FAIL: $*" >&2
-    FAILED=$((FAILED + 1))
-}
 
 mh_init "$B" "$SOCK" 5 collsd collsctl tests/integration/p2p-check \
     tests/integration/garbage

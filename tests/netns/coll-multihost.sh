@@ -27,15 +27,8 @@ B=$(cd "$B" && pwd -P)
 CC=$B/tests/integration/coll-check
 SOCK=/tmp/collsd/collsd.sock
 N=4
-FAILED=0
 NRUN=0
 DOPTS="--heartbeat 100 --dead-after 3000 --request-timeout 4000"
-
-fail()
-{
-    echo "${0##*/}: FAIL: $*" >&2
-    FAILED=$((FAILED + 1))
-}
 
 mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/coll-check
 for i in $(seq 1 $N); do

@@ -30,15 +30,8 @@ MSG=$((64 << 10))
 CREDIT=$((1 << 20))
 QMAX=$((1 << 20))
 QLIMIT=$((1 << 20))
-FAILED=0
 DOPTS="--heartbeat 100 --dead-after 3000 --request-timeout 2000 \
 --task-credit $CREDIT --task-queue-max $QMAX --task-queue-limit $QLIMIT"
-
-fail()
-{
-    echo "${0##*/}: FAIL: $*" >&2
-    FAILED=$((FAILED + 1))
-}
 
 mh_init "$B" "$SOCK" 2 collsd collsctl tests/integration/limits-check
 for i in 1 2; do
@@ -106,13 +99,4 @@ done
 if grep -q 'ENOBUFS\|exits: error' "$NS_RUN"/d*.log; then
     fail "a task was closed for being slow"
 fi
-if [ "$FAILED" != 0 ]; then
-    ns_log "$FAILED failure(s); logs:"
-    for f in "$NS_RUN"/d*.log; do
-        echo "---- $f" >&2
-        tail -20 "$f" >&2
-    done
-    exit 1
-fi
-ns_log "passed"
-exit 0
+ns_finish

@@ -38,6 +38,30 @@ NS_LASTPID=""
 NS_HOLDERS=""
 NS_NAMES=""
 NS_SHARE=""
+FAILED=0
+
+# Counts one failure of the test and says what it was.
+fail()
+{
+    echo "${0##*/}: FAIL: $*" >&2
+    FAILED=$((FAILED + 1))
+}
+
+# Ends the test: with failures, the tail of every daemon log in NS_RUN and
+# exit 1; else "passed" and exit 0.
+ns_finish()
+{
+    if [ "$FAILED" != 0 ]; then
+        ns_log "$FAILED failure(s); logs:"
+        for f in "$NS_RUN"/d*.log; do
+            echo "---- $f" >&2
+            tail -20 "$f" >&2
+        done
+        exit 1
+    fi
+    ns_log "passed"
+    exit 0
+}
 
 # Prints a message prefixed with the test name on stderr.
 ns_log()

@@ -20,14 +20,7 @@ B=$(cd "$B" && pwd -P)
 P2P=$B/tests/integration/p2p-check
 SOCK=/tmp/collsd/collsd.sock        # the same path on every host: own /tmp
 N=4
-FAILED=0
 DOPTS="--heartbeat 100 --dead-after 1500 --request-timeout 2000"
-
-fail()
-{
-    echo "${0##*/}: FAIL: $*" >&2
-    FAILED=$((FAILED + 1))
-}
 
 mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/p2p-check
 
@@ -178,13 +171,4 @@ for i in $(seq 1 $N); do
     eval "p=\$DPID_$i"
     kill -0 "$p" 2>/dev/null || fail "daemon of host $i died"
 done
-if [ "$FAILED" != 0 ]; then
-    ns_log "$FAILED failure(s); logs:"
-    for f in "$NS_RUN"/d*.log; do
-        echo "---- $f" >&2
-        tail -20 "$f" >&2
-    done
-    exit 1
-fi
-ns_log "passed"
-exit 0
+ns_finish
