@@ -657,7 +657,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(unknown_kinds)                                                           \
     X(bad_requests)                                                            \
     X(bad_peer_msgs)                                                           \
-    X(bad_join_dgrams)
+    X(bad_join_dgrams)                                                         \
+    X(join_replays)
 /* How datagrams are protected: "key", "key+encrypt", "loopback" (no
    key, loopback only) or "insecure" (no key, --insecure). */
 static const char *

@@ -14,11 +14,16 @@
 #include "proto/bytes.h"
 
 int
-auth_init(struct auth *a, const uint8_t key[AUTH_KEY_LEN], int encrypt)
+auth_init(struct auth *a, const uint8_t key[AUTH_KEY_LEN], int encrypt,
+          int cipher)
 {
     memset(a, 0, sizeof *a);
     if (sodium_init() < 0)
         return COLLS_EIO;
+    a->aes_ok = crypto_aead_aes256gcm_is_available();
+    if (cipher == AUTH_CIPHER_AESGCM && !a->aes_ok)
+        return COLLS_ENOTSUP;
+    a->aes = a->aes_ok && cipher != AUTH_CIPHER_XCHACHA;
     crypto_kdf_derive_from_key(a->dgram_key, sizeof a->dgram_key,
                                AUTH_SUBKEY_DGRAM, AUTH_KDF_CONTEXT, key);
     crypto_kdf_derive_from_key(a->proof_key, sizeof a->proof_key,
@@ -26,6 +31,27 @@ auth_init(struct auth *a, const uint8_t key[AUTH_KEY_LEN], int encrypt)
     randombytes_buf(&a->salt, sizeof a->salt);
     a->encrypt = encrypt != 0;
     return 0;
+}
+
+const char *
+auth_cipher_name(const struct auth *a)
+{
+    return a->aes ? "aes256gcm" : "xchacha20poly1305";
+}
+
+int
+auth_cipher_parse(const char *s, int *cipher)
+{
+    static const char *const names[] = {"auto", "aes256gcm", "xchacha20"};
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *cipher = i;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 void
@@ -57,12 +83,48 @@ auth_key_parse(const char *text, size_t len, uint8_t key[AUTH_KEY_LEN])
     return 0;
 }
 
-/* The nonce: the caller's prefix, then salt and pn as on the wire. */
+/* The XChaCha20 nonce: the caller's prefix, then salt and pn as on the
+   wire. */
 static void
 auth_nonce(uint8_t *nonce, const uint8_t *prefix, const uint8_t *salt_pn)
 {
     memcpy(nonce, prefix, AUTH_PREFIX_LEN);
     memcpy(nonce + AUTH_PREFIX_LEN, salt_pn, 16);
+}
+
+/* The GCM nonce: four zero bytes, then pn as on the wire. */
+static void
+auth_gcm_nonce(uint8_t *nonce, const uint8_t *salt_pn)
+{
+    memset(nonce, 0, 4);
+    memcpy(nonce + 4, salt_pn + 8, 8);
+}
+
+/*
+ * The expanded GCM key of (salt, prefix): BLAKE2b of salt | prefix keyed
+ * by subkey 1, from the cache or derived into it (the slot of the pair's
+ * hash; an older pair there is dropped).
+ */
+static const crypto_aead_aes256gcm_state *
+auth_gcm_key(struct auth *a, uint64_t salt, const uint8_t *prefix)
+{
+    uint8_t in[8 + AUTH_PREFIX_LEN], key[crypto_aead_aes256gcm_KEYBYTES];
+    uint64_t h = salt ^ (get_le64(prefix) * 0x9e3779b97f4a7c15ull);
+    struct auth_gcm *g = &a->gcm[(h >> 32) % AUTH_GCM_CACHE];
+
+    if (g->used && g->salt == salt &&
+        memcmp(g->prefix, prefix, AUTH_PREFIX_LEN) == 0)
+        return &g->st;
+    put_u64(in, salt);
+    memcpy(in + 8, prefix, AUTH_PREFIX_LEN);
+    crypto_generichash(key, sizeof key, in, sizeof in, a->dgram_key,
+                       sizeof a->dgram_key);
+    crypto_aead_aes256gcm_beforenm(&g->st, key);
+    sodium_memzero(key, sizeof key);
+    g->used = 1;
+    g->salt = salt;
+    memcpy(g->prefix, prefix, AUTH_PREFIX_LEN);
+    return &g->st;
 }
 
 /*
@@ -79,16 +141,38 @@ auth_enc_ad(uint8_t *ad, const uint8_t *buf, size_t hlen,
     return hlen + 16;
 }
 
-size_t
-auth_seal(struct auth *a, const uint8_t *prefix, uint8_t *buf, size_t hlen,
-          size_t len)
+/* Seals with AES-256-GCM; tr is the trailer, salt and pn written. */
+static void
+auth_seal_gcm(struct auth *a, const uint8_t *prefix, uint8_t *buf, size_t hlen,
+              size_t len, uint8_t *tr)
+{
+    const crypto_aead_aes256gcm_state *st = auth_gcm_key(a, a->salt, prefix);
+    uint8_t nonce[crypto_aead_aes256gcm_NPUBBYTES];
+    uint8_t ad[AUTH_HDR_MAX + 16];
+
+    auth_gcm_nonce(nonce, tr);
+    if (a->encrypt) {
+        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
+
+        crypto_aead_aes256gcm_encrypt_detached_afternm(
+            buf + hlen, tr + 16, NULL, buf + hlen, len - hlen, ad, adlen, NULL,
+            nonce, st);
+    } else {
+        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
+
+        crypto_aead_aes256gcm_encrypt_detached_afternm(
+            none, tr + 16, NULL, none, 0, buf, len + 16, NULL, nonce, st);
+    }
+}
+
+/* Seals with XChaCha20-Poly1305; as auth_seal_gcm. */
+static void
+auth_seal_xchacha(struct auth *a, const uint8_t *prefix, uint8_t *buf,
+                  size_t hlen, size_t len, uint8_t *tr)
 {
     uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
     uint8_t ad[AUTH_HDR_MAX + 16];
-    uint8_t *tr = buf + len;
 
-    put_u64(tr, a->salt);
-    put_u64(tr + 8, ++a->pn);
     auth_nonce(nonce, prefix, tr);
     if (a->encrypt) {
         size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
@@ -103,40 +187,95 @@ auth_seal(struct auth *a, const uint8_t *prefix, uint8_t *buf, size_t hlen,
             none, tr + 16, NULL, none, 0, buf, len + 16, NULL, nonce,
             a->dgram_key);
     }
+}
+
+size_t
+auth_seal(struct auth *a, const uint8_t *prefix, uint8_t *buf, size_t hlen,
+          size_t len)
+{
+    uint8_t *tr = buf + len;
+
+    put_u64(tr, a->salt);
+    put_u64(tr + 8, ++a->pn | (a->aes ? AUTH_PN_AES : 0));
+    if (a->aes)
+        auth_seal_gcm(a, prefix, buf, hlen, len, tr);
+    else
+        auth_seal_xchacha(a, prefix, buf, hlen, len, tr);
     return len + AUTH_TRAILER_LEN;
 }
 
-long
-auth_open(const struct auth *a, const uint8_t *prefix, const uint8_t *buf,
-          size_t hlen, size_t len, uint8_t *out, uint64_t *salt, uint64_t *pn)
+/* Opens with AES-256-GCM: 0 or -1 (as libsodium). */
+static int
+auth_open_gcm(struct auth *a, const uint8_t *prefix, const uint8_t *buf,
+              size_t hlen, size_t plen, uint8_t *out, const uint8_t *tr)
+{
+    const crypto_aead_aes256gcm_state *st;
+    uint8_t nonce[crypto_aead_aes256gcm_NPUBBYTES];
+    uint8_t ad[AUTH_HDR_MAX + 16];
+
+    if (!a->aes_ok)
+        return -1;
+    st = auth_gcm_key(a, get_u64(tr), prefix);
+    auth_gcm_nonce(nonce, tr);
+    if (a->encrypt) {
+        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
+
+        return crypto_aead_aes256gcm_decrypt_detached_afternm(
+            out, NULL, buf + hlen, plen - hlen, tr + 16, ad, adlen, nonce, st);
+    } else {
+        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
+
+        return crypto_aead_aes256gcm_decrypt_detached_afternm(
+            none, NULL, none, 0, tr + 16, buf, plen + 16, nonce, st);
+    }
+}
+
+/* Opens with XChaCha20-Poly1305: 0 or -1. */
+static int
+auth_open_xchacha(const struct auth *a, const uint8_t *prefix,
+                  const uint8_t *buf, size_t hlen, size_t plen, uint8_t *out,
+                  const uint8_t *tr)
 {
     uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
     uint8_t ad[AUTH_HDR_MAX + 16];
+
+    auth_nonce(nonce, prefix, tr);
+    if (a->encrypt) {
+        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
+
+        return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+            out, NULL, buf + hlen, plen - hlen, tr + 16, ad, adlen, nonce,
+            a->dgram_key);
+    } else {
+        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
+
+        return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+            none, NULL, none, 0, tr + 16, buf, plen + 16, nonce, a->dgram_key);
+    }
+}
+
+long
+auth_open(struct auth *a, const uint8_t *prefix, const uint8_t *buf,
+          size_t hlen, size_t len, uint8_t *out, uint64_t *salt, uint64_t *pn)
+{
     const uint8_t *tr;
     size_t plen;
+    uint64_t wire_pn;
     int rc;
 
     if (hlen > AUTH_HDR_MAX || len < hlen + AUTH_TRAILER_LEN)
         return -1;
     plen = len - AUTH_TRAILER_LEN;
     tr = buf + plen;
-    auth_nonce(nonce, prefix, tr);
-    if (a->encrypt) {
-        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
-
-        rc = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-            out, NULL, buf + hlen, plen - hlen, tr + 16, ad, adlen, nonce,
-            a->dgram_key);
-    } else {
-        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
-
-        rc = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-            none, NULL, none, 0, tr + 16, buf, plen + 16, nonce, a->dgram_key);
-    }
+    wire_pn = get_u64(tr + 8);
+    if (wire_pn & AUTH_PN_AES)
+        rc = auth_open_gcm(a, prefix, buf, hlen, plen, out, tr);
+    else
+        rc = auth_open_xchacha(a, prefix, buf, hlen, plen, out, tr);
     if (rc != 0)
         return -1;
     *salt = get_u64(tr);
-    *pn = get_u64(tr + 8);
+    *pn = wire_pn & ~AUTH_PN_AES;
     return (long)plen;
 }
 

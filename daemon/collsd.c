@@ -252,14 +252,14 @@ collsd_write_pid(const char *path)
  * newline).  0, or -1 with err set.
  */
 static int
-collsd_load_key(const char *path, int encrypt, struct auth *a, char *err,
-                size_t errlen)
+collsd_load_key(const char *path, const struct config *cfg, struct auth *a,
+                char *err, size_t errlen)
 {
     char text[AUTH_KEY_FILE_LEN + 2];
     uint8_t key[AUTH_KEY_LEN];
     struct stat st;
     ssize_t n;
-    int fd, rc = -1;
+    int fd, cipher, rc = -1;
 
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
@@ -285,8 +285,21 @@ collsd_load_key(const char *path, int encrypt, struct auth *a, char *err,
                  path);
         goto out;
     }
-    if (auth_init(a, key, encrypt) != 0) {
-        snprintf(err, errlen, "key file %s: libsodium cannot start", path);
+    if (auth_cipher_parse(cfg->cipher, &cipher) != 0) {
+        snprintf(err, errlen,
+                 "--cipher %s: unknown (one of: auto aes256gcm xchacha20)",
+                 cfg->cipher);
+        goto out;
+    }
+    rc = auth_init(a, key, cfg->encrypt, cipher);
+    if (rc != 0) {
+        if (rc == COLLS_ENOTSUP)
+            snprintf(err, errlen,
+                     "--cipher aes256gcm: this CPU has no AES-NI (use "
+                     "xchacha20 on every daemon of the machine)");
+        else
+            snprintf(err, errlen, "key file %s: libsodium cannot start", path);
+        rc = -1;
         goto out;
     }
     rc = 0;
@@ -315,7 +328,7 @@ collsd_trust(struct daemon *d, const struct config *cfg, struct auth *a,
              char *err, size_t errlen)
 {
     if (cfg->key_file[0] != '\0') {
-        if (collsd_load_key(cfg->key_file, cfg->encrypt, a, err, errlen) != 0)
+        if (collsd_load_key(cfg->key_file, cfg, a, err, errlen) != 0)
             return -1;
         d->auth = a;
         return 0;

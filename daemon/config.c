@@ -92,6 +92,11 @@ static const struct config_opt config_table[] = {
         "also encrypt datagram payloads (needs --key-file; every daemon of "
         "the machine must agree)",
         0),
+    OPT_TEXT("cipher", CFG_STR, cipher, "auto", "NAME",
+             "AEAD that seals datagrams: auto (aes256gcm where the CPU has "
+             "AES-NI, else xchacha20), aes256gcm or xchacha20; every daemon "
+             "opens both, but a daemon without AES-NI needs its peers to say "
+             "xchacha20"),
     OPT("insecure", CFG_BOOL, insecure, "no", 0, 0, NULL,
         "allow a non-loopback --listen without a key: anyone who can reach "
         "the port can forge datagrams",

@@ -32,6 +32,7 @@ struct config {
     char *config_file; /* the file that was read, "" none */
     char *key_file;    /* cluster key, "" none */
     int encrypt;       /* encrypt datagram payloads (with a key) */
+    char *cipher;      /* "auto", "aes256gcm" or "xchacha20" */
     int insecure;      /* no key, yet a non-loopback address */
     int log_level;     /* LOG_LVL_* */
     int foreground;

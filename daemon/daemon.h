@@ -183,6 +183,7 @@ struct daemon_stats {
     uint64_t frames_in, frames_out, bytes_in, bytes_out;
     uint64_t bad_frames, bad_envelopes, unknown_kinds, bad_requests;
     uint64_t bad_peer_msgs, bad_join_dgrams;
+    uint64_t join_replays; /* sealed join datagrams seen before */
     uint64_t data_local, data_to_peer, data_from_peer, data_echo;
     uint64_t send_failed, notifies_sent;
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;

@@ -18,13 +18,22 @@
  * Join cookies: a join datagram is not part of the transport (and
  * without a cluster key not authenticated at all), and a HOST_JOIN from
  * the address of a member with another incarnation makes that member a
- * restart (its state is dropped).  So a member acts
- * on a HOST_JOIN only when it carries (HostJoin.cookie) the cookie of its
- * source address and incarnation, a keyed hash that the member sends, as a
+ * restart (its state is dropped).  So a member acts on a HOST_JOIN only
+ * when it carries (HostJoin.cookie) the cookie of its source address and
+ * incarnation: a random 64-bit challenge that the member sends, as a
  * HOST_JOIN with status COLLS_EAGAIN, to that address when asked without
- * it: only a daemon that receives at the claimed address can answer, and
- * no state is kept per challenge.  A forged HOST_JOIN with a wrong
- * cookie is dropped and counted (bad_join_dgrams).
+ * it.  Only a daemon that receives at the claimed address can answer;
+ * the member keeps the last JOIN_CHALS challenges (struct join_chal),
+ * each for JOIN_CHAL_US, and drops those of an address's other
+ * incarnations when one asks.  So a HOST_JOIN recorded earlier and
+ * replayed (sealed and genuine, with a key) is refused once its
+ * challenge expired or its joiner restarted: it cannot move a member
+ * back to an old incarnation.  Within its life a replay repeats a join
+ * that happened (the same incarnation: nothing changes).  A forged or
+ * stale HOST_JOIN is dropped and counted (bad_join_dgrams).  The joiner
+ * takes a HOST_TABLE only when its own entry carries its incarnation
+ * (random per process), so an old table cannot be replayed to it either;
+ * with a key both directions are sealed, which proves the key.
  *
  * Add: `collsctl add ADDR' makes the assigner list ADDR as JOINING and
  * invite the daemon there, once per heartbeat while it stays JOINING,
@@ -74,13 +83,23 @@
 #include "proto/envelope.h"
 
 #define JOIN_RETRY_US 250000u
-#define JOIN_CHAL_US  5000000u /* life of an invitee's challenge */
+#define JOIN_CHAL_US  5000000u /* life of a challenge (join or invite) */
+#define JOIN_CHALS    16       /* join challenges kept by a member */
 /* challenge u64, two incarnations, hid, address */
 #define JOIN_PROOF_MSG_MAX (8 + 4 + 4 + 4 + DAEMON_ADDR_LEN)
 
 /* Key of the join cookies (join_cookie): random, set once by join_init,
    never sent.  File scope because only the cookies use it. */
 static uint8_t join_key[SIPHASH_KEY_LEN];
+
+/* A member's challenge to a joiner at sa of incarnation inc. */
+struct join_chal {
+    struct sockaddr_in sa;
+    uint32_t inc;
+    uint64_t cookie; /* 0: slot free */
+    uint64_t since_us;
+};
+static struct join_chal join_chals[JOIN_CHALS];
 
 /* The invitee's pending challenge (keyed invitations); chal 0: none. */
 static struct {
@@ -121,8 +140,8 @@ join_init(struct daemon *d)
 }
 
 /*
- * The join cookie of the daemon at sa running incarnation inc: SipHash of
- * address, port and incarnation under join_key, never 0.
+ * The invitation cookie of the daemon at sa (inc 0; see "Add" above):
+ * SipHash of address, port and inc under join_key, never 0.
  */
 static uint64_t
 join_cookie(const struct sockaddr_in *sa, uint32_t inc)
@@ -158,6 +177,66 @@ join_send(struct daemon *d, uint64_t cookie)
     d->join_last_us = platform_now_us();
 }
 
+/* A random 64-bit number, never 0 (the CSPRNG with a key). */
+static uint64_t
+join_random(const struct daemon *d)
+{
+    uint64_t z = d->auth != NULL ? auth_random64()
+                                 : (uint64_t)platform_random_u32() << 32 |
+                                       platform_random_u32();
+
+    return z != 0 ? z : 1;
+}
+
+/*
+ * The live challenge of (sa, inc), made if there is none (in a free or
+ * expired slot, else the oldest); challenges of sa's other incarnations
+ * are dropped.
+ */
+static const struct join_chal *
+join_chal_get(const struct daemon *d, const struct sockaddr_in *sa,
+              uint32_t inc, uint64_t now)
+{
+    struct join_chal *c, *pick = NULL;
+    int i;
+
+    for (i = 0; i < JOIN_CHALS; i++) {
+        c = &join_chals[i];
+        if (c->cookie != 0 && now - c->since_us > JOIN_CHAL_US)
+            c->cookie = 0;
+        if (c->cookie != 0 && host_sa_equal(&c->sa, sa)) {
+            if (c->inc == inc)
+                return c;
+            c->cookie = 0; /* the joiner restarted */
+        }
+        if (pick == NULL || (pick->cookie != 0 &&
+                             (c->cookie == 0 || c->since_us < pick->since_us)))
+            pick = c;
+    }
+    pick->sa = *sa;
+    pick->inc = inc;
+    pick->cookie = join_random(d);
+    pick->since_us = now;
+    return pick;
+}
+
+/* 1 if cookie is the live challenge of (sa, inc). */
+static int
+join_chal_ok(const struct sockaddr_in *sa, uint32_t inc, uint64_t cookie,
+             uint64_t now)
+{
+    int i;
+
+    for (i = 0; i < JOIN_CHALS; i++) {
+        const struct join_chal *c = &join_chals[i];
+
+        if (c->cookie == cookie && c->inc == inc &&
+            now - c->since_us <= JOIN_CHAL_US && host_sa_equal(&c->sa, sa))
+            return 1;
+    }
+    return 0;
+}
+
 /* A member's side: a HOST_JOIN of incarnation inc came from sa without
    its cookie: challenges sa with it (HOST_JOIN, status COLLS_EAGAIN). */
 static void
@@ -170,7 +249,7 @@ join_challenge(struct daemon *d, const struct sockaddr_in *sa, uint32_t inc)
                    COLLS_EAGAIN);
     e.body_case = ENVELOPE__BODY_HOST_JOIN;
     e.host_join = &hj;
-    hj.cookie = join_cookie(sa, inc);
+    hj.cookie = join_chal_get(d, sa, inc, platform_now_us())->cookie;
     hj.incarnation = inc;
     net_send_join(d, sa, &e);
 }
@@ -568,8 +647,8 @@ join_dgram(struct daemon *d, const struct sockaddr *from, socklen_t alen,
         /* act only on a proof that the joiner receives at sa */
         if (e->host_join->cookie == 0)
             join_challenge(d, &sa, e->host_join->incarnation);
-        else if (e->host_join->cookie !=
-                 join_cookie(&sa, e->host_join->incarnation))
+        else if (!join_chal_ok(&sa, e->host_join->incarnation,
+                               e->host_join->cookie, platform_now_us()))
             d->st.bad_join_dgrams++;
         else
             join_request(d, e->host_join, &sa);

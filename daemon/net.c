@@ -58,6 +58,15 @@ net_rel_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
     return udp_send(d->udp, addr, alen, iov, iovcnt);
 }
 
+static uint8_t *
+net_rel_send_buf(void *ctx, const struct sockaddr *addr, socklen_t alen,
+                 size_t len)
+{
+    struct daemon *d = ctx;
+
+    return udp_send_buf(d->udp, addr, alen, len);
+}
+
 /*
  * A message from hid in protocol version `version' (not ours) was
  * dropped: counted, and said once per peer and version at warning level
@@ -160,10 +169,46 @@ net_auth_fail(void *ctx, const struct sockaddr *addr, socklen_t alen)
     suppressed = 0;
 }
 
+/* Replay windows of sealed join datagrams, per source address. */
+#define NET_JOIN_SENDERS 32
+static struct net_join_seen {
+    struct sockaddr_in sa;
+    struct auth_replay w;
+} net_join_seen[NET_JOIN_SENDERS];
+static unsigned net_join_next; /* the slot to reuse next */
+
 /*
- * A join datagram: opened with the key when we have one, passed to
- * net_ops.join_dgram from the length on.  One sealed when we have no key,
- * or not sealed when we have one, is an auth failure.
+ * 1 if a sealed join datagram (salt, pn) from sa was seen before: the
+ * window of sa (taken, round robin, if sa has none) for its sender's
+ * salt; a new salt (the sender restarted) starts a new window.
+ */
+static int
+net_join_replayed(const struct sockaddr *from, uint64_t salt, uint64_t pn)
+{
+    const struct sockaddr_in *sa = (const struct sockaddr_in *)from;
+    struct net_join_seen *s = NULL;
+    int i;
+
+    if (from->sa_family != AF_INET)
+        return 0; /* join_dgram drops it */
+    for (i = 0; i < NET_JOIN_SENDERS && s == NULL; i++)
+        if (net_join_seen[i].w.used &&
+            net_join_seen[i].sa.sin_addr.s_addr == sa->sin_addr.s_addr &&
+            net_join_seen[i].sa.sin_port == sa->sin_port)
+            s = &net_join_seen[i];
+    if (s == NULL) {
+        s = &net_join_seen[net_join_next++ % NET_JOIN_SENDERS];
+        memset(s, 0, sizeof *s);
+        s->sa = *sa;
+    }
+    return auth_replay_check(&s->w, (uint32_t)(salt ^ salt >> 32), salt, pn);
+}
+
+/*
+ * A join datagram: opened with the key when we have one (and checked
+ * against its sender's replay window), passed to net_ops.join_dgram from
+ * the length on.  One sealed when we have no key, or not sealed when we
+ * have one, is an auth failure; a replay is counted and dropped.
  */
 static void
 net_join_recv(struct daemon *d, const struct sockaddr *from, socklen_t alen,
@@ -189,6 +234,9 @@ net_join_recv(struct daemon *d, const struct sockaddr *from, socklen_t alen,
     n = auth_open(d->auth, data, data, 8, len, plain + 8, &salt, &pn);
     if (n < 0) {
         rel_auth_failed(d->rel, from, alen);
+    } else if (alen < sizeof(struct sockaddr_in) ||
+               net_join_replayed(from, salt, pn)) {
+        d->st.join_replays++;
     } else {
         if (!d->auth->encrypt)
             memcpy(plain, data, (size_t)n);
@@ -311,6 +359,7 @@ net_open(struct daemon *d, const struct net_ops *ops)
 {
     static const struct rel_ops rops = {
         .send = net_rel_send,
+        .send_buf = net_rel_send_buf,
         .deliver = net_deliver,
         .reset = net_reset,
         .auth_fail = net_auth_fail,

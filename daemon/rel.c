@@ -208,8 +208,9 @@ peer_reset(struct rel *r, struct rel_peer *p, uint32_t new_inc)
 /* ---- output -------------------------------------------------------- */
 
 /*
- * Seals one datagram into r->seal and hands it to ops->send (a copy: the
- * tag covers header and payload, which must then lie together).
+ * Seals one datagram where ops->send_buf puts it in the send queue, or
+ * into r->seal and hands it to ops->send (a copy: the tag covers header
+ * and payload, which must then lie together).
  */
 static int
 raw_send_sealed(struct rel *r, const struct sockaddr_storage *addr,
@@ -219,6 +220,12 @@ raw_send_sealed(struct rel *r, const struct sockaddr_storage *addr,
     struct iovec iov;
     uint8_t *b = r->seal;
 
+    if (r->ops.send_buf != NULL) {
+        b = r->ops.send_buf(r->ctx, (const struct sockaddr *)addr, alen,
+                            DGRAM_HDR_LEN + dlen + AUTH_TRAILER_LEN);
+        if (b == NULL)
+            return -1;
+    }
     memcpy(b, hdr, DGRAM_HDR_LEN);
     put_u16(b + 2, get_u16(b + 2) | DGRAM_F_AUTH);
     if (dlen > 0)
@@ -226,6 +233,8 @@ raw_send_sealed(struct rel *r, const struct sockaddr_storage *addr,
     iov.iov_base = b;
     iov.iov_len =
         auth_seal(r->cfg.auth, b + 4, b, DGRAM_HDR_LEN, DGRAM_HDR_LEN + dlen);
+    if (r->ops.send_buf != NULL)
+        return 0;
     return r->ops.send(r->ctx, (const struct sockaddr *)addr, alen, &iov, 1);
 }
 

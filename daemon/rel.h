@@ -82,6 +82,12 @@ struct rel_ops {
     int (*send_ref)(void *ctx, const struct sockaddr *addr, socklen_t alen,
                     const struct iovec *iov, int iovcnt);
     int (*flush)(void *ctx);
+    /* Optional: room for one datagram of len bytes to addr in the send
+       queue, written by rel before its next ops call; NULL: would block
+       (udp_send_buf).  With it a sealed datagram is built and sealed in
+       place instead of in a buffer of rel's and then copied by send. */
+    uint8_t *(*send_buf)(void *ctx, const struct sockaddr *addr, socklen_t alen,
+                         size_t len);
     /* A datagram from addr failed authentication and was dropped (for a
        rate-limited log line).  May be NULL. */
     void (*auth_fail)(void *ctx, const struct sockaddr *addr, socklen_t alen);

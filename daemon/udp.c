@@ -555,6 +555,37 @@ udp_flush(struct udp *u)
 }
 
 /*
+ * Takes the next queue slot for a datagram of len bytes of which the
+ * first head lie in the arena (at o->off, not yet written) and the rest
+ * is referenced (o->ref, set by the caller).  The slot, NULL if the
+ * batch would block, or u->out (unused) with *drop set when no UDP
+ * datagram can be that long.
+ */
+static struct udp_out *
+udp_slot(struct udp *u, const struct sockaddr *addr, socklen_t alen, size_t len,
+         size_t head, int *drop)
+{
+    struct udp_out *o;
+
+    *drop = len > DGRAM_MAX_PAYLOAD || alen > sizeof o->addr;
+    if (*drop)
+        return u->out;
+    if (u->sn == UDP_BATCH || u->soff + len > u->arena_len) {
+        if (udp_flush(u) != 0)
+            return NULL;
+    }
+    o = &u->out[u->sn++];
+    o->off = u->soff;
+    o->len = len;
+    o->head = head;
+    o->ref = NULL;
+    o->ref_off = 0;
+    memcpy(&o->addr, addr, alen);
+    o->alen = alen;
+    return o;
+}
+
+/*
  * Queues one datagram; the first `copy' pieces of iov are copied into
  * the arena, a last piece beyond them is referenced.  0 or -1 (would
  * block, nothing queued).
@@ -565,27 +596,18 @@ udp_queue(struct udp *u, const struct sockaddr *addr, socklen_t alen,
 {
     struct udp_out *o;
     size_t len = 0, head = 0;
-    int i;
+    int i, drop;
 
     for (i = 0; i < iovcnt; i++) {
         len += iov[i].iov_len;
         if (i < copy)
             head += iov[i].iov_len;
     }
-    if (len > DGRAM_MAX_PAYLOAD || alen > sizeof o->addr)
+    o = udp_slot(u, addr, alen, len, head, &drop);
+    if (drop)
         return 0; /* cannot be sent by UDP at all: dropped */
-    if (u->sn == UDP_BATCH || u->soff + len > u->arena_len) {
-        if (udp_flush(u) != 0)
-            return -1;
-    }
-    o = &u->out[u->sn++];
-    o->off = u->soff;
-    o->len = len;
-    o->head = head;
-    o->ref = NULL;
-    o->ref_off = 0;
-    memcpy(&o->addr, addr, alen);
-    o->alen = alen;
+    if (o == NULL)
+        return -1;
     for (i = 0; i < copy && i < iovcnt; i++) {
         memcpy(u->arena + u->soff, iov[i].iov_base, iov[i].iov_len);
         u->soff += iov[i].iov_len;
@@ -611,6 +633,20 @@ udp_send_ref(void *arg, const struct sockaddr *addr, socklen_t alen,
     /* one referenced piece at most: copy all but the last */
     return udp_queue(arg, addr, alen, iov, iovcnt,
                      iovcnt > 1 ? iovcnt - 1 : iovcnt);
+}
+
+uint8_t *
+udp_send_buf(void *arg, const struct sockaddr *addr, socklen_t alen, size_t len)
+{
+    struct udp *u = arg;
+    struct udp_out *o;
+    int drop;
+
+    o = udp_slot(u, addr, alen, len, len, &drop);
+    if (o == NULL || drop)
+        return NULL;
+    u->soff += len;
+    return u->arena + o->off;
 }
 
 uint64_t

@@ -47,6 +47,15 @@ int udp_send(void *u, const struct sockaddr *addr, socklen_t alen,
 int udp_send_ref(void *u, const struct sockaddr *addr, socklen_t alen,
                  const struct iovec *iov, int iovcnt);
 /*
+ * Room for one datagram of len <= DGRAM_MAX_PAYLOAD bytes to addr in the
+ * batch, to be written by the caller before its next call into udp (so a
+ * datagram is sealed where it will be sent from, without a copy).  NULL
+ * if the batch is full and would block.  Has rel_ops.send_buf's
+ * signature.
+ */
+uint8_t *udp_send_buf(void *u, const struct sockaddr *addr, socklen_t alen,
+                      size_t len);
+/*
  * Sends everything batched.  0, or -1 if some remain (would block); the
  * ones that remain have had their referenced data copied, so no
  * reference outlives the call either way.

@@ -40,8 +40,8 @@ fuzz_auth_init(void)
     if (fuzz_auth_ready)
         return;
     memset(key, 0x42, sizeof key);
-    if (auth_init(&fuzz_auth_keys[0], key, 0) != 0 ||
-        auth_init(&fuzz_auth_keys[1], key, 1) != 0)
+    if (auth_init(&fuzz_auth_keys[0], key, 0, AUTH_CIPHER_AUTO) != 0 ||
+        auth_init(&fuzz_auth_keys[1], key, 1, AUTH_CIPHER_AUTO) != 0)
         abort();
     fuzz_auth_ready = 1;
 }

@@ -77,7 +77,7 @@ fuzz_join(const uint8_t *data, size_t size)
         uint8_t key[AUTH_KEY_LEN];
 
         memset(key, 0x24, sizeof key);
-        if (auth_init(&fuzz_join_key, key, 0) != 0)
+        if (auth_init(&fuzz_join_key, key, 0, AUTH_CIPHER_AUTO) != 0)
             abort();
         fuzz_join_ready = 1;
     }

@@ -13,8 +13,10 @@
  *       Random datagrams, and datagrams with a valid header but nonsense
  *       fields, sent from an address that is not in the host table.
  *   garbage replay ADDR:PORT --capture-ms MS [--count N] [--times K]
+ *                  [--delay-ms D]
  *       Needs root: captures datagrams sent to ADDR:PORT (by the daemons
- *       of the machine) with a raw socket, then re-injects each of them K
+ *       of the machine) with a raw socket, then, D ms after the capture
+ *       ended (0), re-injects each of them K
  *       times with its original source address and port (exact replays
  *       from a known host), followed by random datagrams forged from the
  *       same known sources (--forge-valid 1: also header-valid ones with
@@ -519,7 +521,7 @@ forge(int raw, const struct sockaddr_in *from, const struct sockaddr_in *to,
 
 static int
 run_replay(const char *target, int capture_ms, int count, int times,
-           int forge_valid)
+           int forge_valid, int delay_ms)
 {
     struct sockaddr_in to;
     struct cap *caps = calloc((size_t)count, sizeof(*caps));
@@ -561,6 +563,8 @@ run_replay(const char *target, int capture_ms, int count, int times,
         caps[ncap].len = n;
         ncap++;
     }
+    if (delay_ms > 0)
+        usleep((useconds_t)delay_ms * 1000);
     for (int t = 0; t < times; t++)
         for (int i = 0; i < ncap; i++) {
             forge(raw, &caps[i].from, &to, caps[i].data, caps[i].len);
@@ -866,6 +870,7 @@ main(int argc, char **argv)
 {
     const char *from = "127.0.0.5";
     int count = 1000, capture_ms = 2000, times = 3, forge_valid = 0;
+    int delay_ms = 0;
     int src_hid = 0, dst_hid = 0;
     uint32_t src_inc = 0;
     uint64_t cookie = 0;
@@ -878,6 +883,7 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: garbage unix PATH | udp ADDR:PORT [--from IP]"
                         " [--count N] [--seed S] | replay ADDR:PORT "
                         "[--capture-ms MS] [--count N] [--times K] "
+                        "[--delay-ms D] "
                         "[--forge-valid 1] | probe ADDR:PORT --src IP:PORT "
                         "--src-hid H --dst-hid H --src-inc X | join "
                         "ADDR:PORT --src IP:PORT --src-inc X [--cookie C] "
@@ -897,6 +903,8 @@ main(int argc, char **argv)
             rng = strtoull(argv[i + 1], NULL, 0) | 1;
         else if (strcmp(argv[i], "--capture-ms") == 0)
             capture_ms = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--delay-ms") == 0)
+            delay_ms = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--times") == 0)
             times = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--forge-valid") == 0)
@@ -927,7 +935,8 @@ main(int argc, char **argv)
     if (strcmp(argv[1], "udp") == 0)
         return run_udp(argv[2], from, count);
     if (strcmp(argv[1], "replay") == 0)
-        return run_replay(argv[2], capture_ms, count, times, forge_valid);
+        return run_replay(argv[2], capture_ms, count, times, forge_valid,
+                          delay_ms);
     if (strcmp(argv[1], "probe") == 0)
         return run_probe(argv[2], src, src_hid, dst_hid, src_inc);
     if (strcmp(argv[1], "join") == 0)

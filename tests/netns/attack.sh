@@ -192,12 +192,37 @@ for p in $wpids $cpid; do
 done
 
 # A genuine invitation from a member does take the lone daemon in, through
-# the challenge and proof of keyed invitations (docs/protocol.md).
+# the challenge and proof of keyed invitations (docs/protocol.md).  An
+# on-path recorder on host 1 keeps every datagram of that join (sealed
+# and genuine: the HOST_JOINs with their cookies among them) and replays
+# them once the joiner is dead and its challenge expired: host 1 must
+# not take the dead host back up, and counts the replays.
+host_bg 1 replay.log "$G" replay "$(ns_addr 1):7490" --capture-ms 4000 \
+    --delay-ms 9000 --times 2
+rpid=$NS_LASTPID
+sleep 0.3
 ctl 1 add "$(ns_addr 5):7490" >"$NS_RUN/add.log" 2>&1 ||
     fail "collsctl add of the lone daemon: $(cat "$NS_RUN/add.log")"
 mh_wait_up 5 4 || fail "the invited daemon did not join"
 grep -q "invites this daemon to join its machine: joining" "$NS_RUN/d5.log" ||
     fail "the invited daemon did not log its join"
+hid5=$(ctl 1 hosts | awk -v a="$(ns_addr 5):7490" '$4 == a { print $1 }')
+[ -n "$hid5" ] || fail "host 1 does not list $(ns_addr 5):7490: $(ctl 1 hosts)"
+jr0=$(stat 1 join_replays)
+ns_pin_kill "$DPID_5" KILL
+for _ in $(seq 1 50); do
+    ctl 1 hosts | awk -v h="$hid5" '$1 == h { print $2 }' | grep -q down &&
+        break
+    sleep 0.2
+done
+wait "$rpid" || fail "the recorder: $(cat "$NS_RUN/replay.log")"
+ns_log "$(cat "$NS_RUN/replay.log")"
+sleep 1
+state5=$(ctl 1 hosts | awk -v h="$hid5" '$1 == h { print $2 }')
+[ "$state5" = down ] ||
+    fail "replayed join datagrams brought dead host $hid5 back: $state5"
+jr1=$(stat 1 join_replays)
+[ "$jr1" -gt "$jr0" ] || fail "join_replays did not count the replays"
 
 # Without a key: refused off loopback, unless --insecure (and said so).
 ns_pin_kill "$DPID_5" TERM
