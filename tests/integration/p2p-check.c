@@ -16,6 +16,8 @@
  *                           (a forked child task plays the peer).
  *   --mode victim|waitdown  host-down check across emulated hosts.
  *   --mode sink|stream|attach-many   helpers of tests/bench/net-bench.sh.
+ *   --mode soak-recv|soak-send   tests/bench/soak.sh: --count messages in
+ *                           order, each checked (sequence, length, bytes).
  *
  * Invariants checked for every message: source and tag, length, the bytes
  * against a generator keyed by (src, dst, route, seq) with FNV-1a hashes
@@ -1286,6 +1288,112 @@ run_stream(void)
     return nerrors ? 1 : 0;
 }
 
+/*
+ * The soak pair (tests/bench/soak.sh).  Message k (k = 0..count-1) has
+ * soak_len(k) bytes: its sequence number k (8 bytes, big-endian) and then
+ * bytes of the generator keyed by k.  The receiver checks every message
+ * against the next k it expects: a higher k is a loss (or a reordering,
+ * told apart when the missing one arrives later), a lower one a
+ * duplicate or reordering, wrong bytes corruption.  It prints
+ * "soak recv N lost L dup D reordered R corrupt C" (and progress every
+ * 10^5 messages to stderr) and exits 0 only if all four are 0.
+ */
+static size_t
+soak_len(uint64_t k)
+{
+    static const size_t lens[8] = {8, 16, 100, 1000, 1472, 4096, 9000, 65536};
+
+    return k % 97 == 0 ? lens[k / 97 % 8] : 8 + (size_t)(k % 5) * 60;
+}
+
+static void
+soak_fill(uint64_t k, uint8_t *b, size_t n)
+{
+    uint64_t s = gen_key(1, 2, 0, (int)(k & 0x7fffffff)) ^ k << 32;
+
+    put32(b, (uint32_t)(k >> 32));
+    put32(b + 4, (uint32_t)k);
+    gen_fill(&s, b + 8, n - 8);
+}
+
+static int
+run_soak_recv(void)
+{
+    colls_t *c;
+    colls_status_t st;
+    uint8_t *b = malloc(65536), *want = malloc(65536);
+    uint64_t next = 0, got = 0, lost = 0, dup = 0, reord = 0, corrupt = 0;
+    int r = 0;
+
+    if (!b || !want || attach(opt.socket, &c) < 0 ||
+        write_tid(opt.tidfile, colls_mytid(c)) < 0)
+        return 2;
+    while (next < (uint64_t)opt.count) {
+        r = colls_recv(c, COLLS_ANY, TAG_STREAM, b, 65536, &st);
+        if (r < 0)
+            break;
+        uint64_t k = st.length >= 8
+                         ? (uint64_t)get32(b) << 32 | get32(b + 4)
+                         : UINT64_MAX;
+        got++;
+        if (k == UINT64_MAX || st.length != soak_len(k)) {
+            corrupt++;
+            continue;
+        }
+        soak_fill(k, want, st.length);
+        if (memcmp(b, want, st.length) != 0) {
+            corrupt++;
+            continue;
+        }
+        if (k < next) {
+            dup++; /* or a late one already counted lost: see reord */
+            if (lost > 0) {
+                lost--;
+                dup--;
+                reord++;
+            }
+        } else {
+            lost += k - next;
+            next = k + 1;
+        }
+        if (got % 100000 == 0)
+            fprintf(stderr, "soak: %" PRIu64 " messages\n", got);
+    }
+    printf("soak recv %" PRIu64 " lost %" PRIu64 " dup %" PRIu64
+           " reordered %" PRIu64 " corrupt %" PRIu64 "%s%s\n",
+           got, lost, dup, reord, corrupt, r < 0 ? " error " : "",
+           r < 0 ? ename(r) : "");
+    colls_detach(c);
+    free(b);
+    free(want);
+    return r < 0 || lost || dup || reord || corrupt ? 1 : 0;
+}
+
+static int
+run_soak_send(void)
+{
+    colls_t *c;
+    colls_tid_t peer;
+    uint8_t *b = malloc(65536);
+    int r = 0;
+
+    if (!b || read_tid(opt.peer, &peer) < 0 || attach(opt.socket, &c) < 0)
+        return 2;
+    for (uint64_t k = 0; k < (uint64_t)opt.count && r == 0; k++) {
+        size_t n = soak_len(k);
+
+        soak_fill(k, b, n);
+        r = colls_send(c, peer, TAG_STREAM, b, n);
+    }
+    if (r < 0)
+        fail("soak send: %s", ename(r));
+    else
+        printf("soak sent %d\n", opt.count);
+    colls_detach(c);
+    free(b);
+    return r < 0 ? 1 : 0;
+}
+
 /* Attaches --count tasks from this process, creates the --ready file,
    holds them until the --tidfile path disappears (or the timeout), then
    detaches them all: the daemon's memory with many tasks. */
@@ -1328,7 +1436,9 @@ usage(void)
             "  --mode sink --tidfile FILE\n"
             "  --mode stream --peer FILE|tid --bytes N --msg-size S\n"
             "                [--routes default|direct] [--rounds R]\n"
-            "  --mode attach-many --count N --ready FILE --tidfile HOLD\n");
+            "  --mode attach-many --count N --ready FILE --tidfile HOLD\n"
+            "  --mode soak-recv --tidfile FILE --count N\n"
+            "  --mode soak-send --peer FILE|tid --count N\n");
     exit(2);
 }
 
@@ -1410,6 +1520,10 @@ main(int argc, char **argv)
         return run_stream();
     if (strcmp(opt.mode, "attach-many") == 0 && opt.count > 0)
         return run_attach_many();
+    if (strcmp(opt.mode, "soak-recv") == 0 && opt.tidfile && opt.count > 0)
+        return run_soak_recv();
+    if (strcmp(opt.mode, "soak-send") == 0 && opt.peer && opt.count > 0)
+        return run_soak_send();
     usage();
     return 2;
 }
