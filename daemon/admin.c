@@ -658,7 +658,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(bad_requests)                                                            \
     X(bad_peer_msgs)                                                           \
     X(bad_join_dgrams)                                                         \
-    X(join_replays)
+    X(join_replays)                                                            \
+    X(notices_lost)
 /* How datagrams are protected: "key", "key+encrypt", "loopback" (no
    key, loopback only) or "insecure" (no key, --insecure). */
 static const char *

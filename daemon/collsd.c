@@ -361,6 +361,7 @@ collsd_cleanup(struct daemon *d)
 {
     task_close_all(d, 0);
     task_reap(d);
+    task_notice_free(d);
     access_unlisten(d);
     admin_pending_free_all(d);
     route_free_all(d);

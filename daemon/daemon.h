@@ -133,11 +133,12 @@ struct task {
 
     /* output */
     struct task_out *out_head, **out_tail;
-    uint64_t out_bytes;  /* queued, not yet written */
-    uint64_t peer_bytes; /* of which DATA from other daemons (frames not
-                            wholly written), bounded by --task-credit */
-    int wdead;           /* writing failed (peer closed): output is
-                            dropped, input is still read to EOF */
+    uint64_t out_bytes;   /* queued, not yet written */
+    uint64_t notice_next; /* the first broadcast notice it has not got */
+    uint64_t peer_bytes;  /* of which DATA from other daemons (frames not
+                             wholly written), bounded by --task-credit */
+    int wdead;            /* writing failed (peer closed): output is
+                             dropped, input is still read to EOF */
 
     /* flow control: credit owed to each daemon that forwards to us */
     struct task_credit *credits;
@@ -184,6 +185,7 @@ struct daemon_stats {
     uint64_t bad_frames, bad_envelopes, unknown_kinds, bad_requests;
     uint64_t bad_peer_msgs, bad_join_dgrams;
     uint64_t join_replays; /* sealed join datagrams seen before */
+    uint64_t notices_lost; /* notices a task lagged too far to get */
     uint64_t data_local, data_to_peer, data_from_peer, data_echo;
     uint64_t send_failed, notifies_sent;
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
@@ -243,6 +245,10 @@ struct daemon {
     uint32_t next_local; /* next tid local number; never reused */
     int ntasks;          /* ACTIVE tasks */
     int npaused;         /* tasks with reading paused */
+    /* broadcast notices (TASK_EXIT, HOST_DOWN) kept for tasks over their
+       queue limit (task.c, task_notice_all): a ring of TASK_NOTICES */
+    struct task_notice *notices;
+    uint64_t notice_head; /* notices broadcast so far */
 
     /* requests (admin.c, route.c) */
     struct list_node pending; /* struct pending (admin.c) */

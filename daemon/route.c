@@ -600,16 +600,10 @@ void
 route_task_gone(struct daemon *d, uint32_t tid)
 {
     struct route_credit *c;
-    struct task *t;
     Envelope e;
 
     envelope_reply(&e, tid, 0, KIND__TASK_EXIT, 0, 0);
-    for (t = d->tasks; t != NULL; t = t->next) {
-        if (t->state != TASK_ST_ACTIVE || t->tid == tid)
-            continue;
-        e.dst = t->tid;
-        task_queue_env(t, &e, NULL, 0, NULL);
-    }
+    task_notice_all(d, &e, tid);
     route_notify_forget(d, tid);
     route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
     if (COLLS_TID_HID(tid) != d->hid &&
@@ -635,16 +629,10 @@ void
 route_host_down(struct daemon *d, int hid, uint32_t inc)
 {
     HostOp op = HOST_OP__INIT;
-    struct task *t;
     Envelope e;
 
     host_down_env(d, &e, &op, hid, inc);
-    for (t = d->tasks; t != NULL; t = t->next) {
-        if (t->state != TASK_ST_ACTIVE)
-            continue;
-        e.dst = t->tid;
-        task_queue_env(t, &e, NULL, 0, NULL);
-    }
+    task_notice_all(d, &e, 0);
     route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
     route_credit_host_down(d, hid);
 }

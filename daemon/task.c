@@ -32,6 +32,17 @@
  *     sending daemon (t->credits) and returned in a CREDIT message once
  *     half a window is owed, or by the cron when the task went quiet.
  *
+ * Broadcast notices (TASK_EXIT of a task anywhere, HOST_DOWN) go to
+ * every task whether it reads or not, so they are not queued to a task
+ * over --task-queue-max, nor to one that missed earlier ones: they are
+ * kept once, packed, in a ring of the last TASK_NOTICES (d->notices,
+ * shared by all tasks), and each task has a cursor (t->notice_next).  A
+ * task gets the notices it missed, in order, once it has written its
+ * queue down to half the limit (task_notice_catch_up).  One that lags by
+ * more than the ring loses the oldest (counted: notices_lost, and
+ * logged).  So a task that never reads costs its daemon at most the
+ * queue limit, however many tasks exit.
+ *
  * Access: access.c owns the listening socket and decides each
  * connection's rights (t->rights: attach only, or attach and change the
  * machine, which admin.c checks), then hands it over with task_adopt.  A
@@ -46,6 +57,7 @@
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -84,6 +96,9 @@ static const char *const task_state_names[TASK_STATE_MAX] = {
 
 static void task_read_cb(evutil_socket_t fd, short what, void *arg);
 static void task_write_cb(evutil_socket_t fd, short what, void *arg);
+static void task_append(struct task *t, struct task_out *o, int credit_hid,
+                        uint64_t credit);
+static void task_notice_catch_up(struct task *t);
 static void task_process_input(struct task *t);
 static void task_credit_owe(struct task *t, int hid, uint64_t bytes);
 
@@ -266,6 +281,12 @@ task_flush(struct task *t)
             task_out_free(o);
         }
     }
+    if (t->notice_next < t->d->notice_head && t->state == TASK_ST_ACTIVE &&
+        t->out_bytes <= (uint64_t)t->d->cfg->task_queue_max / 2) {
+        task_notice_catch_up(t);
+        if (t->out_head != NULL)
+            return task_flush(t);
+    }
     if (t->out_head == NULL) {
         event_del(t->wev);
         if (t->state == TASK_ST_CLOSING) {
@@ -289,15 +310,12 @@ task_write_cb(evutil_socket_t fd, short what, void *arg)
     net_kick(t->d);
 }
 
-/* Appends o to t's queue and tries to write if the queue was idle.
-   credit_hid: o is DATA forwarded by that daemon, costing credit (owed
-   back once o is written); 0 for other output. */
-static int
-task_enqueue(struct task *t, struct task_out *o, int credit_hid,
-             uint64_t credit)
+/* Appends o to t's queue.  credit_hid: o is DATA forwarded by that
+   daemon, costing credit (owed back once o is written); 0 for other
+   output. */
+static void
+task_append(struct task *t, struct task_out *o, int credit_hid, uint64_t credit)
 {
-    int idle = t->out_head == NULL;
-
     o->next = NULL;
     o->credit_hid = credit_hid;
     o->credit = credit;
@@ -308,9 +326,142 @@ task_enqueue(struct task *t, struct task_out *o, int credit_hid,
         t->peer_bytes += o->head_len + o->body_len;
     t->st.frames_out++;
     t->d->st.frames_out++;
+}
+
+/* task_append, then a write if the queue was idle. */
+static int
+task_enqueue(struct task *t, struct task_out *o, int credit_hid,
+             uint64_t credit)
+{
+    int idle = t->out_head == NULL;
+
+    task_append(t, o, credit_hid, credit);
     if (idle)
         task_flush(t);
     return 0;
+}
+
+/* ---- broadcast notices -------------------------------------------------- */
+
+/* One notice of the ring: a whole frame (Envelope.dst 0), and the task
+   it is not for (the one whose exit it announces). */
+struct task_notice {
+    uint8_t *frame;
+    size_t len;
+    uint32_t except;
+};
+
+/* The ring slot of notice seq. */
+static struct task_notice *
+task_notice_at(struct daemon *d, uint64_t seq)
+{
+    return &d->notices[seq % TASK_NOTICES];
+}
+
+/* A queue entry holding a copy of frame (len bytes); NULL: no memory. */
+static struct task_out *
+task_out_copy(const uint8_t *frame, size_t len)
+{
+    struct task_out *o = malloc(sizeof(*o) + len);
+
+    if (o == NULL)
+        return NULL;
+    memcpy(o->head, frame, len);
+    o->head_len = len;
+    o->sent = 0;
+    o->body = NULL;
+    o->body_len = 0;
+    o->owner = NULL;
+    return o;
+}
+
+/*
+ * Queues to t the notices it missed, oldest first, while its queue stays
+ * under the limit; those that fell out of the ring are counted lost.
+ * Appends only (the caller writes).
+ */
+static void
+task_notice_catch_up(struct task *t)
+{
+    struct daemon *d = t->d;
+    uint64_t q = (uint64_t)d->cfg->task_queue_max;
+
+    if (d->notices == NULL || d->notice_head - t->notice_next > TASK_NOTICES) {
+        uint64_t keep = d->notices == NULL ? 0 : TASK_NOTICES;
+        uint64_t lost = d->notice_head - keep - t->notice_next;
+
+        d->st.notices_lost += lost;
+        log_warn("task t%x lagged by more than %d notices: %" PRIu64
+                 " task-exit or host-down notices lost",
+                 t->tid, TASK_NOTICES, lost);
+        t->notice_next = d->notice_head - keep;
+    }
+    while (t->notice_next < d->notice_head && t->out_bytes <= q) {
+        const struct task_notice *n = task_notice_at(d, t->notice_next);
+        struct task_out *o;
+
+        if (n->frame != NULL && n->except != t->tid) {
+            if ((o = task_out_copy(n->frame, n->len)) == NULL)
+                return; /* tried again at the next write */
+            task_append(t, o, 0, 0);
+        }
+        t->notice_next++;
+    }
+}
+
+void
+task_notice_all(struct daemon *d, Envelope *e, uint32_t except)
+{
+    struct task_notice *n;
+    struct task *t;
+    uint64_t q = (uint64_t)d->cfg->task_queue_max;
+    uint64_t seq = d->notice_head++; /* first: a write below may catch up */
+    size_t elen;
+    int behind = 0;
+
+    for (t = d->tasks; t != NULL; t = t->next) {
+        if (t->state != TASK_ST_ACTIVE)
+            continue;
+        if (t->notice_next == seq && t->out_bytes <= q) {
+            t->notice_next = seq + 1;
+            if (t->tid != except) {
+                e->dst = t->tid;
+                task_queue_env(t, e, NULL, 0, NULL);
+            }
+        } else {
+            behind = 1;
+        }
+    }
+    if (behind && d->notices == NULL)
+        d->notices = calloc(TASK_NOTICES, sizeof(*d->notices));
+    if (behind && d->notices != NULL) {
+        n = task_notice_at(d, seq);
+        free(n->frame);
+        e->dst = 0;
+        elen = envelope__get_packed_size(e);
+        n->frame = malloc(FRAME_HDR_LEN + elen);
+        n->len = FRAME_HDR_LEN + elen;
+        n->except = except;
+        if (n->frame != NULL &&
+            frame_put_header(n->frame, (uint32_t)elen, 0) == 0)
+            envelope__pack(e, n->frame + FRAME_HDR_LEN);
+        else {
+            free(n->frame);
+            n->frame = NULL; /* out of memory: this notice is lost */
+            d->st.notices_lost++;
+        }
+    }
+}
+
+void
+task_notice_free(struct daemon *d)
+{
+    int i;
+
+    for (i = 0; d->notices != NULL && i < TASK_NOTICES; i++)
+        free(d->notices[i].frame);
+    free(d->notices);
+    d->notices = NULL;
 }
 
 /* Can t take output? */
@@ -778,6 +929,7 @@ task_attach(struct task *t, Envelope *e)
              e->attach_req->name != NULL ? e->attach_req->name : "");
     t->admin = e->attach_req->admin;
     t->attached_us = platform_now_us();
+    t->notice_next = d->notice_head;
     t->state = TASK_ST_ACTIVE;
     t->hnext = d->task_hash[task_bucket(t->tid)];
     d->task_hash[task_bucket(t->tid)] = t;

@@ -66,6 +66,17 @@ struct task *task_find(struct daemon *d, uint32_t tid);
  */
 int task_queue_env(struct task *t, const Envelope *e, const void *payload,
                    size_t plen, void *owner);
+/*
+ * A notice for every ACTIVE task but except (0: none): TASK_EXIT or
+ * HOST_DOWN.  Queued now to tasks within --task-queue-max that missed
+ * none before, else kept in the daemon's ring of the last TASK_NOTICES
+ * and given to each lagging task once it reads (see task.c).  e->dst is
+ * set per task.
+ */
+#define TASK_NOTICES 4096
+void task_notice_all(struct daemon *d, Envelope *e, uint32_t except);
+/* Frees the ring of notices (shutdown). */
+void task_notice_free(struct daemon *d);
 /* Queues a frame whose packed envelope (env_len bytes) and payload lie
    contiguous at body (body_len bytes in all) inside owner (taken). */
 int task_queue_packed(struct task *t, const uint8_t *body, size_t env_len,

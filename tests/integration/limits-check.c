@@ -27,6 +27,13 @@
  *       them, reading nothing.  Then it reads: every request it wrote must
  *       be answered, DATA in order and intact.  Prints "hog WHAT: K
  *       written in T s (L in the last second), K answered".
+ *   limits-check --mode deaf --socket S --go G
+ *       A task that never reads (raw protocol) while tasks come and go:
+ *       once G exists it reads what the daemon queued, until nothing comes
+ *       for a second, and prints "deaf: N task-exit notices".
+ *   limits-check --mode churn --socket S --count N
+ *       Attaches and detaches N tasks one after the other (libcolls):
+ *       N task exits for every other task of the machine.
  *   limits-check --mode echo --socket S
  *       Attaches with the library and bounces messages of a few sizes off
  *       its daemon (the daemon echoes what is sent to its own tid), bytes
@@ -61,7 +68,7 @@ static struct {
     uint64_t bytes;
     size_t msg_size;
     double seconds;
-    int timeout_ms;
+    int timeout_ms, count;
 } opt = {.timeout_ms = 60000, .msg_size = 1024, .seconds = 3};
 
 static double
@@ -575,6 +582,75 @@ run_hog(void)
     return rc == 0 && got == k ? 0 : 1;
 }
 
+/* ---- deaf and churn: task exits towards a task that does not read --- */
+
+static int
+run_deaf(void)
+{
+    uint64_t exits = 0;
+    uint32_t self;
+    struct buf in;
+    int fd = raw_attach(opt.socket, "limits-deaf", &self);
+
+    if (fd < 0)
+        return 2;
+    while (access(opt.go, F_OK) != 0)
+        usleep(50000);
+    buf_init(&in);
+    for (;;) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        ssize_t r;
+
+        if (poll(&pf, 1, 1000) <= 0)
+            break;
+        if (buf_reserve(&in, 1 << 16) != 0)
+            return 2;
+        r = read(fd, in.data + in.len, in.cap - in.len);
+        if (r <= 0) {
+            fprintf(stderr, "FAIL: the daemon closed the deaf task\n");
+            return 1;
+        }
+        in.len += (size_t)r;
+        for (;;) {
+            const uint8_t *p = buf_head(&in);
+            struct frame_info fi;
+            Envelope *e;
+
+            if (frame_peek(p, buf_avail(&in), NULL, &fi) != 0 ||
+                buf_avail(&in) < fi.total_len)
+                break;
+            if (envelope_unpack(p + FRAME_HDR_LEN, fi.env_len, &e) != 0)
+                return 1;
+            if (e->kind == KIND__TASK_EXIT && e->src != self)
+                exits++;
+            envelope_free(e);
+            buf_consume(&in, fi.total_len);
+        }
+    }
+    printf("deaf: %" PRIu64 " task-exit notices\n", exits);
+    buf_free(&in);
+    close(fd);
+    return 0;
+}
+
+static int
+run_churn(void)
+{
+    int i, rc;
+
+    for (i = 0; i < opt.count; i++) {
+        colls_t *c;
+
+        if ((rc = colls_attach(opt.socket, &c)) != 0) {
+            fprintf(stderr, "FAIL: attach %d: %s\n", i, colls_err_name(rc));
+            return 1;
+        }
+        colls_detach(c);
+    }
+    printf("churn: %d tasks attached and detached\n", opt.count);
+    return 0;
+}
+
 static int
 run_echo(void)
 {
@@ -671,7 +747,9 @@ usage(void)
             "  --mode slowlib --socket S --tidfile F --go G --bytes N "
             "--msg-size M\n"
             "  --mode hog --what stats|self|echo --socket S --seconds T "
-            "[--msg-size M]\n");
+            "[--msg-size M]\n"
+            "  --mode deaf --socket S --go G\n"
+            "  --mode churn --socket S --count N\n");
     exit(2);
 }
 
@@ -702,6 +780,8 @@ main(int argc, char **argv)
             opt.seconds = atof(v);
         else if (strcmp(a, "--timeout-ms") == 0)
             opt.timeout_ms = atoi(v);
+        else if (strcmp(a, "--count") == 0)
+            opt.count = atoi(v);
         else
             usage();
     }
@@ -717,6 +797,10 @@ main(int argc, char **argv)
         return run_flood();
     if (strcmp(opt.mode, "echo") == 0)
         return run_echo();
+    if (strcmp(opt.mode, "deaf") == 0 && opt.go)
+        return run_deaf();
+    if (strcmp(opt.mode, "churn") == 0 && opt.count > 0)
+        return run_churn();
     if (strcmp(opt.mode, "slowlib") == 0 && opt.tidfile && opt.go &&
         opt.bytes > 0 && opt.msg_size > 0)
         return run_slowlib();

@@ -179,7 +179,43 @@ if grep -q 'ENOBUFS\|exits: error' "$IT_DIR"/d*.log; then
     it_fail "a task was closed for being slow"
 fi
 
-# ---- 3. collectives larger than the task queue limit -----------------------
+# ---- 3. a task that never reads while tasks come and go -----------------
+# Every task exit is announced to every task.  To one over its queue limit
+# the notices are not queued but kept once in the daemon's ring of the
+# last 4096 (task.c): the daemon stays within the bound however many
+# tasks exit, and the task gets, once it reads, what it missed up to the
+# ring's size; what lagged further is counted lost, never silently.
+CHURN=50000
+rm -f "$IT_DIR/deaf.go" "$IT_DIR/rss3" "$IT_DIR/rss3.stop"
+base3=$(rss 1)
+lost0=$(it_stat_sum 1 notices_lost)
+it_bg deaf.log timeout 300 "$LC" --mode deaf --socket "$(it_sock 1)" \
+    --go "$IT_DIR/deaf.go"
+deaf=$IT_LASTPID
+sleep 0.3
+rss_watch 1 "$IT_DIR/rss3" &
+watcher=$!
+timeout 300 "$LC" --mode churn --socket "$(it_sock 1)" --count "$CHURN" \
+    >"$IT_DIR/churn.log" 2>&1 || it_fail "churn: $(cat "$IT_DIR/churn.log")"
+: >"$IT_DIR/rss3.stop"
+wait "$watcher"
+: >"$IT_DIR/deaf.go"
+it_wait "$deaf" 120 || it_fail "the deaf task failed: $(cat "$IT_DIR/deaf.log")"
+lost=$(($(it_stat_sum 1 notices_lost) - lost0))
+got=$(sed -n 's/^deaf: \([0-9]*\) task-exit notices$/\1/p' "$IT_DIR/deaf.log")
+peak3=$(cat "$IT_DIR/rss3" 2>/dev/null || echo 0)
+b3=$(bound_kib 3 2 $((MSG + 1024)))
+it_log "task exits: $CHURN; the deaf task got ${got:-?}, ${lost} counted" \
+    "lost; daemon 1 RSS ${base3} KiB before, peak ${peak3} KiB, bound" \
+    "${base3} + ${b3} KiB"
+[ -n "$got" ] && [ "$got" -ge 4096 ] && [ $((got + lost)) -ge "$CHURN" ] ||
+    it_fail "task-exit notices: $CHURN exits, ${got:-?} got, $lost lost"
+[ "$lost" -gt 0 ] || it_fail "$CHURN exits fitted the queue and the ring"
+[ "$peak3" -le $((base3 + b3)) ] ||
+    it_fail "daemon 1 peaked at ${peak3} KiB, over ${base3} + ${b3} KiB"
+grep -q "notices lost" "$IT_DIR/d1.log" || it_fail "the loss was not logged"
+
+# ---- 4. collectives larger than the task queue limit -----------------------
 
 out=$(timeout 120 "$CC" -n 4 --sockets "$(it_sock 1),$(it_sock 2)" \
     --layout 2,2 --group limits --level smoke --timeout-ms 60000 2>&1) ||

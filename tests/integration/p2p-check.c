@@ -1332,9 +1332,8 @@ run_soak_recv(void)
         r = colls_recv(c, COLLS_ANY, TAG_STREAM, b, 65536, &st);
         if (r < 0)
             break;
-        uint64_t k = st.length >= 8
-                         ? (uint64_t)get32(b) << 32 | get32(b + 4)
-                         : UINT64_MAX;
+        uint64_t k = st.length >= 8 ? (uint64_t)get32(b) << 32 | get32(b + 4)
+                                    : UINT64_MAX;
         got++;
         if (k == UINT64_MAX || st.length != soak_len(k)) {
             corrupt++;
