@@ -154,6 +154,31 @@ coll_check(const struct colls_group *g, int op, int dtype, int rop, int root)
 }
 
 /*
+ * Keeps the daemon's words on failed COLL_RESULT rep for colls_errmsg().
+ * The daemon names an algorithm it does not have as "unknown algorithm
+ * ..."; when op's spec came from the environment, the variable is named
+ * first ("COLLS_ALG_ALLREDUCE=nosuch: unknown algorithm ...").
+ */
+static void
+coll_keep_why(struct colls_group *g, int op, const Envelope *rep)
+{
+    const char *why = rep->body_case == ENVELOPE__BODY_COLL_RESULT &&
+                              rep->coll_result->why != NULL
+                          ? rep->coll_result->why
+                          : "";
+    char var[64];
+
+    if ((g->alg_env & (1u << op)) &&
+        strncmp(why, "unknown algorithm", 17) == 0) {
+        colls__alg_env_var(var, sizeof(var), op);
+        snprintf(g->c->errmsg, sizeof(g->c->errmsg), "%s=%s: %s", var,
+                 g->alg[op], why);
+        return;
+    }
+    snprintf(g->c->errmsg, sizeof(g->c->errmsg), "%s", why);
+}
+
+/*
  * Runs one collective on g: writes the COLL_REQ with a's payload, waits
  * for it to be written and for its result, checks the result's length
  * against a->expect.  On success *res is the result payload (malloc'd,
@@ -232,6 +257,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         goto out;
     if (w.rep->status < 0) {
         rc = w.rep->status;
+        coll_keep_why(g, a->op, w.rep);
         if (rc == COLLS_EPEERDEAD || rc == COLLS_EHOSTDOWN)
             g->failed = rc;
         goto out;
