@@ -205,7 +205,7 @@ tune_check_force(int op, const char *spec, char *why, size_t cap)
         return 0;
     w = snprintf(why, cap, "unknown algorithm \"%s\" for %s (one of:", spec,
                  collop_name(op));
-    o = w > 0 && (size_t)w < cap ? (size_t)w : 0;
+    o = w > 0 ? (size_t)w : 0; /* cap or more: cut, nothing to add */
     t = alg_table(op, &n);
     for (i = 0; i < n && o < cap; i++) {
         w = snprintf(why + o, cap - o, "%s %s", i ? "," : "", t[i].name);

@@ -120,7 +120,7 @@ group_env_unknown(colls_t *c)
         w = snprintf(c->errmsg, sizeof(c->errmsg),
                      "%.*s: no such operation (COLLS_ALG_<OP>, OP one of:",
                      (int)(n < 64 ? n : 64), *e);
-        o = w > 0 && (size_t)w < sizeof(c->errmsg) ? (size_t)w : 0;
+        o = w > 0 ? (size_t)w : 0; /* cut: nothing to add */
         for (op = 0; op < COLLS_COLL_MAX && o < sizeof(c->errmsg); op++) {
             colls__alg_env_var(var, sizeof(var), op);
             w = snprintf(c->errmsg + o, sizeof(c->errmsg) - o, " %s", var + 10);
