@@ -115,8 +115,8 @@ collplan_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
     return 0;
 }
 
-/* Writes "what: A at rank r, B at rank first" into ci->why; returns
-   code. */
+/* Writes "WHAT MINE at rank R, FIRST at rank F" (F: the rank whose
+   request set ci's parameters) into ci->why; returns code. */
 static int
 collplan_differ(struct coll_inst *ci, int code, const char *what,
                 unsigned long long mine, unsigned long long first, int r)

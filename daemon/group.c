@@ -7,9 +7,10 @@
  *                 group, body group_join;
  *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status,
  *                 body group_failed.owner_hint (COLLS_EAGAIN: the owner it
- *                 believes in); or owner -> member daemons: dst = daemon,
- *                 status, body group_failed.gid (a member died before the
- *                 group was installed there);
+ *                 believes in) and .why (the owner's words on a refusal,
+ *                 e.g. ESIZE, EFULL, EMEMBER); or owner -> member daemons:
+ *                 dst = daemon, status, body group_failed.gid (a member
+ *                 died before the group was installed there);
  *   GROUP_FORMED  owner -> every member daemon: group, body group_info;
  *   GROUP_LEAVE   leaver's daemon -> every member daemon and the owner:
  *                 src = task, body group_leave (gid, ncoll = collectives
