@@ -17,7 +17,9 @@
  * holds a single pointer to the waiting call (colls_t.coll_wait); a result
  * that matches nothing (one of a call that timed out) is dropped.  A
  * result with COLLS_EPEERDEAD or COLLS_EHOSTDOWN makes the group unusable:
- * later calls fail with the same status without asking the daemon.
+ * later calls fail with the same status without asking the daemon.  A
+ * failed result's words (coll_result.why: what differed, the algorithm
+ * names there are) are kept for colls_errmsg().
  *
  * With COLLS_TRACE=1 (read when the group was joined) each successful
  * collective writes one line to stderr:

@@ -5,12 +5,14 @@
  * A join is one control request: GROUP_JOIN {group, group_join {size,
  * placement}} answered, once size tasks have joined, by GROUP_FORMED
  * {group_info {gid, tids in rank order, owner, placement}} with the join's
- * req_id, or by GROUP_FAILED {status}.  The reply is checked (as many tids
+ * req_id, or by GROUP_FAILED {status, group_failed.why: the owner's
+ * words, kept for colls_errmsg}.  The reply is checked (as many tids
  * as the size, this task among them exactly once) before a colls_group_t
  * exists.  Leaving sends GROUP_LEAVE {group, seq = gid} and frees the
  * handle; there is no reply.  A join cut short by colls_set_timeout()
  * returns COLLS_ETIMEDOUT but stays pending in the daemons until the task
- * detaches (a second join of the same name by this task is COLLS_EEXIST).
+ * detaches (a second join of the same name by this task is
+ * COLLS_EMEMBER).
  *
  * Options live in the handle and travel in every COLL_REQ: the mode, the
  * compression mode and one forced algorithm per operation.  The forced
