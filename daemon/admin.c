@@ -466,7 +466,9 @@ admin_add_host(struct task *t, const Envelope *e)
     task_reply(t, KIND__ADMIN_REP, e->req_id, rc);
 }
 
-/* DELETE_HOST {host_op: hid}: remove it from the machine (join.c). */
+/* DELETE_HOST {host_op: hid}: remove it from the machine (join.c): its
+   daemon is halted and every table drops it.  Refused (COLLS_EPERM) for
+   this daemon itself. */
 static void
 admin_delete_host(struct task *t, const Envelope *e)
 {
@@ -475,6 +477,21 @@ admin_delete_host(struct task *t, const Envelope *e)
     if (e->body_case != ENVELOPE__BODY_HOST_OP) {
         t->d->st.bad_requests++;
         task_error(t, e->req_id, COLLS_EINVAL, "DELETE_HOST needs hid");
+        return;
+    }
+    if ((int)e->host_op->hid == t->d->hid) {
+        /* as PVM refuses to delete the master: the daemon that carries
+           out the verb would stop under the one who asked */
+        char why[200];
+
+        snprintf(why, sizeof(why),
+                 "host %d is this daemon, the one you are connected to: "
+                 "delete it from another host's daemon (collsctl --socket), "
+                 "or stop the whole machine with collsctl halt",
+                 t->d->hid);
+        log_info("task t%x: delete host %u refused: it is this daemon", t->tid,
+                 e->host_op->hid);
+        task_error(t, e->req_id, COLLS_EPERM, why);
         return;
     }
     rc = join_delete_host(t->d, (int)e->host_op->hid);

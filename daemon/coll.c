@@ -57,7 +57,7 @@
 
 static void coll_progress(struct daemon *d, struct coll_inst *ci);
 static void coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq,
-                            int status);
+                            int status, const char *why);
 
 /* ---- messages ------------------------------------------------------- */
 
@@ -65,6 +65,7 @@ void
 coll_msg_free(struct coll_msg *m)
 {
     free(m->owner);
+    free(m->why);
     free(m);
 }
 
@@ -80,9 +81,11 @@ coll_msgs_free(struct list_node *h)
     }
 }
 
-/* Tells every other daemon of g that (gid, seq) failed with status. */
+/* Tells every other daemon of g that (gid, seq) failed with status, for
+   the reason why. */
 static void
-coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
+coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status,
+                const char *why)
 {
     unsigned char *sent = calloc(DAEMON_MAX_HID + 1, 1);
     CollData cd = COLL_DATA__INIT;
@@ -97,6 +100,7 @@ coll_send_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
     f.seq = seq;
     cd.gid = g->gid;
     cd.abort_status = status;
+    cd.abort_why = (char *)why;
     f.body_case = ENVELOPE__BODY_COLL_DATA;
     f.coll_data = &cd;
     sent[d->hid] = 1;
@@ -247,6 +251,7 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     cr.mode = (uint32_t)(ci->mode ? ci->mode : COLLS_MODE_HIER);
     cr.us = (double)(platform_now_us() - ci->t0);
     cr.fallback = ci->fallback != 0;
+    cr.why = status != 0 ? ci->why : "";
     task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
                    NULL);
 }
@@ -268,8 +273,9 @@ coll_inst_maybe_end(struct coll_inst *ci)
     coll_inst_free(ci);
 }
 
-/* Fails ci with status: answers who asked, frees the work; abort: tell
-   the other daemons. */
+/* Fails ci with status: answers who asked (with ci->why, the reason, if
+   any), frees the work; abort: tell the other daemons.  Logs the reason
+   once, where the failure was found. */
 static void
 coll_inst_fail(struct daemon *d, struct coll_inst *ci, int status, int abort)
 {
@@ -279,7 +285,10 @@ coll_inst_fail(struct daemon *d, struct coll_inst *ci, int status, int abort)
         return;
     if (abort) {
         d->gs->cs->cnt.aborts++;
-        coll_send_abort(d, ci->g, ci->seq, status);
+        log_info("group %s collective %llu failed: %s%s%s", ci->g->name,
+                 (unsigned long long)ci->seq, log_errstr(status),
+                 ci->why[0] != '\0' ? ": " : "", ci->why);
+        coll_send_abort(d, ci->g, ci->seq, status, ci->why);
     }
     d->gs->cs->cnt.failed_ops++;
     ci->state = CI_FAILED;
@@ -330,9 +339,8 @@ again:
             struct exec *x = &ci->ex[i];
 
             err = exec_advance(x, &ci->inbox, &collrun_ops, ci, &moved);
-            if (err == COLLS_EINVAL && x->why[0] != '\0')
-                log_warn("group %s collective %llu: %s", ci->g->name,
-                         (unsigned long long)ci->seq, x->why);
+            if (err != 0 && x->why[0] != '\0')
+                snprintf(ci->why, sizeof(ci->why), "%s", x->why);
             if (err == 0 && x->finished && ci->mode == COLLS_MODE_FLAT &&
                 !ci->answered[i]) {
                 int r = ci->g->local[i];
@@ -433,6 +441,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     first = !ci->have;
     if (first) {
         ci->t0 = platform_now_us();
+        ci->first_rank = r;
         rc = collplan_params(d, ci, e);
         if (rc == 0)
             rc = collplan_choose(d, ci);
@@ -443,16 +452,20 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
                 rc = COLLS_ENOMEM;
         }
     } else {
-        rc = collplan_same(ci, e) ? 0 : COLLS_EINVAL;
+        rc = collplan_same(ci, e, r);
     }
     if (rc == 0 && ci->op == SCHED_OP_ALLTOALLV)
         rc = collplan_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
-    if (rc == 0 && plen != collplan_in_len(ci, r, ci->a2a[i]))
-        rc = COLLS_EINVAL;
+    if (rc == 0 && plen != collplan_in_len(ci, r, ci->a2a[i])) {
+        snprintf(ci->why, sizeof(ci->why),
+                 "%zu bytes of input from rank %d, %zu expected", plen, r,
+                 collplan_in_len(ci, r, ci->a2a[i]));
+        rc = COLLS_ECOUNT;
+    }
     if (rc != 0) {
         d->gs->cs->cnt.bad_requests++;
-        log_debug("group %s collective %llu: bad request from t%x: error %d",
-                  g->name, (unsigned long long)e->seq, t->tid, rc);
+        log_debug("group %s collective %llu: bad request from t%x: %s", g->name,
+                  (unsigned long long)e->seq, t->tid, log_errstr(rc));
         coll_inst_fail(d, ci, rc, 1);
         coll_inst_maybe_end(ci);
         goto out;
@@ -482,8 +495,8 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
         rc = collrun_hier_start(d, ci);
     }
     if (rc != 0) {
-        log_warn("group %s collective %llu: cannot start: error %d", g->name,
-                 (unsigned long long)ci->seq, rc);
+        log_warn("group %s collective %llu: cannot start: %s", g->name,
+                 (unsigned long long)ci->seq, log_errstr(rc));
         coll_inst_fail(d, ci, rc, 1);
         coll_inst_maybe_end(ci);
         goto out;
@@ -508,7 +521,7 @@ coll_deliver(struct daemon *d, struct group *g, struct coll_msg *m)
             if (g->hids[i] == m->hid)
                 break;
         if (i < g->P && m->m.phase >= -4095)
-            coll_peer_abort(d, g, m->seq, m->m.phase);
+            coll_peer_abort(d, g, m->seq, m->m.phase, m->why);
         coll_msg_free(m);
         return;
     }
@@ -547,9 +560,11 @@ drop:
     coll_msg_free(m);
 }
 
-/* An abort of (g, seq) from another daemon. */
+/* An abort of (g, seq) from another daemon, for the reason why (or
+   NULL). */
 static void
-coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
+coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq, int status,
+                const char *why)
 {
     struct coll_inst *ci;
 
@@ -558,6 +573,8 @@ coll_peer_abort(struct daemon *d, struct group *g, uint64_t seq, int status)
     ci = coll_inst_get(d, g, seq, 1);
     if (ci == NULL)
         return;
+    if (ci->state != CI_FAILED)
+        snprintf(ci->why, sizeof(ci->why), "%s", why != NULL ? why : "");
     coll_inst_fail(d, ci, status, 0);
     coll_inst_maybe_end(ci);
 }
@@ -604,6 +621,8 @@ coll_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
         m->m.phase = cd->abort_status; /* negative: see coll_deliver */
         m->m.len = 0;
         m->m.src = m->m.dst = 0;
+        if (cd->abort_why != NULL && cd->abort_why[0] != '\0')
+            m->why = strdup(cd->abort_why); /* NULL: no words, that is all */
     }
     if (m->m.len > 0 && (int)e->byte_order != dtype_native_order()) {
         size_t es = dtype_size((int)e->dtype);

@@ -39,6 +39,7 @@ struct coll_msg {
     uint64_t gid, seq;
     int hid;
     void *owner; /* allocation holding data */
+    char *why;   /* an abort: the failing daemon's words, or NULL */
     uint64_t at_us;
 };
 
@@ -73,8 +74,9 @@ struct coll_inst {
     struct group *g;
     uint64_t seq;
     int state, status;
-    /* parameters, from the first request */
-    int have;
+    char why[256]; /* a failed instance: what went wrong, or "" */
+    /* parameters, from the first request (of rank first_rank) */
+    int have, first_rank;
     int op, dtype, rop, root, reqmode, mode, P;
     size_t count, esize, n;
     char spec[COLL_ALG_SPEC_MAX];
@@ -122,8 +124,10 @@ void coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
 int collplan_is_gv(int op);
 /* Checks the first request's parameters into ci; 0 or COLLS_E*. */
 int collplan_params(struct daemon *d, struct coll_inst *ci, const Envelope *e);
-/* Does a later request e agree with ci's parameters? */
-int collplan_same(const struct coll_inst *ci, const Envelope *e);
+/* Does a later request e of rank r agree with ci's parameters?  0, or
+   COLLS_ECOUNT (counts differ) or COLLS_EINVAL (anything else) with the
+   difference in ci->why. */
+int collplan_same(struct coll_inst *ci, const Envelope *e, int r);
 /* alltoallv: a member's byte counts and offsets, 4 * P entries. */
 int collplan_a2a_counts(struct daemon *d, struct coll_inst *ci,
                         const CollReq *q, size_t **out);

@@ -46,7 +46,8 @@ collplan_mul(size_t a, size_t b, size_t lim, int *ovf)
 }
 
 /* Checks a request's parameters and stores them in ci (first request).
-   0 or a COLLS_E* code. */
+   0 or a COLLS_E* code (COLLS_EINVAL with the valid names in ci->why for
+   a forced algorithm the operation has none of). */
 int
 collplan_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
 {
@@ -78,6 +79,11 @@ collplan_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
     ci->compress = (int)q->compress;
     ci->wire_dtype = ci->dtype;
     snprintf(ci->spec, sizeof(ci->spec), "%s", q->alg ? q->alg : "");
+    /* a name the operation has no algorithm of fails the collective, with
+       the names there are; a known one that cannot run (or has no row at
+       the leader level of the hierarchy) falls back when chosen */
+    if (tune_check_force(op, ci->spec, ci->why, sizeof(ci->why)) != 0)
+        return COLLS_EINVAL;
     ci->esize = dtype_size(ci->dtype);
     ci->n = collplan_mul(ci->count, ci->esize, lim, &ovf);
     collplan_mul(ci->n, (size_t)ci->P, lim, &ovf);
@@ -109,35 +115,70 @@ collplan_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
     return 0;
 }
 
-/* Does request e agree with ci's parameters? */
+/* Writes "WHAT MINE at rank R, FIRST at rank F" (F: the rank whose
+   request set ci's parameters) into ci->why; returns code. */
+static int
+collplan_differ(struct coll_inst *ci, int code, const char *what,
+                unsigned long long mine, unsigned long long first, int r)
+{
+    snprintf(ci->why, sizeof(ci->why), "%s %llu at rank %d, %llu at rank %d",
+             what, mine, r, first, ci->first_rank);
+    return code;
+}
+
+/* See collint.h. */
 int
-collplan_same(const struct coll_inst *ci, const Envelope *e)
+collplan_same(struct coll_inst *ci, const Envelope *e, int r)
 {
     const CollReq *q = e->coll_req;
-    size_t r;
+    size_t k;
 
-    if ((int)q->op != ci->op || (int)q->mode != ci->reqmode ||
-        strcmp(q->alg ? q->alg : "", ci->spec) != 0)
-        return 0;
+    if ((int)q->op != ci->op)
+        return collplan_differ(ci, COLLS_EINVAL, "operation", q->op,
+                               (unsigned)ci->op, r);
+    if ((int)q->mode != ci->reqmode)
+        return collplan_differ(ci, COLLS_EINVAL, "mode", q->mode,
+                               (unsigned)ci->reqmode, r);
+    if (strcmp(q->alg ? q->alg : "", ci->spec) != 0) {
+        snprintf(ci->why, sizeof(ci->why),
+                 "forced algorithm \"%s\" at rank %d, \"%s\" at rank %d",
+                 q->alg ? q->alg : "", r, ci->spec, ci->first_rank);
+        return COLLS_EINVAL;
+    }
     if (ci->op == SCHED_OP_BARRIER)
-        return 1;
-    if ((int)e->dtype != ci->dtype || e->count != ci->count)
         return 0;
+    if ((int)e->dtype != ci->dtype)
+        return collplan_differ(ci, COLLS_EINVAL, "datatype", e->dtype,
+                               (unsigned)ci->dtype, r);
+    if (e->count != ci->count)
+        return collplan_differ(ci, COLLS_ECOUNT, "count", e->count, ci->count,
+                               r);
     if (collop_is_reduction(ci->op) && (int)q->rop != ci->rop)
-        return 0;
+        return collplan_differ(ci, COLLS_EINVAL, "operator", q->rop,
+                               (unsigned)ci->rop, r);
     if (collop_is_rooted(ci->op) && q->root != ci->root)
-        return 0;
+        return collplan_differ(ci, COLLS_EINVAL, "root",
+                               (unsigned long long)q->root,
+                               (unsigned long long)ci->root, r);
+    /* the FPC protocol must be agreed */
     if (ci->op == SCHED_OP_BCAST && ci->dtype == COLLS_DOUBLE &&
         (int)q->compress != ci->compress)
-        return 0; /* the FPC protocol must be agreed */
+        return collplan_differ(ci, COLLS_EINVAL, "compression", q->compress,
+                               (unsigned)ci->compress, r);
     if (collplan_is_gv(ci->op)) {
         if (q->n_counts != ci->nrawv)
-            return 0;
-        for (r = 0; r < ci->nrawv; r++)
-            if (q->counts[r] != ci->rawv[r])
-                return 0;
+            return collplan_differ(ci, COLLS_ECOUNT, "number of counts",
+                                   q->n_counts, ci->nrawv, r);
+        for (k = 0; k < ci->nrawv; k++)
+            if (q->counts[k] != ci->rawv[k]) {
+                snprintf(ci->why, sizeof(ci->why),
+                         "count of rank %zu: %llu at rank %d, %llu at rank %d",
+                         k, (unsigned long long)q->counts[k], r,
+                         (unsigned long long)ci->rawv[k], ci->first_rank);
+                return COLLS_ECOUNT;
+            }
     }
-    return 1;
+    return 0;
 }
 
 /* Input bytes rank r must send; alltoallv: from its counts (a2a). */

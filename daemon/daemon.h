@@ -64,6 +64,7 @@ struct host {
     uint64_t msgs_in, msgs_out;
     int listed;         /* comes from the hostfile */
     uint64_t notice_us; /* last "you are down" notice to its dead_inc */
+    int left;           /* down because it said it leaves: not told so */
 };
 
 /* ---- tasks -------------------------------------------------------------- */

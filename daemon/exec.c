@@ -197,7 +197,7 @@ exec_match(struct exec *x, struct list_node *inbox, const struct exec_ops *ops,
                      "%zu bytes from rank %d, %zu expected", m->len, m->src,
                      st->len);
             ops->consumed(arg, m);
-            return COLLS_EINVAL;
+            return COLLS_ECOUNT;
         }
         memcpy(x->buf[st->buf] + st->off, m->data, m->len);
         ops->consumed(arg, m);

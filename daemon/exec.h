@@ -10,10 +10,10 @@
  * exec_ops.send; the round completes when its RECVs have matched
  * messages of an inbox, which match per (phase, source rank, destination
  * rank) in arrival order: the k-th message from a to b is the k-th RECV
- * at b from a, and both have the same length (else COLLS_EINVAL, with
- * the reason in x->why).  Several runs may share one inbox (a daemon's
- * local ranks in flat mode, the two bcasts of the FPC protocol): each
- * takes only the messages addressed to its (phase, rank).
+ * at b from a, and both have the same length (else COLLS_ECOUNT, the
+ * ranks disagree on counts, with the lengths in x->why).  Several runs may
+ * share one inbox (a daemon's local ranks in flat mode, the two bcasts of the
+ * FPC protocol): each takes only the messages addressed to its (phase, rank).
  *
  * Invariants: a message is either on an inbox or handed back through
  * exec_ops.consumed, exactly once; nothing here frees what it did not
@@ -67,7 +67,7 @@ struct exec {
     size_t nst;
     uint8_t *done; /* per step of the current round */
     size_t esize;  /* bytes of an item of REDUCE steps */
-    char why[160]; /* the reason of the last COLLS_EINVAL */
+    char why[160]; /* the reason of the last COLLS_EINVAL or COLLS_ECOUNT */
 };
 
 /*
@@ -89,7 +89,7 @@ int exec_start(struct exec *x, const struct exec_ops *ops, void *arg);
 /*
  * Matches x's open RECVs with inbox and starts the following rounds as
  * long as the current one completes; *moved is set when anything did.
- * 0 or a COLLS_E* code (x->why says why for COLLS_EINVAL).
+ * 0 or a COLLS_E* code (x->why says why for COLLS_EINVAL, COLLS_ECOUNT).
  */
 int exec_advance(struct exec *x, struct list_node *inbox,
                  const struct exec_ops *ops, void *arg, int *moved);

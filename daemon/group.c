@@ -7,9 +7,10 @@
  *                 group, body group_join;
  *   GROUP_FAILED  owner -> joiner's daemon: dst = task, req_id, status,
  *                 body group_failed.owner_hint (COLLS_EAGAIN: the owner it
- *                 believes in); or owner -> member daemons: dst = daemon,
- *                 status, body group_failed.gid (a member died before the
- *                 group was installed there);
+ *                 believes in) and .why (the owner's words on a refusal,
+ *                 e.g. ESIZE, EFULL, EMEMBER); or owner -> member daemons:
+ *                 dst = daemon, status, body group_failed.gid (a member
+ *                 died before the group was installed there);
  *   GROUP_FORMED  owner -> every member daemon: group, body group_info;
  *   GROUP_LEAVE   leaver's daemon -> every member daemon and the owner:
  *                 src = task, body group_leave (gid, ncoll = collectives
@@ -40,6 +41,7 @@
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,17 +203,24 @@ group_reply_env(const struct daemon *d, Envelope *e, int kind, uint32_t tid,
 }
 
 /* Answers local task tid's join (req_id) with GROUP_FAILED status and
-   forgets the join (name may point into it). */
+   the owner's words why (or NULL), and forgets the join (name and why may
+   point into it). */
 static void
 group_join_failed_local(struct daemon *d, uint32_t tid, uint64_t req_id,
-                        const char *name, int status)
+                        const char *name, int status, const char *why)
 {
     struct task *t = task_find(d, tid);
     struct list_node *n, *tmp;
+    GroupFailed gf = GROUP_FAILED__INIT;
     Envelope e;
 
     if (t != NULL) {
         group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
+        if (why != NULL && why[0] != '\0') {
+            gf.why = (char *)why;
+            e.body_case = ENVELOPE__BODY_GROUP_FAILED;
+            e.group_failed = &gf;
+        }
         task_queue_env(t, &e, NULL, 0, NULL);
     }
     LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
@@ -262,7 +271,8 @@ group_join_send(struct daemon *d, struct group_join *j)
     f.body_case = ENVELOPE__BODY_GROUP_JOIN;
     f.group_join = &gj;
     if (!host_is_up(d, j->owner) || net_send(d, j->owner, &f, NULL, 0) != 0)
-        group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EHOSTDOWN);
+        group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EHOSTDOWN,
+                                NULL);
 }
 
 /*
@@ -279,7 +289,8 @@ group_join_redirect(struct daemon *d, struct group_join *j, int to)
         log_info("join of t%x to %s: host %d says host %d owns it: not "
                  "a host to follow, try again",
                  j->tid, j->name, j->owner, to);
-        group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EAGAIN);
+        group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EAGAIN,
+                                NULL);
         return;
     }
     log_debug("join of t%x to %s: redirected from host %d to host %d", j->tid,
@@ -294,11 +305,12 @@ group_join_redirect(struct daemon *d, struct group_join *j, int to)
     }
 }
 
-/* Owner: tells joiner tid (req_id) that its join failed (status), or,
-   hint > 0, that host hint owns the name (status COLLS_EAGAIN). */
+/* Owner: tells joiner tid (req_id) that its join failed (status, the
+   reason why or NULL), or, hint > 0, that host hint owns the name (status
+   COLLS_EAGAIN). */
 static void
 group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
-                   const char *name, int status, int hint)
+                   const char *name, int status, int hint, const char *why)
 {
     GroupFailed gf = GROUP_FAILED__INIT;
     struct group_join *j;
@@ -309,23 +321,25 @@ group_owner_answer(struct daemon *d, uint32_t tid, uint64_t req_id,
         if (hint > 0 && j != NULL)
             group_join_redirect(d, j, hint);
         else
-            group_join_failed_local(d, tid, req_id, name, status);
+            group_join_failed_local(d, tid, req_id, name, status, why);
         return;
     }
     group_reply_env(d, &e, KIND__GROUP_FAILED, tid, req_id, name, status);
     gf.owner_hint = (uint32_t)(hint > 0 ? hint : 0);
+    gf.why = (char *)(why != NULL ? why : "");
     e.body_case = ENVELOPE__BODY_GROUP_FAILED;
     e.group_failed = &gf;
     if (host_is_up(d, COLLS_TID_HID(tid)))
         net_send(d, COLLS_TID_HID(tid), &e, NULL, 0);
 }
 
-/* Owner: tells joiner tid (req_id) that its join failed. */
+/* Owner: tells joiner tid (req_id) that its join failed, and why (or
+   NULL). */
 static void
 group_owner_refuse(struct daemon *d, uint32_t tid, uint64_t req_id,
-                   const char *name, int status)
+                   const char *name, int status, const char *why)
 {
-    group_owner_answer(d, tid, req_id, name, status, 0);
+    group_owner_answer(d, tid, req_id, name, status, 0, why);
 }
 
 static void
@@ -387,7 +401,7 @@ group_form(struct daemon *d, struct group_name *n)
     if (n->tids == NULL || n->left == NULL || sent == NULL) {
         for (i = 0; i < n->njoin; i++)
             group_owner_refuse(d, n->joiners[i], n->req_ids[i], n->name,
-                               COLLS_ENOMEM);
+                               COLLS_ENOMEM, NULL);
         free(sent);
         group_name_forget(d, n);
         return;
@@ -440,18 +454,50 @@ group_form(struct daemon *d, struct group_name *n)
     free(sent);
 }
 
+/*
+ * Owner: joiner tid (req_id) asks for another size or placement than the
+ * joiners of forming group n: nobody can tell which is right, so every
+ * one of them fails at once (COLLS_ESIZE, or COLLS_EINVAL for the
+ * placement) with both values in the words, and the name starts over.
+ * name may belong to tid's join, so tid is answered last.
+ */
+static void
+group_owner_mismatch(struct daemon *d, struct group_name *n, uint32_t tid,
+                     uint64_t req_id, const char *name, const GroupJoin *gj)
+{
+    int size = n->size != (int)gj->size, i, status;
+    char why[384];
+
+    status = size ? COLLS_ESIZE : COLLS_EINVAL;
+    snprintf(why, sizeof(why),
+             "group %s: %s %d asked by t%x, %d by t%x (%d of %d joined); "
+             "every joiner refused",
+             n->name, size ? "size" : "placement",
+             size ? (int)gj->size : (int)gj->placement, tid,
+             size ? n->size : n->placement, n->njoin ? n->joiners[0] : 0,
+             n->njoin, n->size);
+    log_info("%s", why);
+    group_name_unlink(d, n);
+    for (i = 0; i < n->njoin; i++)
+        group_owner_refuse(d, n->joiners[i], n->req_ids[i], n->name, status,
+                           why);
+    group_name_free(n);
+    group_owner_refuse(d, tid, req_id, name, status, why);
+}
+
 /* Owner: GROUP_JOIN of tid (req_id) for name. */
 static void
 group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
                  const char *name, const GroupJoin *gj)
 {
     struct group_name *n = group_name_find(d, name);
+    char why[384];
     int i;
 
     if (gj == NULL || gj->size < 1 || gj->size > GROUP_SIZE_MAX ||
         (gj->placement != COLLS_PLACE_CONTIGUOUS &&
          gj->placement != COLLS_PLACE_ROUNDROBIN)) {
-        group_owner_refuse(d, tid, req_id, name, COLLS_EINVAL);
+        group_owner_refuse(d, tid, req_id, name, COLLS_EINVAL, NULL);
         return;
     }
     /* a member of the formed group that left joins again: the group is
@@ -472,7 +518,7 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
         if (n == NULL || n->joiners == NULL || n->req_ids == NULL) {
             if (n != NULL)
                 group_name_free(n);
-            group_owner_refuse(d, tid, req_id, name, COLLS_ENOMEM);
+            group_owner_refuse(d, tid, req_id, name, COLLS_ENOMEM, NULL);
             return;
         }
         snprintf(n->name, sizeof(n->name), "%s", name);
@@ -481,18 +527,34 @@ group_owner_join(struct daemon *d, uint32_t tid, uint64_t req_id,
         list_add_head(&d->gs->names, &n->node);
     }
     if (n->formed) {
-        group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
-        return;
-    }
-    if (n->size != gj->size || n->placement != (int)gj->placement) {
-        group_owner_refuse(d, tid, req_id, name, COLLS_EINVAL);
+        for (i = 0; i < n->size && n->tids[i] != tid; i++)
+            ;
+        if (i < n->size)
+            snprintf(why, sizeof(why),
+                     "t%x is already rank %d of group %s (gid %016llx)", tid, i,
+                     n->name, (unsigned long long)n->gid);
+        else
+            snprintf(why, sizeof(why),
+                     "group %s is full: formed with its %d members (gid "
+                     "%016llx); join another name",
+                     n->name, n->size, (unsigned long long)n->gid);
+        group_owner_refuse(d, tid, req_id, name,
+                           i < n->size ? COLLS_EMEMBER : COLLS_EFULL, why);
         return;
     }
     for (i = 0; i < n->njoin; i++)
         if (n->joiners[i] == tid) {
-            group_owner_refuse(d, tid, req_id, name, COLLS_EEXIST);
+            snprintf(why, sizeof(why),
+                     "t%x has already asked to join group %s (%d of %d "
+                     "joined)",
+                     tid, n->name, n->njoin, n->size);
+            group_owner_refuse(d, tid, req_id, name, COLLS_EMEMBER, why);
             return;
         }
+    if (n->size != gj->size || n->placement != (int)gj->placement) {
+        group_owner_mismatch(d, n, tid, req_id, name, gj);
+        return;
+    }
     n->req_ids[n->njoin] = req_id;
     n->joiners[n->njoin++] = tid;
     if (n->njoin == n->size)
@@ -508,12 +570,14 @@ group_task_join(struct task *t, const Envelope *e)
     if (!group_name_ok(e->group) || e->body_case != ENVELOPE__BODY_GROUP_JOIN) {
         d->gs->cnt.bad_requests++;
         group_join_failed_local(d, t->tid, e->req_id,
-                                e->group != NULL ? e->group : "", COLLS_EINVAL);
+                                e->group != NULL ? e->group : "", COLLS_EINVAL,
+                                NULL);
         return;
     }
     j = calloc(1, sizeof(*j));
     if (j == NULL) {
-        group_join_failed_local(d, t->tid, e->req_id, e->group, COLLS_ENOMEM);
+        group_join_failed_local(d, t->tid, e->req_id, e->group, COLLS_ENOMEM,
+                                NULL);
         return;
     }
     j->tid = t->tid;
@@ -568,9 +632,9 @@ group_fail(struct daemon *d, struct group *g, int status, uint64_t from,
     if (g->status != 0 && g->fail_from <= from)
         return;
     if (death)
-        log_info("group %s (gid %016llx) failed from collective %llu: error %d",
+        log_info("group %s (gid %016llx) failed from collective %llu: %s",
                  g->name, (unsigned long long)g->gid, (unsigned long long)from,
-                 status);
+                 log_errstr(status));
     g->status = status;
     g->fail_from = from;
     events_group_failed(d, g);
@@ -780,7 +844,10 @@ group_peer_failed(struct daemon *d, int hid, const Envelope *e)
             group_join_redirect(d, j, (int)hint);
         else
             group_join_failed_local(d, j->tid, j->req_id, j->name,
-                                    e->status < 0 ? e->status : COLLS_EIO);
+                                    e->status < 0 ? e->status : COLLS_EIO,
+                                    e->body_case == ENVELOPE__BODY_GROUP_FAILED
+                                        ? e->group_failed->why
+                                        : NULL);
         return;
     }
     if (e->body_case != ENVELOPE__BODY_GROUP_FAILED) {
@@ -808,7 +875,7 @@ group_peer_msg(struct daemon *d, int hid, const Envelope *e)
         owner = group_owner_of(d, e->group);
         if (owner != d->hid)
             group_owner_answer(d, e->src, e->req_id, e->group, COLLS_EAGAIN,
-                               owner);
+                               owner, NULL);
         else
             group_owner_join(d, e->src, e->req_id, e->group, e->group_join);
         break;
@@ -931,7 +998,7 @@ group_host_down(struct daemon *d, int hid)
 
         if (j->owner == hid)
             group_join_failed_local(d, j->tid, j->req_id, j->name,
-                                    COLLS_EHOSTDOWN);
+                                    COLLS_EHOSTDOWN, NULL);
     }
     LIST_FOREACH_SAFE (n, tmp, &d->gs->groups) {
         struct group *g = list_entry(n, struct group, node);
@@ -974,7 +1041,7 @@ group_host_up(struct daemon *d, int hid)
         group_name_unlink(d, n);
         for (i = 0; i < n->njoin; i++)
             group_owner_answer(d, n->joiners[i], n->req_ids[i], n->name,
-                               COLLS_EAGAIN, owner);
+                               COLLS_EAGAIN, owner, NULL);
         group_name_free(n);
     }
 }
@@ -995,8 +1062,8 @@ group_cron(struct daemon *d, uint64_t now_us)
             log_info("join of t%x to %s: host %d, its owner elsewhere, did "
                      "not come up here: try again",
                      j->tid, j->name, j->owner);
-            group_join_failed_local(d, j->tid, j->req_id, j->name,
-                                    COLLS_EAGAIN);
+            group_join_failed_local(d, j->tid, j->req_id, j->name, COLLS_EAGAIN,
+                                    NULL);
         }
     }
 }
@@ -1020,6 +1087,76 @@ group_free_all(struct daemon *d)
     coll_free(d);
     free(d->gs);
     d->gs = NULL;
+}
+
+/* Local joiners of name waiting for their group. */
+static int
+group_joins_here(struct daemon *d, const char *name)
+{
+    struct list_node *n;
+    int k = 0;
+
+    LIST_FOREACH (n, &d->gs->joins) {
+        struct group_join *x = list_entry(n, struct group_join, node);
+
+        k += strcmp(x->name, name) == 0;
+    }
+    return k;
+}
+
+/* One group still forming: name, size, joiners here, owner, placement,
+   and (joined >= 0, on the owner) how many have asked. */
+static void
+group_forming_obj(struct stats_json *j, struct daemon *d, const char *name,
+                  int size, int owner, int placement, int joined)
+{
+    stats_json_obj_begin(j, NULL);
+    stats_json_str(j, "name", name);
+    stats_json_str(j, "gid", "-");
+    stats_json_u64(j, "size", (uint64_t)size);
+    stats_json_u64(j, "local", (uint64_t)group_joins_here(d, name));
+    stats_json_u64(j, "owner", (uint64_t)owner);
+    stats_json_str(j, "placement",
+                   placement == COLLS_PLACE_ROUNDROBIN ? "roundrobin"
+                                                       : "contiguous");
+    stats_json_str(j, "state", "forming");
+    if (joined >= 0)
+        stats_json_u64(j, "joined", (uint64_t)joined);
+    stats_json_obj_end(j);
+}
+
+/*
+ * The groups not formed yet, state "forming": the names this daemon owns
+ * (joined: how many have asked, of size), then, once per name, the names
+ * its tasks wait for at another owner.
+ */
+static void
+group_forming_json(struct daemon *d, struct stats_json *j)
+{
+    struct list_node *n, *m;
+
+    LIST_FOREACH (n, &d->gs->names) {
+        struct group_name *x = list_entry(n, struct group_name, node);
+
+        if (!x->formed)
+            group_forming_obj(j, d, x->name, x->size, d->hid, x->placement,
+                              x->njoin);
+    }
+    LIST_FOREACH (n, &d->gs->joins) {
+        struct group_join *x = list_entry(n, struct group_join, node);
+        int seen = 0;
+
+        if (x->owner == d->hid)
+            continue;
+        for (m = d->gs->joins.next; m != n && !seen; m = m->next) {
+            struct group_join *y = list_entry(m, struct group_join, node);
+
+            seen = y->owner != d->hid && strcmp(y->name, x->name) == 0;
+        }
+        if (!seen)
+            group_forming_obj(j, d, x->name, x->size, x->owner, x->placement,
+                              -1);
+    }
 }
 
 void
@@ -1054,5 +1191,6 @@ group_stats_json(struct daemon *d, struct stats_json *j)
         stats_json_u64(j, "collectives", g->ncoll);
         stats_json_obj_end(j);
     }
+    group_forming_json(d, j);
     stats_json_arr_end(j);
 }

@@ -32,6 +32,13 @@
  * rel_set_inc) and heartbeats it at once; peers challenge the new
  * incarnation (rel.c), adopt it and mark the host up again.
  *
+ * A host that says it leaves (HOST_DOWN about itself, on stopping) is
+ * never sent that notice: it lingers, then goes.  Leaving for good
+ * (deleted, or dropped from the hostfile on SIGHUP): host_depart has the
+ * others remove it from their tables.  An entry `collsctl add' listed
+ * that no daemon ever answered is removed by the assigner one
+ * --dead-after after it went down.
+ *
  * Joining, join cookies, invitations and ADD_HOST/DELETE_HOST are
  * join.c's; host.c keeps the table they change.
  *
@@ -344,6 +351,7 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
     }
     h->inc = inc;
     h->dead_inc = 0;
+    h->left = 0;
     h->last_heard_us = platform_now_us();
     host_set_state(d, h, COLLS_HOST_UP);
 }
@@ -375,7 +383,7 @@ host_notify_dead(struct daemon *d, struct host *h, uint64_t now)
     HostOp op = HOST_OP__INIT;
     Envelope e;
 
-    if (h->state != COLLS_HOST_DOWN || h->dead_inc == 0 ||
+    if (h->state != COLLS_HOST_DOWN || h->dead_inc == 0 || h->left ||
         now - h->notice_us < (uint64_t)d->cfg->heartbeat_ms * 1000u)
         return;
     h->notice_us = now;
@@ -425,6 +433,42 @@ host_reincarnate(struct daemon *d, int by)
     d->last_heartbeat_us = now;
     host_heartbeat(d);
     net_kick(d);
+}
+
+void
+host_depart(struct daemon *d)
+{
+    int a = host_assigner(d);
+    HostOp op = HOST_OP__INIT;
+    struct host *me = d->hosts[d->hid];
+    HostTable ht;
+    Envelope e;
+
+    if (d->hid == 0 || d->joining || me == NULL)
+        return;
+    if (a != d->hid) {
+        envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__DELETE_HOST, 0,
+                       0);
+        e.body_case = ENVELOPE__BODY_HOST_OP;
+        e.host_op = &op;
+        op.hid = (uint32_t)d->hid;
+        op.addr = "";
+        net_send(d, a, &e, NULL, 0);
+        log_info("leaving the machine: host %d removes this daemon", a);
+        return;
+    }
+    /* the assigner: the table without this daemon, by its next epoch */
+    d->hosts[d->hid] = NULL;
+    d->epoch++;
+    if (host_table_fill(d, &ht) == 0) {
+        host_table_env(d, &e, &ht);
+        host_broadcast(d, &e, 0);
+        host_table_free(&ht);
+    }
+    d->hosts[d->hid] = me;
+    log_info("leaving the machine: table epoch %llu without this daemon "
+             "sent to the others",
+             (unsigned long long)d->epoch);
 }
 
 void
@@ -560,10 +604,14 @@ host_peer_down(struct daemon *d, int from, const HostOp *op)
     h = d->hosts[op->hid];
     if (h == NULL || h->state == COLLS_HOST_DOWN)
         return;
-    if ((int)op->hid == from)
-        log_info("host %d leaves the machine", from);
     if (op->incarnation != 0 && h->inc != 0 && op->incarnation != h->inc)
         return; /* about an incarnation we no longer know */
+    if ((int)op->hid == from) {
+        /* it stops: what it still sends while it lingers needs no "you
+           are down" notice */
+        log_info("host %d leaves the machine", from);
+        h->left = 1;
+    }
     host_declare_down(d, h, 0);
 }
 
@@ -829,6 +877,17 @@ host_reload(struct daemon *d)
     if (n < 0)
         return n;
     self = host_find_self(d, v, n);
+    if (self == 0) {
+        /* dropped from the machine: leave it, rather than stay up alone
+           seeing every other host down */
+        log_warn("hostfile %s no longer lists this daemon (--listen %s): "
+                 "leaving the machine and stopping",
+                 d->cfg->hostfile, d->listen_addr);
+        free(v);
+        host_depart(d);
+        events_stop(d, 0, 500000);
+        return 0;
+    }
     if (self != d->hid) {
         log_error("hostfile %s: this daemon moved from line %d to %d; "
                   "kept the old table",
@@ -914,6 +973,18 @@ host_comeback(struct daemon *d)
 }
 
 /*
+ * h was added (`collsctl add', not a hostfile line), this daemon assigns
+ * hids, and no daemon ever answered there: it went down from JOINING
+ * without an incarnation.
+ */
+static int
+host_unanswered(struct daemon *d, const struct host *h)
+{
+    return h->state == COLLS_HOST_DOWN && !h->listed && h->inc == 0 &&
+           h->dead_inc == 0 && host_assigner(d) == d->hid;
+}
+
+/*
  * Heartbeats (and the invitations that go with them), stall grace,
  * dead-host detection (after draining the socket), "you are down"
  * notices.  Only for a member (not stopping, not joining).
@@ -967,6 +1038,14 @@ host_cron(struct daemon *d, uint64_t now)
         } else if (h->state == COLLS_HOST_JOINING && now - h->since_us > dead) {
             /* Listed but never heard: down, quietly. */
             host_set_state(d, h, COLLS_HOST_DOWN);
+        } else if (host_unanswered(d, h) && now - h->since_us > dead) {
+            /* `collsctl add' saw it down; no phantom stays */
+            log_info("host %d (%s) was added but no daemon answered there: "
+                     "removed from the table",
+                     hid, h->addr);
+            host_remove(d, hid);
+            d->epoch++;
+            host_push_table(d, 0);
         }
     }
 }

@@ -43,6 +43,14 @@ void host_down_env(const struct daemon *d, Envelope *e, HostOp *op, int hid,
                    uint32_t inc);
 /* Shutdown: tells the other daemons this one is gone (HOST_DOWN). */
 void host_leave(struct daemon *d);
+/*
+ * This daemon leaves the machine for good (deleted, or its hostfile line
+ * is gone): the others are to remove it from their tables, not list it
+ * down.  The assigner sends them its table without itself (next epoch);
+ * any other daemon asks the assigner to delete it (DELETE_HOST).  The
+ * caller stops the daemon next (events_stop, which sends HOST_DOWN).
+ */
+void host_depart(struct daemon *d);
 
 /* 1 if hid is a known host that is up (self included). */
 int host_is_up(struct daemon *d, int hid);

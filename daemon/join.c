@@ -748,6 +748,7 @@ join_delete_host(struct daemon *d, int hid)
     if (hid < 1 || hid > DAEMON_MAX_HID || d->hosts[hid] == NULL)
         return COLLS_ENOENT;
     if (hid == d->hid) {
+        host_depart(d); /* the others remove it, not list it down */
         events_stop(d, 0, 200000);
         return 0;
     }

@@ -190,6 +190,32 @@ tune_parse_force(const char *spec, char *name, size_t cap, size_t *seg)
     return 0;
 }
 
+int
+tune_check_force(int op, const char *spec, char *why, size_t cap)
+{
+    const struct alg *t;
+    char name[64];
+    size_t seg, n, i, o;
+    int w;
+
+    if (spec == NULL || spec[0] == '\0')
+        return 0;
+    if (tune_parse_force(spec, name, sizeof(name), &seg) == 0 &&
+        alg_find(op, name, NULL) != NULL)
+        return 0;
+    w = snprintf(why, cap, "unknown algorithm \"%s\" for %s (one of:", spec,
+                 collop_name(op));
+    o = w > 0 ? (size_t)w : 0; /* cap or more: cut, nothing to add */
+    t = alg_table(op, &n);
+    for (i = 0; i < n && o < cap; i++) {
+        w = snprintf(why + o, cap - o, "%s %s", i ? "," : "", t[i].name);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    if (o < cap)
+        snprintf(why + o, cap - o, ")");
+    return COLLS_EINVAL;
+}
+
 const char *
 tune_env_force(int op)
 {

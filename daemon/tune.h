@@ -65,6 +65,14 @@ int tune_choose(const struct alg_args *a, const struct plogp *p,
    name (cap bytes) and *seg (0 when absent).  0 or COLLS_EINVAL. */
 int tune_parse_force(const char *spec, char *name, size_t cap, size_t *seg);
 
+/*
+ * Checks the name of forced algorithm spec ("name[:segment]") against
+ * op's rows.  0 when spec is empty or names a row (whether it can run is
+ * tune_choose's question); else COLLS_EINVAL with, in why (cap bytes),
+ * "unknown algorithm \"NAME\" for OP (one of: a, b, ...)".
+ */
+int tune_check_force(int op, const char *spec, char *why, size_t cap);
+
 /* The environment's forced algorithm for op, or NULL. */
 const char *tune_env_force(int op);
 

@@ -17,7 +17,9 @@
  * holds a single pointer to the waiting call (colls_t.coll_wait); a result
  * that matches nothing (one of a call that timed out) is dropped.  A
  * result with COLLS_EPEERDEAD or COLLS_EHOSTDOWN makes the group unusable:
- * later calls fail with the same status without asking the daemon.
+ * later calls fail with the same status without asking the daemon.  A
+ * failed result's words (coll_result.why: what differed, the algorithm
+ * names there are) are kept for colls_errmsg().
  *
  * With COLLS_TRACE=1 (read when the group was joined) each successful
  * collective writes one line to stderr:
@@ -154,6 +156,31 @@ coll_check(const struct colls_group *g, int op, int dtype, int rop, int root)
 }
 
 /*
+ * Keeps the daemon's words on failed COLL_RESULT rep for colls_errmsg().
+ * The daemon names an algorithm it does not have as "unknown algorithm
+ * ..."; when op's spec came from the environment, the variable is named
+ * first ("COLLS_ALG_ALLREDUCE=nosuch: unknown algorithm ...").
+ */
+static void
+coll_keep_why(struct colls_group *g, int op, const Envelope *rep)
+{
+    const char *why = rep->body_case == ENVELOPE__BODY_COLL_RESULT &&
+                              rep->coll_result->why != NULL
+                          ? rep->coll_result->why
+                          : "";
+    char var[64];
+
+    if ((g->alg_env & (1u << op)) &&
+        strncmp(why, "unknown algorithm", 17) == 0) {
+        colls__alg_env_var(var, sizeof(var), op);
+        snprintf(g->c->errmsg, sizeof(g->c->errmsg), "%s=%s: %s", var,
+                 g->alg[op], why);
+        return;
+    }
+    snprintf(g->c->errmsg, sizeof(g->c->errmsg), "%s", why);
+}
+
+/*
  * Runs one collective on g: writes the COLL_REQ with a's payload, waits
  * for it to be written and for its result, checks the result's length
  * against a->expect.  On success *res is the result payload (malloc'd,
@@ -232,6 +259,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         goto out;
     if (w.rep->status < 0) {
         rc = w.rep->status;
+        coll_keep_why(g, a->op, w.rep);
         if (rc == COLLS_EPEERDEAD || rc == COLLS_EHOSTDOWN)
             g->failed = rc;
         goto out;

@@ -333,7 +333,7 @@ colls_close_all(colls_t *c)
 
 /* The daemon's words on this thread's last failed attach (colls_errmsg
    with NULL): the handle that held them is gone by then. */
-_Thread_local char colls__attach_errmsg[256];
+_Thread_local char colls__attach_errmsg[512];
 
 /*
  * Attaches to the local daemon.  On success *out is the new handle; on

@@ -66,7 +66,11 @@ extern "C" {
     XX(ETOOMANY, -4008, "daemon at its limit of tasks or connections")         \
     XX(EOWNER, -4009,                                                          \
        "the daemon's socket belongs to another user (not root, not you, "      \
-       "not $COLLS_DAEMON_UID)")
+       "not $COLLS_DAEMON_UID)")                                               \
+    XX(ECOUNT, -4010, "count mismatch between ranks")                          \
+    XX(ESIZE, -4011, "group size mismatch between joiners")                    \
+    XX(EFULL, -4012, "group is full")                                          \
+    XX(EMEMBER, -4013, "already a member of this group")
 
 typedef enum {
 #define COLLS__ERR_ENUM(name, value, text) COLLS_##name = (value),
@@ -167,8 +171,10 @@ COLLS_EXTERN int colls_detach(colls_t *c);
 /*
  * The daemon's own words for the last request it refused on c, or for
  * why it closed the connection (e.g. "admin verbs need uid 1000 or
- * --admin-uid/--admin-gid" with COLLS_EPERM); "" if it gave none.  Valid
- * until the next call on c.  With c NULL: the words that came with this
+ * --admin-uid/--admin-gid" with COLLS_EPERM); "" if it gave none.  Failed
+ * group joins and collectives leave theirs here too (COLLS_ECOUNT: "64
+ * bytes from rank 1, 32 expected"; COLLS_EFULL: "group g is full: ...").
+ * Valid until the next call on c.  With c NULL: the words that came with this
  * thread's last failed colls_attach (e.g. "too many connections to the
  * daemon (limit 18: --max-tasks 2 + 16)"), "" if none.
  */
@@ -296,7 +302,14 @@ enum { COLLS_PLACE_CONTIGUOUS = 0, COLLS_PLACE_ROUNDROBIN = 1 };
 /*
  * Joins the group called name; blocks until size tasks have joined, then
  * returns this task's rank (>= 0) and *out.  Every joiner must give the
- * same size (else COLLS_EINVAL); joining a formed group is COLLS_EEXIST.
+ * same size: a joiner giving another size fails, and so does every one
+ * waiting, with COLLS_ESIZE.  A task that is not a member joining a formed
+ * group gets COLLS_EFULL; a member, or a task whose join is still pending
+ * (one cut short by the timeout), COLLS_EMEMBER.  colls_errmsg(c) then has
+ * the daemon's words (e.g. "group g: size 3 asked by t200003, 2 by
+ * t100005 (1 of 2 joined); every joiner refused").  A COLLS_ALG_* variable
+ * that names no operation (COLLS_ALG_ALLREDCE) fails the join with
+ * COLLS_EINVAL, the valid names in colls_errmsg(c).
  */
 COLLS_EXTERN int colls_group_join(colls_t *c, const char *name, int size,
                                   colls_group_t **out);
@@ -340,9 +353,13 @@ enum {
  * Forces the algorithm of operation op (COLLS_COLL_*) on this group:
  * spec "name" or "name:segment_bytes" (see `collsctl algorithms`); NULL
  * clears.  The environment variable COLLS_ALG_<OP> (e.g. COLLS_ALG_BCAST=
- * chain_seg:65536) does the same for every group of the process.  When a
- * forced algorithm cannot run (e.g. it needs a power of two), the daemon
- * runs its default choice, logs and counts the fallback.
+ * chain_seg:65536) does the same for every group of the process.  A name
+ * the operation has no algorithm of fails its collectives with
+ * COLLS_EINVAL and, in colls_errmsg, the names there are
+ * ("COLLS_ALG_ALLREDUCE=nosuch: unknown algorithm \"nosuch\" for
+ * allreduce (one of: butterfly, ...)").  When a known algorithm cannot
+ * run (e.g. it needs a power of two), the daemon runs its default choice,
+ * logs and counts the fallback.
  */
 COLLS_EXTERN int colls_group_set_alg(colls_group_t *g, int op,
                                      const char *spec);
@@ -357,11 +374,13 @@ COLLS_EXTERN int colls_group_last_mode(const colls_group_t *g);
 
 /* ---- collectives -------------------------------------------------------
  * Counts are items of dtype; every member passes the same count, dtype,
- * op and root.  A member task that dies or a host that goes down makes
- * every other member's call return COLLS_EPEERDEAD / COLLS_EHOSTDOWN; the
- * group is unusable afterwards.  With COLLS_TRACE=1 in the environment
- * each collective writes one line to stderr: group, operation, bytes, P,
- * algorithm, microseconds.
+ * op and root: counts that differ fail the call at every member with
+ * COLLS_ECOUNT, any other difference with COLLS_EINVAL, the difference
+ * in colls_errmsg ("count 8 at rank 1, 16 at rank 0").  A member task that dies
+ * or a host that goes down makes every other member's call return
+ * COLLS_EPEERDEAD / COLLS_EHOSTDOWN; the group is unusable afterwards.  With
+ * COLLS_TRACE=1 in the environment each collective writes one line to stderr:
+ * group, operation, bytes, P, algorithm, microseconds.
  */
 COLLS_EXTERN int colls_barrier(colls_group_t *g);
 COLLS_EXTERN int colls_bcast(colls_group_t *g, void *buf, size_t count,

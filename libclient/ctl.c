@@ -30,14 +30,18 @@ colls__ctl_free(struct colls__ctl *ctl)
     free(ctl);
 }
 
-/* Keeps the text of ERROR e for colls_errmsg(). */
+/* Keeps the daemon's words of failed reply e for colls_errmsg(): the
+   text of an ERROR, the reason of a GROUP_FAILED, else "". */
 static void
 ctl_keep_errmsg(colls_t *c, const Envelope *e)
 {
-    const char *m = e->body_case == ENVELOPE__BODY_ERROR && e->error != NULL
-                        ? e->error->message
-                        : NULL;
+    const char *m = NULL;
 
+    if (e->body_case == ENVELOPE__BODY_ERROR && e->error != NULL)
+        m = e->error->message;
+    else if (e->body_case == ENVELOPE__BODY_GROUP_FAILED &&
+             e->group_failed != NULL)
+        m = e->group_failed->why;
     snprintf(c->errmsg, sizeof(c->errmsg), "%s", m != NULL ? m : "");
 }
 
@@ -105,8 +109,10 @@ colls__ctl_call(colls_t *c, Envelope *e, Envelope **rep)
         ctl_keep_errmsg(c, ctl->rep);
         rc = ctl->rep->status < 0 ? ctl->rep->status : COLLS_EPROTO;
     }
-    if (rc == 0 && ctl->rep->status < 0)
+    if (rc == 0 && ctl->rep->status < 0) {
+        ctl_keep_errmsg(c, ctl->rep);
         rc = ctl->rep->status;
+    }
     if (rc == 0) {
         *rep = ctl->rep;
         ctl->rep = NULL;

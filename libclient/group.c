@@ -5,12 +5,14 @@
  * A join is one control request: GROUP_JOIN {group, group_join {size,
  * placement}} answered, once size tasks have joined, by GROUP_FORMED
  * {group_info {gid, tids in rank order, owner, placement}} with the join's
- * req_id, or by GROUP_FAILED {status}.  The reply is checked (as many tids
+ * req_id, or by GROUP_FAILED {status, group_failed.why: the owner's
+ * words, kept for colls_errmsg}.  The reply is checked (as many tids
  * as the size, this task among them exactly once) before a colls_group_t
  * exists.  Leaving sends GROUP_LEAVE {group, seq = gid} and frees the
  * handle; there is no reply.  A join cut short by colls_set_timeout()
  * returns COLLS_ETIMEDOUT but stays pending in the daemons until the task
- * detaches (a second join of the same name by this task is COLLS_EEXIST).
+ * detaches (a second join of the same name by this task is
+ * COLLS_EMEMBER).
  *
  * Options live in the handle and travel in every COLL_REQ: the mode, the
  * compression mode and one forced algorithm per operation.  The forced
@@ -28,10 +30,13 @@
 #include "internal.h"
 #include "proto/collop.h"
 
+/* the environment, scanned for misspelt COLLS_ALG_* names (POSIX) */
+extern char **environ;
+
 /* The variable forcing op's algorithm: COLLS_ALG_ and op's name
    (proto/collop.h) upper-cased, e.g. COLLS_ALG_REDUCE_SCATTER. */
-static void
-group_env_var(char *var, size_t cap, int op)
+void
+colls__alg_env_var(char *var, size_t cap, int op)
 {
     char *p;
 
@@ -90,9 +95,53 @@ group_name_check(const char *name)
 }
 
 /*
+ * A COLLS_ALG_* variable of the environment that names no operation (a
+ * misspelt COLLS_ALG_ALLREDCE would otherwise be ignored): COLLS_EINVAL
+ * with the valid names in c->errmsg (for colls_errmsg) and on stderr.
+ * 0 if every one names an operation.
+ */
+static int
+group_env_unknown(colls_t *c)
+{
+    char var[64];
+    size_t o, n;
+    char **e;
+    int op, w;
+
+    for (e = environ; *e != NULL; e++) {
+        if (strncmp(*e, "COLLS_ALG_", 10) != 0)
+            continue;
+        n = strcspn(*e, "=");
+        for (op = 0; op < COLLS_COLL_MAX; op++) {
+            colls__alg_env_var(var, sizeof(var), op);
+            if (strlen(var) == n && strncmp(*e, var, n) == 0)
+                break;
+        }
+        if (op < COLLS_COLL_MAX)
+            continue;
+        w = snprintf(c->errmsg, sizeof(c->errmsg),
+                     "%.*s: no such operation (COLLS_ALG_<OP>, OP one of:",
+                     (int)(n < 64 ? n : 64), *e);
+        o = w > 0 ? (size_t)w : 0; /* cut: nothing to add */
+        for (op = 0; op < COLLS_COLL_MAX && o < sizeof(c->errmsg); op++) {
+            colls__alg_env_var(var, sizeof(var), op);
+            w = snprintf(c->errmsg + o, sizeof(c->errmsg) - o, " %s", var + 10);
+            o += w > 0 ? (size_t)w : 0;
+        }
+        if (o < sizeof(c->errmsg))
+            snprintf(c->errmsg + o, sizeof(c->errmsg) - o, ")");
+        fprintf(stderr, "libcolls: %s\n", c->errmsg);
+        return COLLS_EINVAL;
+    }
+    return 0;
+}
+
+/*
  * Fills g's forced algorithms from COLLS_ALG_<OP> and its trace flag from
- * COLLS_TRACE.  COLLS_EINVAL (naming the variable on stderr) if a variable
- * holds an invalid spec, so a typo does not go unnoticed.
+ * COLLS_TRACE.  COLLS_EINVAL (naming the variable on stderr and in
+ * colls_errmsg) if a variable holds an invalid spec or names no
+ * operation, so a typo does not go unnoticed.  Whether a well-formed
+ * name is an algorithm the daemon says at the first collective.
  */
 static int
 group_read_env(struct colls_group *g)
@@ -102,20 +151,24 @@ group_read_env(struct colls_group *g)
     int op;
 
     g->trace = tr != NULL && strcmp(tr, "1") == 0;
+    if (group_env_unknown(g->c) < 0)
+        return COLLS_EINVAL;
     for (op = 0; op < COLLS_COLL_MAX; op++) {
         const char *v;
-        group_env_var(var, sizeof(var), op);
+        colls__alg_env_var(var, sizeof(var), op);
         v = getenv(var);
         if (v == NULL || v[0] == '\0')
             continue;
         if (colls__alg_spec_check(v) < 0) {
-            fprintf(stderr,
-                    "libcolls: %s=%s is not an algorithm spec "
-                    "(name or name:segment_bytes)\n",
-                    var, v);
+            snprintf(g->c->errmsg, sizeof(g->c->errmsg),
+                     "%s=%s is not an algorithm spec "
+                     "(name or name:segment_bytes)",
+                     var, v);
+            fprintf(stderr, "libcolls: %s\n", g->c->errmsg);
             return COLLS_EINVAL;
         }
         snprintf(g->alg[op], sizeof(g->alg[op]), "%s", v);
+        g->alg_env |= 1u << op;
     }
     return 0;
 }
@@ -282,11 +335,13 @@ colls_group_set_alg(colls_group_t *g, int op, const char *spec)
         return COLLS_EINVAL;
     if (spec == NULL || spec[0] == '\0') {
         g->alg[op][0] = '\0';
+        g->alg_env &= ~(1u << op);
         return 0;
     }
     if (colls__alg_spec_check(spec) < 0)
         return COLLS_EINVAL;
     snprintf(g->alg[op], sizeof(g->alg[op]), "%s", spec);
+    g->alg_env &= ~(1u << op);
     return 0;
 }
 

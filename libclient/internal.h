@@ -116,11 +116,11 @@ struct colls {
     struct colls__deaths dead;
     uint8_t host_down[4096];
     struct colls__coll_wait *coll_wait; /* collective awaiting its result */
-    char errmsg[256]; /* the text of the daemon's last ERROR (colls_errmsg) */
+    char errmsg[512]; /* the text of the daemon's last ERROR (colls_errmsg) */
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */
-extern _Thread_local char colls__attach_errmsg[256];
+extern _Thread_local char colls__attach_errmsg[512];
 
 /* colls.c: running the loop (it also installs the colls__conn_ops) */
 int colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed);
@@ -185,6 +185,7 @@ struct colls_group {
     int compress; /* COLLS_COMPRESS_* */
     int trace;    /* COLLS_TRACE=1 when the group formed */
     char alg[COLLS_COLL_MAX][COLLS__ALG_SPEC_MAX + 1]; /* "" = choose */
+    unsigned alg_env; /* bit op: alg[op] came from COLLS_ALG_<OP> */
     char last_alg[COLLS__ALG_SPEC_MAX + 1];
     int last_mode;
     uint64_t seq; /* next collective's sequence number */
@@ -193,6 +194,8 @@ struct colls_group {
 
 /* group.c */
 int colls__alg_spec_check(const char *spec);
+/* The variable forcing op's algorithm, e.g. COLLS_ALG_REDUCE_SCATTER. */
+void colls__alg_env_var(char *var, size_t cap, int op);
 
 /* coll.c: a COLL_RESULT frame from the daemon (takes e and payload). */
 void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen);

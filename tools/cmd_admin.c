@@ -114,9 +114,9 @@ add_wait(colls_t *c, const char *arg, const unsigned char *seen)
         }
         if (e != NULL && e->state == COLLS_HOST_DOWN) {
             fprintf(stderr,
-                    "collsctl add %s: no daemon answered at %s; it stays "
-                    "listed as host %d, down (collsctl delete %d)\n",
-                    arg, e->addr, e->hid, e->hid);
+                    "collsctl add %s: no daemon answered at %s within "
+                    "--dead-after; its entry (host %d) is removed\n",
+                    arg, e->addr, e->hid);
             colls_free(h);
             return 1;
         }

@@ -251,8 +251,11 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
             rc = colls_allreduce(g, &us, &worst, 1, COLLS_DOUBLE, COLLS_MAX);
         }
         if (rc < 0) {
-            fprintf(stderr, "collsctl bench: %s of %zu bytes: %s\n",
-                    collop_name(o->op), count * ds, colls_strerror(rc));
+            /* the daemon's words: what differed, or the algorithm
+               names there are */
+            fprintf(stderr, "collsctl bench: %s of %zu bytes: %s%s%s\n",
+                    collop_name(o->op), count * ds, colls_strerror(rc),
+                    colls_errmsg(c)[0] != '\0' ? ": " : "", colls_errmsg(c));
             goto out;
         }
         if (rank == 0) {

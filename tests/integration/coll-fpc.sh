@@ -14,7 +14,8 @@
 # the data call for -- random data (which FPC cannot shrink) never
 # compressed, smooth data compressed at the two large sizes at least.
 #
-# Last, members that disagree (on and off) must fail with EINVAL, not hang.
+# Last, members that disagree (on and off) must fail with ECOUNT (the
+# lengths differ), not hang.
 #
 # AUTO's decision also depends on the link speed it assumes; the daemons
 # here assume 1 Mbit/s (collsd --link-mbit, env COLLS_LINK_MBIT), slow
@@ -110,7 +111,7 @@ run 1,1,1 --check fpc --compress auto --data special
 
 # members that disagree (on at rank 0 on daemon 1, off at rank 1 on
 # daemon 2): the first bcast (root 0) meets a plain one and fails with
-# EINVAL at rank 1 instead of hanging; rank 0, the root, may finish first
+# ECOUNT at rank 1 instead of hanging; rank 0, the root, may finish first
 # and then sees rank 1 gone
 for m in 1 2; do
     c=on
@@ -127,7 +128,7 @@ rc2=$?
 it_log "on vs off members: rc $rc1 and $rc2"
 [ "$rc1" = 1 ] && [ "$rc2" = 1 ] ||
     it_fail "on vs off members: rc $rc1 and $rc2, want 1 and 1"
-grep -q 'count=1 root=0 .*returned EINVAL' "$IT_DIR/mism-2.log" ||
+grep -q 'count=1 root=0 .*returned ECOUNT' "$IT_DIR/mism-2.log" ||
     it_fail "on vs off members: $(cat "$IT_DIR/mism-2.log")"
 
 [ "$(fpc_sum 'fpc_bad_streams')" = 0 ] || it_fail "bad FPC streams"

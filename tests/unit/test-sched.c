@@ -1425,6 +1425,30 @@ START_TEST(test_tune_force)
         ck_assert_str_eq(c.alg->name, "pairwise");
         ck_assert_int_eq(c.fallback, TUNE_FALLBACK_UNUSABLE);
     }
+    /* the daemon refuses a name the operation has no row of (with the
+       names there are) before choosing; empty, known or segmented pass */
+    {
+        char why[120];
+
+        ck_assert_int_eq(tune_check_force(SCHED_OP_BARRIER, "", why, 8), 0);
+        ck_assert_int_eq(
+            tune_check_force(SCHED_OP_BARRIER, "butterfly", why, 8), 0);
+        ck_assert_int_eq(
+            tune_check_force(SCHED_OP_BCAST, "chain_seg:64k", why, 8), 0);
+        ck_assert_int_eq(
+            tune_check_force(SCHED_OP_BARRIER, "nosuch", why, sizeof(why)),
+            COLLS_EINVAL);
+        ck_assert_str_eq(why, "unknown algorithm \"nosuch\" for barrier (one "
+                              "of: dissemination, butterfly, tournament, "
+                              "flat)");
+        ck_assert_int_eq(
+            tune_check_force(SCHED_OP_BARRIER, "flat:x", why, sizeof(why)),
+            COLLS_EINVAL);
+        /* a short buffer: cut, still a string */
+        ck_assert_int_eq(tune_check_force(SCHED_OP_BARRIER, "nosuch", why, 41),
+                         COLLS_EINVAL);
+        ck_assert_str_eq(why, "unknown algorithm \"nosuch\" for barrier (");
+    }
     /* segment syntax, and the environment */
     ck_assert_int_eq(
         tune_parse_force("chain_seg:32k", name, sizeof(name), &seg), 0);
