@@ -384,7 +384,7 @@ bench_exec(int argc, char **argv)
 {
     struct bench_opts o;
     long v;
-    int opt, i;
+    int opt;
 
     memset(&o, 0, sizeof(o));
     o.op = -1;
@@ -462,17 +462,11 @@ bench_exec(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return collsctl_usage(&cmd_bench);
-    for (i = 0; i < COLLS_COLL_MAX; i++)
-        if (strcmp(argv[optind], collop_name(i)) == 0)
-            o.op = i;
-    if (o.op < 0) {
-        fprintf(stderr,
-                "collsctl bench: unknown operation %s (one of:", argv[optind]);
-        for (i = 0; i < COLLS_COLL_MAX; i++)
-            fprintf(stderr, " %s", collop_name(i));
-        fprintf(stderr, ")\n");
-        return 2;
-    }
+    o.op = collsctl_parse_op(&cmd_bench, argv[optind]);
+    if (o.op < 0)
+        return COLLSCTL_USAGE;
+    if (o.algo != NULL && collsctl_check_alg(&cmd_bench, o.op, o.algo) != 0)
+        return COLLSCTL_USAGE;
     if (o.group != NULL)
         return bench_member(&o, NULL, o.group);
     return bench_fork(&o);

@@ -25,14 +25,15 @@
 #include <unistd.h>
 
 #include "colls.h"
+#include "proto/collop.h"
 #include "proto/envelope.h"
 #include "proto/size.h"
 #include "tools/collsctl.h"
 
 const struct collsctl_cmd *const collsctl_cmds[] = {
-    &cmd_status, &cmd_hosts,    &cmd_ps,       &cmd_stats,  &cmd_groups,
-    &cmd_ping,   &cmd_pingpong, &cmd_echo,     &cmd_bench,  &cmd_add,
-    &cmd_delete, &cmd_halt,     &cmd_compress, &cmd_keygen,
+    &cmd_status, &cmd_hosts,    &cmd_ps,   &cmd_stats,    &cmd_groups,
+    &cmd_ping,   &cmd_pingpong, &cmd_echo, &cmd_bench,    &cmd_algorithms,
+    &cmd_add,    &cmd_delete,   &cmd_halt, &cmd_compress, &cmd_keygen,
 };
 const size_t collsctl_ncmds = sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]);
 
@@ -648,6 +649,22 @@ collsctl_wants_help(const struct collsctl_cmd *cmd, int argc, char **argv)
         }
     }
     return 0;
+}
+
+int
+collsctl_parse_op(const struct collsctl_cmd *cmd, const char *name)
+{
+    int op, i;
+
+    for (op = 0; op < COLLS_COLL_MAX; op++)
+        if (strcmp(name, collop_name(op)) == 0)
+            return op;
+    fprintf(stderr, "collsctl %s: unknown operation %s (one of:", cmd->name,
+            name);
+    for (i = 0; i < COLLS_COLL_MAX; i++)
+        fprintf(stderr, " %s", collop_name(i));
+    fprintf(stderr, ")\n");
+    return -1;
 }
 
 int

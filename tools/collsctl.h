@@ -41,7 +41,7 @@ struct collsctl_cmd {
 
 extern const struct collsctl_cmd cmd_status, cmd_hosts, cmd_ps, cmd_stats,
     cmd_ping, cmd_pingpong, cmd_echo, cmd_add, cmd_delete, cmd_halt,
-    cmd_compress, cmd_bench, cmd_groups, cmd_keygen;
+    cmd_compress, cmd_bench, cmd_groups, cmd_keygen, cmd_algorithms;
 
 /* Every subcommand, in the order `collsctl --help` lists them, and the
    options before COMMAND (--socket, --version, --help). */
@@ -96,6 +96,14 @@ int collsctl_getopt(int argc, char **argv, const struct collsctl_cmd *cmd);
    says what on a failed fork). */
 int collsctl_fork_members(int n, int (*member)(int i, void *arg), void *arg,
                           const char *what);
+/* The COLLS_COLL_* operation called name; -1 after "collsctl CMD:
+   unknown operation NAME (one of: ...)". */
+int collsctl_parse_op(const struct collsctl_cmd *cmd, const char *name);
+/* 0 if spec ("NAME[:SEG]") names an algorithm of op that can run it;
+   else -1 after saying what is wrong and the algorithms of op
+   (tools/cmd_algorithms.c, from the daemon's tables). */
+int collsctl_check_alg(const struct collsctl_cmd *cmd, int op,
+                       const char *spec);
 /* 1 when progress lines may be drawn: stderr is a terminal. */
 int collsctl_progress_on(void);
 /* Draws "\rcollsctl WHAT: TEXT" on stderr when collsctl_progress_on;

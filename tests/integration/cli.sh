@@ -108,6 +108,38 @@ expect_err "bench allfoo" 2 "unknown operation allfoo (one of: barrier bcast" \
     "$CTL" bench allfoo
 it_log "1. help for $(echo $verbs | wc -w) verbs, usage errors: checked"
 
+# 1b. algorithms: every operation, every row with its formula and rules,
+#     read from the daemon's tables; unknown names rejected with the list.
+ops=$("$CTL" algorithms nosuch 2>&1 | sed -n 's/.*(one of: \(.*\))$/\1/p')
+[ "$(echo "$ops" | wc -w)" = 15 ] || it_fail "algorithms: operations: $ops"
+"$CTL" algorithms >"$IT_DIR/algs" || it_fail "algorithms failed"
+for op in $ops; do
+    grep -q "^$op (force one with COLLS_ALG_$(echo "$op" | tr a-z A-Z)=NAME\[:SEG\])$" \
+        "$IT_DIR/algs" || it_fail "algorithms: no section for $op"
+    "$CTL" algorithms "$op" >"$IT_DIR/alg1" || it_fail "algorithms $op failed"
+    grep -qF "$(cat "$IT_DIR/alg1")" "$IT_DIR/algs" ||
+        it_fail "algorithms $op differs from its section of algorithms"
+done
+grep -q "(no formula)" "$IT_DIR/algs" && it_fail "a row has no cost formula"
+"$CTL" algorithms allreduce >"$IT_DIR/alg1"
+grep -qx "  butterfly          (log2 p2 + 2 \[P != p2\]) (L + g(n) + gamma n)" \
+    "$IT_DIR/alg1" || it_fail "algorithms allreduce: butterfly's formula"
+grep -qE "^ +rules row [0-9]+: any P, n <= 4 KiB$" "$IT_DIR/alg1" ||
+    it_fail "algorithms allreduce: butterfly's rule"
+grep -q "rules: none; runs when forced" "$IT_DIR/alg1" ||
+    it_fail "algorithms allreduce: rabenseifner is not marked as forced only"
+"$CTL" algorithms alltoallv | grep -q bruck &&
+    it_fail "algorithms alltoallv lists bruck, which has no v-variant"
+expect_err "algorithms allfoo" 2 \
+    "collsctl algorithms: unknown operation allfoo (one of: barrier bcast" \
+    "$CTL" algorithms allfoo
+expect_err "bench --algo nosuch" 2 \
+    "collsctl bench: unknown algorithm nosuch for allreduce (one of: butterfly tournament ring rabenseifner)" \
+    "$CTL" bench allreduce --algo nosuch
+expect_err "bench --algo ring:0" 2 "collsctl bench: bad algorithm 'ring:0'" \
+    "$CTL" bench allreduce --algo ring:0
+it_log "1b. algorithms: checked"
+
 # 2. No daemon: the socket's path and the fix, from --socket and from
 #    COLLS_SOCKET; a socket file nobody listens on.
 fix="start collsd, or give the socket of a running one with --socket PATH or COLLS_SOCKET"
