@@ -201,6 +201,7 @@ const struct collsctl_cmd cmd_algorithms = {
               "whose algorithm can run wins); the others run only when "
               "forced (COLLS_ALG_<OP>, colls_group_set_alg, bench --algo).  "
               "Runs without a daemon.",
+    .operands = COLLSCTL_OPS,
     .needs_daemon = 0,
     .exec = algorithms_exec,
 };

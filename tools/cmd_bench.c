@@ -486,7 +486,8 @@ static const struct collsctl_opt bench_opts[] = {
      "deal the ranks over the hosts round robin (default: contiguous per "
      "host)"},
     {"compress", 'C', 0, "MODE",
-     "off, on or auto: FPC compression of bcasts; the data become doubles"},
+     "off, on or auto: FPC compression of bcasts; the data become doubles",
+     "off on auto"},
     {"runs", 'k', COLLSCTL_OPT_SHORT, "K",
      "timed runs per size, 1 to 1000000 (default 5); the best one counts"},
     {"iters", 'i', 0, "N",
@@ -519,6 +520,7 @@ const struct collsctl_cmd cmd_bench = {
               "stderr on a terminal a progress line shows the size being "
               "measured.",
     .opts = bench_opts,
+    .operands = COLLSCTL_OPS,
     .needs_daemon = 1,
     .exec = bench_exec,
 };

@@ -291,6 +291,7 @@ const struct collsctl_cmd cmd_compress = {
               "pay on 100 Mbit/s, 1 Gbit/s and 10 Gbit/s links.  Runs "
               "without a daemon.",
     .opts = compress_opts,
+    .operands = COLLSCTL_FILES,
     .needs_daemon = 0,
     .exec = cmd_compress_exec,
 };

@@ -108,6 +108,7 @@ const struct collsctl_cmd cmd_keygen = {
               "to every host and start each collsd with --key-file FILE.  "
               "Runs without a daemon.",
     .opts = keygen_opts,
+    .operands = COLLSCTL_FILES,
     .needs_daemon = 0,
     .exec = cmd_keygen_exec,
 };

@@ -330,10 +330,12 @@ echo_exec(int argc, char **argv)
 static const struct collsctl_opt pingpong_opts[] = {
     {"route", 'r', 0, "ROUTE",
      "default (through the daemons) or direct (task to task over TCP; "
-     "needs --to); default: default"},
+     "needs --to); default: default",
+     "default direct"},
     {"enc", 'e', 0, "ENC",
      "encoding of the messages: default (XDR), raw or inplace; default: "
-     "default"},
+     "default",
+     "default raw inplace"},
     {"to", 't', 0, "TID",
      "the partner task (t<hex>, 0x<hex> or decimal), e.g. a `collsctl "
      "echo`, or a daemon's tid"},

@@ -31,16 +31,18 @@
 #include "tools/collsctl.h"
 
 const struct collsctl_cmd *const collsctl_cmds[] = {
-    &cmd_status, &cmd_hosts,    &cmd_ps,   &cmd_stats,    &cmd_groups,
-    &cmd_ping,   &cmd_pingpong, &cmd_echo, &cmd_bench,    &cmd_algorithms,
-    &cmd_add,    &cmd_delete,   &cmd_halt, &cmd_compress, &cmd_keygen,
+    &cmd_status, &cmd_hosts,      &cmd_ps,       &cmd_stats,
+    &cmd_groups, &cmd_ping,       &cmd_pingpong, &cmd_echo,
+    &cmd_bench,  &cmd_algorithms, &cmd_add,      &cmd_delete,
+    &cmd_halt,   &cmd_compress,   &cmd_keygen,   &cmd_completion,
 };
 const size_t collsctl_ncmds = sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]);
 
 const struct collsctl_opt collsctl_global_opts[] = {
     {"socket", 'S', 0, "PATH",
      "the daemon's socket (default: $COLLS_SOCKET, else "
-     "$XDG_RUNTIME_DIR/collsd/collsd.sock, else /tmp/collsd-$UID/collsd.sock)"},
+     "$XDG_RUNTIME_DIR/collsd/collsd.sock, else /tmp/collsd-$UID/collsd.sock)",
+     COLLSCTL_FILES},
     {"version", 'V', 0, NULL, "print collsctl's version and protocol version"},
     {"help", 'h', COLLSCTL_OPT_SHORT, NULL,
      "print this help (COMMAND --help: the command's)"},

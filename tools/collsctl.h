@@ -24,7 +24,16 @@ struct collsctl_opt {
     unsigned flags;   /* COLLSCTL_OPT_* */
     const char *arg;  /* the argument's placeholder ("N"), NULL: a flag */
     const char *help; /* what it does, its default and allowed values */
+    /* For completion: the words the argument may be ("off on auto"), or
+       COLLSCTL_FILES (a path), or NULL (anything). */
+    const char *values;
 };
+
+/* In collsctl_opt.values and collsctl_cmd.operands: complete paths, the
+   operation names, the command names. */
+#define COLLSCTL_FILES "@files"
+#define COLLSCTL_OPS   "@ops"
+#define COLLSCTL_CMDS  "@cmds"
 
 struct collsctl_cmd {
     const char *name;
@@ -34,14 +43,18 @@ struct collsctl_cmd {
        operands are, what the command does beyond its one line; or NULL. */
     const char *detail;
     const struct collsctl_opt *opts; /* ends with a zero row; NULL: none */
-    int needs_daemon;                /* 0: runs without attaching */
+    /* For completion: what the operands may be (words, or a COLLSCTL_*
+       class above), or NULL. */
+    const char *operands;
+    int needs_daemon; /* 0: runs without attaching */
     /* argv[0] is the subcommand name; returns the process exit status. */
     int (*exec)(int argc, char **argv);
 };
 
 extern const struct collsctl_cmd cmd_status, cmd_hosts, cmd_ps, cmd_stats,
     cmd_ping, cmd_pingpong, cmd_echo, cmd_add, cmd_delete, cmd_halt,
-    cmd_compress, cmd_bench, cmd_groups, cmd_keygen, cmd_algorithms;
+    cmd_compress, cmd_bench, cmd_groups, cmd_keygen, cmd_algorithms,
+    cmd_completion;
 
 /* Every subcommand, in the order `collsctl --help` lists them, and the
    options before COMMAND (--socket, --version, --help). */

@@ -140,6 +140,43 @@ expect_err "bench --algo ring:0" 2 "collsctl bench: bad algorithm 'ring:0'" \
     "$CTL" bench allreduce --algo ring:0
 it_log "1b. algorithms: checked"
 
+# 1c. The bash completion made from the tables completes commands,
+#     options, option values and operands.
+"$CTL" completion bash >"$IT_DIR/completion.bash" ||
+    it_fail "completion bash failed"
+bash -n "$IT_DIR/completion.bash" || it_fail "completion: not valid bash"
+if [ -f "$IT_B/completion/collsctl" ]; then
+    cmp -s "$IT_DIR/completion.bash" "$IT_B/completion/collsctl" ||
+        it_fail "completion/collsctl (to install) differs from completion bash"
+fi
+# complete WORDS...: what the completion offers for the last word.
+complete_words()
+{
+    bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+        _collsctl; echo "${COMPREPLY[*]}"' _ "$IT_DIR/completion.bash" "$@"
+}
+check_completion()
+{
+    local want=$1 got
+    shift
+    got=$(complete_words "$@")
+    [ "$got" = "$want" ] || it_fail "completion of '$*': '$got', not '$want'"
+}
+check_completion "bench" collsctl be
+check_completion "ping pingpong" collsctl --socket /x pi
+check_completion "--compress" collsctl bench --comp
+check_completion "auto" collsctl bench allreduce --compress a
+check_completion "allreduce allgather allgatherv alltoall alltoallv" \
+    collsctl bench all
+check_completion "reduce_scatter" collsctl algorithms reduce_
+check_completion "--count" collsctl ping --co
+check_completion "" collsctl ping --count ""
+check_completion "default direct" collsctl pingpong --route d
+check_completion "delete" collsctl help del
+expect_err "completion fish" 2 "unknown shell fish (one of: bash)" \
+    "$CTL" completion fish
+it_log "1c. completion: checked"
+
 # 2. No daemon: the socket's path and the fix, from --socket and from
 #    COLLS_SOCKET; a socket file nobody listens on.
 fix="start collsd, or give the socket of a running one with --socket PATH or COLLS_SOCKET"
