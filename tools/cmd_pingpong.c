@@ -18,7 +18,6 @@
  * --count messages were answered.
  */
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +295,8 @@ echo_exec(int argc, char **argv)
     while ((opt = collsctl_getopt(argc, argv, &cmd_echo)) != -1) {
         if (opt != 'n')
             return collsctl_usage(&cmd_echo);
-        if (collsctl_opt_long(&cmd_echo, opt, optarg, 1, LONG_MAX, &count) != 0)
+        if (collsctl_opt_long(&cmd_echo, opt, optarg, 1, 1000000000, &count) !=
+            0)
             return COLLSCTL_USAGE;
     }
     if (optind != argc)
@@ -369,8 +369,8 @@ const struct collsctl_cmd cmd_pingpong = {
 
 static const struct collsctl_opt echo_opts[] = {
     {"count", 'n', 0, "N",
-     "exit after answering N messages (default: run "
-     "until killed or the daemon stops)"},
+     "exit after answering N messages, 1 to 1000000000 (default: run until "
+     "killed or the daemon stops)"},
     {NULL, 0, 0, NULL, NULL},
 };
 

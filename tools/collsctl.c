@@ -350,6 +350,7 @@ collsctl_nopts(const struct collsctl_opt *opts)
     return n;
 }
 
+/* The row of cmd's option key, or NULL. */
 static const struct collsctl_opt *
 collsctl_opt_of(const struct collsctl_cmd *cmd, int key)
 {
@@ -705,6 +706,8 @@ collsctl_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* `collsctl --help`: the commands with their one line, the options
+   before the command, the exit statuses. */
 static void
 collsctl_help(FILE *f)
 {
@@ -724,6 +727,7 @@ collsctl_help(FILE *f)
     fprintf(f, "\nexit status: 0 done, 1 failed, 2 usage error.\n");
 }
 
+/* The command called name, or NULL. */
 static const struct collsctl_cmd *
 collsctl_find(const char *name)
 {
