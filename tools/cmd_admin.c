@@ -211,25 +211,43 @@ halt_exec(int argc, char **argv)
 
 const struct collsctl_cmd cmd_add = {
     .name = "add",
-    .usage = "HOST[:PORT]",
+    .args = "HOST[:PORT]",
     .help = "add the daemon at HOST[:PORT] to the machine (it joins, or "
             "says why not)",
+    .detail = "HOST is a name or an IPv4 address, PORT the daemon's UDP port "
+              "(default: the port of the daemon asked).  The daemon there "
+              "must run alone (no other host in its table) and serve no "
+              "task.  The command waits up to 60 s: it prints the host id "
+              "once the daemon has joined, or says why not (refused: it "
+              "belongs to another machine or serves tasks; or no daemon "
+              "answered, and the host stays listed as down until `collsctl "
+              "delete`).  Needs the daemon's uid, --admin-uid or "
+              "--admin-gid.",
     .needs_daemon = 1,
     .exec = add_exec,
 };
 
 const struct collsctl_cmd cmd_delete = {
     .name = "delete",
-    .usage = "HOST",
-    .help = "remove a host (hid, name or address) from the machine",
+    .args = "HOST",
+    .help = "remove a host (hid, name or address) from the machine and halt "
+            "the daemon there",
+    .detail = "HOST is a host id (as `collsctl hosts` lists it), a name, or "
+              "an address (IP:PORT, or the IP alone when one host has it).  "
+              "The daemon there is told to leave the machine and halts: "
+              "its tasks lose their daemon, its groups fail.  The other "
+              "daemons forget the host.  Needs the daemon's uid, "
+              "--admin-uid or --admin-gid.",
     .needs_daemon = 1,
     .exec = delete_exec,
 };
 
 const struct collsctl_cmd cmd_halt = {
     .name = "halt",
-    .usage = "",
+    .args = "",
     .help = "stop every daemon of the machine",
+    .detail = "Every daemon of the machine stops; their tasks lose their "
+              "daemon.  Needs the daemon's uid, --admin-uid or --admin-gid.",
     .needs_daemon = 1,
     .exec = halt_exec,
 };

@@ -42,6 +42,7 @@
 #define BENCH_MAX_PROCS   256
 #define BENCH_MAX_SOCKETS 64
 #define BENCH_SIZE_MAX    (1ull << 30)
+#define BENCH_MAX_REPS    1000000
 
 struct bench_opts {
     int op;
@@ -53,6 +54,7 @@ struct bench_opts {
     const char *group;
     int nprocs;
     int runs, iters;
+    int json; /* rank 0 prints one JSON document */
     char *sockets[BENCH_MAX_SOCKETS];
     int nsockets;
 };
@@ -163,6 +165,59 @@ bench_mode_name(int mode)
                                      : "auto";
 }
 
+/* The compress mode's name; NULL when not given. */
+static const char *
+bench_compress_name(int compress)
+{
+    return compress < 0                     ? NULL
+           : compress == COLLS_COMPRESS_OFF ? "off"
+           : compress == COLLS_COMPRESS_ON  ? "on"
+                                            : "auto";
+}
+
+/* Rank 0's heading: a comment and the columns, or the JSON document's
+   start. */
+static void
+bench_head(const struct bench_opts *o)
+{
+    const char *comp = bench_compress_name(o->compress);
+
+    if (o->json) {
+        printf("{\"op\": \"%s\", \"processes\": %d, \"runs\": %d, "
+               "\"iters\": %d, \"warmups\": %d, \"data\": \"%s\", "
+               "\"compress\": %s%s%s, \"results\": [",
+               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
+               comp != NULL ? "double" : "int32", comp != NULL ? "\"" : "",
+               comp != NULL ? comp : "null", comp != NULL ? "\"" : "");
+    } else {
+        printf("# collsctl bench %s: P=%d, %d runs of %d ops after %d "
+               "warm-ups, us/op = max over processes of each one's best "
+               "run%s%s\n",
+               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
+               comp != NULL ? "; double data, compress " : "",
+               comp != NULL ? comp : "");
+        printf("%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm", "mode");
+    }
+    fflush(stdout);
+}
+
+/* Rank 0's row i for one size. */
+static void
+bench_row(const struct bench_opts *o, int i, size_t bytes, double us,
+          const char *alg, int mode)
+{
+    if (o->json) {
+        printf("%s\n  {\"bytes\": %zu, \"us_per_op\": %.2f, \"algorithm\": ",
+               i ? "," : "", bytes, us);
+        collsctl_json_str(stdout, alg);
+        printf(", \"mode\": \"%s\"}", bench_mode_name(mode));
+    } else {
+        printf("%10zu %12.2f  %-24s %s\n", bytes, us, alg,
+               bench_mode_name(mode));
+    }
+    fflush(stdout);
+}
+
 /*
  * One member: attaches (socket NULL: the usual one), joins group name of
  * o->nprocs members, runs every size.  Returns the exit status.
@@ -174,7 +229,8 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
     colls_group_t *g = NULL;
     size_t P, n, ds = o->compress >= 0 ? 8 : 4, *counts = NULL, *displs = NULL;
     uint8_t *sbuf = NULL, *rbuf = NULL;
-    int rank, rc, j;
+    char what[80];
+    int rank = -1, rc, j, nrows = 0, headed = 0;
 
     unsetenv("COLLS_ADMIN");
     rc = colls_attach(socket, &c);
@@ -223,17 +279,8 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
             memcpy(rbuf + 8 * n, &v, 8);
         }
     if (rank == 0) {
-        printf("# collsctl bench %s: P=%d, %d runs of %d ops after %d "
-               "warm-ups, us/op = max over processes of each one's best "
-               "run%s%s\n",
-               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
-               o->compress >= 0 ? "; double data, compress " : "",
-               o->compress < 0                     ? ""
-               : o->compress == COLLS_COMPRESS_OFF ? "off"
-               : o->compress == COLLS_COMPRESS_ON  ? "on"
-                                                   : "auto");
-        printf("%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm", "mode");
-        fflush(stdout);
+        bench_head(o);
+        headed = 1;
     }
     for (n = o->min;;) {
         size_t count = o->op == COLLS_COLL_BARRIER ? 0 : (n + ds - 1) / ds;
@@ -244,7 +291,14 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
             counts[j] = count;
             displs[j] = (size_t)j * count;
         }
+        if (rank == 0) {
+            snprintf(what, sizeof(what), "%zu bytes, %d runs of %d ops",
+                     count * ds, o->runs, o->iters);
+            collsctl_progress("bench", what);
+        }
         rc = bench_size_run(g, o, sbuf, rbuf, count, counts, displs, &us);
+        if (rank == 0)
+            collsctl_progress("bench", NULL);
         if (rc == 0) {
             snprintf(alg, sizeof(alg), "%s", colls_group_last_alg(g));
             mode = colls_group_last_mode(g);
@@ -258,11 +312,8 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
                     colls_errmsg(c)[0] != '\0' ? ": " : "", colls_errmsg(c));
             goto out;
         }
-        if (rank == 0) {
-            printf("%10zu %12.2f  %-24s %s\n", count * ds, worst, alg,
-                   bench_mode_name(mode));
-            fflush(stdout);
-        }
+        if (rank == 0)
+            bench_row(o, nrows++, count * ds, worst, alg, mode);
         if (o->op == COLLS_COLL_BARRIER || n >= o->max)
             break;
         n = n * 4 > o->max ? o->max : n * 4;
@@ -270,6 +321,10 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
             break;
     }
 out:
+    if (headed && o->json) { /* a complete document, even after a failure */
+        printf("\n]}\n");
+        fflush(stdout); /* a forked member ends with _exit */
+    }
     if (g != NULL)
         colls_group_leave(g);
     colls_detach(c);
@@ -330,11 +385,9 @@ bench_sockets(char *list, struct bench_opts *o)
 static int
 bench_exec(int argc, char **argv)
 {
-    static const char lopts[] = "sizes:s algo:a hier.H flat.F group:g "
-                                "sockets:S runs:k iters:i roundrobin.R "
-                                "compress:C";
     struct bench_opts o;
-    int opt, i;
+    long v;
+    int opt;
 
     memset(&o, 0, sizeof(o));
     o.op = -1;
@@ -346,11 +399,14 @@ bench_exec(int argc, char **argv)
     o.runs = 5;
     o.iters = 50;
     optind = 1;
-    while ((opt = collsctl_getopt(argc, argv, "n:k:", lopts)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, &cmd_bench)) != -1) {
         switch (opt) {
         case 's':
             if (bench_sizes(optarg, &o) < 0 || o.min == 0)
-                return collsctl_usage(&cmd_bench);
+                return collsctl_badopt(&cmd_bench, opt, optarg,
+                                       "A or A:B, bytes from 1 to 1g with an "
+                                       "optional k, m or g suffix (x1024), "
+                                       "A <= B");
             break;
         case 'a':
             o.algo = optarg;
@@ -364,35 +420,44 @@ bench_exec(int argc, char **argv)
         case 'R':
             o.placement = COLLS_PLACE_ROUNDROBIN;
             break;
+        case 'j':
+            o.json = 1;
+            break;
         case 'C':
             o.compress = strcmp(optarg, "off") == 0    ? COLLS_COMPRESS_OFF
                          : strcmp(optarg, "on") == 0   ? COLLS_COMPRESS_ON
                          : strcmp(optarg, "auto") == 0 ? COLLS_COMPRESS_AUTO
                                                        : -2;
             if (o.compress == -2)
-                return collsctl_usage(&cmd_bench);
+                return collsctl_badopt(&cmd_bench, opt, optarg,
+                                       "off, on or auto");
             break;
         case 'g':
             o.group = optarg;
             break;
         case 'S':
             if (bench_sockets(optarg, &o) < 0)
-                return collsctl_usage(&cmd_bench);
+                return collsctl_badopt(&cmd_bench, opt, optarg,
+                                       "socket paths separated by commas, at "
+                                       "most 64");
             break;
         case 'n':
-            o.nprocs = atoi(optarg);
-            if (o.nprocs < 1 || o.nprocs > BENCH_MAX_PROCS)
-                return collsctl_usage(&cmd_bench);
+            if (collsctl_opt_long(&cmd_bench, opt, optarg, 1, BENCH_MAX_PROCS,
+                                  &v) != 0)
+                return COLLSCTL_USAGE;
+            o.nprocs = (int)v;
             break;
         case 'k':
-            o.runs = atoi(optarg);
-            if (o.runs < 1)
-                return collsctl_usage(&cmd_bench);
+            if (collsctl_opt_long(&cmd_bench, opt, optarg, 1, BENCH_MAX_REPS,
+                                  &v) != 0)
+                return COLLSCTL_USAGE;
+            o.runs = (int)v;
             break;
         case 'i':
-            o.iters = atoi(optarg);
-            if (o.iters < 1)
-                return collsctl_usage(&cmd_bench);
+            if (collsctl_opt_long(&cmd_bench, opt, optarg, 1, BENCH_MAX_REPS,
+                                  &v) != 0)
+                return COLLSCTL_USAGE;
+            o.iters = (int)v;
             break;
         default:
             return collsctl_usage(&cmd_bench);
@@ -400,28 +465,65 @@ bench_exec(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return collsctl_usage(&cmd_bench);
-    for (i = 0; i < COLLS_COLL_MAX; i++)
-        if (strcmp(argv[optind], collop_name(i)) == 0)
-            o.op = i;
-    if (o.op < 0) {
-        fprintf(stderr,
-                "collsctl bench: unknown operation %s (one of:", argv[optind]);
-        for (i = 0; i < COLLS_COLL_MAX; i++)
-            fprintf(stderr, " %s", collop_name(i));
-        fprintf(stderr, ")\n");
-        return 2;
-    }
+    o.op = collsctl_parse_op(&cmd_bench, argv[optind]);
+    if (o.op < 0)
+        return COLLSCTL_USAGE;
+    if (o.algo != NULL && collsctl_check_alg(&cmd_bench, o.op, o.algo) != 0)
+        return COLLSCTL_USAGE;
     if (o.group != NULL)
         return bench_member(&o, NULL, o.group);
     return bench_fork(&o);
 }
 
+static const struct collsctl_opt bench_opts[] = {
+    {"sizes", 's', 0, "A:B",
+     "message sizes from A to B bytes by powers of 4 (or one size A); "
+     "bytes of one rank's block, k/m/g suffixes; default 4:4m"},
+    {"algo", 'a', 0, "NAME[:SEG]",
+     "force the algorithm NAME (segment SEG bytes for a segmented one); "
+     "`collsctl algorithms OP` lists them; default: the rules table's"},
+    {"hier", 'H', 0, NULL,
+     "hierarchical mode: combine on each host, exchange between hosts"},
+    {"flat", 'F', 0, NULL, "flat mode: every rank is a peer of the schedule"},
+    {"roundrobin", 'R', 0, NULL,
+     "deal the ranks over the hosts round robin (default: contiguous per "
+     "host)"},
+    {"compress", 'C', 0, "MODE",
+     "off, on or auto: FPC compression of bcasts; the data become doubles",
+     "off on auto"},
+    {"runs", 'k', COLLSCTL_OPT_SHORT, "K",
+     "timed runs per size, 1 to 1000000 (default 5); the best one counts"},
+    {"iters", 'i', 0, "N",
+     "back-to-back operations per run, 1 to 1000000 (default 50)"},
+    {"json", 'j', COLLSCTL_OPT_SHORT, NULL,
+     "print one JSON object: op, processes, runs, iters, warmups, data, "
+     "compress, and results, one object per size (bytes, us_per_op, "
+     "algorithm, mode)"},
+    {"group", 'g', 0, "NAME",
+     "be one member of group NAME of -n P members (start P of them)"},
+    {NULL, 'n', COLLSCTL_OPT_SHORT, "P",
+     "processes, 1 to 256 (default 2); without --group they are forked "
+     "here"},
+    {"sockets", 'S', 0, "A,B,...",
+     "forked member i attaches to socket i (round robin; default: the "
+     "usual one)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_bench = {
     .name = "bench",
-    .usage = "OP [--sizes A:B] [--algo NAME[:SEG]] [--hier|--flat] "
-             "[--roundrobin] [--compress off|on|auto] [--runs K] [--iters N] "
-             "[--group NAME -n P | -n P [--sockets A,B,...]]",
+    .args = "OP",
     .help = "time a collective per size (us/op, algorithm, mode)",
+    .detail = "OP is one of barrier bcast reduce allreduce gather gatherv "
+              "scatter scatterv allgather allgatherv alltoall alltoallv "
+              "reduce_scatter scan exscan.  Per size: 3 warm-ups, then K "
+              "runs of N operations, each run after a barrier; each process "
+              "keeps its best run, and the figure is the maximum of those "
+              "over the processes.  Data are int32 (reductions: SUM).  With "
+              "stderr on a terminal a progress line shows the size being "
+              "measured.",
+    .opts = bench_opts,
+    .operands = COLLSCTL_OPS,
     .needs_daemon = 1,
     .exec = bench_exec,
 };

@@ -8,6 +8,7 @@
  * overlap of the three, i.e. the unpipelined case).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@
 
 #define CMD_COMPRESS_REPS      5
 #define CMD_COMPRESS_MAX_BLOCK (1ul << 31) /* bytes; FPC caps at 2^28 */
+/* A number macro as a string, for the help text. */
+#define CMD_COMPRESS_STR(x)  CMD_COMPRESS_STR_(x)
+#define CMD_COMPRESS_STR_(x) #x
+_Static_assert(FPC_DEFAULT_BLOCK * 8 == 524288, "the help of --block");
 
 static double
 cmd_compress_now(void)
@@ -85,20 +90,6 @@ cmd_compress_slurp(FILE *f, unsigned char **data, size_t *len)
     *data = p;
     *len = n;
     return 0;
-}
-
-static void
-cmd_compress_usage(void)
-{
-    fprintf(stderr,
-            "usage: collsctl compress [--table-bits N] [--block BYTES] "
-            "FILE|-\n"
-            "  --table-bits N  predictor tables of 2^N entries, %d..%d "
-            "(default %d)\n"
-            "  --block BYTES   independent blocks of BYTES, a multiple of 8 "
-            "(default %u)\n",
-            FPC_MIN_TABLE_BITS, FPC_MAX_TABLE_BITS, FPC_DEFAULT_TABLE_BITS,
-            FPC_DEFAULT_BLOCK * 8);
 }
 
 /*
@@ -194,60 +185,39 @@ cmd_compress_exec(int argc, char **argv)
     unsigned char *data = NULL;
     double *v = NULL, tc = 0, td = 0;
     size_t len = 0, n, clen = 0;
+    char allowed[80];
     FILE *f;
-    int i, ret = 1;
+    int opt, ret = 1;
 
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = NULL;
-        int is_bits = 0, is_block = 0;
-
-        if (strncmp(a, "--table-bits", 12) == 0 &&
-            (a[12] == '\0' || a[12] == '='))
-            is_bits = 1, val = a[12] == '=' ? a + 13 : NULL;
-        else if (strncmp(a, "--block", 7) == 0 && (a[7] == '\0' || a[7] == '='))
-            is_block = 1, val = a[7] == '=' ? a + 8 : NULL;
-        if (is_bits || is_block) {
-            if (val == NULL) {
-                if (i + 1 >= argc) {
-                    fprintf(stderr, "compress: %s needs a value\n", a);
-                    cmd_compress_usage();
-                    return 2;
-                }
-                val = argv[++i];
+    optind = 1;
+    while ((opt = collsctl_getopt(argc, argv, &cmd_compress)) != -1) {
+        switch (opt) {
+        case 'b':
+            if (cmd_compress_num(optarg, FPC_MIN_TABLE_BITS, FPC_MAX_TABLE_BITS,
+                                 &bits) != 0) {
+                snprintf(allowed, sizeof(allowed),
+                         "a whole number from %d to %d", FPC_MIN_TABLE_BITS,
+                         FPC_MAX_TABLE_BITS);
+                return collsctl_badopt(&cmd_compress, opt, optarg, allowed);
             }
-            if (is_bits && cmd_compress_num(val, FPC_MIN_TABLE_BITS,
-                                            FPC_MAX_TABLE_BITS, &bits) != 0) {
-                fprintf(stderr,
-                        "compress: --table-bits must be %d..%d, "
-                        "not '%s'\n",
-                        FPC_MIN_TABLE_BITS, FPC_MAX_TABLE_BITS, val);
-                return 2;
+            break;
+        case 'B':
+            if (cmd_compress_num(optarg, 8, CMD_COMPRESS_MAX_BLOCK, &block) !=
+                    0 ||
+                block % 8 != 0) {
+                snprintf(allowed, sizeof(allowed),
+                         "a multiple of 8 from 8 to %lu bytes",
+                         CMD_COMPRESS_MAX_BLOCK);
+                return collsctl_badopt(&cmd_compress, opt, optarg, allowed);
             }
-            if (is_block && (cmd_compress_num(val, 8, CMD_COMPRESS_MAX_BLOCK,
-                                              &block) != 0 ||
-                             block % 8 != 0)) {
-                fprintf(stderr,
-                        "compress: --block must be a multiple of 8 "
-                        "in 8..%lu bytes, not '%s'\n",
-                        CMD_COMPRESS_MAX_BLOCK, val);
-                return 2;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "compress: unknown option %s\n", a);
-            cmd_compress_usage();
-            return 2;
-        } else if (path != NULL) {
-            fprintf(stderr, "compress: one FILE only\n");
-            cmd_compress_usage();
-            return 2;
-        } else {
-            path = a;
+            break;
+        default:
+            return collsctl_usage(&cmd_compress);
         }
     }
-    if (path == NULL) {
-        cmd_compress_usage();
-        return 2;
-    }
+    if (optind != argc - 1)
+        return collsctl_usage(&cmd_compress);
+    path = argv[optind];
 
     f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (f == NULL) {
@@ -301,10 +271,27 @@ out:
     return ret;
 }
 
+static const struct collsctl_opt compress_opts[] = {
+    {"table-bits", 'b', 0, "N",
+     "predictor tables of 2^N entries, " CMD_COMPRESS_STR(FPC_MIN_TABLE_BITS) " to " CMD_COMPRESS_STR(
+         FPC_MAX_TABLE_BITS) " (default " CMD_COMPRESS_STR(FPC_DEFAULT_TABLE_BITS) ")"},
+    {"block", 'B', 0, "BYTES",
+     "compress in independent blocks of BYTES, a multiple of 8 (default "
+     "524288, the daemons' block)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_compress = {
     .name = "compress",
-    .usage = "[--table-bits N] [--block BYTES] FILE|-",
+    .args = "FILE|-",
     .help = "try FPC compression on a file of raw doubles",
+    .detail = "FILE (- for standard input) holds raw native-endian doubles.  "
+              "Prints the ratio, the speeds (median of 5 runs), checks the "
+              "round trip bit for bit, and says whether compressing would "
+              "pay on 100 Mbit/s, 1 Gbit/s and 10 Gbit/s links.  Runs "
+              "without a daemon.",
+    .opts = compress_opts,
+    .operands = COLLSCTL_FILES,
     .needs_daemon = 0,
     .exec = cmd_compress_exec,
 };

@@ -10,6 +10,7 @@
  * skipped, so a richer document still renders.
  */
 #include <ctype.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,11 +239,15 @@ groups_exec(int argc, char **argv)
     colls_t *c;
     char *json = NULL;
     const char *arr, *end;
-    int json_out = 0, rc;
+    int json_out = 0, rc, opt;
 
-    if (argc == 2 && strcmp(argv[1], "--json") == 0)
+    optind = 1;
+    while ((opt = collsctl_getopt(argc, argv, &cmd_groups)) != -1) {
+        if (opt != 'j')
+            return collsctl_usage(&cmd_groups);
         json_out = 1;
-    else if (argc != 1)
+    }
+    if (optind != argc)
         return collsctl_usage(&cmd_groups);
     if (collsctl_attach(&c) < 0)
         return 1;
@@ -275,10 +280,21 @@ groups_exec(int argc, char **argv)
     return rc < 0 ? 1 : 0;
 }
 
+static const struct collsctl_opt groups_opts[] = {
+    {"json", 'j', COLLSCTL_OPT_SHORT, NULL,
+     "print the groups as a JSON array, as the daemon reports them"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_groups = {
     .name = "groups",
-    .usage = "[--json]",
+    .args = "",
     .help = "groups this daemon holds (name, gid, size, members, state)",
+    .detail = "One row per group this daemon holds: NAME, GID, SIZE (the "
+              "size it was formed with), LOCAL (members attached here), "
+              "STATE and COLLS (collectives run), then any other field the "
+              "daemon reports as name=value.",
+    .opts = groups_opts,
     .needs_daemon = 1,
     .exec = groups_exec,
 };

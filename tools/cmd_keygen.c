@@ -58,7 +58,7 @@ cmd_keygen_exec(int argc, char **argv)
     int opt, force = 0, rc;
 
     optind = 1;
-    while ((opt = collsctl_getopt(argc, argv, "f", "force.f")) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, &cmd_keygen)) != -1) {
         switch (opt) {
         case 'f':
             force = 1;
@@ -92,10 +92,23 @@ cmd_keygen_exec(int argc, char **argv)
     return 0;
 }
 
+static const struct collsctl_opt keygen_opts[] = {
+    {"force", 'f', COLLSCTL_OPT_SHORT, NULL,
+     "replace FILE if it exists (it is removed first, never overwritten "
+     "in place)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_keygen = {
     .name = "keygen",
-    .usage = "[--force] FILE",
+    .args = "FILE",
     .help = "write a new cluster key (mode 0600) for --key-file",
+    .detail = "FILE gets 32 random bytes as 64 hex digits, created with mode "
+              "0600; an existing FILE is left alone unless --force.  Copy it "
+              "to every host and start each collsd with --key-file FILE.  "
+              "Runs without a daemon.",
+    .opts = keygen_opts,
+    .operands = COLLSCTL_FILES,
     .needs_daemon = 0,
     .exec = cmd_keygen_exec,
 };

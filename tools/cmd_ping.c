@@ -1,5 +1,5 @@
 /*
- * cmd_ping.c -- `collsctl ping HOST [-c N] [-s BYTES] [-i MS]`: echo from
+ * cmd_ping.c -- `collsctl ping [-c N] [-s BYTES] [-i MS] HOST`: echo from
  * the local daemon to HOST's daemon and back (daemon to daemon, the floor
  * under every other figure).  Prints each round trip and min/median/max.
  */
@@ -11,18 +11,6 @@
 #include "colls.h"
 #include "tools/collsctl.h"
 
-/* Parses a non-negative integer option; -1 if invalid. */
-static long
-ping_num(const char *s, long max)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-
-    if (*s == '\0' || *end != '\0' || v < 0 || v > max)
-        return -1;
-    return v;
-}
-
 static int
 ping_exec(int argc, char **argv)
 {
@@ -32,22 +20,22 @@ ping_exec(int argc, char **argv)
     int opt, hid, i, ok = 0, rc;
 
     optind = 1;
-    while ((opt = getopt(argc, argv, "c:s:i:")) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, &cmd_ping)) != -1) {
         switch (opt) {
         case 'c':
-            count = ping_num(optarg, 1000000);
-            if (count <= 0)
-                return collsctl_usage(&cmd_ping);
+            if (collsctl_opt_long(&cmd_ping, opt, optarg, 1, 1000000, &count) !=
+                0)
+                return COLLSCTL_USAGE;
             break;
         case 's':
-            size = ping_num(optarg, 64L * 1024 * 1024);
-            if (size < 0)
-                return collsctl_usage(&cmd_ping);
+            if (collsctl_opt_long(&cmd_ping, opt, optarg, 0, 64L * 1024 * 1024,
+                                  &size) != 0)
+                return COLLSCTL_USAGE;
             break;
         case 'i':
-            interval = ping_num(optarg, 60000);
-            if (interval < 0)
-                return collsctl_usage(&cmd_ping);
+            if (collsctl_opt_long(&cmd_ping, opt, optarg, 0, 60000,
+                                  &interval) != 0)
+                return COLLSCTL_USAGE;
             break;
         default:
             return collsctl_usage(&cmd_ping);
@@ -97,10 +85,24 @@ ping_exec(int argc, char **argv)
     return ok == count ? 0 : 1;
 }
 
+static const struct collsctl_opt ping_opts[] = {
+    {"count", 'c', COLLSCTL_OPT_SHORT, "N",
+     "round trips to make (default 4; 1 to 1000000)"},
+    {"size", 's', COLLSCTL_OPT_SHORT, "BYTES",
+     "bytes of each echo (default 64; 0 to 67108864)"},
+    {"interval", 'i', COLLSCTL_OPT_SHORT, "MS",
+     "milliseconds to wait between round trips (default 0; 0 to 60000)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_ping = {
     .name = "ping",
-    .usage = "HOST [-c N] [-s BYTES] [-i MS]",
+    .args = "HOST",
     .help = "daemon-to-daemon echo to HOST (hid, name or address)",
+    .detail = "The local daemon echoes COUNT messages off HOST's daemon and "
+              "prints each round trip, then min/median/max: the floor under "
+              "every other figure.  Exit status 1 if any echo was lost.",
+    .opts = ping_opts,
     .needs_daemon = 1,
     .exec = ping_exec,
 };

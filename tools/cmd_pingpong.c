@@ -30,6 +30,8 @@
 #define PP_TAG 0x5050
 
 #define PP_SIZE_MAX (256ULL * 1024 * 1024)
+#define PP_SIZE_ALLOWED                                                        \
+    "bytes from 1 to 268435456, with an optional k or m suffix (x1024)"
 
 /* Picks the default-route partner: the first other host that is up. */
 static int
@@ -86,8 +88,6 @@ pp_round(colls_t *c, colls_tid_t to, int enc, int route, const void *sbuf,
 static int
 pingpong_exec(int argc, char **argv)
 {
-    static const char opts[] =
-        "route:r enc:e to:t host:H min:m max:M reps:n csv.c";
     static const char *const enc_names[] = {"default", "raw", "inplace"};
     colls_t *c;
     colls_tid_t to = 0;
@@ -99,9 +99,10 @@ pingpong_exec(int argc, char **argv)
     uint8_t *sbuf = NULL, *rbuf = NULL;
     double *t = NULL, sizes[64], medians[64];
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, alpha, beta, slope;
+    char what[64];
 
     optind = 1;
-    while ((opt = collsctl_getopt(argc, argv, "", opts)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, &cmd_pingpong)) != -1) {
         switch (opt) {
         case 'r':
             if (strcmp(optarg, "default") == 0)
@@ -109,41 +110,48 @@ pingpong_exec(int argc, char **argv)
             else if (strcmp(optarg, "direct") == 0)
                 route = COLLS_ROUTE_DIRECT;
             else
-                return collsctl_usage(&cmd_pingpong);
+                return collsctl_badopt(&cmd_pingpong, opt, optarg,
+                                       "default or direct");
             break;
         case 'e':
             for (enc = 0; enc < 3; enc++)
                 if (strcmp(optarg, enc_names[enc]) == 0)
                     break;
             if (enc == 3)
-                return collsctl_usage(&cmd_pingpong);
+                return collsctl_badopt(&cmd_pingpong, opt, optarg,
+                                       "default, raw or inplace");
             break;
         case 't':
             if (collsctl_parse_tid(optarg, &tid) < 0)
-                return collsctl_usage(&cmd_pingpong);
+                return collsctl_badopt(&cmd_pingpong, opt, optarg,
+                                       "a task id: t<hex>, 0x<hex> or "
+                                       "decimal");
             to = tid;
             have_to = 1;
             break;
         case 'H':
-            hosts_hid = strtol(optarg, NULL, 10);
-            if (hosts_hid <= 0 || hosts_hid > 4095)
-                return collsctl_usage(&cmd_pingpong);
+            if (collsctl_opt_long(&cmd_pingpong, opt, optarg, 1, 4095,
+                                  &hosts_hid) != 0)
+                return COLLSCTL_USAGE;
             to = COLLS_DAEMON_TID(hosts_hid);
             have_to = 1;
             break;
         case 'm':
             if (collsctl_parse_size(optarg, NULL, PP_SIZE_MAX, &min) < 0 ||
                 min == 0)
-                return collsctl_usage(&cmd_pingpong);
+                return collsctl_badopt(&cmd_pingpong, opt, optarg,
+                                       PP_SIZE_ALLOWED);
             break;
         case 'M':
-            if (collsctl_parse_size(optarg, NULL, PP_SIZE_MAX, &max) < 0)
-                return collsctl_usage(&cmd_pingpong);
+            if (collsctl_parse_size(optarg, NULL, PP_SIZE_MAX, &max) < 0 ||
+                max == 0)
+                return collsctl_badopt(&cmd_pingpong, opt, optarg,
+                                       PP_SIZE_ALLOWED);
             break;
         case 'n':
-            reps = strtol(optarg, NULL, 10);
-            if (reps <= 0 || reps > 1000000)
-                return collsctl_usage(&cmd_pingpong);
+            if (collsctl_opt_long(&cmd_pingpong, opt, optarg, 1, 1000000,
+                                  &reps) != 0)
+                return COLLSCTL_USAGE;
             break;
         case 'c':
             csv = 1;
@@ -152,8 +160,14 @@ pingpong_exec(int argc, char **argv)
             return collsctl_usage(&cmd_pingpong);
         }
     }
-    if (optind != argc || max < min)
+    if (optind != argc)
         return collsctl_usage(&cmd_pingpong);
+    if (max < min) {
+        fprintf(stderr,
+                "collsctl pingpong: --max %zu is below --min %zu bytes\n", max,
+                min);
+        return COLLSCTL_USAGE;
+    }
     if (route == COLLS_ROUTE_DIRECT && !have_to) {
         fprintf(stderr, "collsctl pingpong: the direct route needs --to TID "
                         "of a `collsctl echo` task\n");
@@ -193,10 +207,13 @@ pingpong_exec(int argc, char **argv)
             nreps = (long)((64u << 20) / n);
             nreps = nreps < 5 ? 5 : nreps > 200 ? 200 : nreps;
         }
+        snprintf(what, sizeof(what), "%zu bytes, %ld round trips", n, nreps);
+        collsctl_progress("pingpong", what);
         /* warm-up round, checked byte for byte */
         memset(rbuf, 0, n);
         rc = pp_round(c, to, enc, route, sbuf, rbuf, n);
         if (rc == 0 && memcmp(sbuf, rbuf, n) != 0) {
+            collsctl_progress("pingpong", NULL);
             fprintf(stderr,
                     "collsctl pingpong: %zu bytes came back "
                     "different\n",
@@ -214,6 +231,7 @@ pingpong_exec(int argc, char **argv)
         }
         medians[nsizes] = collsctl_median(t, (int)nreps);
         sizes[nsizes] = (double)n;
+        collsctl_progress("pingpong", NULL);
         if (csv)
             printf("%zu,%.2f,%.2f\n", n, medians[nsizes],
                    (double)n / medians[nsizes]);
@@ -253,8 +271,10 @@ pingpong_exec(int argc, char **argv)
                "unreachable directly)\n",
                csv ? "# " : "", (unsigned long long)colls_route_fallbacks(c));
 out:
-    if (rc < 0)
+    if (rc < 0) {
+        collsctl_progress("pingpong", NULL);
         fprintf(stderr, "collsctl pingpong: %s\n", colls_strerror(rc));
+    }
     free(sbuf);
     free(rbuf);
     free(t);
@@ -265,7 +285,6 @@ out:
 static int
 echo_exec(int argc, char **argv)
 {
-    static const char opts[] = "count:n";
     colls_t *c;
     colls_msg_t *m;
     colls_status_t st;
@@ -273,12 +292,12 @@ echo_exec(int argc, char **argv)
     int opt, rc = 0;
 
     optind = 1;
-    while ((opt = collsctl_getopt(argc, argv, "", opts)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, &cmd_echo)) != -1) {
         if (opt != 'n')
             return collsctl_usage(&cmd_echo);
-        count = strtol(optarg, NULL, 10);
-        if (count <= 0)
-            return collsctl_usage(&cmd_echo);
+        if (collsctl_opt_long(&cmd_echo, opt, optarg, 1, 1000000000, &count) !=
+            0)
+            return COLLSCTL_USAGE;
     }
     if (optind != argc)
         return collsctl_usage(&cmd_echo);
@@ -308,20 +327,62 @@ echo_exec(int argc, char **argv)
     return rc < 0 && rc != COLLS_ESHUTDOWN ? 1 : 0;
 }
 
+static const struct collsctl_opt pingpong_opts[] = {
+    {"route", 'r', 0, "ROUTE",
+     "default (through the daemons) or direct (task to task over TCP; "
+     "needs --to); default: default",
+     "default direct"},
+    {"enc", 'e', 0, "ENC",
+     "encoding of the messages: default (XDR), raw or inplace; default: "
+     "default",
+     "default raw inplace"},
+    {"to", 't', 0, "TID",
+     "the partner task (t<hex>, 0x<hex> or decimal), e.g. a `collsctl "
+     "echo`, or a daemon's tid"},
+    {"host", 'H', 0, "HID",
+     "the partner is the built-in echo of host HID's daemon (default: the "
+     "first other host that is up, else this daemon)"},
+    {"min", 'm', 0, "BYTES",
+     "smallest message (default 8; k and m suffixes, x1024)"},
+    {"max", 'M', 0, "BYTES",
+     "largest message, at most 256m (default 10485760); sizes double from "
+     "--min to --max"},
+    {"reps", 'n', 0, "N",
+     "round trips per size, 1 to 1000000 (default: 64 MiB worth, 5 to 200)"},
+    {"csv", 'c', 0, NULL,
+     "print comma-separated values (bytes,half_rtt_us,mb_per_s)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_pingpong = {
     .name = "pingpong",
-    .usage = "[--route default|direct] [--enc default|raw|inplace] "
-             "[--to TID | --host HID] [--min 8] [--max 10485760] [--reps N] "
-             "[--csv]",
+    .args = "",
     .help = "task-level half round trip per size, fit alpha + n/beta",
+    .detail = "Per size, the median half round trip of the repetitions (the "
+              "first one checks the echoed bytes), then a least-squares fit "
+              "of t(n) = alpha + n/beta weighted by 1/t^2.  With stderr on a "
+              "terminal a progress line shows the size being measured.",
+    .opts = pingpong_opts,
     .needs_daemon = 1,
     .exec = pingpong_exec,
 };
 
+static const struct collsctl_opt echo_opts[] = {
+    {"count", 'n', 0, "N",
+     "exit after answering N messages, 1 to 1000000000 (default: run until "
+     "killed or the daemon stops)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_echo = {
     .name = "echo",
-    .usage = "[--count N]",
+    .args = "",
     .help = "print own tid, echo every message back on its route",
+    .detail = "A partner for `collsctl pingpong --to TID` (print the tid, "
+              "then answer every message with the same tag and encoding on "
+              "the route it came by).  It attaches as an ordinary task, not "
+              "an admin one.",
+    .opts = echo_opts,
     .needs_daemon = 1,
     .exec = echo_exec,
 };

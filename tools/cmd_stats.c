@@ -5,8 +5,10 @@
  * daemon reports is shown whatever its layout: an object of counters as
  * name/value pairs, an object of objects (histograms) one line each with
  * their scalars, an array of objects (peers, tasks) as a table with one
- * row per field and one column per element.  --watch redraws every
- * SECONDS.
+ * row per field and one column per element.  --watch prints again every
+ * SECONDS: on a terminal it redraws the screen, elsewhere (a pipe, a
+ * file) it writes no terminal codes and separates the snapshots by a
+ * blank line.
  */
 #include <ctype.h>
 #include <getopt.h>
@@ -333,22 +335,21 @@ stats_table(const char *json)
 static int
 stats_exec(int argc, char **argv)
 {
-    static const char opts[] = "json.j watch:w";
     colls_t *c;
-    char *json, *end;
-    int raw = 0, opt, rc;
+    char *json;
+    int raw = 0, opt, rc, first = 1, tty = isatty(STDOUT_FILENO);
     long watch = 0;
 
     optind = 1;
-    while ((opt = collsctl_getopt(argc, argv, "jw:", opts)) != -1) {
+    while ((opt = collsctl_getopt(argc, argv, &cmd_stats)) != -1) {
         switch (opt) {
         case 'j':
             raw = 1;
             break;
         case 'w':
-            watch = strtol(optarg, &end, 10);
-            if (*end != '\0' || watch <= 0 || watch > 86400)
-                return collsctl_usage(&cmd_stats);
+            if (collsctl_opt_long(&cmd_stats, opt, optarg, 1, 86400, &watch) !=
+                0)
+                return COLLSCTL_USAGE;
             break;
         default:
             return collsctl_usage(&cmd_stats);
@@ -365,8 +366,13 @@ stats_exec(int argc, char **argv)
             colls_detach(c);
             return 1;
         }
-        if (watch > 0 && !raw)
+        /* redraw a terminal (cursor home, clear); into a pipe or file the
+           snapshots follow each other, a blank line apart */
+        if (watch > 0 && !raw && tty)
             printf("\033[H\033[2J");
+        else if (watch > 0 && !first)
+            printf("\n");
+        first = 0;
         if (raw)
             printf("%s\n", json);
         else
@@ -381,10 +387,24 @@ stats_exec(int argc, char **argv)
     return 0;
 }
 
+static const struct collsctl_opt stats_opts[] = {
+    {"json", 'j', COLLSCTL_OPT_SHORT, NULL,
+     "print the daemon's statistics document (JSON) as it sent it"},
+    {"watch", 'w', COLLSCTL_OPT_SHORT, "SECONDS",
+     "print again every SECONDS (1 to 86400) until interrupted; on a "
+     "terminal the screen is redrawn"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_stats = {
     .name = "stats",
-    .usage = "[--json] [--watch SECONDS]",
+    .args = "",
     .help = "the daemon's counters as a table (--json: the raw document)",
+    .detail = "Counters of the transport (datagrams, retransmits, drops), "
+              "per-peer RTT, tasks, per-operation latency histograms, "
+              "algorithm choices and compression ratios, as the daemon's "
+              "/stats.json serves them (collsd --http).",
+    .opts = stats_opts,
     .needs_daemon = 1,
     .exec = stats_exec,
 };

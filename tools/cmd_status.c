@@ -1,6 +1,8 @@
 /*
  * cmd_status.c -- `collsctl status`, `hosts` and `ps`: the machine at a
- * glance (PVM's conf and ps).
+ * glance (PVM's conf and ps).  Each prints a table, or with --json one
+ * JSON document (an object for status, an array of objects for hosts and
+ * ps) with the same fields, for scripts.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -25,24 +27,44 @@ status_state(int state)
     }
 }
 
-/* The "trust" line: how this daemon's datagrams are protected, with a
-   warning when they are not (--insecure). */
+/*
+ * Reads the options of status, hosts or ps: --json (-j) and, for ps
+ * (all not NULL), --all (-a).  0, or the exit status of a usage error.
+ */
+static int
+status_opts(const struct collsctl_cmd *cmd, int argc, char **argv, int *json,
+            int *all)
+{
+    int opt;
+
+    *json = 0;
+    optind = 1;
+    while ((opt = collsctl_getopt(argc, argv, cmd)) != -1) {
+        if (opt == 'j')
+            *json = 1;
+        else if (opt == 'a' && all != NULL)
+            *all = 1;
+        else
+            return collsctl_usage(cmd);
+    }
+    if (optind != argc)
+        return collsctl_usage(cmd);
+    return 0;
+}
+
+/* The daemon's "trust" (how its datagrams are protected) into val, or
+   "" when its statistics do not say. */
 static void
-status_trust(colls_t *c)
+status_trust(colls_t *c, char val[32])
 {
     char *json = NULL, *p;
-    char val[32];
 
+    val[0] = '\0';
     if (colls_stats_json(c, &json) < 0 || json == NULL)
         return;
     p = strstr(json, "\"trust\":\"");
-    if (p != NULL && sscanf(p + 9, "%31[^\"]", val) == 1) {
-        printf("trust       %s\n", val);
-        if (strcmp(val, "insecure") == 0)
-            printf("WARNING     datagrams are not authenticated "
-                   "(--insecure): anyone who can reach the daemon's port "
-                   "can forge them; use collsctl keygen and --key-file\n");
-    }
+    if (p != NULL && sscanf(p + 9, "%31[^\"]", val) != 1)
+        val[0] = '\0';
     colls_free(json);
 }
 
@@ -51,14 +73,15 @@ static int
 status_exec(int argc, char **argv)
 {
     colls_t *c;
-    colls_hostinfo_t *h = NULL;
+    colls_hostinfo_t *h = NULL, *self = NULL;
     colls_taskinfo_t *t = NULL;
     int nh = 0, nt = 0, nall = 0, i, up = 0, down = 0, other = 0, rc;
-    int me;
+    int me, json;
+    char trust[32];
 
-    (void)argv;
-    if (argc != 1)
-        return collsctl_usage(&cmd_status);
+    rc = status_opts(&cmd_status, argc, argv, &json, NULL);
+    if (rc != 0)
+        return rc;
     if (collsctl_attach(&c) < 0)
         return 1;
     me = COLLS_TID_HID(colls_mytid(c));
@@ -71,7 +94,7 @@ status_exec(int argc, char **argv)
         rc = colls_tasks(c, COLLS_ANY, &t, &nall);
     }
     if (rc < 0) {
-        fprintf(stderr, "collsctl status: %s\n", colls_strerror(rc));
+        collsctl_perror(c, "status", rc);
         colls_free(h);
         colls_detach(c);
         return 1;
@@ -83,21 +106,44 @@ status_exec(int argc, char **argv)
             down++;
         else
             other++;
+        if (h[i].hid == me)
+            self = &h[i];
     }
-    for (i = 0; i < nh; i++) {
-        if (h[i].hid != me)
-            continue;
-        printf("daemon      hid %d, %s at %s\n", me, h[i].name, h[i].addr);
-        printf("incarnation 0x%08x\n", (unsigned)h[i].incarnation);
-        printf("local tasks %d (this collsctl is t%x)\n", h[i].ntasks,
-               (unsigned)colls_mytid(c));
+    status_trust(c, trust);
+    if (json) {
+        printf("{\"hid\": %d, \"name\": ", me);
+        collsctl_json_str(stdout, self != NULL ? self->name : "");
+        printf(", \"addr\": ");
+        collsctl_json_str(stdout, self != NULL ? self->addr : "");
+        printf(", \"incarnation\": %lu, \"local_tasks\": %d, "
+               "\"tid\": \"t%x\", \"hosts_up\": %d, \"hosts_down\": %d, "
+               "\"hosts_joining\": %d, \"hosts\": %d, \"tasks\": %d, "
+               "\"trust\": ",
+               self != NULL ? (unsigned long)self->incarnation : 0UL,
+               self != NULL ? self->ntasks : 0, (unsigned)colls_mytid(c), up,
+               down, other, nh, nall);
+        collsctl_json_str(stdout, trust);
+        printf("}\n");
+    } else {
+        if (self != NULL) {
+            printf("daemon      hid %d, %s at %s\n", me, self->name,
+                   self->addr);
+            printf("incarnation 0x%08x\n", (unsigned)self->incarnation);
+            printf("local tasks %d (this collsctl is t%x)\n", self->ntasks,
+                   (unsigned)colls_mytid(c));
+        }
+        printf("hosts       %d up, %d down", up, down);
+        if (other)
+            printf(", %d joining", other);
+        printf(" (%d in the table)\n", nh);
+        printf("tasks       %d on the machine\n", nall);
+        if (trust[0] != '\0')
+            printf("trust       %s\n", trust);
+        if (strcmp(trust, "insecure") == 0)
+            printf("WARNING     datagrams are not authenticated "
+                   "(--insecure): anyone who can reach the daemon's port "
+                   "can forge them; use collsctl keygen and --key-file\n");
     }
-    printf("hosts       %d up, %d down", up, down);
-    if (other)
-        printf(", %d joining", other);
-    printf(" (%d in the table)\n", nh);
-    printf("tasks       %d on the machine\n", nall);
-    status_trust(c);
     colls_free(h);
     colls_free(t);
     colls_detach(c);
@@ -110,24 +156,40 @@ hosts_exec(int argc, char **argv)
 {
     colls_t *c;
     colls_hostinfo_t *h;
-    int n, i, rc, me;
+    int n, i, rc, me, json;
 
-    (void)argv;
-    if (argc != 1)
-        return collsctl_usage(&cmd_hosts);
+    rc = status_opts(&cmd_hosts, argc, argv, &json, NULL);
+    if (rc != 0)
+        return rc;
     if (collsctl_attach(&c) < 0)
         return 1;
     me = COLLS_TID_HID(colls_mytid(c));
     rc = colls_hosts(c, &h, &n);
     if (rc < 0) {
-        fprintf(stderr, "collsctl hosts: %s\n", colls_strerror(rc));
+        collsctl_perror(c, "hosts", rc);
         colls_detach(c);
         return 1;
     }
-    printf("%4s  %-7s %-20s %-22s %-10s %5s %10s\n", "HID", "STATE", "NAME",
-           "ADDR", "INCARN", "TASKS", "RTT(us)");
+    if (json)
+        printf("[");
+    else
+        printf("%4s  %-7s %-20s %-22s %-10s %5s %10s\n", "HID", "STATE", "NAME",
+               "ADDR", "INCARN", "TASKS", "RTT(us)");
     for (i = 0; i < n; i++) {
         char rtt[32];
+
+        if (json) {
+            printf("%s\n {\"hid\": %d, \"state\": \"%s\", \"name\": ",
+                   i ? "," : "", h[i].hid, status_state(h[i].state));
+            collsctl_json_str(stdout, h[i].name);
+            printf(", \"addr\": ");
+            collsctl_json_str(stdout, h[i].addr);
+            printf(", \"incarnation\": %lu, \"tasks\": %d, \"rtt_us\": %.1f, "
+                   "\"self\": %s}",
+                   (unsigned long)h[i].incarnation, h[i].ntasks, h[i].rtt_us,
+                   h[i].hid == me ? "true" : "false");
+            continue;
+        }
         if (h[i].hid == me)
             snprintf(rtt, sizeof(rtt), "(self)");
         else if (h[i].rtt_us > 0)
@@ -138,6 +200,8 @@ hosts_exec(int argc, char **argv)
                status_state(h[i].state), h[i].name, h[i].addr,
                (unsigned)h[i].incarnation, h[i].ntasks, rtt);
     }
+    if (json)
+        printf("\n]\n");
     colls_free(h);
     colls_detach(c);
     return 0;
@@ -149,55 +213,101 @@ ps_exec(int argc, char **argv)
 {
     colls_t *c;
     colls_taskinfo_t *t;
-    int all = 0, n, i, rc, opt;
-    static const char opts[] = "all.a";
+    int all = 0, n, i, rc, json;
 
-    optind = 1;
-    while ((opt = collsctl_getopt(argc, argv, "a", opts)) != -1) {
-        if (opt != 'a')
-            return collsctl_usage(&cmd_ps);
-        all = 1;
-    }
-    if (optind != argc)
-        return collsctl_usage(&cmd_ps);
+    rc = status_opts(&cmd_ps, argc, argv, &json, &all);
+    if (rc != 0)
+        return rc;
     if (collsctl_attach(&c) < 0)
         return 1;
     rc = colls_tasks(c, all ? COLLS_ANY : 0, &t, &n);
     if (rc < 0) {
-        fprintf(stderr, "collsctl ps: %s\n", colls_strerror(rc));
+        collsctl_perror(c, "ps", rc);
         colls_detach(c);
         return 1;
     }
-    printf("%-10s %4s %8s %6s  %s\n", "TID", "HOST", "PID", "UID", "NAME");
-    for (i = 0; i < n; i++)
+    if (json)
+        printf("[");
+    else
+        printf("%-10s %4s %8s %6s  %s\n", "TID", "HOST", "PID", "UID", "NAME");
+    for (i = 0; i < n; i++) {
+        int self = t[i].tid == colls_mytid(c);
+
+        if (json) {
+            printf("%s\n {\"tid\": \"t%x\", \"hid\": %d, \"pid\": %d, "
+                   "\"uid\": %d, \"name\": ",
+                   i ? "," : "", (unsigned)t[i].tid, COLLS_TID_HID(t[i].tid),
+                   t[i].pid, t[i].uid);
+            collsctl_json_str(stdout, t[i].name);
+            printf(", \"self\": %s}", self ? "true" : "false");
+            continue;
+        }
         printf("t%-9x %4d %8d %6d  %s%s\n", (unsigned)t[i].tid,
                COLLS_TID_HID(t[i].tid), t[i].pid, t[i].uid, t[i].name,
-               t[i].tid == colls_mytid(c) ? " (this collsctl)" : "");
+               self ? " (this collsctl)" : "");
+    }
+    if (json)
+        printf("\n]\n");
     colls_free(t);
     colls_detach(c);
     return 0;
 }
 
+/* --json of every command here. */
+#define STATUS_JSON_OPT(what)                                                  \
+    {                                                                          \
+        "json", 'j', COLLSCTL_OPT_SHORT, NULL, what                            \
+    }
+
+static const struct collsctl_opt status_json_opts[] = {
+    STATUS_JSON_OPT("print one JSON object (hid, name, addr, incarnation, "
+                    "local_tasks, tid, hosts_up, hosts_down, hosts_joining, "
+                    "hosts, tasks, trust)"),
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_status = {
     .name = "status",
-    .usage = "",
+    .args = "",
     .help = "this daemon: host id, incarnation, hosts up/down, tasks",
+    .detail = "trust says how the daemon's datagrams are protected (a "
+              "cluster key, encryption, or insecure).",
+    .opts = status_json_opts,
     .needs_daemon = 1,
     .exec = status_exec,
 };
 
+static const struct collsctl_opt hosts_opts[] = {
+    STATUS_JSON_OPT("print a JSON array, one object per host (hid, state, "
+                    "name, addr, incarnation, tasks, rtt_us, self)"),
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_hosts = {
     .name = "hosts",
-    .usage = "",
+    .args = "",
     .help = "the host table: id, state, name, address, tasks, RTT",
+    .detail = "STATE is up, down (no heartbeat for --dead-after) or joining; "
+              "RTT(us) is the daemon's smoothed round-trip estimate to that "
+              "host, (self) for the daemon asked.",
+    .opts = hosts_opts,
     .needs_daemon = 1,
     .exec = hosts_exec,
 };
 
+static const struct collsctl_opt ps_opts[] = {
+    {"all", 'a', COLLSCTL_OPT_SHORT, NULL,
+     "the tasks of every host (default: of this host)"},
+    STATUS_JSON_OPT("print a JSON array, one object per task (tid, hid, pid, "
+                    "uid, name, self)"),
+    {NULL, 0, 0, NULL, NULL},
+};
+
 const struct collsctl_cmd cmd_ps = {
     .name = "ps",
-    .usage = "[-a]",
+    .args = "",
     .help = "tasks of this host (-a: of every host)",
+    .opts = ps_opts,
     .needs_daemon = 1,
     .exec = ps_exec,
 };

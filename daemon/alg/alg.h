@@ -1,7 +1,8 @@
 /*
  * alg.h -- the algorithm library: one table of algorithms per operation.
  *
- * An algorithm is a row { name, builder, cost formula, flags, predicate }.
+ * An algorithm is a row { name, builder, cost formula, flags, predicate,
+ * the cost formula as text }.
  * The builder compiles the arguments of one participant into a schedule
  * (daemon/sched.h); the cost formula predicts the operation's time from
  * pLogP parameters (Kielmann et al., "Fast measurement of LogP parameters
@@ -97,6 +98,11 @@ struct alg {
     unsigned flags;
     /* Extra applicability test, or NULL. */
     int (*applicable)(const struct alg_args *a);
+    /* The formula cost computes, as text for people (`collsctl
+       algorithms`): P ranks, n bytes per rank, L, g(m), gamma; lgP =
+       ceil(log2 P); p2 the largest power of two <= P; s the segment and
+       k = ceil(n / s) segments; [c] 1 when c holds, else 0. */
+    const char *formula;
 };
 
 /* The table of op (gatherv shares gather's, ...); *n rows. */

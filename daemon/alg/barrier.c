@@ -111,11 +111,13 @@ cost_barrier_flat(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_barrier_table[] = {
     {"dissemination", alg_barrier_dissemination, cost_barrier_dissemination, 0,
-     NULL},
+     NULL, "lgP (L + g(0))"},
     {"butterfly", alg_barrier_butterfly, cost_barrier_dissemination, ALG_POW2,
-     NULL},
-    {"tournament", alg_barrier_tournament, cost_barrier_tournament, 0, NULL},
-    {"flat", alg_barrier_flat, cost_barrier_flat, 0, NULL},
+     NULL, "lgP (L + g(0))"},
+    {"tournament", alg_barrier_tournament, cost_barrier_tournament, 0, NULL,
+     "2 lgP (L + g(0))"},
+    {"flat", alg_barrier_flat, cost_barrier_flat, 0, NULL,
+     "2 (L + (P-1) g(0))"},
 };
 const size_t alg_barrier_count =
     sizeof(alg_barrier_table) / sizeof(alg_barrier_table[0]);

@@ -252,16 +252,19 @@ cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_bcast_table[] = {
-    {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL},
-    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL},
+    {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL, "L + (P-1) g(n)"},
+    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g(n))"},
     {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg, ALG_SEGMENTED,
-     NULL},
-    {"binary", alg_bcast_binary, cost_bcast_binary, 0, NULL},
-    {"binomial", alg_bcast_binomial, cost_bcast_binomial, 0, NULL},
+     NULL, "(P-1 + k-1) (L + g(s))"},
+    {"binary", alg_bcast_binary, cost_bcast_binary, 0, NULL,
+     "(ceil(log2(P+1)) - 1) (L + 2 g(n))"},
+    {"binomial", alg_bcast_binomial, cost_bcast_binomial, 0, NULL,
+     "lgP (L + g(n))"},
     {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
-     ALG_SEGMENTED, NULL},
+     ALG_SEGMENTED, NULL, "lgP (L + g(s)) + (k-1) lgP g(s)"},
     {"scatter_allgather", alg_bcast_scatter_allgather,
-     cost_bcast_scatter_allgather, 0, NULL},
+     cost_bcast_scatter_allgather, 0, NULL,
+     "lgP L + g(n - n/P) + (P-1) (L + g(n/P))"},
 };
 const size_t alg_bcast_count =
     sizeof(alg_bcast_table) / sizeof(alg_bcast_table[0]);

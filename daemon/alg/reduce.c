@@ -209,12 +209,15 @@ cost_reduce_rsag(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_reduce_table[] = {
-    {"flat", alg_reduce_flat, cost_reduce_flat, ALG_RANK_ORDER, NULL},
+    {"flat", alg_reduce_flat, cost_reduce_flat, ALG_RANK_ORDER, NULL,
+     "L + (P-1) (g(n) + gamma n)"},
     {"binomial", alg_reduce_binomial, cost_reduce_binomial, ALG_COMMUTATIVE,
-     NULL},
+     NULL, "lgP (L + g(n) + gamma n)"},
     {"chain_seg", alg_reduce_chain_seg, cost_reduce_chain_seg,
-     ALG_SEGMENTED | ALG_COMMUTATIVE, NULL},
-    {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE, NULL},
+     ALG_SEGMENTED | ALG_COMMUTATIVE, NULL, "(P-1 + k-1) (L + g(s) + gamma s)"},
+    {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE, NULL,
+     "[P != p2] (L + g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 g(n/2^i) + "
+     "gamma n/2^i)"},
 };
 const size_t alg_reduce_count =
     sizeof(alg_reduce_table) / sizeof(alg_reduce_table[0]);
