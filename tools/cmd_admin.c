@@ -220,8 +220,8 @@ const struct collsctl_cmd cmd_add = {
               "task.  The command waits up to 60 s: it prints the host id "
               "once the daemon has joined, or says why not (refused: it "
               "belongs to another machine or serves tasks; or no daemon "
-              "answered, and the host stays listed as down until `collsctl "
-              "delete`).  Needs the daemon's uid, --admin-uid or "
+              "answered within --dead-after, and its entry is removed).  "
+              "Needs the daemon's uid, --admin-uid or "
               "--admin-gid.",
     .needs_daemon = 1,
     .exec = add_exec,

@@ -235,8 +235,12 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
     unsetenv("COLLS_ADMIN");
     rc = colls_attach(socket, &c);
     if (rc < 0) {
+        char path[256];
+
+        if (socket == NULL)
+            collsctl_socket_path(path, sizeof path);
         fprintf(stderr, "collsctl bench: attach %s: %s\n",
-                socket ? socket : "(default socket)", colls_strerror(rc));
+                socket ? socket : path, colls_strerror(rc));
         return 1;
     }
     rank = colls_group_join_placed(c, name, o->nprocs, o->placement, &g);

@@ -53,8 +53,7 @@ const struct collsctl_opt collsctl_global_opts[] = {
 #define HELP_WIDTH   79
 #define HELP_OPT_COL 24
 
-/* Fills path with the socket path libcolls uses (colls_attach). */
-static void
+void
 collsctl_socket_path(char *path, size_t cap)
 {
     const char *sock = getenv("COLLS_SOCKET");

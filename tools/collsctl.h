@@ -70,6 +70,9 @@ struct colls;
 /* Attaches to the daemon (--socket / $COLLS_SOCKET); prints why not, with
    the socket's path and the fix.  0 or a COLLS_E* code. */
 int collsctl_attach(struct colls **out);
+/* Fills path with the socket path libcolls uses (colls_attach with
+   NULL): --socket, $COLLS_SOCKET or the default. */
+void collsctl_socket_path(char *path, size_t cap);
 /* Prints "collsctl WHAT: <text of rc>[: <the daemon's words>]" to stderr
    (colls_errmsg of c; c may be NULL). */
 void collsctl_perror(struct colls *c, const char *what, int rc);

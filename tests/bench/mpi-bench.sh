@@ -1,0 +1,195 @@
+#!/bin/bash
+# mpi-bench.sh -- collsd against Open MPI and MPICH on the same emulated
+# hosts: what our users would pick instead.
+#
+# On HOSTS network namespaces (tests/netns/lib.sh; one bridge, one collsd
+# each, with a cluster key: authentication on), for each operation and
+# size, in one run: `collsctl bench` (the classic method: 3 warm-ups,
+# --runs runs of --iters operations after a barrier, per process its best
+# run, the maximum over processes) and tests/bench/mpi-bench.c (the same
+# method in MPI) under Open MPI 4.1 and MPICH 4.0 from Debian, started in
+# the namespaces through an rsh agent that enters them (ns-rsh below; TCP
+# between hosts, shared memory within one).  Prints one table per layout
+# (us/op, the ratio collsd / best MPI) and writes it to $BENCH_OUT.
+#
+#   BENCH_LAYOUTS  "4x1 2x4"  HOSTSxTASKS layouts (contiguous ranks)
+#   BENCH_OPS      "barrier bcast allreduce allgather alltoall"
+#   BENCH_SIZES    "4:4194304" (powers of 4; barrier once)
+#   BENCH_RUNS     5, BENCH_ITERS 50
+#   BENCH_PIN      "0 1"  1: every process pinned to CPU 0 (taskset -c 0),
+#                         0: unpinned; both by default
+#   BENCH_OUT      ./mpi-bench-results.txt
+#
+# Installs openmpi-bin libopenmpi-dev mpich libmpich-dev when missing (the
+# only script that needs them).  Needs root (exit 77 otherwise).  Not part
+# of make check.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/netns/lib.sh"
+
+B=${top_builddir:-.}
+B=$(cd "$B" && pwd -P)
+SRC=${top_srcdir:-$(dirname "$0")/../..}
+SRC=$(cd "$SRC" && pwd -P)
+SOCK=/tmp/collsd/collsd.sock
+LAYOUTS=${BENCH_LAYOUTS:-4x1 2x4}
+OPS=${BENCH_OPS:-barrier bcast allreduce allgather alltoall}
+SIZES=${BENCH_SIZES:-4:4194304}
+RUNS=${BENCH_RUNS:-5}
+ITERS=${BENCH_ITERS:-50}
+PINS=${BENCH_PIN:-0 1}
+OUT=${BENCH_OUT:-$PWD/mpi-bench-results.txt}
+MPI_PACKAGES="openmpi-bin libopenmpi-dev mpich libmpich-dev"
+
+[ "$(id -u)" = 0 ] || {
+    echo "SKIP: needs root" >&2
+    exit 77
+}
+missing=""
+for p in $MPI_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+        grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "mpi-bench: installing$missing"
+    apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends $missing >/dev/null ||
+        {
+            echo "SKIP: cannot install$missing" >&2
+            exit 77
+        }
+fi
+
+maxh=0
+for l in $LAYOUTS; do
+    h=${l%x*}
+    [ "$h" -gt "$maxh" ] && maxh=$h
+done
+mh_init "$B" "$SOCK" "$maxh" collsd collsctl
+for i in $(seq 1 "$maxh"); do
+    mh_daemon "$i" --log-level warning
+done
+for i in $(seq 1 "$maxh"); do
+    mh_wait_up "$i" "$maxh" || fail "host $i does not see $maxh hosts up"
+done
+[ "$FAILED" = 0 ] || exit 1
+
+# The MPI programs, built once per implementation into the shared dir.
+mpicc.openmpi -O2 -o "$NS_RUN/mb-ompi" "$SRC/tests/bench/mpi-bench.c" &&
+    mpicc.mpich -O2 -o "$NS_RUN/mb-mpich" "$SRC/tests/bench/mpi-bench.c" ||
+    fail "cannot build tests/bench/mpi-bench.c"
+
+# The rsh agent: "ns-rsh [options] ADDR CMD..." runs CMD in the namespace
+# of the host with address ADDR, as ssh would on a real cluster.
+for i in $(seq 1 "$maxh"); do
+    echo "$(ns_addr "$i") $(ns_holder "$i")"
+done >"$NS_RUN/hosts.map"
+cat >"$NS_RUN/ns-rsh" <<EOS
+#!/bin/sh
+while [ \$# -gt 0 ]; do
+    case "\$1" in
+    -o | -l | -p) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+    esac
+done
+h=\$1
+shift
+pid=\$(awk -v h="\$h" '\$1 == h { print \$2 }' "$NS_RUN/hosts.map")
+[ -n "\$pid" ] || { echo "ns-rsh: no host \$h" >&2; exit 255; }
+exec nsenter -t "\$pid" -n -m -u -i --wd="$NS_RUN" -- sh -c "\$*"
+EOS
+chmod +x "$NS_RUN/ns-rsh"
+
+# collsd: `collsctl bench` on H hosts x K tasks (contiguous ranks); prints
+# "collsd OP BYTES US" lines.
+run_colls()
+{
+    local h=$1 k=$2 op=$3 pin=$4 name i j pids="" wrap=""
+    name="g$(date +%s%N)"
+    [ "$pin" = 1 ] && wrap="taskset -c 0"
+    for i in $(seq 1 "$h"); do
+        for j in $(seq 1 "$k"); do
+            host_bg "$i" "$name-$i-$j.log" timeout 900 $wrap "$B/collsctl" \
+                --socket "$SOCK" bench "$op" --sizes "$SIZES" --hier \
+                --runs "$RUNS" --iters "$ITERS" --group "$name" \
+                -n $((h * k))
+            pids="$pids $NS_LASTPID"
+        done
+    done
+    for i in $pids; do
+        wait "$i"
+    done
+    cat "$NS_RUN/$name"-*.log |
+        awk -v op="$op" '/^ *[0-9]+ +[0-9.]+ / { print "collsd", op, $1, $2 }'
+}
+
+# Open MPI and MPICH: H hosts x K ranks; "LABEL OP BYTES US" lines.
+run_mpi()
+{
+    local impl=$1 h=$2 k=$3 op=$4 pin=$5 i hf="$NS_RUN/hf-$1-$2-$3"
+    local wrap="" np=$((h * k))
+    [ "$pin" = 1 ] && wrap="taskset -c 0"
+    if [ "$impl" = ompi ]; then
+        for i in $(seq 1 "$h"); do
+            echo "$(ns_addr "$i") slots=$k"
+        done >"$hf"
+        host_run 1 timeout 900 env OMPI_ALLOW_RUN_AS_ROOT=1 \
+            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent="$NS_RUN/ns-rsh" \
+            mpirun.openmpi --hostfile "$hf" -np "$np" --map-by slot \
+            --bind-to none --mca btl tcp,vader,self \
+            --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+            $wrap "$NS_RUN/mb-ompi" "$op" "$SIZES" --runs "$RUNS" \
+            --iters "$ITERS" --label openmpi 2>>"$NS_RUN/mpi.err"
+    else
+        for i in $(seq 1 "$h"); do
+            echo "$(ns_addr "$i"):$k"
+        done >"$hf"
+        host_run 1 timeout 900 mpiexec.hydra -launcher ssh \
+            -launcher-exec "$NS_RUN/ns-rsh" -f "$hf" -iface eth0 -n "$np" \
+            $wrap "$NS_RUN/mb-mpich" "$op" "$SIZES" --runs "$RUNS" \
+            --iters "$ITERS" --label mpich 2>>"$NS_RUN/mpi.err"
+    fi
+}
+
+: >"$OUT"
+for layout in $LAYOUTS; do
+    h=${layout%x*}
+    k=${layout#*x}
+    for pin in $PINS; do
+        f="$NS_RUN/res-$layout-$pin"
+        : >"$f"
+        for op in $OPS; do
+            run_colls "$h" "$k" "$op" "$pin" >>"$f"
+            run_mpi ompi "$h" "$k" "$op" "$pin" >>"$f"
+            run_mpi mpich "$h" "$k" "$op" "$pin" >>"$f"
+        done
+        {
+            printf '\n== %s hosts x %s tasks, %s; us/op (collsctl bench and mpi-bench, %s runs x %s ops, best run per process, max over processes)\n' \
+                "$h" "$k" "$([ "$pin" = 1 ] && echo "all pinned to CPU 0" || echo unpinned)" "$RUNS" "$ITERS"
+            python3 - "$f" <<'EOP'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if len(w) != 4:
+        continue
+    lab, op, n, us = w[0], w[1], int(w[2]), float(w[3])
+    rows.setdefault((op, n), {})[lab] = us
+print("%-10s %9s %10s %10s %10s %12s" % ("op", "bytes", "collsd", "Open MPI",
+                                        "MPICH", "collsd/best"))
+for (op, n) in sorted(rows, key=lambda k: (k[0], k[1])):
+    r = rows[(op, n)]
+    c, o, m = r.get("collsd"), r.get("openmpi"), r.get("mpich")
+    best = min([x for x in (o, m) if x is not None], default=None)
+    f = lambda x: "%10.1f" % x if x is not None else "%10s" % "-"
+    ratio = "%11.2fx" % (c / best) if c and best else "%12s" % "-"
+    print("%-10s %9d %s %s %s %s" % (op, n, f(c), f(o), f(m), ratio))
+EOP
+        } | tee -a "$OUT"
+    done
+done
+if [ -s "$NS_RUN/mpi.err" ]; then
+    echo "(MPI's stderr, last lines:)"
+    tail -n 5 "$NS_RUN/mpi.err"
+fi
+[ "$FAILED" = 0 ]
