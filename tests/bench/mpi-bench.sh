@@ -61,8 +61,7 @@ fi
 
 maxh=0
 for l in $LAYOUTS; do
-    h=${l%x*}
-    [ "$h" -gt "$maxh" ] && maxh=$h
+    [ "${l%x*}" -gt "$maxh" ] && maxh=${l%x*}
 done
 mh_init "$B" "$SOCK" "$maxh" collsd collsctl
 for i in $(seq 1 "$maxh"); do
@@ -104,15 +103,16 @@ chmod +x "$NS_RUN/ns-rsh"
 # "collsd OP BYTES US" lines.
 run_colls()
 {
-    local h=$1 k=$2 op=$3 pin=$4 name i j pids="" wrap=""
+    # (not h: host_bg and host_run of lib.sh set a global h)
+    local nh=$1 nk=$2 op=$3 pin=$4 name i j pids="" wrap=""
     name="g$(date +%s%N)"
     [ "$pin" = 1 ] && wrap="taskset -c 0"
-    for i in $(seq 1 "$h"); do
-        for j in $(seq 1 "$k"); do
+    for i in $(seq 1 "$nh"); do
+        for j in $(seq 1 "$nk"); do
             host_bg "$i" "$name-$i-$j.log" timeout 900 $wrap "$B/collsctl" \
                 --socket "$SOCK" bench "$op" --sizes "$SIZES" --hier \
                 --runs "$RUNS" --iters "$ITERS" --group "$name" \
-                -n $((h * k))
+                -n $((nh * nk))
             pids="$pids $NS_LASTPID"
         done
     done
@@ -126,12 +126,12 @@ run_colls()
 # Open MPI and MPICH: H hosts x K ranks; "LABEL OP BYTES US" lines.
 run_mpi()
 {
-    local impl=$1 h=$2 k=$3 op=$4 pin=$5 i hf="$NS_RUN/hf-$1-$2-$3"
-    local wrap="" np=$((h * k))
+    local impl=$1 nh=$2 nk=$3 op=$4 pin=$5 i hf="$NS_RUN/hf-$1-$2-$3"
+    local wrap="" np=$(($2 * $3))
     [ "$pin" = 1 ] && wrap="taskset -c 0"
     if [ "$impl" = ompi ]; then
-        for i in $(seq 1 "$h"); do
-            echo "$(ns_addr "$i") slots=$k"
+        for i in $(seq 1 "$nh"); do
+            echo "$(ns_addr "$i") slots=$nk"
         done >"$hf"
         host_run 1 timeout 900 env OMPI_ALLOW_RUN_AS_ROOT=1 \
             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent="$NS_RUN/ns-rsh" \
@@ -141,8 +141,8 @@ run_mpi()
             $wrap "$NS_RUN/mb-ompi" "$op" "$SIZES" --runs "$RUNS" \
             --iters "$ITERS" --label openmpi 2>>"$NS_RUN/mpi.err"
     else
-        for i in $(seq 1 "$h"); do
-            echo "$(ns_addr "$i"):$k"
+        for i in $(seq 1 "$nh"); do
+            echo "$(ns_addr "$i"):$nk"
         done >"$hf"
         host_run 1 timeout 900 mpiexec.hydra -launcher ssh \
             -launcher-exec "$NS_RUN/ns-rsh" -f "$hf" -iface eth0 -n "$np" \
@@ -153,19 +153,19 @@ run_mpi()
 
 : >"$OUT"
 for layout in $LAYOUTS; do
-    h=${layout%x*}
-    k=${layout#*x}
+    lh=${layout%x*}
+    lk=${layout#*x}
     for pin in $PINS; do
         f="$NS_RUN/res-$layout-$pin"
         : >"$f"
         for op in $OPS; do
-            run_colls "$h" "$k" "$op" "$pin" >>"$f"
-            run_mpi ompi "$h" "$k" "$op" "$pin" >>"$f"
-            run_mpi mpich "$h" "$k" "$op" "$pin" >>"$f"
+            run_colls "$lh" "$lk" "$op" "$pin" >>"$f"
+            run_mpi ompi "$lh" "$lk" "$op" "$pin" >>"$f"
+            run_mpi mpich "$lh" "$lk" "$op" "$pin" >>"$f"
         done
         {
             printf '\n== %s hosts x %s tasks, %s; us/op (collsctl bench and mpi-bench, %s runs x %s ops, best run per process, max over processes)\n' \
-                "$h" "$k" "$([ "$pin" = 1 ] && echo "all pinned to CPU 0" || echo unpinned)" "$RUNS" "$ITERS"
+                "$lh" "$lk" "$([ "$pin" = 1 ] && echo "all pinned to CPU 0" || echo unpinned)" "$RUNS" "$ITERS"
             python3 - "$f" <<'EOP'
 import sys
 rows = {}
