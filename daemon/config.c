@@ -112,7 +112,9 @@ static const struct config_opt config_table[] = {
     OPT_TEXT("log-level", CFG_LEVEL, log_level, "info", "LEVEL",
              "error, warn, info, debug or trace"),
     OPT_TEXT("log-file", CFG_STR, log_file, "", "FILE",
-             "log to FILE instead of stderr"),
+             "log to FILE (default: stderr with --foreground, else "
+             "collsd.log next to the socket); start-up errors also go to "
+             "the terminal"),
     OPT("foreground", CFG_BOOL, foreground, "no", 0, 0, NULL,
         "stay in the foreground (default: daemonize)", 0),
     /* ---- tasks: who, how many, how much queued ---- */
@@ -449,7 +451,8 @@ config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
     int lineno = 0, rc = 0;
 
     if (f == NULL)
-        return config_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
+        return config_err(err, errlen, -errno, "config file %s: %s", path,
+                          strerror(errno));
     while (fgets(line, sizeof(line), f) != NULL) {
         const struct config_opt *o;
         char *s, *name, *value;

@@ -6,6 +6,13 @@
  * its forked children never interleave mid-line.  Standalone on purpose:
  * the fuzz targets link this file without the rest of the daemon.
  *
+ * Start-up mode (log_startup_begin .. log_startup_end): errors and
+ * warnings also go to the terminal the daemon was started from, as
+ * "collsd: TEXT" -- once: when the log itself is stderr, that line
+ * replaces the timestamped one.  A daemonizing collsd keeps its stderr
+ * on the terminal until it is ready, so its start-up errors reach the
+ * user who typed the command, not only a log file nobody reads yet.
+ *
  * Owns the log output.  May call: libc only.
  */
 #include <config.h> /* autoconf; "config.h" would be daemon/config.h */
@@ -26,8 +33,10 @@
 
 int log_threshold = LOG_LVL_INFO;
 
-static int log_fd = 2; /* 2: stderr, else our own file */
-static char *log_path; /* NULL when logging to stderr */
+static int log_fd = 2;            /* 2: stderr, else our own file */
+static char *log_path;            /* NULL when logging to stderr */
+static int log_startup;           /* in start-up mode (see the top) */
+static unsigned log_startup_nerr; /* errors reported in start-up mode */
 
 static const char *const log_names[LOG_LVL_MAX] = {
     "error", "warn", "info", "debug", "trace",
@@ -135,34 +144,73 @@ log_errstr(int code)
 }
 
 void
+log_startup_begin(void)
+{
+    log_startup = 1;
+    log_startup_nerr = 0;
+}
+
+void
+log_startup_end(void)
+{
+    log_startup = 0;
+}
+
+unsigned
+log_startup_errors(void)
+{
+    return log_startup_nerr;
+}
+
+/* Writes n bytes of line to fd in one write(); a log line that cannot be
+   written is lost, there is nothing better to do. */
+static void
+log_put(int fd, const char *line, size_t n)
+{
+    ssize_t w = write(fd, line, n);
+
+    (void)w;
+}
+
+void
 log_write(int level, const char *fmt, ...)
 {
-    char line[2048];
+    char text[2048], line[2200];
     struct timespec ts;
     struct tm tm;
     va_list ap;
     size_t n;
     int k, saved = errno;
 
+    va_start(ap, fmt);
+    k = vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        text[0] = '\0';
+    if (log_startup && level <= LOG_LVL_WARN) {
+        k = snprintf(line, sizeof(line), "collsd: %s%s\n",
+                     level == LOG_LVL_WARN ? "warning: " : "", text);
+        log_put(2, line,
+                k > 0 && (size_t)k < sizeof(line) ? (size_t)k
+                                                  : sizeof(line) - 1);
+        if (level == LOG_LVL_ERROR)
+            log_startup_nerr++;
+        if (log_fd == 2) {
+            errno = saved;
+            return; /* the terminal is the log: said once */
+        }
+    }
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-    k = snprintf(line + n, sizeof(line) - n, ".%03ldZ collsd[%ld] %-5s ",
-                 ts.tv_nsec / 1000000, (long)getpid(), log_level_name(level));
+    k = snprintf(line + n, sizeof(line) - n, ".%03ldZ collsd[%ld] %-5s %s",
+                 ts.tv_nsec / 1000000, (long)getpid(), log_level_name(level),
+                 text);
     if (k > 0)
         n += (size_t)k;
-    if (n < sizeof(line) - 1) {
-        va_start(ap, fmt);
-        k = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-        va_end(ap);
-        if (k > 0)
-            n += (size_t)k;
-    }
     if (n > sizeof(line) - 2)
         n = sizeof(line) - 2; /* truncated long line */
     line[n++] = '\n';
-    /* A log line that cannot be written is lost; nothing better to do. */
-    if (write(log_fd, line, n) < 0)
-        errno = saved;
+    log_put(log_fd, line, n);
     errno = saved;
 }

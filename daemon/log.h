@@ -23,8 +23,8 @@ extern int log_threshold;
 
 /*
  * Sends the log to path (appended), or to stderr when path is NULL or
- * empty.  Returns 0 or a negative COLLS_E* code (the log stays where it
- * was).
+ * empty.  Returns 0 or -errno of the failed open (print it with
+ * strerror; the log stays where it was).
  */
 int log_open(const char *path);
 /* Re-opens the current file (after rotation; SIGHUP). */
@@ -37,6 +37,15 @@ const char *log_level_name(int level);
 
 /* Text of a COLLS_E* code (the daemon does not link libcolls). */
 const char *log_errstr(int code);
+
+/*
+ * Start-up mode: from begin to end, errors and warnings are also written
+ * to stderr as "collsd: TEXT" (once, when stderr is the log).  errors()
+ * counts the errors reported so, so that main() adds no second line.
+ */
+void log_startup_begin(void);
+void log_startup_end(void);
+unsigned log_startup_errors(void);
 
 /* Writes one line: "2026-11-22T01:02:03.456Z collsd[pid] LEVEL text". */
 void log_write(int level, const char *fmt, ...)

@@ -322,10 +322,16 @@ net_open(struct daemon *d, const struct net_ops *ops)
     d->net_ops = ops;
     err = udp_open(cfg->listen, &d->udp);
     if (err != 0) {
-        log_error("cannot open UDP socket on %s: %s", cfg->listen,
-                  err == COLLS_EEXIST
-                      ? "address in use (another collsd there? --listen)"
-                      : log_errstr(err));
+        const char *colon = strrchr(cfg->listen, ':');
+
+        /* udp_open maps EADDRINUSE to COLLS_EEXIST: say it as the OS. */
+        if (err == COLLS_EEXIST && colon != NULL)
+            log_error("UDP port %s on %.*s: %s (another collsd? choose "
+                      "another port with --listen)",
+                      colon + 1, (int)(colon - cfg->listen), cfg->listen,
+                      strerror(EADDRINUSE));
+        else
+            log_error("UDP socket on %s: %s", cfg->listen, log_errstr(err));
         return err;
     }
     snprintf(d->listen_addr, sizeof(d->listen_addr), "%s",
