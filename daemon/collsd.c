@@ -100,6 +100,18 @@ collsd_linger(struct daemon *d, uint64_t now)
  *   then always admin_cron (request timeouts), task_cron (stuck
  *   connections), coll_cron (stale early collective data).
  */
+/* Tells the service manager once that the daemon is stopping, whoever
+   started the stop (a signal, collsctl halt, a failed join). */
+static void
+collsd_notify_stopping(void)
+{
+    static int told;
+
+    if (!told)
+        platform_notify("STOPPING=1");
+    told = 1;
+}
+
 static void
 collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -107,6 +119,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     uint64_t now = platform_now_us();
 
     if (d->stopping) {
+        collsd_notify_stopping();
         collsd_linger(d, now);
     } else if (d->joining) {
         join_cron(d, now);
@@ -156,14 +169,17 @@ collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
     switch (sig) {
     case SIGHUP:
         log_info("SIGHUP: re-reading the hostfile, reopening the log");
+        platform_notify("RELOADING=1");
         log_reopen();
         rc = host_reload(d);
         if (rc != 0)
             log_warn("hostfile not applied: %s", log_errstr(rc));
         net_kick(d);
+        platform_notify("READY=1");
         break;
     default:
         log_info("signal %d: shutting down", (int)sig);
+        collsd_notify_stopping();
         events_stop(d, 0, 300000);
         break;
     }
@@ -424,14 +440,20 @@ collsd_cleanup(struct daemon *d)
 
 /*
  * The daemon is ready: socket listening, joined, pid file written.  From
- * this one point the waiting parent (platform_daemonize) is released and
- * start-up mode ends.  *ready_fd becomes -1.
+ * this one point the waiting parent (platform_daemonize) is released,
+ * systemd is told (READY=1, Type=notify) and start-up mode ends.
+ * *ready_fd becomes -1.
  */
 static void
 collsd_ready(struct daemon *d, int *ready_fd)
 {
+    char state[PATH_MAX + 64];
+
     log_info("ready: host %d, pid %ld, socket %s", d->hid, (long)getpid(),
              d->cfg->socket);
+    snprintf(state, sizeof(state), "READY=1\nSTATUS=host %d, socket %s", d->hid,
+             d->cfg->socket);
+    platform_notify(state);
     log_startup_end();
     platform_daemonize_done(*ready_fd, 0);
     *ready_fd = -1;

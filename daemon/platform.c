@@ -13,6 +13,7 @@
 #ifdef HAVE_MALLOPT
 #include <malloc.h>
 #endif
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,12 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "colls.h"
 #include "daemon/platform.h"
@@ -275,6 +280,43 @@ platform_daemonize_done(int ready_fd, int status)
     while (n < 0 && errno == EINTR);
     close(ready_fd);
 }
+
+#ifdef HAVE_LIBSYSTEMD
+void
+platform_notify(const char *state)
+{
+    (void)sd_notify(0, state);
+}
+#else
+/* sd_notify(3)'s protocol without libsystemd: one datagram with the
+   state text to the Unix socket named by $NOTIFY_SOCKET ('@': abstract
+   namespace).  Nothing is sent when the variable is unset. */
+void
+platform_notify(const char *state)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    struct sockaddr_un sa;
+    size_t len;
+    int fd;
+
+    if (path == NULL || (path[0] != '/' && path[0] != '@'))
+        return;
+    len = strlen(path);
+    if (len >= sizeof(sa.sun_path))
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, len);
+    if (path[0] == '@')
+        sa.sun_path[0] = '\0';
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    (void)sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+    close(fd);
+}
+#endif
 
 int
 platform_addr_is_local(uint32_t s_addr)

@@ -55,6 +55,14 @@ int platform_daemonize(int *ready_fd);
    else the exit status of a failed start. */
 void platform_daemonize_done(int ready_fd, int status);
 
+/*
+ * Tells the service manager about the daemon's state, as sd_notify(3)
+ * does ("READY=1", "RELOADING=1", "STOPPING=1", "STATUS=..."): through
+ * libsystemd where configure found it, else by the same datagram to
+ * $NOTIFY_SOCKET.  Nothing happens outside systemd (no NOTIFY_SOCKET).
+ */
+void platform_notify(const char *state);
+
 /* 1 if the IPv4 address (network order) belongs to an interface here. */
 int platform_addr_is_local(uint32_t s_addr);
 
