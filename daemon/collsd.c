@@ -460,9 +460,9 @@ collsd_ready(struct daemon *d, int *ready_fd)
 }
 
 /*
- * The log's place: --log-file; else stderr in the foreground; else
- * collsd.log next to the socket (a daemon in the background has no
- * terminal).  NULL: stderr.
+ * The log file (--log, --log-file): --log-file; else for --log file, or
+ * --log auto in the background (no terminal there), collsd.log next to
+ * the socket.  NULL: stderr or syslog.
  */
 static char *
 collsd_log_path(const struct config *cfg)
@@ -472,7 +472,9 @@ collsd_log_path(const struct config *cfg)
 
     if (cfg->log_file[0] != '\0')
         return strdup(cfg->log_file);
-    if (cfg->foreground || slash == NULL)
+    if (strcmp(cfg->log_to, "stderr") == 0 ||
+        strcmp(cfg->log_to, "syslog") == 0 || slash == NULL ||
+        (strcmp(cfg->log_to, "auto") == 0 && cfg->foreground))
         return NULL;
     if (asprintf(&path, "%.*s/collsd.log", (int)(slash - cfg->socket),
                  cfg->socket) < 0)
@@ -536,6 +538,8 @@ main(int argc, char **argv)
     rc = collsd_check_socket(cfg.socket);
     if (rc != 0)
         goto out;
+    if (strcmp(cfg.log_to, "syslog") == 0)
+        log_open_syslog();
     if (logpath != NULL && (rc = log_open(logpath)) != 0) {
         log_error("log file %s: %s", logpath, strerror(-rc));
         goto out;

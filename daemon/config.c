@@ -111,6 +111,11 @@ static const struct config_opt config_table[] = {
     /* ---- logging and process ---- */
     OPT_TEXT("log-level", CFG_LEVEL, log_level, "info", "LEVEL",
              "error, warn, info, debug or trace"),
+    OPT_TEXT("log", CFG_STR, log_to, "auto", "WHERE",
+             "where the log goes: stderr; file (--log-file); syslog "
+             "(ident collsd, facility daemon, which journald collects); "
+             "auto: --log-file if given, else stderr with --foreground, else "
+             "file"),
     OPT_TEXT("log-file", CFG_STR, log_file, "", "FILE",
              "log to FILE (default: stderr with --foreground, else "
              "collsd.log next to the socket); start-up errors also go to "
@@ -611,6 +616,21 @@ config_check(struct config *cfg, char *err, size_t errlen)
     if (cfg->hostfile[0] != '\0' && cfg->join[0] != '\0')
         return config_err(err, errlen, COLLS_EINVAL,
                           "--hostfile and --join exclude each other");
+    if (strcmp(cfg->log_to, "auto") != 0 &&
+        strcmp(cfg->log_to, "stderr") != 0 &&
+        strcmp(cfg->log_to, "file") != 0 && strcmp(cfg->log_to, "syslog") != 0)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--log: '%s' is not stderr, file, syslog or auto",
+                          cfg->log_to);
+    if (strcmp(cfg->log_to, "stderr") == 0 && !cfg->foreground)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--log stderr needs --foreground (a daemon in the "
+                          "background has no terminal)");
+    if (cfg->log_file[0] != '\0' && (strcmp(cfg->log_to, "stderr") == 0 ||
+                                     strcmp(cfg->log_to, "syslog") == 0))
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--log-file and --log %s exclude each other",
+                          cfg->log_to);
     if (cfg->socket[0] == '\0')
         return config_err(err, errlen, COLLS_EINVAL, "--socket is empty");
     if (strlen(cfg->socket) >= 100)

@@ -28,7 +28,8 @@ struct config {
     char *join;        /* "HOST:PORT" of a running daemon, "" none */
     char *name;        /* host name reported to others ("" hostname) */
     char *http;        /* Prometheus "ADDR:PORT", "" off */
-    char *log_file;    /* "" = stderr */
+    char *log_to;      /* "auto", "stderr", "file" or "syslog" */
+    char *log_file;    /* "" = the default for log_to */
     char *config_file; /* the file that was read, "" none */
     char *key_file;    /* cluster key, "" none */
     int encrypt;       /* encrypt datagram payloads (with a key) */

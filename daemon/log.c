@@ -1,7 +1,8 @@
 /*
  * log.c -- the daemon's log.
  *
- * One output at a time: stderr (the default) or a file opened for append.
+ * One output at a time: stderr (the default), a file opened for append, or
+ * syslog(3) (ident collsd, facility daemon, the level as priority).
  * Each line is written with a single write() so lines from a daemon and
  * its forked children never interleave mid-line.  Standalone on purpose:
  * the fuzz targets link this file without the rest of the daemon.
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/time.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ int log_threshold = LOG_LVL_INFO;
 
 static int log_fd = 2;            /* 2: stderr, else our own file */
 static char *log_path;            /* NULL when logging to stderr */
+static int log_syslog;            /* 1: to syslog(3) */
 static int log_startup;           /* in start-up mode (see the top) */
 static unsigned log_startup_nerr; /* errors reported in start-up mode */
 
@@ -91,8 +94,20 @@ log_reopen(void)
 }
 
 void
+log_open_syslog(void)
+{
+    log_close();
+    openlog("collsd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+    log_syslog = 1;
+}
+
+void
 log_close(void)
 {
+    if (log_syslog) {
+        closelog();
+        log_syslog = 0;
+    }
     if (log_path != NULL) {
         close(log_fd);
         free(log_path);
@@ -195,10 +210,18 @@ log_write(int level, const char *fmt, ...)
                                                   : sizeof(line) - 1);
         if (level == LOG_LVL_ERROR)
             log_startup_nerr++;
-        if (log_fd == 2) {
+        if (log_fd == 2 && !log_syslog) {
             errno = saved;
             return; /* the terminal is the log: said once */
         }
+    }
+    if (log_syslog) {
+        static const int prio[LOG_LVL_MAX] = {LOG_ERR, LOG_WARNING, LOG_INFO,
+                                              LOG_DEBUG, LOG_DEBUG};
+
+        syslog(prio[level >= 0 && level < LOG_LVL_MAX ? level : 0], "%s", text);
+        errno = saved;
+        return;
     }
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);

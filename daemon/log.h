@@ -1,5 +1,5 @@
 /*
- * log.h -- the daemon's log: levels, timestamps, stderr or a file.
+ * log.h -- the daemon's log: levels, timestamps, stderr, a file or syslog.
  *
  * Used by the daemon's own files only (the library never logs).  The
  * level test happens in the macro, so a disabled debug line costs one
@@ -27,6 +27,10 @@ extern int log_threshold;
  * strerror; the log stays where it was).
  */
 int log_open(const char *path);
+/* Sends the log to syslog(3): ident "collsd" with the pid, facility
+   daemon; error, warn, info, debug/trace as LOG_ERR, LOG_WARNING,
+   LOG_INFO, LOG_DEBUG (journald keeps them so). */
+void log_open_syslog(void);
 /* Re-opens the current file (after rotation; SIGHUP). */
 int log_reopen(void);
 void log_close(void);

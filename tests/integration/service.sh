@@ -4,7 +4,11 @@
 #      our own): READY=1 once the socket and pid file exist, then on
 #      SIGHUP RELOADING=1 and READY=1 again, on SIGTERM STOPPING=1;
 #      nothing before the daemon is ready, and a failed start sends no
-#      READY=1.
+#      READY=1;
+#   2. --log syslog: in a mount namespace whose /dev/log is a socket of
+#      ours, the lines arrive as "<PRI>... collsd[PID]: TEXT" with facility
+#      daemon and the level's priority (error 27, warning 28, info 30), and
+#      start-up errors and warnings still reach the terminal, once.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 it_setup
@@ -66,5 +70,54 @@ notes 4 || it_fail "no notification at SIGTERM"
 [ "$(sed -n '4,$p' "$IT_DIR/notify.log")" = "STOPPING=1" ] ||
     it_fail "at SIGTERM: $(sed -n '4,$p' "$IT_DIR/notify.log")"
 it_log "1. readiness: $(tr '\n' ' ' <"$IT_DIR/notify.log")"
+
+# 2. --log syslog, in a mount namespace with a /dev of its own.
+if unshare -m true 2>/dev/null; then
+    P2=$(it_free_port)
+    echo "$P2" >>"$IT_DIR/ports"
+    mkdir -p "$IT_DIR/s"
+    chmod 700 "$IT_DIR/s"
+    # shellcheck disable=SC2016
+    timeout 60 unshare -m bash -c '
+        set -u
+        B=$1 D=$2 P=$3
+        mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 || exit 3
+        python3 "$D/notify-listen.py" /dev/log >"$D/syslog.log" &
+        lp=$!
+        for _ in $(seq 1 50); do [ -S /dev/log ] && break; sleep 0.1; done
+        "$B/collsd" --foreground --log syslog --listen "127.0.0.1:$P"             --socket "$D/s/collsd.sock" --hostfile /nonexistent 2>"$D/s-err1"
+        echo "$?" >"$D/s-rc1"
+        "$B/collsd" --foreground --log syslog --listen "0.0.0.0:$P"             --insecure --socket "$D/s/collsd.sock" 2>"$D/s-err2" &
+        dp=$!
+        echo "$dp" >"$D/s-pid"
+        for _ in $(seq 1 50); do [ -S "$D/s/collsd.sock" ] && break; sleep 0.1; done
+        kill -TERM "$dp"
+        wait "$dp"
+        echo "$?" >"$D/s-rc2"
+        sleep 0.2
+        kill "$lp"' _ "$IT_B" "$IT_DIR" "$P2"
+    rc=$?
+    [ "$rc" = 0 ] || it_fail "the syslog namespace run ended with $rc"
+    [ "$(cat "$IT_DIR/s-rc1")" = 1 ] ||
+        it_fail "--log syslog, missing hostfile: exit $(cat "$IT_DIR/s-rc1")"
+    [ "$(cat "$IT_DIR/s-err1")" = "collsd: hostfile /nonexistent: No such file or directory" ] ||
+        it_fail "--log syslog, missing hostfile, terminal: $(cat "$IT_DIR/s-err1")"
+    [ "$(cat "$IT_DIR/s-rc2")" = 0 ] ||
+        it_fail "--log syslog daemon: exit $(cat "$IT_DIR/s-rc2") after SIGTERM"
+    grep -q '^collsd: warning: INSECURE: listening on 0.0.0.0' "$IT_DIR/s-err2" &&
+        [ "$(wc -l <"$IT_DIR/s-err2")" = 1 ] ||
+        it_fail "--log syslog daemon, terminal: $(cat "$IT_DIR/s-err2")"
+    spid=$(cat "$IT_DIR/s-pid")
+    for want in '<27>.* collsd\[[0-9]+\]: hostfile /nonexistent: No such file or directory$' \
+        "<28>.* collsd\\[$spid\\]: INSECURE: listening on 0.0.0.0:$P2" \
+        "<30>.* collsd\\[$spid\\]: ready: host 1, pid $spid, socket " \
+        "<30>.* collsd\\[$spid\\]: signal 15: shutting down$"; do
+        grep -Eq "^$want" "$IT_DIR/syslog.log" ||
+            it_fail "syslog: no line matching '$want' in: $(cat "$IT_DIR/syslog.log")"
+    done
+    it_log "2. --log syslog: $(wc -l <"$IT_DIR/syslog.log") lines, priorities 27/28/30"
+else
+    it_log "2. --log syslog: skipped (no mount namespace)"
+fi
 
 it_finish

@@ -8,7 +8,8 @@
 #      (another collsd? ...)", and nothing lands in the running daemon's log;
 #   3. a second daemon on the same socket: "a daemon already serves it
 #      (pid N)", with the running daemon's pid;
-#   4. a bad option value exits 2, a failed start 1, with stdout empty;
+#   4. a bad option value (--mtu, --log) exits 2, a failed start 1, with
+#      stdout empty;
 #   5. a daemonizing collsd exits 0 only once its pid file and socket
 #      exist: after each of 5 starts the pid file names a live daemon;
 #   6. --help says where a daemon logs by default.
@@ -119,6 +120,12 @@ expect "bad value" 2 "collsd: --mtu: 'big' is not an integer number" \
 expect "unknown option" 2 \
     "collsd: unknown option '--no-such' (see --help)" \
     "$IT_B/collsd" --no-such
+expect "bad --log" 2 \
+    "collsd: --log: 'journal' is not stderr, file, syslog or auto" \
+    "$IT_B/collsd" --foreground --log journal
+expect "--log stderr in the background" 2 \
+    "collsd: --log stderr needs --foreground (a daemon in the background has no terminal)" \
+    "$IT_B/collsd" --log stderr
 it_log "4. usage errors exit 2"
 
 # 5. The parent exits 0 only when the daemon is ready: pid file and
