@@ -7,6 +7,12 @@
  * --help all walk it.  Precedence: command line > environment > file >
  * default; each source overwrites what the previous ones set.
  *
+ * Under systemd (ConfigurationDirectory=collsd sets $CONFIGURATION_DIRECTORY
+ * to /etc/collsd) three files of that directory are read when present and
+ * not named otherwise: collsd.conf (as --config), hostfile (as --hostfile,
+ * unless --join) and cluster.key (as --key-file).  Absent, they are
+ * skipped without a word.
+ *
  * Owns struct config and the option table.  May call: daemon/log.h,
  * proto/size.h and libc; nothing else in the daemon (every layer reads it).
  */
@@ -639,11 +645,35 @@ config_check(struct config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * Sets the string option at off to dir/name when it is still empty and
+ * that file exists.  0 or COLLS_ENOMEM.
+ */
+static int
+config_dir_default(struct config *cfg, size_t off, const char *dir,
+                   const char *name)
+{
+    char **field = (char **)((char *)cfg + off), *path;
+
+    if ((*field)[0] != '\0')
+        return 0;
+    if (asprintf(&path, "%s/%s", dir, name) < 0)
+        return COLLS_ENOMEM;
+    if (access(path, F_OK) != 0) {
+        free(path);
+        return 0;
+    }
+    free(*field);
+    *field = path;
+    return 0;
+}
+
 int
 config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
              size_t errlen)
 {
-    const char *cf;
+    const char *cf, *sysdir = config_env_get(envp, "CONFIGURATION_DIRECTORY");
+    char *syscf = NULL;
     int rc;
 
     if (err != NULL && errlen > 0)
@@ -652,8 +682,17 @@ config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
     rc = config_load_args(cfg, argc, argv, 1, err, errlen);
     if (rc != 0 || cfg->help)
         return rc;
+    if (sysdir != NULL && (sysdir[0] != '/' || strchr(sysdir, ':') != NULL))
+        sysdir = NULL; /* one absolute directory, as
+                          ConfigurationDirectory=collsd gives */
     cf = cfg->config_file[0] != '\0' ? cfg->config_file
                                      : config_env_get(envp, "COLLS_CONFIG");
+    if ((cf == NULL || cf[0] == '\0') && sysdir != NULL) {
+        if (asprintf(&syscf, "%s/collsd.conf", sysdir) < 0)
+            return COLLS_ENOMEM;
+        if (access(syscf, F_OK) == 0)
+            cf = syscf;
+    }
     if (cf != NULL && cf[0] != '\0') {
         char *path = strdup(cf);
 
@@ -663,15 +702,25 @@ config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
         free(cfg->config_file);
         cfg->config_file = path;
         if (rc != 0)
-            return rc;
+            goto out;
     }
     rc = config_load_env(cfg, envp, err, errlen);
     if (rc != 0)
-        return rc;
+        goto out;
     rc = config_load_args(cfg, argc, argv, 0, err, errlen);
     if (rc != 0 || cfg->help || cfg->version)
-        return rc;
-    return config_check(cfg, err, errlen);
+        goto out;
+    if (sysdir != NULL && cfg->join[0] == '\0')
+        rc = config_dir_default(cfg, offsetof(struct config, hostfile), sysdir,
+                                "hostfile");
+    if (rc == 0 && sysdir != NULL)
+        rc = config_dir_default(cfg, offsetof(struct config, key_file), sysdir,
+                                "cluster.key");
+    if (rc == 0)
+        rc = config_check(cfg, err, errlen);
+out:
+    free(syscf);
+    return rc;
 }
 
 /* Prints "  head  text" with text wrapped at 79 columns under itself. */
@@ -741,6 +790,18 @@ config_usage(FILE *out, const char *prog)
         config_wrap(out, "", line);
     }
     fprintf(out,
+            "\nUnder systemd ($CONFIGURATION_DIRECTORY, /etc/collsd for the "
+            "unit),\n"
+            "collsd.conf, hostfile and cluster.key there are read when "
+            "present\n"
+            "and not given otherwise.\n"
+            "\nLogs: stderr with --foreground, else collsd.log next to the "
+            "socket,\n"
+            "unless --log or --log-file says otherwise; start-up errors "
+            "always\n"
+            "reach the terminal.  Exit status: 0 after a clean stop, 1 when "
+            "the\n"
+            "daemon fails (to start), 2 for a usage error.\n"
             "\nSignals: SIGHUP re-reads the hostfile and reopens the log;\n"
             "SIGTERM/SIGINT close every task, remove socket and pid file, "
             "exit 0.\n");

@@ -6,7 +6,10 @@
  * (--config FILE or COLLS_CONFIG; one "name value" per line, # comments),
  * the environment (COLLS_<NAME>, dashes as underscores, e.g. COLLS_LISTEN),
  * and the command line (--name value, --name=value; --flag alone means
- * yes).  --help text is generated from the table.
+ * yes).  --help text is generated from the table.  With
+ * $CONFIGURATION_DIRECTORY (systemd), collsd.conf, hostfile and
+ * cluster.key there are the defaults of --config, --hostfile and
+ * --key-file when those files exist.
  */
 #ifndef COLLS_DAEMON_CONFIG_H
 #define COLLS_DAEMON_CONFIG_H

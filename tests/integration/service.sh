@@ -8,7 +8,16 @@
 #   2. --log syslog: in a mount namespace whose /dev/log is a socket of
 #      ours, the lines arrive as "<PRI>... collsd[PID]: TEXT" with facility
 #      daemon and the level's priority (error 27, warning 28, info 30), and
-#      start-up errors and warnings still reach the terminal, once.
+#      start-up errors and warnings still reach the terminal, once;
+#   3. the unit's configuration directory ($CONFIGURATION_DIRECTORY):
+#      collsd.conf, hostfile and cluster.key there are used when present
+#      (the name, the hostfile's line, trust "key" in collsctl status),
+#      and an empty directory is skipped without a word;
+#   4. the units make builds: @sbindir@ replaced by the Makefile's sbindir;
+#      `systemd-analyze verify` passes (the system unit, and the user
+#      unit), and `systemd-analyze security --offline=yes` rates the
+#      system unit neither UNSAFE nor EXPOSED (without systemd-analyze
+#      the test ends with 77, skipped, after the other checks).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 it_setup
@@ -118,6 +127,82 @@ if unshare -m true 2>/dev/null; then
     it_log "2. --log syslog: $(wc -l <"$IT_DIR/syslog.log") lines, priorities 27/28/30"
 else
     it_log "2. --log syslog: skipped (no mount namespace)"
+fi
+
+# 3. The configuration directory of the unit.
+P3=$(it_free_port)
+echo "$P3" >>"$IT_DIR/ports"
+mkdir -p "$IT_DIR/etc" "$IT_DIR/empty" "$IT_DIR/c"
+chmod 700 "$IT_DIR/c"
+"$IT_B/collsctl" keygen "$IT_DIR/etc/cluster.key" >/dev/null ||
+    it_fail "collsctl keygen failed"
+printf '# as /etc/collsd/collsd.conf\nname svc-conf\n' >"$IT_DIR/etc/collsd.conf"
+echo "127.0.0.1:$P3 name=svc-hostfile" >"$IT_DIR/etc/hostfile"
+for dir in etc empty; do
+    CONFIGURATION_DIRECTORY=$IT_DIR/$dir "$IT_B/collsd" --foreground \
+        --listen "127.0.0.1:$P3" --socket "$IT_DIR/c/collsd.sock" \
+        >"$IT_DIR/dc-$dir.log" 2>&1 </dev/null &
+    echo $! >"$IT_DIR/dc.pid.sh"
+    for _ in $(seq 1 50); do
+        [ -S "$IT_DIR/c/collsd.sock" ] && break
+        sleep 0.1
+    done
+    st=$(timeout 10 "$IT_B/collsctl" --socket "$IT_DIR/c/collsd.sock" status 2>&1)
+    if [ "$dir" = etc ]; then
+        echo "$st" | grep -q "^daemon  *hid 1, svc-conf at 127.0.0.1:$P3" &&
+            echo "$st" | grep -q '^trust  *key$' ||
+            it_fail "collsd.conf and cluster.key of the directory not used: $st"
+        grep -q "host 1 of 1 (hostfile $IT_DIR/etc/hostfile)" "$IT_DIR/dc-$dir.log" ||
+            it_fail "the directory's hostfile not used: $(cat "$IT_DIR/dc-$dir.log")"
+    else
+        echo "$st" | grep -q '^trust  *loopback$' ||
+            it_fail "an empty configuration directory: $st"
+        ! grep -Eq 'error|warn|hostfile' "$IT_DIR/dc-$dir.log" ||
+            it_fail "an empty configuration directory is not silent: $(cat "$IT_DIR/dc-$dir.log")"
+    fi
+    kill -TERM "$(cat "$IT_DIR/dc.pid.sh")"
+    wait "$(cat "$IT_DIR/dc.pid.sh")" || it_fail "exit $? after SIGTERM ($dir)"
+    rm -f "$IT_DIR/dc.pid.sh"
+done
+it_log "3. the configuration directory: used when there, silent when empty"
+
+# 4. The units make built.
+unit=$IT_B/dist/collsd.service
+uunit=$IT_B/dist/user/collsd.service
+sbindir=$(make -s -C "$IT_B" --no-print-directory -f Makefile \
+    -f <(printf 'colls-print-sbindir:\n\t@echo $(sbindir)\n') \
+    colls-print-sbindir 2>/dev/null)
+for u in "$unit" "$uunit"; do
+    [ -f "$u" ] || { it_fail "$u was not built"; continue; }
+    ! grep -q '@[a-z]*@' "$u" || it_fail "$u: unsubstituted: $(grep '@[a-z]*@' "$u")"
+    grep -qx "ExecStart=$sbindir/collsd --foreground" "$u" ||
+        it_fail "$u: ExecStart is not $sbindir/collsd: $(grep ExecStart "$u")"
+done
+grep -qx 'Type=notify' "$unit" || it_fail "the system unit is not Type=notify"
+if command -v systemd-analyze >/dev/null; then
+    # verify checks that ExecStart exists: point it at the built daemon.
+    mkdir -p "$IT_DIR/units/user" "$IT_DIR/xdg"
+    chmod 700 "$IT_DIR/xdg"
+    sed "s|^ExecStart=$sbindir/collsd|ExecStart=$(cd "$IT_B" && pwd)/collsd|" \
+        "$unit" >"$IT_DIR/units/collsd.service"
+    sed "s|^ExecStart=$sbindir/collsd|ExecStart=$(cd "$IT_B" && pwd)/collsd|" \
+        "$uunit" >"$IT_DIR/units/user/collsd.service"
+    out=$(systemd-analyze verify "$IT_DIR/units/collsd.service" 2>&1) ||
+        it_fail "systemd-analyze verify (system unit): $out"
+    out=$(XDG_RUNTIME_DIR=$IT_DIR/xdg systemd-analyze --user verify \
+        "$IT_DIR/units/user/collsd.service" 2>&1) ||
+        it_fail "systemd-analyze --user verify (user unit): $out"
+    rating=$(systemd-analyze security --offline=yes \
+        "$IT_DIR/units/collsd.service" 2>&1 | grep 'Overall exposure level')
+    case "$rating" in
+    *" OK"* | *" MEDIUM"*) ;;
+    *) it_fail "systemd-analyze security: '$rating'" ;;
+    esac
+    it_log "4. units: ExecStart=$sbindir/collsd, verify passes; ${rating#→ }"
+else
+    it_log "4. units: ExecStart=$sbindir/collsd; systemd-analyze absent"
+    # What could be checked passed, but the unit was not verified.
+    [ "$IT_FAILED" = 0 ] && { it_log "SKIP: no systemd-analyze"; exit 77; }
 fi
 
 it_finish
