@@ -92,14 +92,6 @@ collsd_linger(struct daemon *d, uint64_t now)
         event_base_loopbreak(d->base);
 }
 
-/*
- * The periodic jobs, every CRON_US, in this order:
- *   membership: stopping -> collsd_linger; joining -> join_cron; a member
- *     -> host_comeback (declared down while alive), group_cron (group
- *     timeouts), host_cron (heartbeats, invitations, dead hosts);
- *   then always admin_cron (request timeouts), task_cron (stuck
- *   connections), coll_cron (stale early collective data).
- */
 /* Tells the service manager once that the daemon is stopping, whoever
    started the stop (a signal, collsctl halt, a failed join). */
 static void
@@ -112,6 +104,14 @@ collsd_notify_stopping(void)
     told = 1;
 }
 
+/*
+ * The periodic jobs, every CRON_US, in this order:
+ *   membership: stopping -> collsd_linger; joining -> join_cron; a member
+ *     -> host_comeback (declared down while alive), group_cron (group
+ *     timeouts), host_cron (heartbeats, invitations, dead hosts);
+ *   then always admin_cron (request timeouts), task_cron (stuck
+ *   connections), coll_cron (stale early collective data).
+ */
 static void
 collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
 {
