@@ -516,6 +516,7 @@ main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     platform_tune_malloc();
     log_set_level(cfg.log_level);
+    log_detect_journal();
     log_startup_begin();
     logpath = collsd_log_path(&cfg);
 

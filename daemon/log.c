@@ -7,12 +7,17 @@
  * its forked children never interleave mid-line.  Standalone on purpose:
  * the fuzz targets link this file without the rest of the daemon.
  *
+ * On stderr connected to journald (systemd's $JOURNAL_STREAM names it),
+ * lines are "<PRIORITY>TEXT" (sd-daemon(3)): journald adds time, ident and
+ * pid, and keeps each line's priority.
+ *
  * Start-up mode (log_startup_begin .. log_startup_end): errors and
  * warnings also go to the terminal the daemon was started from, as
  * "collsd: TEXT" -- once: when the log itself is stderr, that line
- * replaces the timestamped one.  A daemonizing collsd keeps its stderr
- * on the terminal until it is ready, so its start-up errors reach the
- * user who typed the command, not only a log file nobody reads yet.
+ * replaces the timestamped one (on journald's stream, no terminal there,
+ * the "<3>TEXT" line alone).  A daemonizing collsd keeps its stderr on
+ * the terminal until it is ready, so its start-up errors reach the user
+ * who typed the command, not only a log file nobody reads yet.
  *
  * Owns the log output.  May call: libc only.
  */
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <syslog.h>
 #include <time.h>
@@ -35,10 +41,11 @@
 
 int log_threshold = LOG_LVL_INFO;
 
-static int log_fd = 2;            /* 2: stderr, else our own file */
-static char *log_path;            /* NULL when logging to stderr */
-static int log_syslog;            /* 1: to syslog(3) */
-static int log_startup;           /* in start-up mode (see the top) */
+static int log_fd = 2;  /* 2: stderr, else our own file */
+static char *log_path;  /* NULL when logging to stderr */
+static int log_syslog;  /* 1: to syslog(3) */
+static int log_journal; /* stderr is journald's stream (log_detect_journal) */
+static int log_startup; /* in start-up mode (see the top) */
 static unsigned log_startup_nerr; /* errors reported in start-up mode */
 
 static const char *const log_names[LOG_LVL_MAX] = {
@@ -159,6 +166,18 @@ log_errstr(int code)
 }
 
 void
+log_detect_journal(void)
+{
+    const char *js = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+
+    log_journal = js != NULL && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+                  fstat(2, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+                  (unsigned long long)st.st_ino == ino;
+}
+
+void
 log_startup_begin(void)
 {
     log_startup = 1;
@@ -190,36 +209,46 @@ log_put(int fd, const char *line, size_t n)
 void
 log_write(int level, const char *fmt, ...)
 {
+    static const int prio[LOG_LVL_MAX] = {LOG_ERR, LOG_WARNING, LOG_INFO,
+                                          LOG_DEBUG, LOG_DEBUG};
     char text[2048], line[2200];
     struct timespec ts;
     struct tm tm;
     va_list ap;
     size_t n;
-    int k, saved = errno;
+    int k, saved = errno, to_journal = log_fd == 2 && log_journal;
 
+    if (level < 0 || level >= LOG_LVL_MAX)
+        level = LOG_LVL_ERROR;
     va_start(ap, fmt);
     k = vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     if (k < 0)
         text[0] = '\0';
-    if (log_startup && level <= LOG_LVL_WARN) {
+    if (log_startup && level == LOG_LVL_ERROR)
+        log_startup_nerr++;
+    if (log_startup && level <= LOG_LVL_WARN && !to_journal) {
         k = snprintf(line, sizeof(line), "collsd: %s%s\n",
                      level == LOG_LVL_WARN ? "warning: " : "", text);
         log_put(2, line,
                 k > 0 && (size_t)k < sizeof(line) ? (size_t)k
                                                   : sizeof(line) - 1);
-        if (level == LOG_LVL_ERROR)
-            log_startup_nerr++;
         if (log_fd == 2 && !log_syslog) {
             errno = saved;
             return; /* the terminal is the log: said once */
         }
     }
     if (log_syslog) {
-        static const int prio[LOG_LVL_MAX] = {LOG_ERR, LOG_WARNING, LOG_INFO,
-                                              LOG_DEBUG, LOG_DEBUG};
-
-        syslog(prio[level >= 0 && level < LOG_LVL_MAX ? level : 0], "%s", text);
+        syslog(prio[level], "%s", text);
+        errno = saved;
+        return;
+    }
+    if (to_journal) {
+        /* journald stamps and attributes the line; "<N>": its priority */
+        k = snprintf(line, sizeof(line), "<%d>%s\n", prio[level], text);
+        log_put(2, line,
+                k > 0 && (size_t)k < sizeof(line) ? (size_t)k
+                                                  : sizeof(line) - 1);
         errno = saved;
         return;
     }

@@ -31,6 +31,10 @@ int log_open(const char *path);
    daemon; error, warn, info, debug/trace as LOG_ERR, LOG_WARNING,
    LOG_INFO, LOG_DEBUG (journald keeps them so). */
 void log_open_syslog(void);
+/* Checks whether stderr is journald's stream ($JOURNAL_STREAM, set by
+   systemd, names its device and inode); if so, lines written to stderr
+   are "<PRIORITY>TEXT", journald's way of taking their priority. */
+void log_detect_journal(void);
 /* Re-opens the current file (after rotation; SIGHUP). */
 int log_reopen(void);
 void log_close(void);

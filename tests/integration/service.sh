@@ -13,7 +13,11 @@
 #      collsd.conf, hostfile and cluster.key there are used when present
 #      (the name, the hostfile's line, trust "key" in collsctl status),
 #      and an empty directory is skipped without a word;
-#   4. the units make builds: @sbindir@ replaced by the Makefile's sbindir;
+#   4. stderr that is journald's stream ($JOURNAL_STREAM
+#      names its device and inode): lines "<PRIORITY>TEXT", the start-up
+#      error once as "<3>...", no timestamps; with another JOURNAL_STREAM
+#      the usual lines;
+#   5. the units make builds: @sbindir@ replaced by the Makefile's sbindir;
 #      `systemd-analyze verify` passes (the system unit, and the user
 #      unit), and `systemd-analyze security --offline=yes` rates the
 #      system unit neither UNSAFE nor EXPOSED (without systemd-analyze
@@ -166,7 +170,45 @@ for dir in etc empty; do
 done
 it_log "3. the configuration directory: used when there, silent when empty"
 
-# 4. The units make built.
+# 4. stderr as journald's stream.
+P5=$(it_free_port)
+echo "$P5" >>"$IT_DIR/ports"
+mkdir -p "$IT_DIR/j"
+chmod 700 "$IT_DIR/j"
+: >"$IT_DIR/journal"
+js=$(stat -c '%d:%i' "$IT_DIR/journal")
+JOURNAL_STREAM=$js "$IT_B/collsd" --foreground --listen "127.0.0.1:$P5" \
+    --socket "$IT_DIR/j/collsd.sock" --hostfile /nonexistent \
+    2>>"$IT_DIR/journal" </dev/null
+JOURNAL_STREAM=$js "$IT_B/collsd" --foreground --listen "127.0.0.1:$P5" \
+    --socket "$IT_DIR/j/collsd.sock" 2>>"$IT_DIR/journal" </dev/null &
+echo $! >"$IT_DIR/dj.pid.sh"
+for _ in $(seq 1 50); do
+    [ -S "$IT_DIR/j/collsd.sock" ] && break
+    sleep 0.1
+done
+kill -TERM "$(cat "$IT_DIR/dj.pid.sh")"
+wait "$(cat "$IT_DIR/dj.pid.sh")" || it_fail "exit $? after SIGTERM (journal)"
+rm -f "$IT_DIR/dj.pid.sh"
+[ "$(sed -n 1p "$IT_DIR/journal")" = "<3>hostfile /nonexistent: No such file or directory" ] ||
+    it_fail "on journald's stream, the start-up error: $(sed -n 1p "$IT_DIR/journal")"
+version=$("$IT_B/collsd" --version | awk '{ print $2 }')
+case "$(sed -n 2p "$IT_DIR/journal")" in
+"<6>collsd $version: host 1, incarnation "*) ;;
+*) it_fail "on journald's stream, line 2: $(sed -n 2p "$IT_DIR/journal")" ;;
+esac
+bad=$(grep -v '^<[36]>' "$IT_DIR/journal")
+[ -z "$bad" ] || it_fail "on journald's stream, lines without a priority: $bad"
+grep -qx "<6>signal 15: shutting down" "$IT_DIR/journal" ||
+    it_fail "on journald's stream, no '<6>signal 15: shutting down'"
+JOURNAL_STREAM=1:1 "$IT_B/collsd" --foreground --listen "127.0.0.1:$P5" \
+    --socket "$IT_DIR/j/collsd.sock" --hostfile /nonexistent \
+    2>"$IT_DIR/journal2" </dev/null
+[ "$(cat "$IT_DIR/journal2")" = "collsd: hostfile /nonexistent: No such file or directory" ] ||
+    it_fail "with another JOURNAL_STREAM: $(cat "$IT_DIR/journal2")"
+it_log "4. journald's stream: $(wc -l <"$IT_DIR/journal") lines with priorities"
+
+# 5. The units make built.
 unit=$IT_B/dist/collsd.service
 uunit=$IT_B/dist/user/collsd.service
 sbindir=$(make -s -C "$IT_B" --no-print-directory -f Makefile \
@@ -198,9 +240,9 @@ if command -v systemd-analyze >/dev/null; then
     *" OK"* | *" MEDIUM"*) ;;
     *) it_fail "systemd-analyze security: '$rating'" ;;
     esac
-    it_log "4. units: ExecStart=$sbindir/collsd, verify passes; ${rating#→ }"
+    it_log "5. units: ExecStart=$sbindir/collsd, verify passes; ${rating#→ }"
 else
-    it_log "4. units: ExecStart=$sbindir/collsd; systemd-analyze absent"
+    it_log "5. units: ExecStart=$sbindir/collsd; systemd-analyze absent"
     # What could be checked passed, but the unit was not verified.
     [ "$IT_FAILED" = 0 ] && { it_log "SKIP: no systemd-analyze"; exit 77; }
 fi
