@@ -594,7 +594,8 @@ main(int argc, char **argv)
     while (joining && d->joining && !d->stopping)
         event_base_loop(d->base, EVLOOP_ONCE);
     if (d->stopping) {
-        log_error("could not join the machine at %s", cfg.join);
+        if (log_startup_errors() == 0) /* else join.c said why */
+            log_error("could not join the machine at %s", cfg.join);
         rc = 1;
         goto out;
     }

@@ -324,14 +324,18 @@ net_open(struct daemon *d, const struct net_ops *ops)
     if (err != 0) {
         const char *colon = strrchr(cfg->listen, ':');
 
-        /* udp_open maps EADDRINUSE to COLLS_EEXIST: say it as the OS. */
-        if (err == COLLS_EEXIST && colon != NULL)
+        /* udp_open returns the OS's errno: say it as the OS does. */
+        if (err == -EADDRINUSE && colon != NULL)
             log_error("UDP port %s on %.*s: %s (another collsd? choose "
                       "another port with --listen)",
                       colon + 1, (int)(colon - cfg->listen), cfg->listen,
                       strerror(EADDRINUSE));
+        else if (err == -EADDRNOTAVAIL)
+            log_error("UDP address %s: %s (not an address of this host: "
+                      "see --listen)",
+                      cfg->listen, strerror(EADDRNOTAVAIL));
         else
-            log_error("UDP socket on %s: %s", cfg->listen, log_errstr(err));
+            log_error("UDP socket on %s: %s", cfg->listen, strerror(-err));
         return err;
     }
     snprintf(d->listen_addr, sizeof(d->listen_addr), "%s",

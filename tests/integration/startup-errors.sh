@@ -4,6 +4,8 @@
 # daemonized (the README's form, without --foreground):
 #   1. --hostfile /nonexistent, --log-file /nonexistent/x.log and
 #      --key-file /nonexistent print the OS error (strerror), one line;
+#      so does a --listen address of another host, and a --join that
+#      nobody answers says so in one line;
 #   2. a UDP port in use: "UDP port P on 127.0.0.1: Address already in use
 #      (another collsd? ...)", and nothing lands in the running daemon's log;
 #   3. a second daemon on the same socket: "a daemon already serves it
@@ -79,9 +81,21 @@ for mode in --foreground ""; do
         "$IT_B/collsd" $mode --socket "$D/k/collsd.sock" \
         --listen "127.0.0.1:$P" --key-file /nonexistent
 done
+# An address of another host; a join nobody answers (the cause, one line).
+KEY=$(it_keygen) || it_fail "collsctl keygen failed"
+expect "address not here" 1 \
+    "collsd: UDP address 192.0.2.1:$P: Cannot assign requested address (not an address of this host: see --listen)" \
+    "$IT_B/collsd" --socket "$D/h/collsd.sock" --listen "192.0.2.1:$P" \
+    --key-file "$KEY"
+"$IT_B/collsd" --socket "$D/h/collsd.sock" --listen "127.0.0.1:$P" \
+    --join "127.0.0.1:$P2" --join-timeout 300 >"$IT_DIR/out" 2>"$IT_DIR/err" </dev/null
+rc=$?
+[ "$rc" = 1 ] && [ "$(wc -l <"$IT_DIR/err")" = 1 ] &&
+    grep -q "^collsd: .*127\.0\.0\.1:$P2" "$IT_DIR/err" ||
+    it_fail "join nobody answers: exit $rc, stderr: $(cat "$IT_DIR/err")"
 [ ! -e "$D/h/collsd.pid" ] && [ ! -e "$D/h/collsd.sock" ] ||
     it_fail "a failed start left its pid file or socket behind"
-it_log "1. hostfile, log file, key file: the OS error, once"
+it_log "1. hostfile, log file, key file, address, join: the cause, once"
 
 # 2 and 3: daemon A runs (daemonized) on port P, socket $D/a.
 daemon_bg "$D/a" --listen "127.0.0.1:$P" || it_fail "daemon A did not start"
