@@ -8,6 +8,7 @@
 #      nobody answers says so in one line;
 #   2. a UDP port in use: "UDP port P on 127.0.0.1: Address already in use
 #      (another collsd? ...)", and nothing lands in the running daemon's log;
+#      an --http port in use: "cannot listen: Address already in use";
 #   3. a second daemon on the same socket: "a daemon already serves it
 #      (pid N)", with the running daemon's pid;
 #   4. a bad option value (--mtu, --log) exits 2, a failed start 1, with
@@ -98,7 +99,12 @@ rc=$?
 it_log "1. hostfile, log file, key file, address, join: the cause, once"
 
 # 2 and 3: daemon A runs (daemonized) on port P, socket $D/a.
-daemon_bg "$D/a" --listen "127.0.0.1:$P" || it_fail "daemon A did not start"
+HP=$(it_free_port)
+while ss -Hltn "sport = :$HP" 2>/dev/null | grep -q .; do
+    HP=$(it_free_port)
+done
+daemon_bg "$D/a" --listen "127.0.0.1:$P" --http "127.0.0.1:$HP" ||
+    it_fail "daemon A did not start"
 apid=$(cat "$D/a/collsd.pid" 2>/dev/null)
 [ -n "$apid" ] && kill -0 "$apid" 2>/dev/null ||
     it_fail "daemon A: no live pid in its pid file after start"
@@ -112,6 +118,10 @@ expect "port in use (daemonized)" 1 "$want" \
     daemon_bg "$D/b" --listen "127.0.0.1:$P"
 grep -q "Address already in use" "$D/b/collsd.log" ||
     it_fail "the port error is not in the failed daemon's own log"
+expect "HTTP port in use" 1 \
+    "collsd: --http 127.0.0.1:$HP: cannot listen: Address already in use" \
+    "$IT_B/collsd" --foreground --socket "$D/b/collsd.sock" \
+    --listen "127.0.0.1:$P2" --http "127.0.0.1:$HP"
 it_log "2. port in use: '$want'"
 
 want="collsd: socket $D/a/collsd.sock: a daemon already serves it (pid $apid); stop it, or choose another --socket"
