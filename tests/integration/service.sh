@@ -211,7 +211,8 @@ it_log "4. journald's stream: $(wc -l <"$IT_DIR/journal") lines with priorities"
 # 5. The units make built.
 unit=$IT_B/dist/collsd.service
 uunit=$IT_B/dist/user/collsd.service
-sbindir=$(make -s -C "$IT_B" --no-print-directory -f Makefile \
+sbindir=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+    make -s -C "$IT_B" --no-print-directory -f Makefile \
     -f <(printf 'colls-print-sbindir:\n\t@echo $(sbindir)\n') \
     colls-print-sbindir 2>/dev/null)
 for u in "$unit" "$uunit"; do
