@@ -637,46 +637,47 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
 
 /* ---- statistics --------------------------------------------------------- */
 
-/* name/value pairs of the daemon counters, for JSON and Prometheus. */
+/* The daemon counters (struct daemon_stats) with their Prometheus HELP
+   text, for JSON and Prometheus. */
 /* clang-format off: one counter per line (clang-format is not stable on
    X-macro lists). */
 #define ADMIN_COUNTERS(d, X)                                                   \
-    X(tasks_attached)                                                          \
-    X(tasks_exited)                                                            \
-    X(attach_refused)                                                          \
-    X(frames_in)                                                               \
-    X(frames_out)                                                              \
-    X(bytes_in)                                                                \
-    X(bytes_out)                                                               \
-    X(data_local)                                                              \
-    X(data_to_peer)                                                            \
-    X(data_from_peer)                                                          \
-    X(data_echo)                                                               \
-    X(send_failed)                                                             \
-    X(notifies_sent)                                                           \
-    X(peer_msgs_out)                                                           \
-    X(peer_msgs_in)                                                            \
-    X(peer_send_errors)                                                        \
-    X(heartbeats_out)                                                          \
-    X(heartbeats_in)                                                           \
-    X(hosts_down)                                                              \
-    X(hosts_joined)                                                            \
-    X(requests_timed_out)                                                      \
-    X(pauses)                                                                  \
-    X(resumes)                                                                 \
-    X(admin_refused)                                                           \
-    X(credits_out)                                                             \
-    X(credits_in)                                                              \
-    X(credit_holds)
+    X(tasks_attached, "Tasks that attached to this daemon.")                   \
+    X(tasks_exited, "Tasks that detached or died.")                            \
+    X(attach_refused, "Connections refused at attach (rights, limits).")       \
+    X(frames_in, "Frames read from tasks.")                                    \
+    X(frames_out, "Frames written to tasks.")                                  \
+    X(bytes_in, "Bytes read from tasks.")                                      \
+    X(bytes_out, "Bytes written to tasks.")                                    \
+    X(data_local, "Messages from a task to a task of this daemon.")            \
+    X(data_to_peer, "Messages from a task here to another host.")              \
+    X(data_from_peer, "Messages from another host to a task here.")            \
+    X(data_echo, "Messages a task sent to a daemon and got back (echo).")      \
+    X(send_failed, "Messages that could not be delivered (SEND_FAILED).")      \
+    X(notifies_sent, "Notifications sent to tasks.")                           \
+    X(peer_msgs_out, "Messages handed to the transport for other hosts.")      \
+    X(peer_msgs_in, "Messages the transport delivered from other hosts.")      \
+    X(peer_send_errors, "Messages the transport refused.")                     \
+    X(heartbeats_out, "Heartbeats sent to other hosts.")                       \
+    X(heartbeats_in, "Heartbeats received from other hosts.")                  \
+    X(hosts_down, "Hosts declared down.")                                      \
+    X(hosts_joined, "Hosts that joined the machine through this daemon.")      \
+    X(requests_timed_out, "Requests to other daemons that timed out.")         \
+    X(pauses, "Times a task stopped being read (back-pressure).")              \
+    X(resumes, "Times a paused task was read again.")                          \
+    X(admin_refused, "Admin verbs refused for lack of rights.")                \
+    X(credits_out, "Flow-control credit messages sent.")                       \
+    X(credits_in, "Flow-control credit messages received.")                    \
+    X(credit_holds, "Messages held for want of flow-control credit.")
 #define ADMIN_ERRORS(d, X)                                                     \
-    X(bad_frames)                                                              \
-    X(bad_envelopes)                                                           \
-    X(unknown_kinds)                                                           \
-    X(bad_requests)                                                            \
-    X(bad_peer_msgs)                                                           \
-    X(bad_join_dgrams)                                                         \
-    X(join_replays)                                                            \
-    X(notices_lost)
+    X(bad_frames, "Malformed frames from tasks.")                              \
+    X(bad_envelopes, "Frames whose envelope did not unpack.")                  \
+    X(unknown_kinds, "Messages of an unknown kind.")                           \
+    X(bad_requests, "Requests refused as malformed or out of range.")          \
+    X(bad_peer_msgs, "Malformed messages from other daemons.")                 \
+    X(bad_join_dgrams, "Join datagrams refused (bad cookie or format).")       \
+    X(join_replays, "Sealed join datagrams dropped as replays.")               \
+    X(notices_lost, "Task-exit and host-down notices a lagging task lost.")
 /* How datagrams are protected: "key", "key+encrypt", "loopback" (no
    key, loopback only) or "insecure" (no key, --insecure). */
 static const char *
@@ -717,13 +718,13 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "counters");
-#define X(n) stats_json_u64(&j, #n, d->st.n);
+#define X(n, help) stats_json_u64(&j, #n, d->st.n);
     ADMIN_COUNTERS(d, X)
 #undef X
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "errors");
-#define X(n) stats_json_u64(&j, #n, d->st.n);
+#define X(n, help) stats_json_u64(&j, #n, d->st.n);
     ADMIN_ERRORS(d, X)
 #undef X
     stats_json_u64(&j, "bad_dgrams", rs.bad_dgrams);
@@ -828,20 +829,60 @@ admin_stats_json(struct daemon *d, struct buf *b)
 }
 
 /* The per-peer families of the Prometheus text, in the order of the
-   values admin_stats_prometheus takes from struct rel_peer_stats. */
+   values admin_stats_prometheus takes from struct rel_peer_stats;
+   scale 1e-6: a microsecond value exported in seconds. */
 #define ADMIN_PEER_FAMILIES 8
 static const struct {
-    const char *name, *type;
+    const char *name, *type, *help;
+    double scale;
 } admin_peer_family[ADMIN_PEER_FAMILIES] = {
-    {"collsd_peer_up", "gauge"},
-    {"collsd_peer_srtt_us", "gauge"},
-    {"collsd_peer_retransmits_total", "counter"},
-    {"collsd_peer_bytes_sent_total", "counter"},
-    {"collsd_peer_bytes_recv_total", "counter"},
-    {"collsd_peer_queued_bytes", "gauge"},
-    {"collsd_peer_auth_failures_total", "counter"},
-    {"collsd_peer_replays_total", "counter"},
+    {"collsd_peer_up", "gauge", "1 if the host is up, else 0.", 1},
+    {"collsd_peer_srtt_seconds", "gauge",
+     "Smoothed round-trip time of the transport to the host.", 1e-6},
+    {"collsd_peer_retransmits_total", "counter",
+     "Datagrams retransmitted to the host.", 1},
+    {"collsd_peer_bytes_sent_total", "counter",
+     "Message bytes sent to the host.", 1},
+    {"collsd_peer_bytes_recv_total", "counter",
+     "Message bytes received from the host.", 1},
+    {"collsd_peer_queued_bytes", "gauge",
+     "Bytes queued in the transport towards the host.", 1},
+    {"collsd_peer_auth_failures_total", "counter",
+     "Datagrams from the host that failed authentication.", 1},
+    {"collsd_peer_replays_total", "counter",
+     "Datagrams from the host refused as replays.", 1},
 };
+
+/* The transport counters (struct rel_stats) and their HELP texts. */
+#define ADMIN_REL_COUNTERS(X)                                                  \
+    X(dgrams_in, "Datagrams received.")                                        \
+    X(dgrams_out, "Datagrams sent.")                                           \
+    X(bad_dgrams, "Datagrams refused as malformed.")                           \
+    X(unknown_src, "Datagrams from an address not in the host table.")         \
+    X(stale_inc, "Datagrams from an earlier incarnation of a host.")           \
+    X(auth_failures, "Datagrams that failed authentication (cluster key).")    \
+    X(replays, "Datagrams refused as replays.")
+
+/* The information metrics: this build, this daemon, its start time. */
+static void
+admin_prom_info(struct daemon *d, struct buf *b, int *err)
+{
+    uint64_t wall = platform_wall_us(), now = platform_now_us();
+
+    stats_prom_family(b, err, "collsd_build_info", "gauge",
+                      "The version of this collsd, as labels; always 1.");
+    stats_prom(b, err, "collsd_build_info{version=\"%s\",protocol=\"%d\"} 1\n",
+               PACKAGE_VERSION, COLLS_PROTO_VERSION);
+    stats_prom_family(b, err, "collsd_host_info", "gauge",
+                      "This daemon's host id and incarnation, as labels; "
+                      "always 1.");
+    stats_prom(b, err, "collsd_host_info{hid=\"%d\",incarnation=\"%08x\"} 1\n",
+               d->hid, d->inc);
+    stats_prom_family(b, err, "process_start_time_seconds", "gauge",
+                      "Start time of the process since the Unix epoch.");
+    stats_prom(b, err, "process_start_time_seconds %.3f\n",
+               (double)(wall - (now - d->start_us)) / 1e6);
+}
 
 int
 admin_stats_prometheus(struct daemon *d, struct buf *b)
@@ -850,38 +891,36 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     int err = 0, hid, f;
 
     rel_stats(d->rel, &rs);
-    stats_prom(b, &err, "# collsd host %d incarnation %08x\n", d->hid, d->inc);
+    admin_prom_info(d, b, &err);
     stats_prom_one(b, &err, "collsd_tasks", "gauge",
+                   "Tasks attached to this daemon.",
                    (unsigned long long)d->ntasks);
     stats_prom_one(b, &err, "collsd_epoch", "gauge",
+                   "Membership epoch of the machine, as this daemon knows it.",
                    (unsigned long long)d->epoch);
-#define X(n)                                                                   \
-    stats_prom_one(b, &err, "collsd_" #n "_total", "counter",                  \
-                   (unsigned long long)d->st.n);
+#define X(n, help)                                                             \
+    stats_prom_counter(b, &err, "collsd_", #n, help,                           \
+                       (unsigned long long)d->st.n);
     ADMIN_COUNTERS(d, X)
     ADMIN_ERRORS(d, X)
 #undef X
-    stats_prom_one(b, &err, "collsd_dgrams_in_total", "counter", rs.dgrams_in);
-    stats_prom_one(b, &err, "collsd_dgrams_out_total", "counter",
-                   rs.dgrams_out);
-    stats_prom_one(b, &err, "collsd_bad_dgrams_total", "counter",
-                   rs.bad_dgrams);
-    stats_prom_one(b, &err, "collsd_unknown_src_total", "counter",
-                   rs.unknown_src);
-    stats_prom_one(b, &err, "collsd_stale_inc_total", "counter", rs.stale_inc);
-    stats_prom_one(b, &err, "collsd_udp_rcvbuf_drops_total", "counter",
-                   d->udp != NULL ? udp_rcvbuf_drops(d->udp) : 0);
-    stats_prom_one(b, &err, "collsd_auth_failures_total", "counter",
-                   rs.auth_failures);
-    stats_prom_one(b, &err, "collsd_replays_total", "counter", rs.replays);
-    stats_prom_type(b, &err, "collsd_msg_bytes", "histogram");
-    stats_prom_hist(b, &err, "collsd_msg_bytes", "", &d->st.msg_bytes);
-    stats_prom_type(b, &err, "collsd_ping_rtt_us", "histogram");
-    stats_prom_hist(b, &err, "collsd_ping_rtt_us", "", &d->st.ping_rtt_us);
+#define X(n, help) stats_prom_counter(b, &err, "collsd_", #n, help, rs.n);
+    ADMIN_REL_COUNTERS(X)
+#undef X
+    stats_prom_counter(b, &err, "collsd_", "udp_rcvbuf_drops",
+                       "Datagrams the kernel dropped, the socket buffer full.",
+                       d->udp != NULL ? udp_rcvbuf_drops(d->udp) : 0);
+    stats_prom_family(b, &err, "collsd_msg_bytes", "histogram",
+                      "Payload sizes of the messages tasks sent.");
+    stats_prom_hist(b, &err, "collsd_msg_bytes", "", &d->st.msg_bytes, 1);
+    stats_prom_family(b, &err, "collsd_ping_rtt_seconds", "histogram",
+                      "Round trips of daemon echoes (collsctl ping).");
+    stats_prom_hist(b, &err, "collsd_ping_rtt_seconds", "", &d->st.ping_rtt_us,
+                    1e-6);
     /* per peer: one family after the other, every peer in each */
     for (f = 0; f < ADMIN_PEER_FAMILIES; f++) {
-        stats_prom_type(b, &err, admin_peer_family[f].name,
-                        admin_peer_family[f].type);
+        stats_prom_family(b, &err, admin_peer_family[f].name,
+                          admin_peer_family[f].type, admin_peer_family[f].help);
         for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
             struct host *h = d->hosts[hid];
             struct rel_peer_stats ps;
@@ -905,11 +944,17 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
 
                 v = vals[f];
             }
-            stats_prom(b, &err, "%s{hid=\"%d\"} %llu\n",
-                       admin_peer_family[f].name, hid, v);
+            if (admin_peer_family[f].scale == 1)
+                stats_prom(b, &err, "%s{hid=\"%d\"} %llu\n",
+                           admin_peer_family[f].name, hid, v);
+            else
+                stats_prom(b, &err, "%s{hid=\"%d\"} %.12g\n",
+                           admin_peer_family[f].name, hid,
+                           (double)v * admin_peer_family[f].scale);
         }
     }
-    stats_prom_type(b, &err, "collsd_peer_rtt_us", "histogram");
+    stats_prom_family(b, &err, "collsd_peer_rtt_seconds", "histogram",
+                      "Round-trip samples of the transport, per host.");
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct rel_peer_stats ps;
         char label[32];
@@ -918,7 +963,8 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
             rel_peer_stats(d->rel, hid, &ps) != 0)
             continue;
         snprintf(label, sizeof(label), "hid=\"%d\"", hid);
-        stats_prom_hist(b, &err, "collsd_peer_rtt_us", label, &ps.rtt_us);
+        stats_prom_hist(b, &err, "collsd_peer_rtt_seconds", label, &ps.rtt_us,
+                        1e-6);
     }
     if (err == 0 && d->gs != NULL)
         err = coll_stats_prometheus(d, b);

@@ -763,19 +763,19 @@ coll_free(struct daemon *d)
 /* clang-format off: the collective counters, one per line, shared by the
    JSON and Prometheus writers. */
 #define COLL_COUNTERS(X)                                                       \
-    X(hier_runs)                                                               \
-    X(flat_runs)                                                               \
-    X(hier_as_flat)                                                            \
-    X(fallbacks)                                                               \
-    X(aborts)                                                                  \
-    X(failed_ops)                                                              \
-    X(bad_requests)                                                            \
-    X(early_msgs)                                                              \
-    X(stale_msgs)
+    X(hier_runs, "Collectives run hierarchically (host, then hosts).")         \
+    X(flat_runs, "Collectives run flat (one schedule per rank).")              \
+    X(hier_as_flat, "Hierarchical requests run flat.")                         \
+    X(fallbacks, "Forced algorithms replaced by the default (unusable).")      \
+    X(aborts, "Collectives aborted on every daemon of the group.")             \
+    X(failed_ops, "Collectives that failed here.")                             \
+    X(bad_requests, "Collective and group requests refused as invalid.")       \
+    X(early_msgs, "Collective data kept until its group or instance came.")    \
+    X(stale_msgs, "Collective data dropped as stale.")
 /* the group counters (struct group_counters) that follow them */
 #define COLL_GROUP_COUNTERS(X)                                                 \
-    X(groups_formed)                                                           \
-    X(groups_failed)
+    X(groups_formed, "Groups formed.")                                         \
+    X(groups_failed, "Groups that failed (a member died or timed out).")
 /* clang-format on */
 
 /* The collective counters, with the bad requests group.c refused. */
@@ -839,10 +839,10 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
     uint64_t hits, misses, evictions;
 
     stats_json_obj_begin(j, "coll");
-#define X(n) stats_json_u64(j, #n, c->n);
+#define X(n, help) stats_json_u64(j, #n, c->n);
     COLL_COUNTERS(X)
 #undef X
-#define X(n) stats_json_u64(j, #n, gc->n);
+#define X(n, help) stats_json_u64(j, #n, gc->n);
     COLL_GROUP_COUNTERS(X)
 #undef X
     sched_cache_stats(d->gs->cs->cache, &hits, &misses, &evictions);
@@ -857,10 +857,18 @@ coll_stats_json(struct daemon *d, struct stats_json *j)
 }
 
 /* The Prometheus families of the per-(op, mode, alg) counters; the last
-   is a histogram of the operations' times. */
-static const char *const coll_prom_family[4] = {
-    "collsd_coll_alg_runs_total", "collsd_coll_alg_bytes_total",
-    "collsd_coll_alg_fallbacks_total", "collsd_coll_alg_time_us"};
+   is a histogram of the operations' durations. */
+static const struct {
+    const char *name, *help;
+} coll_prom_family[4] = {
+    {"collsd_coll_alg_runs_total", "Collective runs, by operation, mode "
+                                   "and algorithm."},
+    {"collsd_coll_alg_bytes_total", "Bytes of the collective runs."},
+    {"collsd_coll_alg_fallbacks_total",
+     "Runs where a forced algorithm fell back to this one."},
+    {"collsd_coll_alg_duration_seconds", "Durations of the collective runs "
+                                         "here, request to result."},
+};
 
 /* What coll_opstats_prom writes into. */
 struct coll_prom {
@@ -876,13 +884,13 @@ coll_opstats_prom(void *arg, int op, int flat, const char *alg,
 {
     struct coll_prom *p = arg;
     const uint64_t v[3] = {os->runs, os->bytes, os->fallbacks};
-    const char *fam = coll_prom_family[p->f];
+    const char *fam = coll_prom_family[p->f].name;
     char labels[128];
 
     snprintf(labels, sizeof(labels), "op=\"%s\",mode=\"%s\",alg=\"%s\"",
              collop_name(op), flat ? "flat" : "hier", alg);
     if (p->f == 3)
-        stats_prom_hist(p->b, p->err, fam, labels, &os->us);
+        stats_prom_hist(p->b, p->err, fam, labels, &os->us, 1e-6);
     else
         stats_prom(p->b, p->err, "%s{%s} %llu\n", fam, labels,
                    (unsigned long long)v[p->f]);
@@ -896,21 +904,22 @@ coll_stats_prometheus(struct daemon *d, struct buf *b)
     int err = 0;
     struct coll_prom p = {b, &err, 0};
 
-#define X(n)                                                                   \
-    stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
-                   (unsigned long long)c->n);
+#define X(n, help)                                                             \
+    stats_prom_counter(b, &err, "collsd_coll_", #n, help,                      \
+                       (unsigned long long)c->n);
     COLL_COUNTERS(X)
 #undef X
-#define X(n)                                                                   \
-    stats_prom_one(b, &err, "collsd_coll_" #n "_total", "counter",             \
-                   (unsigned long long)gc->n);
+#define X(n, help)                                                             \
+    stats_prom_counter(b, &err, "collsd_coll_", #n, help,                      \
+                       (unsigned long long)gc->n);
     COLL_GROUP_COUNTERS(X)
 #undef X
     collfpc_stats_prometheus(&d->gs->cs->fpc, b, &err);
     /* one family after the other, every (op, mode, alg) run in each */
     for (p.f = 0; p.f < 4; p.f++) {
-        stats_prom_type(b, &err, coll_prom_family[p.f],
-                        p.f < 3 ? "counter" : "histogram");
+        stats_prom_family(b, &err, coll_prom_family[p.f].name,
+                          p.f < 3 ? "counter" : "histogram",
+                          coll_prom_family[p.f].help);
         coll_opstats_each(d, coll_opstats_prom, &p);
     }
     return err;

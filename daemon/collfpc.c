@@ -196,7 +196,7 @@ collfpc_release(struct collfpc *f)
 void
 collfpc_stats_json(const struct collfpc_counters *c, struct stats_json *j)
 {
-#define X(n) stats_json_u64(j, #n, c->n);
+#define X(n, help) stats_json_u64(j, #n, c->n);
     COLLFPC_COUNTERS(X)
 #undef X
     stats_json_double(j, "fpc_ratio",
@@ -209,9 +209,9 @@ void
 collfpc_stats_prometheus(const struct collfpc_counters *c, struct buf *b,
                          int *err)
 {
-#define X(n)                                                                   \
-    stats_prom_one(b, err, "collsd_coll_" #n "_total", "counter",              \
-                   (unsigned long long)c->n);
+#define X(n, help)                                                             \
+    stats_prom_counter(b, err, "collsd_coll_", #n, help,                       \
+                       (unsigned long long)c->n);
     COLLFPC_COUNTERS(X)
 #undef X
 }

@@ -29,15 +29,15 @@ struct stats_json;
 /* clang-format off: the compression counters, shared by the JSON and
    Prometheus writers. */
 #define COLLFPC_COUNTERS(X)                                                    \
-    X(fpc_ops)                                                                 \
-    X(fpc_raw_bytes)                                                           \
-    X(fpc_comp_bytes)                                                          \
-    X(fpc_auto_compressed)                                                     \
-    X(fpc_auto_raw)                                                            \
-    X(fpc_too_large)                                                           \
-    X(fpc_bad_streams)                                                         \
-    X(fpc_compress_us)                                                         \
-    X(fpc_decompress_us)
+    X(fpc_ops, "Bcasts completed here whose payload was an FPC stream.")       \
+    X(fpc_raw_bytes, "Raw bytes of the FPC-compressed bcasts.")                \
+    X(fpc_comp_bytes, "Compressed bytes of the FPC-compressed bcasts.")        \
+    X(fpc_auto_compressed, "Compression AUTO decisions to compress.")          \
+    X(fpc_auto_raw, "Compression AUTO decisions to send raw.")                 \
+    X(fpc_too_large, "Streams sent raw, larger than --max-message.")           \
+    X(fpc_bad_streams, "Payloads that failed to decompress.")                  \
+    X(fpc_compress_us, "Time spent compressing.")                              \
+    X(fpc_decompress_us, "Time spent decompressing.")
 /* clang-format on */
 
 /* fpc_ops: bcasts completed here whose payload was an FPC stream, with
@@ -46,7 +46,7 @@ struct stats_json;
    exceeded max_message; fpc_bad_streams: payloads that failed to
    decompress; fpc_*_us: time spent compressing and decompressing. */
 struct collfpc_counters {
-#define X(n) uint64_t n;
+#define X(n, help) uint64_t n;
     COLLFPC_COUNTERS(X)
 #undef X
 };

@@ -1,13 +1,22 @@
 /*
  * collsd.c -- main(): options, start-up, the loop, shutdown.
  *
- * Start-up order: options; the socket directory (0700); the cluster key
- * (collsd_trust: a key file, or loopback only unless --insecure); the UDP
- * socket
- * and transport; the host table (hostfile, join or one host); the task
- * socket (after the join, when joining); then, unless --foreground, the
- * daemon forks into the background (errors up to here reach the
- * terminal) and writes its pid file next to the socket.
+ * Start-up order: options; unless --foreground, the fork into the
+ * background (platform_daemonize: the command's own process waits on a
+ * pipe until the daemon is ready or has failed, and exits with its
+ * status); the socket directory (0700) and a check that no daemon serves
+ * the socket already; the log; the cluster key (collsd_trust: a key file,
+ * or loopback only unless --insecure); the UDP socket and transport; the
+ * host table (hostfile, join or one host); the task socket (after the
+ * join, when joining); the HTTP listener; the pid file.  Then the daemon
+ * is ready: it tells the waiting process and, under systemd, the service
+ * manager, from that one point (collsd_ready).
+ *
+ * Every start-up failure names its cause once, on the terminal the
+ * command was typed on: log.c's start-up mode writes errors there as
+ * "collsd: TEXT" until collsd_ready, and main() adds nothing when a cause
+ * was written.  OS errors are printed with strerror, not as COLLS_E*
+ * texts.
  *
  * The loop: one event_base, three priorities (0 signals, 1 I/O and the
  * end-of-turn flush, net.c; 2 unused).
@@ -33,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -81,6 +92,18 @@ collsd_linger(struct daemon *d, uint64_t now)
         event_base_loopbreak(d->base);
 }
 
+/* Tells the service manager once that the daemon is stopping, whoever
+   started the stop (a signal, collsctl halt, a failed join). */
+static void
+collsd_notify_stopping(void)
+{
+    static int told;
+
+    if (!told)
+        platform_notify("STOPPING=1");
+    told = 1;
+}
+
 /*
  * The periodic jobs, every CRON_US, in this order:
  *   membership: stopping -> collsd_linger; joining -> join_cron; a member
@@ -96,6 +119,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     uint64_t now = platform_now_us();
 
     if (d->stopping) {
+        collsd_notify_stopping();
         collsd_linger(d, now);
     } else if (d->joining) {
         join_cron(d, now);
@@ -145,14 +169,17 @@ collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
     switch (sig) {
     case SIGHUP:
         log_info("SIGHUP: re-reading the hostfile, reopening the log");
+        platform_notify("RELOADING=1");
         log_reopen();
         rc = host_reload(d);
         if (rc != 0)
             log_warn("hostfile not applied: %s", log_errstr(rc));
         net_kick(d);
+        platform_notify("READY=1");
         break;
     default:
         log_info("signal %d: shutting down", (int)sig);
+        collsd_notify_stopping();
         events_stop(d, 0, 300000);
         break;
     }
@@ -210,8 +237,10 @@ collsd_http_start(struct daemon *d)
     if (d->http == NULL)
         return COLLS_ENOMEM;
     if (evhttp_bind_socket(d->http, host, (uint16_t)atoi(colon + 1)) != 0) {
-        log_error("--http %s: cannot listen", spec);
-        return COLLS_EIO;
+        int e = errno;
+
+        log_error("--http %s: cannot listen: %s", spec, strerror(e));
+        return e != 0 ? -e : COLLS_EIO;
     }
     evhttp_set_gencb(d->http, collsd_http_cb, d);
     log_info("metrics at http://%s/metrics", spec);
@@ -235,6 +264,7 @@ collsd_pid_path(const struct config *cfg)
     return strdup(path);
 }
 
+/* Writes our pid to path; 0 or -errno. */
 static int
 collsd_write_pid(const char *path)
 {
@@ -243,8 +273,50 @@ collsd_write_pid(const char *path)
     if (f == NULL)
         return -errno;
     fprintf(f, "%ld\n", (long)getpid());
-    return fclose(f) == 0 ? 0 : COLLS_EIO;
+    if (fclose(f) != 0)
+        return errno != 0 ? -errno : COLLS_EIO;
+    return 0;
 }
+
+/*
+ * Before anything else is opened: if a process answers on the socket
+ * path, another daemon serves it (its pid from the peer credentials when
+ * the system tells them).  Reported here, so that neither its log file
+ * nor its UDP port hides the cause.  0, or COLLS_EEXIST (logged).
+ */
+static int
+collsd_check_socket(const char *path)
+{
+    struct sockaddr_un sa;
+    uid_t uid;
+    pid_t pid;
+    int fd, rc = 0;
+
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return 0; /* access_listen says so */
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+        if (platform_peer_cred(fd, &uid, &pid) == 0 && pid > 0)
+            log_error("socket %s: a daemon already serves it (pid %ld); "
+                      "stop it, or choose another --socket",
+                      path, (long)pid);
+        else
+            log_error("socket %s: a daemon already serves it; stop it, or "
+                      "choose another --socket",
+                      path);
+        rc = COLLS_EEXIST;
+    }
+    close(fd);
+    return rc;
+}
+
+/* The exit status of a failed start: 2 for a usage error, else 1. */
+#define COLLSD_EXIT_USAGE 2
 
 /*
  * Reads the cluster key from path into a: the file must be a regular
@@ -380,6 +452,50 @@ collsd_cleanup(struct daemon *d)
         event_free(d->cron_ev);
 }
 
+/*
+ * The daemon is ready: socket listening, joined, pid file written.  From
+ * this one point the waiting parent (platform_daemonize) is released,
+ * systemd is told (READY=1, Type=notify) and start-up mode ends.
+ * *ready_fd becomes -1.
+ */
+static void
+collsd_ready(struct daemon *d, int *ready_fd)
+{
+    char state[PATH_MAX + 64];
+
+    log_info("ready: host %d, pid %ld, socket %s", d->hid, (long)getpid(),
+             d->cfg->socket);
+    snprintf(state, sizeof(state), "READY=1\nSTATUS=host %d, socket %s", d->hid,
+             d->cfg->socket);
+    platform_notify(state);
+    log_startup_end();
+    platform_daemonize_done(*ready_fd, 0);
+    *ready_fd = -1;
+}
+
+/*
+ * The log file (--log, --log-file): --log-file; else for --log file, or
+ * --log auto in the background (no terminal there), collsd.log next to
+ * the socket.  NULL: stderr or syslog.
+ */
+static char *
+collsd_log_path(const struct config *cfg)
+{
+    const char *slash = strrchr(cfg->socket, '/');
+    char *path = NULL;
+
+    if (cfg->log_file[0] != '\0')
+        return strdup(cfg->log_file);
+    if (strcmp(cfg->log_to, "stderr") == 0 ||
+        strcmp(cfg->log_to, "syslog") == 0 || slash == NULL ||
+        (strcmp(cfg->log_to, "auto") == 0 && cfg->foreground))
+        return NULL;
+    if (asprintf(&path, "%.*s/collsd.log", (int)(slash - cfg->socket),
+                 cfg->socket) < 0)
+        return NULL;
+    return path;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -392,13 +508,13 @@ main(int argc, char **argv)
     char err[CONFIG_ERR_LEN];
     struct timeval tv = {0, CRON_US};
     char *logpath = NULL;
-    int rc, i, joining, pid_written = 0;
+    int rc, i, joining, pid_written = 0, ready_fd = -1, ready = 0, status;
 
     rc = config_parse(&cfg, argc, argv, environ, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "collsd: %s\n", err);
         config_free(&cfg);
-        return 2;
+        return COLLSD_EXIT_USAGE;
     }
     if (cfg.help) {
         config_usage(stdout, "collsd");
@@ -414,37 +530,37 @@ main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     platform_tune_malloc();
     log_set_level(cfg.log_level);
-    if (cfg.log_file[0] != '\0') {
-        logpath = strdup(cfg.log_file);
-    } else if (!cfg.foreground) {
-        /* In the background stderr goes nowhere: log next to the socket. */
-        const char *slash = strrchr(cfg.socket, '/');
-
-        if (slash != NULL &&
-            asprintf(&logpath, "%.*s/collsd.log", (int)(slash - cfg.socket),
-                     cfg.socket) < 0)
-            logpath = NULL;
-    }
+    log_detect_journal();
+    log_startup_begin();
+    logpath = collsd_log_path(&cfg);
 
     d->cfg = &cfg;
-    d->inc = platform_incarnation();
-    d->start_us = platform_now_us();
     d->listen_fd = -1;
     list_init(&d->pending);
     d->task_ops = &collsd_task_ops;
     d->next_local = 1;
-    rc = platform_secure_dir(cfg.socket, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "collsd: %s\n", err);
+    if (!cfg.foreground && (rc = platform_daemonize(&ready_fd)) != 0) {
+        log_error("cannot go to the background: %s", strerror(-rc));
         goto out;
     }
+    d->inc = platform_incarnation();
+    d->start_us = platform_now_us();
+    rc = platform_secure_dir(cfg.socket, err, sizeof(err));
+    if (rc != 0) {
+        log_error("socket directory: %s", err);
+        goto out;
+    }
+    rc = collsd_check_socket(cfg.socket);
+    if (rc != 0)
+        goto out;
+    if (strcmp(cfg.log_to, "syslog") == 0)
+        log_open_syslog();
     if (logpath != NULL && (rc = log_open(logpath)) != 0) {
-        fprintf(stderr, "collsd: log file %s: %s\n", logpath, log_errstr(rc));
+        log_error("log file %s: %s", logpath, strerror(-rc));
         goto out;
     }
     d->pid_path = collsd_pid_path(&cfg);
     if (collsd_trust(d, &cfg, &key, err, sizeof(err)) != 0) {
-        fprintf(stderr, "collsd: %s\n", err);
         log_error("%s", err);
         rc = 1;
         goto out;
@@ -487,38 +603,36 @@ main(int argc, char **argv)
         goto out;
     }
     event_add(d->cron_ev, &tv);
-    /* A join is finished before going to the background, so that its
+    /* A join is finished before the daemon reports ready, so that its
        failure reaches the terminal and the exit status. */
     while (joining && d->joining && !d->stopping)
         event_base_loop(d->base, EVLOOP_ONCE);
     if (d->stopping) {
-        fprintf(stderr, "collsd: could not join the machine at %s%s\n",
-                cfg.join, logpath != NULL ? " (see the log)" : "");
+        if (log_startup_errors() == 0) /* else join.c said why */
+            log_error("could not join the machine at %s", cfg.join);
         rc = 1;
         goto out;
     }
-
-    if (!cfg.foreground) {
-        rc = platform_daemonize(0);
-        if (rc != 0)
-            goto out;
-        if (event_reinit(d->base) != 0) {
-            log_error("event_reinit failed after fork");
-            rc = COLLS_EIO;
-            goto out;
-        }
-    }
     if (d->pid_path != NULL) {
         rc = collsd_write_pid(d->pid_path);
-        if (rc != 0)
-            log_warn("pid file %s: %s", d->pid_path, log_errstr(rc));
-        pid_written = rc == 0;
+        if (rc != 0) {
+            log_error("pid file %s: %s", d->pid_path, strerror(-rc));
+            goto out;
+        }
+        pid_written = 1;
     }
+    collsd_ready(d, &ready_fd);
+    ready = 1;
 
     event_base_dispatch(d->base);
     rc = d->exit_code;
     log_info("collsd host %d stopping (exit %d)", d->hid, rc);
 out:
+    /* A start that failed without saying why (out of memory...). */
+    if (rc != 0 && !ready && log_startup_errors() == 0)
+        log_error("start-up failed: %s",
+                  rc < 0 && rc > -4000 ? strerror(-rc) : log_errstr(rc));
+    status = rc == 0 ? 0 : 1;
     collsd_cleanup(d);
     for (i = 0; i < 3; i++)
         if (sigs[i] != NULL)
@@ -532,7 +646,6 @@ out:
     log_close();
     free(logpath);
     config_free(&cfg);
-    if (rc < 0)
-        fprintf(stderr, "collsd: %s\n", log_errstr(rc));
-    return rc == 0 ? 0 : 1;
+    platform_daemonize_done(ready_fd, status);
+    return status;
 }

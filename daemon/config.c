@@ -7,6 +7,12 @@
  * --help all walk it.  Precedence: command line > environment > file >
  * default; each source overwrites what the previous ones set.
  *
+ * Under systemd (ConfigurationDirectory=collsd sets $CONFIGURATION_DIRECTORY
+ * to /etc/collsd) three files of that directory are read when present and
+ * not named otherwise: collsd.conf (as --config), hostfile (as --hostfile,
+ * unless --join) and cluster.key (as --key-file).  Absent, they are
+ * skipped without a word.
+ *
  * Owns struct config and the option table.  May call: daemon/log.h,
  * proto/size.h and libc; nothing else in the daemon (every layer reads it).
  */
@@ -116,8 +122,15 @@ static const struct config_opt config_table[] = {
     /* ---- logging and process ---- */
     OPT_TEXT("log-level", CFG_LEVEL, log_level, "info", "LEVEL",
              "error, warn, info, debug or trace"),
+    OPT_TEXT("log", CFG_STR, log_to, "auto", "WHERE",
+             "where the log goes: stderr; file (--log-file); syslog "
+             "(ident collsd, facility daemon, which journald collects); "
+             "auto: --log-file if given, else stderr with --foreground, else "
+             "file"),
     OPT_TEXT("log-file", CFG_STR, log_file, "", "FILE",
-             "log to FILE instead of stderr"),
+             "log to FILE (default: stderr with --foreground, else "
+             "collsd.log next to the socket); start-up errors also go to "
+             "the terminal"),
     OPT("foreground", CFG_BOOL, foreground, "no", 0, 0, NULL,
         "stay in the foreground (default: daemonize)", 0),
     /* ---- tasks: who, how many, how much queued ---- */
@@ -454,7 +467,8 @@ config_load_file(struct config *cfg, const char *path, char *err, size_t errlen)
     int lineno = 0, rc = 0;
 
     if (f == NULL)
-        return config_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
+        return config_err(err, errlen, -errno, "config file %s: %s", path,
+                          strerror(errno));
     while (fgets(line, sizeof(line), f) != NULL) {
         const struct config_opt *o;
         char *s, *name, *value;
@@ -613,6 +627,21 @@ config_check(struct config *cfg, char *err, size_t errlen)
     if (cfg->hostfile[0] != '\0' && cfg->join[0] != '\0')
         return config_err(err, errlen, COLLS_EINVAL,
                           "--hostfile and --join exclude each other");
+    if (strcmp(cfg->log_to, "auto") != 0 &&
+        strcmp(cfg->log_to, "stderr") != 0 &&
+        strcmp(cfg->log_to, "file") != 0 && strcmp(cfg->log_to, "syslog") != 0)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--log: '%s' is not stderr, file, syslog or auto",
+                          cfg->log_to);
+    if (strcmp(cfg->log_to, "stderr") == 0 && !cfg->foreground)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--log stderr needs --foreground (a daemon in the "
+                          "background has no terminal)");
+    if (cfg->log_file[0] != '\0' && (strcmp(cfg->log_to, "stderr") == 0 ||
+                                     strcmp(cfg->log_to, "syslog") == 0))
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--log-file and --log %s exclude each other",
+                          cfg->log_to);
     if (cfg->socket[0] == '\0')
         return config_err(err, errlen, COLLS_EINVAL, "--socket is empty");
     if (strlen(cfg->socket) >= 100)
@@ -621,11 +650,35 @@ config_check(struct config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * Sets the string option at off to dir/name when it is still empty and
+ * that file exists.  0 or COLLS_ENOMEM.
+ */
+static int
+config_dir_default(struct config *cfg, size_t off, const char *dir,
+                   const char *name)
+{
+    char **field = (char **)((char *)cfg + off), *path;
+
+    if ((*field)[0] != '\0')
+        return 0;
+    if (asprintf(&path, "%s/%s", dir, name) < 0)
+        return COLLS_ENOMEM;
+    if (access(path, F_OK) != 0) {
+        free(path);
+        return 0;
+    }
+    free(*field);
+    *field = path;
+    return 0;
+}
+
 int
 config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
              size_t errlen)
 {
-    const char *cf;
+    const char *cf, *sysdir = config_env_get(envp, "CONFIGURATION_DIRECTORY");
+    char *syscf = NULL;
     int rc;
 
     if (err != NULL && errlen > 0)
@@ -634,8 +687,17 @@ config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
     rc = config_load_args(cfg, argc, argv, 1, err, errlen);
     if (rc != 0 || cfg->help)
         return rc;
+    if (sysdir != NULL && (sysdir[0] != '/' || strchr(sysdir, ':') != NULL))
+        sysdir = NULL; /* one absolute directory, as
+                          ConfigurationDirectory=collsd gives */
     cf = cfg->config_file[0] != '\0' ? cfg->config_file
                                      : config_env_get(envp, "COLLS_CONFIG");
+    if ((cf == NULL || cf[0] == '\0') && sysdir != NULL) {
+        if (asprintf(&syscf, "%s/collsd.conf", sysdir) < 0)
+            return COLLS_ENOMEM;
+        if (access(syscf, F_OK) == 0)
+            cf = syscf;
+    }
     if (cf != NULL && cf[0] != '\0') {
         char *path = strdup(cf);
 
@@ -645,15 +707,25 @@ config_parse(struct config *cfg, int argc, char **argv, char **envp, char *err,
         free(cfg->config_file);
         cfg->config_file = path;
         if (rc != 0)
-            return rc;
+            goto out;
     }
     rc = config_load_env(cfg, envp, err, errlen);
     if (rc != 0)
-        return rc;
+        goto out;
     rc = config_load_args(cfg, argc, argv, 0, err, errlen);
     if (rc != 0 || cfg->help || cfg->version)
-        return rc;
-    return config_check(cfg, err, errlen);
+        goto out;
+    if (sysdir != NULL && cfg->join[0] == '\0')
+        rc = config_dir_default(cfg, offsetof(struct config, hostfile), sysdir,
+                                "hostfile");
+    if (rc == 0 && sysdir != NULL)
+        rc = config_dir_default(cfg, offsetof(struct config, key_file), sysdir,
+                                "cluster.key");
+    if (rc == 0)
+        rc = config_check(cfg, err, errlen);
+out:
+    free(syscf);
+    return rc;
 }
 
 /* Prints "  head  text" with text wrapped at 79 columns under itself. */
@@ -723,6 +795,18 @@ config_usage(FILE *out, const char *prog)
         config_wrap(out, "", line);
     }
     fprintf(out,
+            "\nUnder systemd ($CONFIGURATION_DIRECTORY, /etc/collsd for the "
+            "unit),\n"
+            "collsd.conf, hostfile and cluster.key there are read when "
+            "present\n"
+            "and not given otherwise.\n"
+            "\nLogs: stderr with --foreground, else collsd.log next to the "
+            "socket,\n"
+            "unless --log or --log-file says otherwise; start-up errors "
+            "always\n"
+            "reach the terminal.  Exit status: 0 after a clean stop, 1 when "
+            "the\n"
+            "daemon fails (to start), 2 for a usage error.\n"
             "\nSignals: SIGHUP re-reads the hostfile and reopens the log;\n"
             "SIGTERM/SIGINT close every task, remove socket and pid file, "
             "exit 0.\n");

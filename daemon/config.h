@@ -6,7 +6,10 @@
  * (--config FILE or COLLS_CONFIG; one "name value" per line, # comments),
  * the environment (COLLS_<NAME>, dashes as underscores, e.g. COLLS_LISTEN),
  * and the command line (--name value, --name=value; --flag alone means
- * yes).  --help text is generated from the table.
+ * yes).  --help text is generated from the table.  With
+ * $CONFIGURATION_DIRECTORY (systemd), collsd.conf, hostfile and
+ * cluster.key there are the defaults of --config, --hostfile and
+ * --key-file when those files exist.
  */
 #ifndef COLLS_DAEMON_CONFIG_H
 #define COLLS_DAEMON_CONFIG_H
@@ -28,7 +31,8 @@ struct config {
     char *join;        /* "HOST:PORT" of a running daemon, "" none */
     char *name;        /* host name reported to others ("" hostname) */
     char *http;        /* Prometheus "ADDR:PORT", "" off */
-    char *log_file;    /* "" = stderr */
+    char *log_to;      /* "auto", "stderr", "file" or "syslog" */
+    char *log_file;    /* "" = the default for log_to */
     char *config_file; /* the file that was read, "" none */
     char *key_file;    /* cluster key, "" none */
     int encrypt;       /* encrypt datagram payloads (with a key) */

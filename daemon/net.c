@@ -371,10 +371,20 @@ net_open(struct daemon *d, const struct net_ops *ops)
     d->net_ops = ops;
     err = udp_open(cfg->listen, &d->udp);
     if (err != 0) {
-        log_error("cannot open UDP socket on %s: %s", cfg->listen,
-                  err == COLLS_EEXIST
-                      ? "address in use (another collsd there? --listen)"
-                      : log_errstr(err));
+        const char *colon = strrchr(cfg->listen, ':');
+
+        /* udp_open returns the OS's errno: say it as the OS does. */
+        if (err == -EADDRINUSE && colon != NULL)
+            log_error("UDP port %s on %.*s: %s (another collsd? choose "
+                      "another port with --listen)",
+                      colon + 1, (int)(colon - cfg->listen), cfg->listen,
+                      strerror(EADDRINUSE));
+        else if (err == -EADDRNOTAVAIL)
+            log_error("UDP address %s: %s (not an address of this host: "
+                      "see --listen)",
+                      cfg->listen, strerror(EADDRNOTAVAIL));
+        else
+            log_error("UDP socket on %s: %s", cfg->listen, strerror(-err));
         return err;
     }
     snprintf(d->listen_addr, sizeof(d->listen_addr), "%s",

@@ -13,6 +13,7 @@
 #ifdef HAVE_MALLOPT
 #include <malloc.h>
 #endif
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,12 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "colls.h"
 #include "daemon/platform.h"
@@ -198,35 +203,120 @@ platform_secure_dir(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-int
-platform_daemonize(int keep_stderr)
+/* The parent of platform_daemonize: waits for the child's one status
+   byte and exits with it; the child's own messages went to the stderr
+   both share. */
+static void __attribute__((noreturn)) platform_daemonize_wait(int rfd)
 {
-    pid_t pid;
-    int fd;
+    unsigned char status;
+    ssize_t n;
 
+    do
+        n = read(rfd, &status, 1);
+    while (n < 0 && errno == EINTR);
+    if (n == 1)
+        _exit(status);
+    fprintf(stderr, "collsd: the daemon ended during start-up without "
+                    "reporting why (killed?)\n");
+    _exit(1);
+}
+
+int
+platform_daemonize(int *ready_fd)
+{
+    int p[2], fd;
+    pid_t pid;
+
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -errno;
     pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
         return -errno;
-    if (pid > 0)
-        _exit(0);
+    }
+    if (pid > 0) {
+        close(p[1]);
+        platform_daemonize_wait(p[0]);
+    }
+    close(p[0]);
     if (setsid() < 0)
-        return -errno;
+        _exit(1);
     pid = fork(); /* never reacquire a terminal */
     if (pid < 0)
-        return -errno;
+        _exit(1);
     if (pid > 0)
-        _exit(0);
+        _exit(0); /* the parent still waits on the pipe */
     fd = open("/dev/null", O_RDWR);
-    if (fd < 0)
-        return -errno;
-    dup2(fd, 0);
-    dup2(fd, 1);
-    if (!keep_stderr)
-        dup2(fd, 2);
-    if (fd > 2)
-        close(fd);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        dup2(fd, 1);
+        if (fd > 2)
+            close(fd);
+    }
+    *ready_fd = p[1];
     return 0;
 }
+
+void
+platform_daemonize_done(int ready_fd, int status)
+{
+    unsigned char b = (unsigned char)status;
+    ssize_t n;
+    int fd;
+
+    if (ready_fd < 0)
+        return;
+    if (status == 0) {
+        fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            if (fd > 2)
+                close(fd);
+        }
+    }
+    do
+        n = write(ready_fd, &b, 1);
+    while (n < 0 && errno == EINTR);
+    close(ready_fd);
+}
+
+#ifdef HAVE_LIBSYSTEMD
+void
+platform_notify(const char *state)
+{
+    (void)sd_notify(0, state);
+}
+#else
+/* sd_notify(3)'s protocol without libsystemd: one datagram with the
+   state text to the Unix socket named by $NOTIFY_SOCKET ('@': abstract
+   namespace).  Nothing is sent when the variable is unset. */
+void
+platform_notify(const char *state)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    struct sockaddr_un sa;
+    size_t len;
+    int fd;
+
+    if (path == NULL || (path[0] != '/' && path[0] != '@'))
+        return;
+    len = strlen(path);
+    if (len >= sizeof(sa.sun_path))
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, len);
+    if (path[0] == '@')
+        sa.sun_path[0] = '\0';
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    (void)sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+    close(fd);
+}
+#endif
 
 int
 platform_addr_is_local(uint32_t s_addr)

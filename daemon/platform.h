@@ -39,10 +39,29 @@ uint32_t platform_incarnation(void);
  */
 int platform_secure_dir(const char *path, char *err, size_t errlen);
 
-/* Forks into the background, new session, stdin/stdout to /dev/null
-   (stderr too unless keep_stderr).  Returns 0 in the child; the parent
-   exits.  Negative COLLS_E* code on failure. */
-int platform_daemonize(int keep_stderr);
+/*
+ * Forks into the background (new session, a second fork so that no
+ * terminal is reacquired, stdin and stdout to /dev/null) and returns 0 in
+ * that grandchild, with *ready_fd the write end of a pipe to the original
+ * process.  stderr stays on the terminal, so that start-up errors reach
+ * it.  The original process never returns: it waits and exits with the
+ * status the daemon reports through platform_daemonize_done, or 1 with a
+ * message if the daemon ends without reporting.  A negative -errno if
+ * the pipe or the first fork fails (nothing forked then).
+ */
+int platform_daemonize(int *ready_fd);
+/* Reports status to the waiting parent and closes ready_fd (nothing if it
+   is -1): 0 once the daemon is ready (stderr goes to /dev/null first),
+   else the exit status of a failed start. */
+void platform_daemonize_done(int ready_fd, int status);
+
+/*
+ * Tells the service manager about the daemon's state, as sd_notify(3)
+ * does ("READY=1", "RELOADING=1", "STOPPING=1", "STATUS=..."): through
+ * libsystemd where configure found it, else by the same datagram to
+ * $NOTIFY_SOCKET.  Nothing happens outside systemd (no NOTIFY_SOCKET).
+ */
+void platform_notify(const char *state);
 
 /* 1 if the IPv4 address (network order) belongs to an interface here. */
 int platform_addr_is_local(uint32_t s_addr);

@@ -1,6 +1,7 @@
 /*
- * stats.c -- log2 histograms and the JSON writer used by STATS_REP and
- * the HTTP metrics page.
+ * stats.c -- log2 histograms, the JSON writer used by STATS_REP and the
+ * HTTP metrics page, and the Prometheus text writers (names, HELP and
+ * TYPE lines, base units: docs/service.md "Metrics").
  *
  * Owns nothing but the histograms it is given.  May call: proto/buf.h and
  * libc; every layer may call it.
@@ -232,17 +233,30 @@ stats_prom(struct buf *b, int *err, const char *fmt, ...)
 }
 
 void
-stats_prom_type(struct buf *b, int *err, const char *name, const char *type)
+stats_prom_family(struct buf *b, int *err, const char *name, const char *type,
+                  const char *help)
 {
-    stats_prom(b, err, "# TYPE %s %s\n", name, type);
+    stats_prom(b, err, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Appends a value: an integer when scale is 1, else value * scale as a
+   real number ("%.12g": exact for any microsecond count below 2^39). */
+static void
+stats_prom_value(struct buf *b, int *err, const char *prefix,
+                 unsigned long long v, double scale)
+{
+    if (scale == 1.0)
+        stats_prom(b, err, "%s %llu\n", prefix, v);
+    else
+        stats_prom(b, err, "%s %.12g\n", prefix, (double)v * scale);
 }
 
 void
 stats_prom_hist(struct buf *b, int *err, const char *name, const char *labels,
-                const struct stats_hist *h)
+                const struct stats_hist *h, double scale)
 {
     const char *sep = labels[0] != '\0' ? "," : "";
-    char braced[256] = "";
+    char braced[256] = "", head[320];
     unsigned i, top = 0;
     uint64_t cum = 0;
 
@@ -256,21 +270,42 @@ stats_prom_hist(struct buf *b, int *err, const char *name, const char *labels,
         uint64_t le = i == 0 ? 0 : i >= 64 ? UINT64_MAX : (1ull << i) - 1;
 
         cum += h->bucket[i];
-        stats_prom(b, err, "%s_bucket{%s%sle=\"%llu\"} %llu\n", name, labels,
-                   sep, (unsigned long long)le, (unsigned long long)cum);
+        if (scale == 1.0)
+            stats_prom(b, err, "%s_bucket{%s%sle=\"%llu\"} %llu\n", name,
+                       labels, sep, (unsigned long long)le,
+                       (unsigned long long)cum);
+        else
+            stats_prom(b, err, "%s_bucket{%s%sle=\"%.12g\"} %llu\n", name,
+                       labels, sep, (double)le * scale,
+                       (unsigned long long)cum);
     }
     stats_prom(b, err, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
                (unsigned long long)h->count);
-    stats_prom(b, err, "%s_sum%s %llu\n", name, braced,
-               (unsigned long long)h->sum);
+    snprintf(head, sizeof(head), "%s_sum%s", name, braced);
+    stats_prom_value(b, err, head, (unsigned long long)h->sum, scale);
     stats_prom(b, err, "%s_count%s %llu\n", name, braced,
                (unsigned long long)h->count);
 }
 
 void
 stats_prom_one(struct buf *b, int *err, const char *name, const char *type,
-               unsigned long long value)
+               const char *help, unsigned long long value)
 {
-    stats_prom_type(b, err, name, type);
+    stats_prom_family(b, err, name, type, help);
     stats_prom(b, err, "%s %llu\n", name, value);
+}
+
+void
+stats_prom_counter(struct buf *b, int *err, const char *prefix,
+                   const char *field, const char *help,
+                   unsigned long long value)
+{
+    size_t n = strlen(field);
+    int us = n > 3 && strcmp(field + n - 3, "_us") == 0;
+    char name[128];
+
+    snprintf(name, sizeof(name), "%s%.*s%s_total", prefix,
+             (int)(us ? n - 3 : n), field, us ? "_seconds" : "");
+    stats_prom_family(b, err, name, "counter", help);
+    stats_prom_value(b, err, name, value, us ? 1e-6 : 1.0);
 }

@@ -61,19 +61,30 @@ int stats_json_finish(struct stats_json *j);
    keeps the first error, after which nothing more is appended. */
 void stats_prom(struct buf *b, int *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Appends "# TYPE name type" (counter, gauge): it opens the family of
-   name, whose samples must all follow before another family opens. */
-void stats_prom_type(struct buf *b, int *err, const char *name,
-                     const char *type);
+/* Appends "# HELP name help" and "# TYPE name type" (counter, gauge,
+   histogram): it opens the family of name, whose samples must all follow
+   before another family opens.  Names follow Prometheus' conventions:
+   collsd_ prefix, base units (_seconds, _bytes), _total on counters. */
+void stats_prom_family(struct buf *b, int *err, const char *name,
+                       const char *type, const char *help);
 /* Appends the samples of h as a Prometheus histogram: name_bucket with
    labels (e.g. "op=\"bcast\"", or "" for none) and cumulative le="2^b-1"
-   up to the highest bucket in use, le="+Inf", name_sum, name_count.  The
-   family's TYPE line (histogram) is the caller's. */
+   up to the highest bucket in use, le="+Inf", name_sum, name_count; le
+   and sum are multiplied by scale (1e-6: a histogram of microseconds
+   exported in seconds; 1: integers as they are).  The family's lines
+   (stats_prom_family, histogram) are the caller's. */
 void stats_prom_hist(struct buf *b, int *err, const char *name,
-                     const char *labels, const struct stats_hist *h);
-/* Appends one unlabelled sample "name value" with its TYPE line: a
-   family of its own. */
+                     const char *labels, const struct stats_hist *h,
+                     double scale);
+/* Appends one unlabelled sample "name value" with its HELP and TYPE
+   lines: a family of its own. */
 void stats_prom_one(struct buf *b, int *err, const char *name, const char *type,
-                    unsigned long long value);
+                    const char *help, unsigned long long value);
+/* Appends the counter named prefix + field + "_total", a family of its
+   own.  A field ending in "_us" counts microseconds: it is exported as
+   prefix + field-without-_us + "_seconds_total", in seconds. */
+void stats_prom_counter(struct buf *b, int *err, const char *prefix,
+                        const char *field, const char *help,
+                        unsigned long long value);
 
 #endif

@@ -279,27 +279,6 @@ udp_recvmmsg(int fd, struct mmsghdr *mm, unsigned k)
 
 /* ---- the socket --------------------------------------------------------- */
 
-/* Maps an errno from socket set-up to a COLLS_E* code. */
-static int
-udp_err(int e)
-{
-    switch (e) {
-    case EADDRINUSE:
-        return COLLS_EEXIST;
-    case EACCES:
-    case EPERM:
-        return COLLS_EPERM;
-    case ENOMEM:
-    case ENOBUFS:
-        return COLLS_ENOMEM;
-    case EADDRNOTAVAIL:
-    case EINVAL:
-        return COLLS_EINVAL;
-    default:
-        return COLLS_EIO;
-    }
-}
-
 /* Asks for a large buffer: the *BUFFORCE option (root) first. */
 static void
 udp_bufsize(int fd, int force_opt, int opt)
@@ -362,14 +341,14 @@ udp_open(const char *addr_port, struct udp **out)
     }
     u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (u->fd < 0) {
-        rc = udp_err(errno);
+        rc = -errno;
         goto fail;
     }
     udp_bufsize(u->fd, SO_SNDBUFFORCE, SO_SNDBUF);
     udp_bufsize(u->fd, SO_RCVBUFFORCE, SO_RCVBUF);
     if (bind(u->fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
         getsockname(u->fd, (struct sockaddr *)&sin, &slen) != 0) {
-        rc = udp_err(errno);
+        rc = -errno;
         goto fail;
     }
     u->gso = UDP_HAVE_GSO;

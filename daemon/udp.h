@@ -21,7 +21,9 @@ typedef void (*udp_recv_fn)(void *arg, const struct sockaddr *from,
 
 /*
  * Opens and binds a UDP socket to "ADDR:PORT" (IPv4; port 0 picks one).
- * Sets large socket buffers.  Returns 0 and *out, or a COLLS_E* code.
+ * Sets large socket buffers.  Returns 0 and *out; COLLS_EINVAL for a
+ * malformed address, COLLS_ENOMEM; or -errno of the failed socket() or
+ * bind() (-EADDRINUSE: the port is taken), to be printed as the OS's.
  */
 int udp_open(const char *addr_port, struct udp **out);
 void udp_close(struct udp *u);

@@ -10,11 +10,13 @@ set -euo pipefail
 COLLS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COLLS_BUILD_DIR=${COLLS_BUILD_DIR:-$COLLS_TOP/build}
 
-# Debian packages: build tools, the four libraries, protoc-c, clang for the
-# fuzz targets, clang-format for the style check, and the tools the
-# emulated-host tests use.
+# Debian packages: build tools, the four libraries, protoc-c, libsystemd
+# (sd_notify readiness), clang for the fuzz targets, clang-format for the
+# style check, the tools the emulated-host tests use, and systemd for
+# systemd-analyze (tests/integration/service.sh checks the unit).
 COLLS_PACKAGES="autoconf automake libtool pkg-config make gcc \
 libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check libsodium-dev \
+libsystemd-dev systemd \
 clang libclang-rt-14-dev clang-format iproute2 nftables procps util-linux"
 
 colls_install_packages() {

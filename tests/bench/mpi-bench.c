@@ -10,9 +10,9 @@
  * started after an MPI_Barrier; a process keeps its least per-operation
  * time over the runs, and the figure is the maximum of those minima over
  * the processes (MPI_Allreduce MAX); before the first size, 20 barriers
- * and alltoalls make the connections between ranks.  Data are int32, reductions MPI_SUM,
- * a size is the bytes of one rank's block (for alltoall, gather, scatter,
- * allgather and reduce_scatter: per destination or source rank, as
+ * and alltoalls make the connections between ranks.  Data are int32, reductions
+ * MPI_SUM, a size is the bytes of one rank's block (for alltoall, gather,
+ * scatter, allgather and reduce_scatter: per destination or source rank, as
  * collsctl bench).  Sizes go from A to B by powers of 4 (default 4 B ..
  * 4 MiB); barrier runs once.  Rank 0 prints one line per size:
  *

@@ -2,12 +2,16 @@
 # metrics.sh -- the daemon's HTTP statistics (--http ADDR:PORT), on a
 # machine of 3 loopback daemons where daemon 1 serves HTTP:
 #   1. GET /metrics, after an allreduce bench over the 3 daemons, is
-#      well-formed Prometheus text: every sample line is
-#      "name[{labels}] value", every family opens with one TYPE line and
-#      its samples follow it without another family in between (the
-#      per-peer families list both peers, the per-algorithm ones the
-#      allreduce runs); histograms have cumulative buckets whose +Inf
-#      bucket equals their count;
+#      well-formed Prometheus text following its naming conventions:
+#      every sample line is "name[{labels}] value", every family opens
+#      with one HELP line and then one TYPE line, and its samples follow
+#      without another family in between (the per-peer families list both
+#      peers, the per-algorithm ones the allreduce runs); counters end in
+#      _total, no name carries a unit other than the base ones (no _us,
+#      _ms); histograms have cumulative buckets whose +Inf bucket equals
+#      their count; collsd_build_info names this collsd's version, and
+#      process_start_time_seconds lies between the moments before and
+#      after the daemon's start;
 #   2. the figures are live: collsd_tasks counts an attached task, and a
 #      `collsctl ping` of 20 echoes moves collsd_dgrams_out_total and the
 #      peer's bytes by at least that much, and its RTT histogram;
@@ -27,7 +31,9 @@ it_wait_hosts 3 || exit 1
 # daemon 1 again, now with the HTTP listener
 it_kill 1 TERM
 IT_OPTS="--http 127.0.0.1:$HP"
+t_before=$(date +%s)
 it_restart 1 || exit 1
+t_after=$(date +%s)
 it_wait_hosts 3 || exit 1
 
 # http METHOD PATH: the whole response (headers and body) on stdout.
@@ -62,14 +68,22 @@ echo "$resp" | grep -qi '^Content-Type: text/plain; version=0.0.4' ||
     it_fail "GET /metrics: no Prometheus content type"
 m=$(echo "$resp" | body)
 bad=$(echo "$m" | awk '
+    /^# HELP / {
+        if (NF < 4) { print "HELP without text: " $0; next }
+        if ($3 in helped) { print "second HELP of " $3; next }
+        helped[$3] = 1; help = $3; next }
     /^# TYPE / {
         if (NF != 4 || ($4 != "counter" && $4 != "gauge" && $4 != "histogram"))
             { print "bad TYPE: " $0; next }
         if ($3 in typed) { print "second TYPE of " $3; next }
-        typed[$3] = 1; open = $3; type = $4; next }
+        if ($3 != help) print "TYPE of " $3 " without its HELP line before"
+        if ($4 == "counter" && $3 !~ /_total$/) print "counter without _total: " $3
+        if ($4 != "counter" && $3 ~ /_total$/) print $4 " named _total: " $3
+        if ($3 ~ /_(us|ms|usec|msec|kb|mb)(_|$)/) print "not a base unit: " $3
+        typed[$3] = 1; open = $3; type = $4; help = ""; next }
     /^#/ || /^$/ { next }
     {
-        if ($0 !~ /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+$/)
+        if ($0 !~ /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+(\.[0-9]+)?(e[-+][0-9]+)?$/)
             { print "bad sample: " $0; next }
         name = $1; sub(/\{.*/, "", name)
         fam = name
@@ -104,10 +118,22 @@ runs=$(echo "$m" | awk '$1 ~ /^collsd_coll_alg_runs_total\{op="allreduce",/ { s 
     END { print s + 0 }')
 [ "$runs" -ge 15 ] ||
     it_fail "allreduce runs by algorithm: $runs, not 3 ranks x 5 iterations"
-hc=$(echo "$m" | awk '$1 ~ /^collsd_coll_alg_time_us_count\{op="allreduce",/ { s += $2 }
+hc=$(echo "$m" | awk '$1 ~ /^collsd_coll_alg_duration_seconds_count\{op="allreduce",/ { s += $2 }
     END { print s + 0 }')
 [ "$hc" -ge 15 ] ||
-    it_fail "allreduce time histogram counts $hc operations, not >= 15"
+    it_fail "allreduce duration histogram counts $hc operations, not >= 15"
+# seconds, not microseconds: 15 allreduces of at most 4 KiB on loopback
+# take far less than 15 x 1000 s in all
+echo "$m" | awk '$1 ~ /^collsd_coll_alg_duration_seconds_sum\{op="allreduce",/ { s += $2 }
+    END { exit !(s > 0 && s < 15000) }' ||
+    it_fail "allreduce durations are not in seconds: $(echo "$m" | grep '^collsd_coll_alg_duration_seconds_sum' | head -3)"
+version=$("$IT_B/collsd" --version | awk '{ print $2 }')
+echo "$m" | grep -qx "collsd_build_info{version=\"$version\",protocol=\"[0-9]*\"} 1" ||
+    it_fail "collsd_build_info: $(echo "$m" | grep '^collsd_build_info')"
+start=$(echo "$m" | sample process_start_time_seconds)
+awk -v s="$start" -v a="$t_before" -v b="$t_after" \
+    'BEGIN { exit !(s >= a - 1 && s <= b + 1) }' ||
+    it_fail "process_start_time_seconds $start not between $t_before and $t_after"
 it_log "1. /metrics: $(echo "$m" | grep -vc '^#') samples checked; allreduce runs $runs"
 
 # 2. Live figures.
@@ -121,13 +147,13 @@ m=$(http GET /metrics | body)
     it_fail "collsd_tasks with one task attached: $(echo "$m" | sample collsd_tasks)"
 out0=$(echo "$m" | sample collsd_dgrams_out_total)
 sent0=$(echo "$m" | sample 'collsd_peer_bytes_sent_total{hid="2"}')
-rtt0=$(echo "$m" | sample 'collsd_peer_rtt_us_count{hid="2"}')
+rtt0=$(echo "$m" | sample 'collsd_peer_rtt_seconds_count{hid="2"}')
 it_ctl 1 ping 2 -c 20 -s 1000 -i 1 >/dev/null ||
     it_fail "collsctl ping 2 failed"
 m=$(http GET /metrics | body)
 out1=$(echo "$m" | sample collsd_dgrams_out_total)
 sent1=$(echo "$m" | sample 'collsd_peer_bytes_sent_total{hid="2"}')
-rtt1=$(echo "$m" | sample 'collsd_peer_rtt_us_count{hid="2"}')
+rtt1=$(echo "$m" | sample 'collsd_peer_rtt_seconds_count{hid="2"}')
 [ "$out1" -ge $((out0 + 20)) ] ||
     it_fail "dgrams_out went from $out0 to $out1 over 20 pings"
 [ "$sent1" -ge $((sent0 + 20 * 1000)) ] ||

@@ -234,6 +234,95 @@ START_TEST(test_bad_file)
 }
 END_TEST
 
+/* --log: the four places, and the combinations refused. */
+START_TEST(test_log_place)
+{
+    struct config cfg;
+    char err[CONFIG_ERR_LEN];
+    char *syslog_fg[] = {"--log", "syslog", NULL};
+    char *bad[] = {"--log", "journal", "--foreground", NULL};
+    char *stderr_bg[] = {"--log", "stderr", NULL};
+    char *stderr_fg[] = {"--log", "stderr", "-f", NULL};
+    char *file_syslog[] = {"--log", "syslog", "--log-file", "/x", NULL};
+    char *env[] = {"COLLS_LOG=file", NULL};
+
+    ck_assert_int_eq(parse(&cfg, NULL, NULL, err), 0);
+    ck_assert_str_eq(cfg.log_to, "auto");
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, syslog_fg, NULL, err), 0);
+    ck_assert_str_eq(cfg.log_to, "syslog");
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, NULL, env, err), 0);
+    ck_assert_str_eq(cfg.log_to, "file");
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, stderr_fg, NULL, err), 0);
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, bad, NULL, err), COLLS_EINVAL);
+    ck_assert_str_eq(err, "--log: 'journal' is not stderr, file, syslog or "
+                          "auto");
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, stderr_bg, NULL, err), COLLS_EINVAL);
+    ck_assert(strstr(err, "needs --foreground") != NULL);
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, file_syslog, NULL, err), COLLS_EINVAL);
+    ck_assert_str_eq(err, "--log-file and --log syslog exclude each other");
+    config_free(&cfg);
+}
+END_TEST
+
+/* $CONFIGURATION_DIRECTORY: collsd.conf, hostfile and cluster.key there
+   are defaults when present; the options and --join win; absent files
+   and a relative or listed directory change nothing. */
+START_TEST(test_config_dir)
+{
+    struct config cfg;
+    char err[CONFIG_ERR_LEN], dir[] = "/tmp/test-config-dir-XXXXXX";
+    char envdir[96], path[96], hf[96];
+    char *env[] = {envdir, NULL};
+    char *join[] = {"--join", "1.2.3.4:5", NULL};
+    char *own[] = {"--config", "/dev/null", "--key-file", "/k", NULL};
+    char *relative[] = {"CONFIGURATION_DIRECTORY=etc/collsd", NULL};
+    FILE *f;
+
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(envdir, sizeof(envdir), "CONFIGURATION_DIRECTORY=%s", dir);
+    /* empty: nothing changes */
+    ck_assert_int_eq(parse(&cfg, NULL, env, err), 0);
+    ck_assert_str_eq(cfg.hostfile, "");
+    ck_assert_str_eq(cfg.key_file, "");
+    ck_assert_str_eq(cfg.config_file, "");
+    config_free(&cfg);
+    snprintf(path, sizeof(path), "%s/collsd.conf", dir);
+    f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs("name from-dir\nheartbeat 100\n", f);
+    fclose(f);
+    snprintf(hf, sizeof(hf), "%s/hostfile", dir);
+    f = fopen(hf, "w");
+    ck_assert(f != NULL);
+    fclose(f);
+    ck_assert_int_eq(parse(&cfg, NULL, env, err), 0);
+    ck_assert_str_eq(cfg.config_file, path);
+    ck_assert_str_eq(cfg.name, "from-dir");
+    ck_assert_str_eq(cfg.hostfile, hf);
+    ck_assert_str_eq(cfg.key_file, ""); /* no cluster.key there */
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, join, env, err), 0);
+    ck_assert_str_eq(cfg.hostfile, "");
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, own, env, err), 0);
+    ck_assert_str_eq(cfg.name, "");
+    ck_assert_str_eq(cfg.key_file, "/k");
+    config_free(&cfg);
+    ck_assert_int_eq(parse(&cfg, NULL, relative, err), 0);
+    ck_assert_str_eq(cfg.config_file, "");
+    config_free(&cfg);
+    unlink(path);
+    unlink(hf);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_set_and_help)
 {
     struct config cfg;
@@ -319,6 +408,8 @@ suite_config(void)
     tcase_add_test(tc, test_precedence);
     tcase_add_test(tc, test_bad_values);
     tcase_add_test(tc, test_bad_file);
+    tcase_add_test(tc, test_log_place);
+    tcase_add_test(tc, test_config_dir);
     tcase_add_test(tc, test_set_and_help);
     tcase_add_test(tc, test_size_parse);
     suite_add_tcase(s, tc);
