@@ -23,10 +23,11 @@
 # Needs root (exits 77 otherwise).  Not part of make check.
 #
 # --auth measures the cost of authentication instead: the default-route
-# 8 B half round trip (median over rounds) and bulk throughput (1 MiB
-# messages, default route) with daemons without a key (--insecure), with
-# the cluster key, and with --encrypt, in one run, with the differences
-# and ratios against the keyless daemons (targets: +<= 1 us, bulk >=
+# 8 B half round trip (median over rounds, every process pinned to CPU 0
+# and unpinned) and bulk throughput (1 MiB messages, default route, median
+# over rounds) with daemons without a key (--insecure), with the cluster
+# key, and with --encrypt, in one run, with the differences and ratios
+# against the keyless daemons (targets: +<= 1 us, bulk >=
 # 0.85x).
 #
 #   top_builddir=BUILD tests/bench/net-bench.sh [--quick] [--auth]
@@ -113,45 +114,73 @@ auth_cmp()
 }
 
 if [ "$AUTH" = 1 ]; then
-    reps=2000 rounds=9 bytes=$((512 << 20))
-    [ "$QUICK" = 1 ] && reps=500 rounds=5 bytes=$((128 << 20))
+    reps=2000 rounds=9 bytes=$((512 << 20)) brounds=5
+    [ "$QUICK" = 1 ] && reps=500 rounds=5 bytes=$((128 << 20)) brounds=3
+    APIDS=""
     for t in $AUTH_TAGS; do
         auth_start "$t" || echo "net-bench: machine $t did not start" >&2
-        : >"$R/a-$t-8"
+        : >"$R/a-$t-8-pin" >"$R/a-$t-8-free" >"$R/a-$t-bulk"
     done
-    for k in $(seq 1 "$rounds"); do
-        for t in $AUTH_TAGS; do
-            host_run 1 timeout 600 "$B/collsctl" --socket \
-                "/tmp/a-$t/collsd.sock" pingpong --route default --host 2 \
-                --csv --min 8 --max 8 --reps "$reps" 2>/dev/null |
-                awk -F, '$1 == 8 { print $2 }' >>"$R/a-$t-8"
+    APIDS=$(pgrep -f -- "--socket /tmp/a-" | tr '\n' ' ')
+    # 8 B: interleaved rounds, every process pinned to CPU 0 and unpinned.
+    for mode in pin free; do
+        wrap=""
+        if [ "$mode" = pin ]; then
+            wrap="taskset -c 0"
+            for p in $APIDS; do taskset -apc 0 "$p" >/dev/null; done
+        else
+            for p in $APIDS; do taskset -apc 0-63 "$p" >/dev/null 2>&1; done
+        fi
+        for k in $(seq 1 "$rounds"); do
+            for t in $AUTH_TAGS; do
+                host_run 1 timeout 600 $wrap "$B/collsctl" --socket \
+                    "/tmp/a-$t/collsd.sock" pingpong --route default \
+                    --host 2 --csv --min 8 --max 8 --reps "$reps" \
+                    2>/dev/null | awk -F, '$1 == 8 { print $2 }' \
+                    >>"$R/a-$t-8-$mode"
+            done
         done
     done
-    # a-TAG-res: "median_8B_half_us bulk_MBps"
-    for t in $AUTH_TAGS; do
-        h=$(sort -n "$R/a-$t-8" | awk '{ v[n++] = $1 }
-            END { if (n) print v[int(n / 2)]; else print "-" }')
-        v=$(host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-            --socket "/tmp/a-$t/collsd.sock" --mode stream \
-            --peer "$R/a-$t-sink.tid" --bytes "$bytes" --msg-size 1048576 \
-            --routes default --rounds 3 --timeout-ms 300000 \
-            2>>"$R/stream.err" | awk '$1 == "stream" { print $3 }')
-        echo "$h ${v:--}" >"$R/a-$t-res"
+    # bulk: interleaved rounds of one stream each, unpinned
+    for k in $(seq 1 "$brounds"); do
+        for t in $AUTH_TAGS; do
+            host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
+                --socket "/tmp/a-$t/collsd.sock" --mode stream \
+                --peer "$R/a-$t-sink.tid" --bytes "$bytes" \
+                --msg-size 1048576 --routes default --rounds 1 \
+                --timeout-ms 300000 2>>"$R/stream.err" |
+                awk '$1 == "stream" { print $3 }' >>"$R/a-$t-bulk"
+        done
     done
-    read -r h0 b0 <"$R/a-none-res"
-    printf '\n== cost of authentication (default route, one run; 8 B: median\n'
-    printf '   of %d interleaved rounds of %d round trips)\n' "$rounds" "$reps"
-    printf '%-22s %12s %8s %12s %8s\n' daemons "8B half us" "+us" \
-        "bulk MB/s" ratio
+    # a-TAG-res: "pinned_8B unpinned_8B bulk_median bulk_min bulk_max"
+    for t in $AUTH_TAGS; do
+        for f in 8-pin 8-free bulk; do
+            sort -n "$R/a-$t-$f" | awk '{ v[n++] = $1 }
+                END { if (n) print v[int(n / 2)], v[0], v[n - 1];
+                      else print "- - -" }'
+        done | awk '{ m[NR] = $1; lo[NR] = $2; hi[NR] = $3 }
+            END { print m[1], m[2], m[3], lo[3], hi[3] }' >"$R/a-$t-res"
+    done
+    read -r p0 f0 b0 _ _ <"$R/a-none-res"
+    printf '\n== cost of authentication (default route; 8 B: median of %d\n' \
+        "$rounds"
+    printf '   interleaved rounds of %d round trips, pinned to CPU 0 and\n' \
+        "$reps"
+    printf '   unpinned; bulk: median of %d interleaved streams of %d MiB\n' \
+        "$brounds" $((bytes >> 20))
+    printf '   in 1 MiB messages, unpinned, with min..max)\n'
+    printf '%-20s %9s %7s %9s %7s %10s %6s %15s\n' daemons "8B pin us" \
+        "+us" "8B free" "+us" "bulk MB/s" ratio "bulk min..max"
     for t in $AUTH_TAGS; do
         case $t in
         none) label="no key (--insecure)" ;;
         key) label="cluster key" ;;
         enc) label="key + --encrypt" ;;
         esac
-        read -r h b <"$R/a-$t-res"
-        printf '%-22s %12s %8s %12s %8s\n' "$label" "$h" \
-            "$(auth_cmp d "$h" "$h0")" "$b" "$(auth_cmp r "$b" "$b0")"
+        read -r p f b lo hi <"$R/a-$t-res"
+        printf '%-20s %9s %7s %9s %7s %10s %6s %15s\n' "$label" "$p" \
+            "$(auth_cmp d "$p" "$p0")" "$f" "$(auth_cmp d "$f" "$f0")" \
+            "$b" "$(auth_cmp r "$b" "$b0")" "$lo..$hi"
     done
     printf 'targets: key +<= 1 us at 8 B, bulk >= 0.85x (encrypt reported)\n'
     exit 0
