@@ -710,6 +710,8 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_str(&j, "name", d->name);
     stats_json_str(&j, "addr", d->listen_addr);
     stats_json_str(&j, "trust", admin_trust(d));
+    if (d->udp != NULL)
+        stats_json_str(&j, "offload", udp_offload_name(d->udp));
     stats_json_i64(&j, "pid", (int64_t)getpid());
     stats_json_double(&j, "uptime_s",
                       (double)(platform_now_us() - d->start_us) / 1e6);

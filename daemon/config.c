@@ -110,6 +110,10 @@ static const struct config_opt config_table[] = {
     /* ---- datagrams ---- */
     OPT("mtu", CFG_SIZE, mtu, "1472", 576, 65507, "BYTES",
         "UDP payload bytes per datagram", 0),
+    OPT_TEXT("gso", CFG_STR, gso, "auto", "on|off|auto",
+             "UDP segmentation and receive offloads (GSO, GRO): auto uses "
+             "them where the kernel takes them; off never (broken NIC "
+             "offloads, qemu-user); on refuses to start without them"),
     /* ---- liveness and timeouts ---- */
     OPT("heartbeat", CFG_INT, heartbeat_ms, "500", 10, 600000, "MS",
         "interval of heartbeats to every peer", 0),
@@ -642,6 +646,16 @@ config_check(struct config *cfg, char *err, size_t errlen)
         return config_err(err, errlen, COLLS_EINVAL,
                           "--log-file and --log %s exclude each other",
                           cfg->log_to);
+    if (strcmp(cfg->gso, "auto") != 0 && strcmp(cfg->gso, "on") != 0 &&
+        strcmp(cfg->gso, "off") != 0)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--gso: '%s' is not on, off or auto", cfg->gso);
+    if (strcmp(cfg->cipher, "auto") != 0 &&
+        strcmp(cfg->cipher, "aes256gcm") != 0 &&
+        strcmp(cfg->cipher, "xchacha20") != 0)
+        return config_err(err, errlen, COLLS_EINVAL,
+                          "--cipher: '%s' is not auto, aes256gcm or xchacha20",
+                          cfg->cipher);
     if (cfg->socket[0] == '\0')
         return config_err(err, errlen, COLLS_EINVAL, "--socket is empty");
     if (strlen(cfg->socket) >= 100)

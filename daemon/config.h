@@ -37,6 +37,7 @@ struct config {
     char *key_file;    /* cluster key, "" none */
     int encrypt;       /* encrypt datagram payloads (with a key) */
     char *cipher;      /* "auto", "aes256gcm" or "xchacha20" */
+    char *gso;         /* UDP offloads: "auto", "on" or "off" */
     int insecure;      /* no key, yet a non-loopback address */
     int log_level;     /* LOG_LVL_* */
     int foreground;

@@ -387,6 +387,15 @@ net_open(struct daemon *d, const struct net_ops *ops)
             log_error("UDP socket on %s: %s", cfg->listen, strerror(-err));
         return err;
     }
+    if (udp_set_offload(d->udp, strcmp(cfg->gso, "off") == 0 ? UDP_OFFLOAD_OFF
+                                : strcmp(cfg->gso, "on") == 0
+                                    ? UDP_OFFLOAD_ON
+                                    : UDP_OFFLOAD_AUTO) != 0) {
+        log_error("--gso on: UDP offloads missing here (in use: %s); use "
+                  "--gso auto or --gso off",
+                  udp_offload_name(d->udp));
+        return COLLS_ENOTSUP;
+    }
     snprintf(d->listen_addr, sizeof(d->listen_addr), "%s",
              udp_local_name(d->udp));
     rel_config_default(&rc);

@@ -174,6 +174,15 @@ udp_gro_size(struct msghdr *mh)
     memcpy(&seg, p, sizeof seg);
     return seg > 0 ? (size_t)seg : 0;
 }
+
+/* Tells the kernel not to coalesce received datagrams. */
+static void
+udp_gro_disable(int fd)
+{
+    int zero = 0;
+
+    (void)setsockopt(fd, SOL_UDP, UDP_GRO, &zero, sizeof zero);
+}
 #else
 /* No GRO: every receive is one datagram. */
 static int
@@ -181,6 +190,12 @@ udp_gro_enable(int fd)
 {
     (void)fd;
     return 0;
+}
+
+static void
+udp_gro_disable(int fd)
+{
+    (void)fd;
 }
 
 static size_t
@@ -612,6 +627,32 @@ udp_send_ref(void *arg, const struct sockaddr *addr, socklen_t alen,
     /* one referenced piece at most: copy all but the last */
     return udp_queue(arg, addr, alen, iov, iovcnt,
                      iovcnt > 1 ? iovcnt - 1 : iovcnt);
+}
+
+int
+udp_set_offload(struct udp *u, int mode)
+{
+    switch (mode) {
+    case UDP_OFFLOAD_OFF:
+        u->gso = 0;
+        if (u->gro)
+            udp_gro_disable(u->fd);
+        u->gro = 0;
+        return 0;
+    case UDP_OFFLOAD_ON:
+        return u->gso && u->gro ? 0 : COLLS_ENOTSUP;
+    default:
+        return 0;
+    }
+}
+
+const char *
+udp_offload_name(const struct udp *u)
+{
+    return u->gso && u->gro ? "gso+gro"
+           : u->gso         ? "gso"
+           : u->gro         ? "gro"
+                            : "off";
 }
 
 uint8_t *

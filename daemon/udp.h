@@ -26,6 +26,17 @@ typedef void (*udp_recv_fn)(void *arg, const struct sockaddr *from,
  * bind() (-EADDRINUSE: the port is taken), to be printed as the OS's.
  */
 int udp_open(const char *addr_port, struct udp **out);
+/*
+ * The offloads (--gso): UDP_OFFLOAD_AUTO keeps what udp_open found (GSO
+ * where configure found it, until the kernel refuses it once; GRO where
+ * the kernel accepts it), OFF turns both off (broken offloads, or a
+ * qemu-user that does not translate UDP_SEGMENT), ON is AUTO but
+ * COLLS_ENOTSUP when either is missing.  0 or COLLS_ENOTSUP.
+ */
+enum { UDP_OFFLOAD_AUTO, UDP_OFFLOAD_ON, UDP_OFFLOAD_OFF };
+int udp_set_offload(struct udp *u, int mode);
+/* "gso+gro", "gso", "gro" or "off": what is in use now. */
+const char *udp_offload_name(const struct udp *u);
 void udp_close(struct udp *u);
 int udp_fd(const struct udp *u);
 /* The bound address, "a.b.c.d:port". */

@@ -52,19 +52,23 @@ status_opts(const struct collsctl_cmd *cmd, int argc, char **argv, int *json,
     return 0;
 }
 
-/* The daemon's "trust" (how its datagrams are protected) into val, or
-   "" when its statistics do not say. */
+/* The daemon's "trust" (how its datagrams are protected) and "offload"
+   (the UDP offloads in use) into trust and offload, each "" when its
+   statistics do not say. */
 static void
-status_trust(colls_t *c, char val[32])
+status_daemon(colls_t *c, char trust[32], char offload[32])
 {
     char *json = NULL, *p;
 
-    val[0] = '\0';
+    trust[0] = offload[0] = '\0';
     if (colls_stats_json(c, &json) < 0 || json == NULL)
         return;
     p = strstr(json, "\"trust\":\"");
-    if (p != NULL && sscanf(p + 9, "%31[^\"]", val) != 1)
-        val[0] = '\0';
+    if (p != NULL && sscanf(p + 9, "%31[^\"]", trust) != 1)
+        trust[0] = '\0';
+    p = strstr(json, "\"offload\":\"");
+    if (p != NULL && sscanf(p + 11, "%31[^\"]", offload) != 1)
+        offload[0] = '\0';
     colls_free(json);
 }
 
@@ -77,7 +81,7 @@ status_exec(int argc, char **argv)
     colls_taskinfo_t *t = NULL;
     int nh = 0, nt = 0, nall = 0, i, up = 0, down = 0, other = 0, rc;
     int me, json;
-    char trust[32];
+    char trust[32], offload[32];
 
     rc = status_opts(&cmd_status, argc, argv, &json, NULL);
     if (rc != 0)
@@ -109,7 +113,7 @@ status_exec(int argc, char **argv)
         if (h[i].hid == me)
             self = &h[i];
     }
-    status_trust(c, trust);
+    status_daemon(c, trust, offload);
     if (json) {
         printf("{\"hid\": %d, \"name\": ", me);
         collsctl_json_str(stdout, self != NULL ? self->name : "");
@@ -123,6 +127,8 @@ status_exec(int argc, char **argv)
                self != NULL ? self->ntasks : 0, (unsigned)colls_mytid(c), up,
                down, other, nh, nall);
         collsctl_json_str(stdout, trust);
+        printf(", \"offload\": ");
+        collsctl_json_str(stdout, offload);
         printf("}\n");
     } else {
         if (self != NULL) {
@@ -139,6 +145,8 @@ status_exec(int argc, char **argv)
         printf("tasks       %d on the machine\n", nall);
         if (trust[0] != '\0')
             printf("trust       %s\n", trust);
+        if (offload[0] != '\0')
+            printf("offload     %s (--gso)\n", offload);
         if (strcmp(trust, "insecure") == 0)
             printf("WARNING     datagrams are not authenticated "
                    "(--insecure): anyone who can reach the daemon's port "
