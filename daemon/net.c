@@ -42,12 +42,10 @@
 #include "proto/bytes.h"
 #include "proto/envelope.h"
 
-/* Batches read per readable event before giving other events a turn. */
+/* Batches read per readable event before giving other events a turn
+   (a batch that came back shorter than udp_recv_vlen drained the socket,
+   so no recvmmsg is spent to learn EAGAIN). */
 #define NET_READ_BATCHES 16
-/* udp.c's batch (UDP_BATCH): a batch that came back shorter drained the
-   socket, so no recvmmsg is spent to learn EAGAIN.  (Were the two to
-   differ, the level-triggered event still reads what is left.) */
-#define NET_UDP_BATCH 64
 
 static int
 net_rel_send(void *ctx, const struct sockaddr *addr, socklen_t alen,
@@ -275,7 +273,7 @@ net_drain(struct daemon *d)
     int i;
 
     for (i = 0; i < NET_READ_BATCHES; i++)
-        if (udp_recv_batch(d->udp, net_udp_recv, d) < NET_UDP_BATCH)
+        if (udp_recv_batch(d->udp, net_udp_recv, d) < udp_recv_vlen(d->udp))
             break;
     net_kick(d);
 }

@@ -77,9 +77,12 @@ int udp_flush(struct udp *u);
 /* 1 if datagrams are waiting in the batch. */
 int udp_pending(const struct udp *u);
 
-/* Reads up to a batch of datagrams, calling fn for each.  Returns the
-   number read (0 when none was waiting). */
+/* Reads up to udp_recv_vlen() receive buffers (datagrams, or runs of
+   them coalesced by GRO), calling fn for each datagram.  Returns the
+   number of buffers read (0 when none was waiting): fewer than
+   udp_recv_vlen() means the socket was drained. */
 int udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg);
+int udp_recv_vlen(const struct udp *u);
 /* Datagrams the kernel dropped because the receive buffer was full
    (SO_RXQ_OVFL; 0 where the system does not tell). */
 uint64_t udp_rcvbuf_drops(const struct udp *u);

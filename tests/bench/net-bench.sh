@@ -25,9 +25,11 @@
 # --auth measures the cost of authentication instead: the default-route
 # 8 B half round trip (median over rounds, every process pinned to CPU 0
 # and unpinned) and bulk throughput (1 MiB messages, default route, median
-# over rounds) with daemons without a key (--insecure), with the cluster
-# key, and with --encrypt, in one run, with the differences and ratios
-# against the keyless daemons (targets: +<= 1 us, bulk >=
+# over rounds; unpinned, with one CPU per emulated host, and unpinned at
+# 1 Gbit/s) with
+# daemons without a key (--insecure), with the cluster key, and with
+# --encrypt, in one run, with the differences and ratios against the
+# keyless daemons (targets: +<= 1 us, bulk >=
 # 0.85x).
 #
 #   top_builddir=BUILD tests/bench/net-bench.sh [--quick] [--auth]
@@ -141,27 +143,56 @@ if [ "$AUTH" = 1 ]; then
             done
         done
     done
-    # bulk: interleaved rounds of one stream each, unpinned
-    for k in $(seq 1 "$brounds"); do
-        for t in $AUTH_TAGS; do
-            host_run 1 timeout 600 "$B/tests/integration/p2p-check" \
-                --socket "/tmp/a-$t/collsd.sock" --mode stream \
-                --peer "$R/a-$t-sink.tid" --bytes "$bytes" \
-                --msg-size 1048576 --routes default --rounds 1 \
-                --timeout-ms 300000 2>>"$R/stream.err" |
-                awk '$1 == "stream" { print $3 }' >>"$R/a-$t-bulk"
+    # bulk: interleaved rounds of one stream each, unpinned (bulk), then
+    # with one CPU per emulated host (bulk-host: host 1's daemon and the
+    # streaming task on CPU 0, host 2's daemon and the sink on CPU 1, as
+    # two real single-core hosts would be)
+    for mode in bulk bulk-host bulk-1g; do
+        wrap=""
+        if [ "$mode" = bulk-1g ]; then
+            # unpinned again, both hosts' egress at 1 Gbit/s
+            for p in $APIDS; do taskset -apc 0-63 "$p" >/dev/null 2>&1; done
+            ns_limit 1 1gbit
+            ns_limit 2 1gbit
+        elif [ "$mode" = bulk-host ]; then
+            wrap="taskset -c 0"
+            for p in $(pgrep -f -- "--listen $(ns_addr 1):749"); do
+                taskset -apc 0 "$p" >/dev/null
+            done
+            for p in $(pgrep -f -- "--listen $(ns_addr 2):749") \
+                $(pgrep -f -- "--mode sink --tidfile $R/a-"); do
+                taskset -apc 1 "$p" >/dev/null
+            done
+        fi
+        : >"$R/a-none-$mode" >"$R/a-key-$mode" >"$R/a-enc-$mode"
+        [ "$mode" = bulk-1g ] && [ "$QUICK" = 1 ] && bytes=$((64 << 20))
+        [ "$mode" = bulk-1g ] && [ "$QUICK" != 1 ] && bytes=$((256 << 20))
+        for k in $(seq 1 "$brounds"); do
+            for t in $AUTH_TAGS; do
+                host_run 1 timeout 600 $wrap \
+                    "$B/tests/integration/p2p-check" \
+                    --socket "/tmp/a-$t/collsd.sock" --mode stream \
+                    --peer "$R/a-$t-sink.tid" --bytes "$bytes" \
+                    --msg-size 1048576 --routes default --rounds 1 \
+                    --timeout-ms 300000 2>>"$R/stream.err" |
+                    awk '$1 == "stream" { print $3 }' >>"$R/a-$t-$mode"
+            done
         done
     done
-    # a-TAG-res: "pinned_8B unpinned_8B bulk_median bulk_min bulk_max"
+    # a-TAG-res: "pinned_8B unpinned_8B bulk_median bulk_min bulk_max
+    # bulk_host_median bulk_host_min bulk_host_max"
     for t in $AUTH_TAGS; do
-        for f in 8-pin 8-free bulk; do
+        for f in 8-pin 8-free bulk bulk-host bulk-1g; do
             sort -n "$R/a-$t-$f" | awk '{ v[n++] = $1 }
                 END { if (n) print v[int(n / 2)], v[0], v[n - 1];
                       else print "- - -" }'
         done | awk '{ m[NR] = $1; lo[NR] = $2; hi[NR] = $3 }
-            END { print m[1], m[2], m[3], lo[3], hi[3] }' >"$R/a-$t-res"
+            END { print m[1], m[2], m[3], lo[3], hi[3], m[4], lo[4], hi[4],
+                  m[5], lo[5], hi[5] }' >"$R/a-$t-res"
     done
-    read -r p0 f0 b0 _ _ <"$R/a-none-res"
+    ns_limit 1 off
+    ns_limit 2 off
+    read -r p0 f0 b0 _ _ c0 _ _ g0 _ _ <"$R/a-none-res"
     printf '\n== cost of authentication (default route; 8 B: median of %d\n' \
         "$rounds"
     printf '   interleaved rounds of %d round trips, pinned to CPU 0 and\n' \
@@ -177,11 +208,23 @@ if [ "$AUTH" = 1 ]; then
         key) label="cluster key" ;;
         enc) label="key + --encrypt" ;;
         esac
-        read -r p f b lo hi <"$R/a-$t-res"
+        read -r p f b lo hi c clo chi g glo ghi <"$R/a-$t-res"
         printf '%-20s %9s %7s %9s %7s %10s %6s %15s\n' "$label" "$p" \
             "$(auth_cmp d "$p" "$p0")" "$f" "$(auth_cmp d "$f" "$f0")" \
             "$b" "$(auth_cmp r "$b" "$b0")" "$lo..$hi"
+        echo "$label|$c|$(auth_cmp r "$c" "$c0")|$clo..$chi" >>"$R/a-host"
+        echo "$label|$g|$(auth_cmp r "$g" "$g0")|$glo..$ghi" >>"$R/a-1g"
     done
+    printf '\nbulk with one CPU per emulated host (host 1 on CPU 0, host 2 on CPU 1):\n'
+    printf '%-20s %10s %6s %15s\n' daemons "bulk MB/s" ratio "min..max"
+    while IFS='|' read -r label c r mm; do
+        printf '%-20s %10s %6s %15s\n' "$label" "$c" "$r" "$mm"
+    done <"$R/a-host"
+    printf '\nbulk at 1 Gbit/s (tbf on both hosts; line rate 125 MB/s), unpinned:\n'
+    printf '%-20s %10s %6s %15s\n' daemons "bulk MB/s" ratio "min..max"
+    while IFS='|' read -r label g r mm; do
+        printf '%-20s %10s %6s %15s\n' "$label" "$g" "$r" "$mm"
+    done <"$R/a-1g"
     printf 'targets: key +<= 1 us at 8 B, bulk >= 0.85x (encrypt reported)\n'
     exit 0
 fi
