@@ -165,14 +165,14 @@ if [ "$AUTH" = 1 ]; then
             done
         fi
         : >"$R/a-none-$mode" >"$R/a-key-$mode" >"$R/a-enc-$mode"
-        [ "$mode" = bulk-1g ] && [ "$QUICK" = 1 ] && bytes=$((64 << 20))
-        [ "$mode" = bulk-1g ] && [ "$QUICK" != 1 ] && bytes=$((256 << 20))
+        sbytes=$bytes
+        [ "$mode" = bulk-1g ] && sbytes=$((bytes / 2))
         for k in $(seq 1 "$brounds"); do
             for t in $AUTH_TAGS; do
                 host_run 1 timeout 600 $wrap \
                     "$B/tests/integration/p2p-check" \
                     --socket "/tmp/a-$t/collsd.sock" --mode stream \
-                    --peer "$R/a-$t-sink.tid" --bytes "$bytes" \
+                    --peer "$R/a-$t-sink.tid" --bytes "$sbytes" \
                     --msg-size 1048576 --routes default --rounds 1 \
                     --timeout-ms 300000 2>>"$R/stream.err" |
                     awk '$1 == "stream" { print $3 }' >>"$R/a-$t-$mode"
@@ -220,7 +220,8 @@ if [ "$AUTH" = 1 ]; then
     while IFS='|' read -r label c r mm; do
         printf '%-20s %10s %6s %15s\n' "$label" "$c" "$r" "$mm"
     done <"$R/a-host"
-    printf '\nbulk at 1 Gbit/s (tbf on both hosts; line rate 125 MB/s), unpinned:\n'
+    printf '\nbulk at 1 Gbit/s (tbf on both hosts; line rate 125 MB/s), unpinned,\n'
+    printf 'streams of %d MiB:\n' $((bytes >> 21))
     printf '%-20s %10s %6s %15s\n' daemons "bulk MB/s" ratio "min..max"
     while IFS='|' read -r label g r mm; do
         printf '%-20s %10s %6s %15s\n' "$label" "$g" "$r" "$mm"
