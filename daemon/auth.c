@@ -128,64 +128,36 @@ auth_gcm_key(struct auth *a, uint64_t salt, const uint8_t *prefix)
 }
 
 /*
- * The associated data of the encrypting mode: the header, then salt and
- * pn (not contiguous in the datagram: the payload lies between them).
- * Returns its length.
+ * What the AEAD is given for a datagram of plen bytes (hlen of header)
+ * whose trailer is tr: with encryption the payload is the message and
+ * header, salt and pn (copied together into ad) the associated data;
+ * without, the message is empty and header, payload, salt and pn (which
+ * lie together in the datagram) are the associated data.
  */
-static size_t
-auth_enc_ad(uint8_t *ad, const uint8_t *buf, size_t hlen,
-            const uint8_t *salt_pn)
-{
-    memcpy(ad, buf, hlen);
-    memcpy(ad + hlen, salt_pn, 16);
-    return hlen + 16;
-}
+struct auth_parts {
+    const uint8_t *m, *ad;
+    size_t mlen, adlen;
+    uint8_t none[1]; /* the empty message */
+    uint8_t adbuf[AUTH_HDR_MAX + 16];
+};
 
-/* Seals with AES-256-GCM; tr is the trailer, salt and pn written. */
 static void
-auth_seal_gcm(struct auth *a, const uint8_t *prefix, uint8_t *buf, size_t hlen,
-              size_t len, uint8_t *tr)
+auth_parts(const struct auth *a, const uint8_t *buf, size_t hlen, size_t plen,
+           const uint8_t *tr, struct auth_parts *p)
 {
-    const crypto_aead_aes256gcm_state *st = auth_gcm_key(a, a->salt, prefix);
-    uint8_t nonce[crypto_aead_aes256gcm_NPUBBYTES];
-    uint8_t ad[AUTH_HDR_MAX + 16];
-
-    auth_gcm_nonce(nonce, tr);
     if (a->encrypt) {
-        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
-
-        crypto_aead_aes256gcm_encrypt_detached_afternm(
-            buf + hlen, tr + 16, NULL, buf + hlen, len - hlen, ad, adlen, NULL,
-            nonce, st);
+        memcpy(p->adbuf, buf, hlen);
+        memcpy(p->adbuf + hlen, tr, 16);
+        p->m = buf + hlen;
+        p->mlen = plen - hlen;
+        p->ad = p->adbuf;
+        p->adlen = hlen + 16;
     } else {
-        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
-
-        crypto_aead_aes256gcm_encrypt_detached_afternm(
-            none, tr + 16, NULL, none, 0, buf, len + 16, NULL, nonce, st);
-    }
-}
-
-/* Seals with XChaCha20-Poly1305; as auth_seal_gcm. */
-static void
-auth_seal_xchacha(struct auth *a, const uint8_t *prefix, uint8_t *buf,
-                  size_t hlen, size_t len, uint8_t *tr)
-{
-    uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
-    uint8_t ad[AUTH_HDR_MAX + 16];
-
-    auth_nonce(nonce, prefix, tr);
-    if (a->encrypt) {
-        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
-
-        crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
-            buf + hlen, tr + 16, NULL, buf + hlen, len - hlen, ad, adlen, NULL,
-            nonce, a->dgram_key);
-    } else {
-        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
-
-        crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
-            none, tr + 16, NULL, none, 0, buf, len + 16, NULL, nonce,
-            a->dgram_key);
+        p->none[0] = 0;
+        p->m = p->none;
+        p->mlen = 0;
+        p->ad = buf;
+        p->adlen = plen + 16;
     }
 }
 
@@ -193,71 +165,34 @@ size_t
 auth_seal(struct auth *a, const uint8_t *prefix, uint8_t *buf, size_t hlen,
           size_t len)
 {
-    uint8_t *tr = buf + len;
+    uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
+    uint8_t *tr = buf + len, none[1];
+    uint8_t *out = a->encrypt ? buf + hlen : none; /* in place */
+    struct auth_parts p;
 
     put_u64(tr, a->salt);
     put_u64(tr + 8, ++a->pn | (a->aes ? AUTH_PN_AES : 0));
-    if (a->aes)
-        auth_seal_gcm(a, prefix, buf, hlen, len, tr);
-    else
-        auth_seal_xchacha(a, prefix, buf, hlen, len, tr);
-    return len + AUTH_TRAILER_LEN;
-}
-
-/* Opens with AES-256-GCM: 0 or -1 (as libsodium). */
-static int
-auth_open_gcm(struct auth *a, const uint8_t *prefix, const uint8_t *buf,
-              size_t hlen, size_t plen, uint8_t *out, const uint8_t *tr)
-{
-    const crypto_aead_aes256gcm_state *st;
-    uint8_t nonce[crypto_aead_aes256gcm_NPUBBYTES];
-    uint8_t ad[AUTH_HDR_MAX + 16];
-
-    if (!a->aes_ok)
-        return -1;
-    st = auth_gcm_key(a, get_u64(tr), prefix);
-    auth_gcm_nonce(nonce, tr);
-    if (a->encrypt) {
-        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
-
-        return crypto_aead_aes256gcm_decrypt_detached_afternm(
-            out, NULL, buf + hlen, plen - hlen, tr + 16, ad, adlen, nonce, st);
+    auth_parts(a, buf, hlen, len, tr, &p);
+    if (a->aes) {
+        auth_gcm_nonce(nonce, tr);
+        crypto_aead_aes256gcm_encrypt_detached_afternm(
+            out, tr + 16, NULL, p.m, p.mlen, p.ad, p.adlen, NULL, nonce,
+            auth_gcm_key(a, a->salt, prefix));
     } else {
-        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
-
-        return crypto_aead_aes256gcm_decrypt_detached_afternm(
-            none, NULL, none, 0, tr + 16, buf, plen + 16, nonce, st);
-    }
-}
-
-/* Opens with XChaCha20-Poly1305: 0 or -1. */
-static int
-auth_open_xchacha(const struct auth *a, const uint8_t *prefix,
-                  const uint8_t *buf, size_t hlen, size_t plen, uint8_t *out,
-                  const uint8_t *tr)
-{
-    uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
-    uint8_t ad[AUTH_HDR_MAX + 16];
-
-    auth_nonce(nonce, prefix, tr);
-    if (a->encrypt) {
-        size_t adlen = auth_enc_ad(ad, buf, hlen, tr);
-
-        return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-            out, NULL, buf + hlen, plen - hlen, tr + 16, ad, adlen, nonce,
+        auth_nonce(nonce, prefix, tr);
+        crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+            out, tr + 16, NULL, p.m, p.mlen, p.ad, p.adlen, NULL, nonce,
             a->dgram_key);
-    } else {
-        uint8_t none[1] = {0}; /* the empty plaintext and ciphertext */
-
-        return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-            none, NULL, none, 0, tr + 16, buf, plen + 16, nonce, a->dgram_key);
     }
+    return len + AUTH_TRAILER_LEN;
 }
 
 long
 auth_open(struct auth *a, const uint8_t *prefix, const uint8_t *buf,
           size_t hlen, size_t len, uint8_t *out, uint64_t *salt, uint64_t *pn)
 {
+    uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES], none[1];
+    struct auth_parts p;
     const uint8_t *tr;
     size_t plen;
     uint64_t wire_pn;
@@ -268,10 +203,22 @@ auth_open(struct auth *a, const uint8_t *prefix, const uint8_t *buf,
     plen = len - AUTH_TRAILER_LEN;
     tr = buf + plen;
     wire_pn = get_u64(tr + 8);
-    if (wire_pn & AUTH_PN_AES)
-        rc = auth_open_gcm(a, prefix, buf, hlen, plen, out, tr);
-    else
-        rc = auth_open_xchacha(a, prefix, buf, hlen, plen, out, tr);
+    auth_parts(a, buf, hlen, plen, tr, &p);
+    if (!a->encrypt)
+        out = none;
+    if (wire_pn & AUTH_PN_AES) {
+        if (!a->aes_ok)
+            return -1; /* no AES-NI here: cannot be opened */
+        auth_gcm_nonce(nonce, tr);
+        rc = crypto_aead_aes256gcm_decrypt_detached_afternm(
+            out, NULL, p.m, p.mlen, tr + 16, p.ad, p.adlen, nonce,
+            auth_gcm_key(a, get_u64(tr), prefix));
+    } else {
+        auth_nonce(nonce, prefix, tr);
+        rc = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+            out, NULL, p.m, p.mlen, tr + 16, p.ad, p.adlen, nonce,
+            a->dgram_key);
+    }
     if (rc != 0)
         return -1;
     *salt = get_u64(tr);

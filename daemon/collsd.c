@@ -331,7 +331,7 @@ collsd_load_key(const char *path, const struct config *cfg, struct auth *a,
     uint8_t key[AUTH_KEY_LEN];
     struct stat st;
     ssize_t n;
-    int fd, cipher, rc = -1;
+    int fd, cipher = AUTH_CIPHER_AUTO, rc = -1;
 
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
@@ -357,12 +357,7 @@ collsd_load_key(const char *path, const struct config *cfg, struct auth *a,
                  path);
         goto out;
     }
-    if (auth_cipher_parse(cfg->cipher, &cipher) != 0) {
-        snprintf(err, errlen,
-                 "--cipher %s: unknown (one of: auto aes256gcm xchacha20)",
-                 cfg->cipher);
-        goto out;
-    }
+    (void)auth_cipher_parse(cfg->cipher, &cipher); /* config_check did */
     rc = auth_init(a, key, cfg->encrypt, cipher);
     if (rc != 0) {
         if (rc == COLLS_ENOTSUP)

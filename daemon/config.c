@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "colls.h"
+#include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "proto/size.h"
@@ -622,6 +623,8 @@ config_load_args(struct config *cfg, int argc, char **argv, int only_config,
 static int
 config_check(struct config *cfg, char *err, size_t errlen)
 {
+    int cipher;
+
     if (cfg->dead_after_ms < 2 * cfg->heartbeat_ms)
         return config_err(err, errlen, COLLS_EINVAL,
                           "--dead-after (%lld ms) must be at least twice "
@@ -650,9 +653,7 @@ config_check(struct config *cfg, char *err, size_t errlen)
         strcmp(cfg->gso, "off") != 0)
         return config_err(err, errlen, COLLS_EINVAL,
                           "--gso: '%s' is not on, off or auto", cfg->gso);
-    if (strcmp(cfg->cipher, "auto") != 0 &&
-        strcmp(cfg->cipher, "aes256gcm") != 0 &&
-        strcmp(cfg->cipher, "xchacha20") != 0)
+    if (auth_cipher_parse(cfg->cipher, &cipher) != 0)
         return config_err(err, errlen, COLLS_EINVAL,
                           "--cipher: '%s' is not auto, aes256gcm or xchacha20",
                           cfg->cipher);

@@ -181,13 +181,14 @@ static unsigned net_join_next; /* the slot to reuse next */
  * salt; a new salt (the sender restarted) starts a new window.
  */
 static int
-net_join_replayed(const struct sockaddr *from, uint64_t salt, uint64_t pn)
+net_join_replayed(const struct sockaddr *from, socklen_t alen, uint64_t salt,
+                  uint64_t pn)
 {
     const struct sockaddr_in *sa = (const struct sockaddr_in *)from;
     struct net_join_seen *s = NULL;
     int i;
 
-    if (from->sa_family != AF_INET)
+    if (from->sa_family != AF_INET || alen < sizeof *sa)
         return 0; /* join_dgram drops it */
     for (i = 0; i < NET_JOIN_SENDERS && s == NULL; i++)
         if (net_join_seen[i].w.used &&
@@ -232,8 +233,7 @@ net_join_recv(struct daemon *d, const struct sockaddr *from, socklen_t alen,
     n = auth_open(d->auth, data, data, 8, len, plain + 8, &salt, &pn);
     if (n < 0) {
         rel_auth_failed(d->rel, from, alen);
-    } else if (alen < sizeof(struct sockaddr_in) ||
-               net_join_replayed(from, salt, pn)) {
+    } else if (net_join_replayed(from, alen, salt, pn)) {
         d->st.join_replays++;
     } else {
         if (!d->auth->encrypt)

@@ -220,21 +220,19 @@ raw_send_sealed(struct rel *r, const struct sockaddr_storage *addr,
     struct iovec iov;
     uint8_t *b = r->seal;
 
-    if (r->ops.send_buf != NULL) {
-        b = r->ops.send_buf(r->ctx, (const struct sockaddr *)addr, alen,
-                            DGRAM_HDR_LEN + dlen + AUTH_TRAILER_LEN);
-        if (b == NULL)
-            return -1;
-    }
+    if (r->ops.send_buf != NULL &&
+        (b = r->ops.send_buf(r->ctx, (const struct sockaddr *)addr, alen,
+                             DGRAM_HDR_LEN + dlen + AUTH_TRAILER_LEN)) == NULL)
+        return -1;
     memcpy(b, hdr, DGRAM_HDR_LEN);
     put_u16(b + 2, get_u16(b + 2) | DGRAM_F_AUTH);
     if (dlen > 0)
         memcpy(b + DGRAM_HDR_LEN, data, dlen);
-    iov.iov_base = b;
     iov.iov_len =
         auth_seal(r->cfg.auth, b + 4, b, DGRAM_HDR_LEN, DGRAM_HDR_LEN + dlen);
     if (r->ops.send_buf != NULL)
-        return 0;
+        return 0; /* sealed where it is sent from */
+    iov.iov_base = b;
     return r->ops.send(r->ctx, (const struct sockaddr *)addr, alen, &iov, 1);
 }
 
@@ -651,7 +649,8 @@ rel_new(const struct rel_config *cfg, const struct rel_ops *ops, void *ctx,
     }
     if (cfg->reorder > 0 && (r->hold = malloc(cfg->mtu)) == NULL)
         goto fail;
-    if (cfg->auth != NULL && (r->seal = malloc(cfg->mtu)) == NULL)
+    if (cfg->auth != NULL && ops->send_buf == NULL &&
+        (r->seal = malloc(cfg->mtu)) == NULL)
         goto fail;
     if (cfg->auth != NULL && cfg->auth->encrypt &&
         (r->plain = malloc(DGRAM_MAX_LEN)) == NULL)

@@ -553,22 +553,26 @@ udp_flush(struct udp *u)
     return 0;
 }
 
+/* 1 if a datagram of len bytes to an address of alen can go by UDP. */
+static int
+udp_sendable(size_t len, socklen_t alen)
+{
+    return len <= DGRAM_MAX_PAYLOAD &&
+           alen <= sizeof(((struct udp_out *)0)->addr);
+}
+
 /*
- * Takes the next queue slot for a datagram of len bytes of which the
- * first head lie in the arena (at o->off, not yet written) and the rest
- * is referenced (o->ref, set by the caller).  The slot, NULL if the
- * batch would block, or u->out (unused) with *drop set when no UDP
- * datagram can be that long.
+ * Takes the next queue slot for a sendable datagram of len bytes of
+ * which the first head lie in the arena (at o->off, not yet written) and
+ * the rest is referenced (o->ref, set by the caller).  The slot, or NULL
+ * if the batch would block.
  */
 static struct udp_out *
 udp_slot(struct udp *u, const struct sockaddr *addr, socklen_t alen, size_t len,
-         size_t head, int *drop)
+         size_t head)
 {
     struct udp_out *o;
 
-    *drop = len > DGRAM_MAX_PAYLOAD || alen > sizeof o->addr;
-    if (*drop)
-        return u->out;
     if (u->sn == UDP_BATCH || u->soff + len > u->arena_len) {
         if (udp_flush(u) != 0)
             return NULL;
@@ -595,17 +599,16 @@ udp_queue(struct udp *u, const struct sockaddr *addr, socklen_t alen,
 {
     struct udp_out *o;
     size_t len = 0, head = 0;
-    int i, drop;
+    int i;
 
     for (i = 0; i < iovcnt; i++) {
         len += iov[i].iov_len;
         if (i < copy)
             head += iov[i].iov_len;
     }
-    o = udp_slot(u, addr, alen, len, head, &drop);
-    if (drop)
+    if (!udp_sendable(len, alen))
         return 0; /* cannot be sent by UDP at all: dropped */
-    if (o == NULL)
+    if ((o = udp_slot(u, addr, alen, len, head)) == NULL)
         return -1;
     for (i = 0; i < copy && i < iovcnt; i++) {
         memcpy(u->arena + u->soff, iov[i].iov_base, iov[i].iov_len);
@@ -665,10 +668,9 @@ udp_send_buf(void *arg, const struct sockaddr *addr, socklen_t alen, size_t len)
 {
     struct udp *u = arg;
     struct udp_out *o;
-    int drop;
 
-    o = udp_slot(u, addr, alen, len, len, &drop);
-    if (o == NULL || drop)
+    if (!udp_sendable(len, alen) ||
+        (o = udp_slot(u, addr, alen, len, len)) == NULL)
         return NULL;
     u->soff += len;
     return u->arena + o->off;
@@ -707,9 +709,9 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
     /* room for UDP_GRO's int and SO_RXQ_OVFL's uint32_t */
     char cbuf[UDP_BATCH]
              [CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
-    int n, i;
+    int n, i, vlen = udp_recv_vlen(u);
 
-    for (i = 0; i < UDP_BATCH; i++) {
+    for (i = 0; i < vlen; i++) {
         memset(&mm[i], 0, sizeof mm[i]);
         iov[i].iov_base = u->rbuf + (size_t)i * UDP_DGRAM_MAX;
         iov[i].iov_len = UDP_DGRAM_MAX;
@@ -720,7 +722,7 @@ udp_recv_batch(struct udp *u, udp_recv_fn fn, void *arg)
         mm[i].msg_hdr.msg_control = cbuf[i];
         mm[i].msg_hdr.msg_controllen = sizeof cbuf[i];
     }
-    n = udp_recvmmsg(u->fd, mm, udp_recv_vlen(u));
+    n = udp_recvmmsg(u->fd, mm, vlen);
     if (n <= 0)
         return 0;
     for (i = 0; i < n; i++) {
