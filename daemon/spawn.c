@@ -32,7 +32,8 @@
  * until the child's task connection has closed and both pipes are at EOF;
  * then its exit is announced once, with the status, by events_task_exit
  * (so output always precedes the TASK_EXIT on every stream).  A child that
- * detached (DETACH) is announced at once with status unknown.
+ * detached (DETACH) and has not ended SPAWN_DETACH_US later is announced
+ * then, with status unknown.
  *
  * Layering: an upper module beside route.c (which dispatches to it); may
  * call events, host, task, net, log, platform, proto/.
@@ -67,6 +68,9 @@
 /* A copy that starts but does not attach within this time is answered
    with its tid anyway (a program that does not use colls). */
 #define SPAWN_ATTACH_US 3000000u
+/* A child that detached and does not end within this time is announced
+   gone with its exit status unknown. */
+#define SPAWN_DETACH_US 2000000u
 /* Nesting of parents a line of output is passed up through. */
 #define SPAWN_OUTPUT_DEPTH 16
 /* Arguments of one program. */
@@ -87,12 +91,13 @@ struct spawn_child {
     int fd[3];                 /* [SPAWN_STDOUT], [SPAWN_STDERR]; -1 EOF */
     struct event *ev[3];
     struct spawn_lines lines[3];
-    int used;      /* its tid went to a connection (once only) */
-    int attached;  /* its connection is ACTIVE */
-    int detached;  /* it sent DETACH: exit announced, status unknown */
-    int reaped;    /* waitpid returned its status */
-    int status;    /* exit code or 128 + signal, once reaped */
-    int announced; /* its TASK_EXIT went out */
+    int used;              /* its tid went to a connection (once only) */
+    int attached;          /* its connection is ACTIVE */
+    int detached;          /* it sent DETACH */
+    uint64_t detach_until; /* ... its exit waits for the status till then */
+    int reaped;            /* waitpid returned its status */
+    int status;            /* exit code or 128 + signal, once reaped */
+    int announced;         /* its TASK_EXIT went out */
 };
 
 /* The copies of one order (executing side). */
@@ -1171,12 +1176,6 @@ spawn_task_exit(struct daemon *d, uint32_t tid)
     if (c == NULL || !c->attached || c->announced)
         return 0;
     c->attached = 0;
-    if (c->detached) {
-        c->announced = 1;
-        if (c->reaped)
-            spawn_child_free(c);
-        return 0;
-    }
     spawn_child_check(c);
     return 1;
 }
@@ -1186,8 +1185,10 @@ spawn_detach(struct daemon *d, uint32_t tid)
 {
     struct spawn_child *c = spawn_child_by_tid(d, tid);
 
-    if (c != NULL)
+    if (c != NULL) {
         c->detached = 1;
+        c->detach_until = platform_now_us() + SPAWN_DETACH_US;
+    }
 }
 
 int
@@ -1251,6 +1252,17 @@ spawn_cron(struct daemon *d, uint64_t now_us)
 
     if (d->spawn == NULL)
         return;
+    LIST_FOREACH (n, &d->spawn->children) {
+        struct spawn_child *c = list_entry(n, struct spawn_child, node);
+
+        /* detached and living on: gone from the machine, status unknown
+           (the child stays listed until it is reaped) */
+        if (c->detached && !c->attached && !c->announced &&
+            now_us >= c->detach_until) {
+            c->announced = 1;
+            events_task_exit(d, c->tid, -1);
+        }
+    }
     for (n = d->spawn->orders.next; n != &d->spawn->orders; n = next) {
         struct spawn_order *o = list_entry(n, struct spawn_order, node);
 

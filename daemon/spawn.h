@@ -100,7 +100,8 @@ uint32_t spawn_attach(struct daemon *d, pid_t pid, uint32_t *parent);
  * announce it now (exit status unknown).
  */
 int spawn_task_exit(struct daemon *d, uint32_t tid);
-/* Task tid detaches: its exit is announced at once, status unknown. */
+/* Task tid detaches: its exit waits a little for its status; one that
+   lives on is announced gone, status unknown (spawn_cron). */
 void spawn_detach(struct daemon *d, uint32_t tid);
 /* Is tid a spawned child that has not ended (attached or not)? */
 int spawn_child_alive(struct daemon *d, uint32_t tid);
