@@ -15,6 +15,7 @@
 #   3. COLLS_NOTIFY_HOST_ADD: a host that comes back is announced;
 #   4. a daemon without --spawn-path refuses (COLLS_EPERM).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
+. "${top_srcdir:-.}/tests/integration/spawn-ring.sh"
 
 it_require
 it_setup
@@ -60,16 +61,9 @@ $want_sorted"
 out=$(it_ctl 1 spawn -n 6 "$exdir/ring" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || it_fail "collsctl spawn -n 6 ring: exit $rc: $out"
-for r in 1 2 3 4 5; do
-    echo "$out" | grep -Eq "^\[t[0-9a-f]+\] ring: rank $r of 6 \(t[0-9a-f]+, host [123]\): token $r$" ||
-        it_fail "ring: no line of rank $r: $out"
-done
-echo "$out" | grep -Eq "^\[t[0-9a-f]+\] ring: rank 0 of 6 .*: the token came back as 6$" ||
-    it_fail "ring: no line of rank 0: $out"
-[ "$(echo "$out" | grep -Ec '^copy [0-5]: t[0-9a-f]+ exit 0$')" = 6 ] ||
-    it_fail "ring: not six 'exit 0' lines: $out"
-hosts=$(echo "$out" | sed -n 's/.*(t[0-9a-f]*, host \([0-9]\)).*/\1/p' | sort -u | tr -d '\n')
-[ "$hosts" = 123 ] || it_fail "ring: copies on hosts '$hosts', not 1, 2 and 3"
+problems=$(spawn_ring_problems "$out")
+[ -z "$problems" ] || it_fail "$problems
+$out"
 grep -Eq "\[t[0-9a-f]+\] ring: rank 3 of 6" "$IT_DIR/d1.log" ||
     it_fail "the spawner's daemon did not log the ring's lines"
 
