@@ -151,14 +151,19 @@ spawn_lines_feed(struct spawn_lines *l, const char *data, size_t n,
         l->len += take;
         data += take;
         n -= take;
+        if (take > 0)
+            l->cut = 0;
         if (n > 0 && *data == '\n') {
-            fn(arg, l->buf, l->len);
+            if (l->len > 0 || !l->cut)
+                fn(arg, l->buf, l->len);
             l->len = 0;
+            l->cut = 0;
             data++;
             n--;
         } else if (l->len == sizeof(l->buf)) {
             fn(arg, l->buf, l->len); /* cut: the rest is the next line */
             l->len = 0;
+            l->cut = 1;
         }
     }
 }

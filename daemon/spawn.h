@@ -30,6 +30,8 @@ struct task;
 /* A child's output stream being split into lines. */
 struct spawn_lines {
     size_t len;
+    int cut; /* the last line passed on was cut at the bound: a newline
+                right after it ends that line, not an empty one */
     char buf[SPAWN_LINE_MAX];
 };
 
