@@ -669,7 +669,11 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(admin_refused, "Admin verbs refused for lack of rights.")                \
     X(credits_out, "Flow-control credit messages sent.")                       \
     X(credits_in, "Flow-control credit messages received.")                    \
-    X(credit_holds, "Messages held for want of flow-control credit.")
+    X(credit_holds, "Messages held for want of flow-control credit.")          \
+    X(spawned, "Programs this daemon started for tasks (colls_spawn).")        \
+    X(spawn_refused, "Copies refused or failed to start (path, exec).")        \
+    X(spawn_lines, "Output lines of spawned tasks delivered to a catcher.")    \
+    X(spawn_lines_lost, "Output lines dropped: their catcher did not read.")
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames, "Malformed frames from tasks.")                              \
     X(bad_envelopes, "Frames whose envelope did not unpack.")                  \

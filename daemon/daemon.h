@@ -202,6 +202,9 @@ struct daemon_stats {
     /* flow control: CREDIT messages sent and received, and DATA held
        for want of credit */
     uint64_t credits_out, credits_in, credit_holds;
+    /* spawn.c: copies started, copies refused or failed, output lines
+       delivered to a catching task, and lost (it did not read) */
+    uint64_t spawned, spawn_refused, spawn_lines, spawn_lines_lost;
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };

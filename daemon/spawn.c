@@ -131,7 +131,6 @@ struct spawn_state {
     struct list_node children, orders, reqs;
     struct event *sigchld;
     uint64_t next_id;
-    uint64_t lines_out, lines_lost;
 };
 
 /* ---- pure parts --------------------------------------------------------- */
@@ -423,14 +422,14 @@ spawn_output_local(struct daemon *d, uint32_t dst, uint32_t src, int stream,
         return;
     if (t->catching) {
         if (t->out_bytes > (uint64_t)d->cfg->task_queue_max) {
-            d->spawn->lines_lost++;
+            d->st.spawn_lines_lost++;
             log_debug("t%x does not read: a line of t%x's output lost", dst,
                       src);
             return;
         }
         envelope_reply(&e, src, dst, KIND__SPAWN_OUTPUT, 0, 0);
         e.tag = stream;
-        d->spawn->lines_out++;
+        d->st.spawn_lines++;
         task_queue_env(t, &e, line, len, NULL);
     } else if (t->parent != 0 && depth < SPAWN_OUTPUT_DEPTH) {
         spawn_output_send(d, t->parent, src, stream, line, len, depth + 1);
@@ -773,6 +772,7 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
             rc = COLLS_ETOOMANY;
         if (rc != 0) {
             o->status[i] = rc;
+            d->st.spawn_refused++;
             continue;
         }
         c = calloc(1, sizeof(*c));
@@ -787,6 +787,7 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
         if (o->status[i] != 0) {
             log_info("spawn of %s for t%x: copy %u did not start: %s", path,
                      spawner, r->first + i, log_errstr(o->status[i]));
+            d->st.spawn_refused++;
             free(c);
             continue;
         }
@@ -797,6 +798,7 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
         o->status[i] = 1;
         o->unsettled++;
         list_add_tail(&d->spawn->children, &c->node);
+        d->st.spawned++;
         log_info("spawned t%x: %s (pid %ld) for t%x", c->tid, path,
                  (long)c->pid, spawner);
     }

@@ -7,7 +7,8 @@
 #      long line cut at 4096, a last line without newline, stderr), exit
 #      codes through TASK_EXIT notices, the task table's parent, kill
 #      (status 143), a missing file (COLLS_ENOENT per copy), a program
-#      outside --spawn-path (COLLS_EPERM per copy);
+#      outside --spawn-path (COLLS_EPERM per copy); the counters of
+#      lines delivered and copies refused;
 #   2. collsctl spawn: examples/ring over three hosts prints every rank's
 #      line and "exit 0" per copy; a missing program and one outside
 #      --spawn-path name their error per copy and exit 1; the spawner's
@@ -56,6 +57,17 @@ want_sorted=$(echo "$want" | LC_ALL=C sort)
 $got
 --- expected
 $want_sorted"
+
+# the counters: daemon 1 delivered the caught lines (4 copies x 9), the
+# daemons refused the copies outside --spawn-path
+lines=$(it_ctl 1 stats --json | grep -o '"spawn_lines": *[0-9]*' | grep -o '[0-9]*$')
+[ "${lines:-0}" -ge 36 ] || it_fail "spawn_lines on daemon 1: '$lines', not >= 36"
+refused=0
+for i in 1 2 3; do
+    r=$(it_ctl "$i" stats --json | grep -o '"spawn_refused": *[0-9]*' | grep -o '[0-9]*$')
+    refused=$((refused + ${r:-0}))
+done
+[ "$refused" -ge 5 ] || it_fail "spawn_refused: $refused over the daemons, not >= 5"
 
 # 2. collsctl spawn
 out=$(it_ctl 1 spawn -n 6 "$exdir/ring" 2>&1)
