@@ -957,6 +957,14 @@ spawn_task_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_ESHUTDOWN, "the daemon is stopping");
         return;
     }
+    /* copies run as the daemons' user: a task of another user (not root)
+       may start them only with the right to change the machine */
+    if (t->uid != 0 && t->uid != geteuid() && t->rights != TASK_RIGHT_ADMIN) {
+        task_error(t, e->req_id, COLLS_EPERM,
+                   "spawned programs run as the daemon's user: a task of "
+                   "another uid needs --admin-uid or --admin-gid");
+        return;
+    }
     hs = calloc(DAEMON_MAX_HID, sizeof(*hs));
     if (hs == NULL) {
         task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
