@@ -129,6 +129,7 @@ struct spawn_req {
 
 struct spawn_state {
     struct list_node children, orders, reqs;
+    struct list_node dead; /* children over and done, freed by the cron */
     struct event *sigchld;
     uint64_t next_id;
 };
@@ -584,8 +585,11 @@ spawn_child_check(struct spawn_child *c)
                  c->status);
         events_task_exit(d, c->tid, c->status);
     }
-    if (done && c->announced)
-        spawn_child_free(c);
+    if (done && c->announced) {
+        /* freed by spawn_cron, never inside its own pipe callback */
+        list_del(&c->node);
+        list_add_tail(&d->spawn->dead, &c->node);
+    }
 }
 
 /* Sets up the child process: session, descriptors, signals, exec. */
@@ -1267,6 +1271,8 @@ spawn_cron(struct daemon *d, uint64_t now_us)
 
     if (d->spawn == NULL)
         return;
+    while ((n = list_first(&d->spawn->dead)) != NULL)
+        spawn_child_free(list_entry(n, struct spawn_child, node));
     LIST_FOREACH (n, &d->spawn->children) {
         struct spawn_child *c = list_entry(n, struct spawn_child, node);
 
@@ -1303,6 +1309,7 @@ spawn_init(struct daemon *d)
     list_init(&d->spawn->children);
     list_init(&d->spawn->orders);
     list_init(&d->spawn->reqs);
+    list_init(&d->spawn->dead);
     d->spawn->sigchld = evsignal_new(d->base, SIGCHLD, spawn_sigchld_cb, d);
     if (d->spawn->sigchld == NULL || evsignal_add(d->spawn->sigchld, NULL))
         return COLLS_ENOMEM;
@@ -1323,6 +1330,8 @@ spawn_free(struct daemon *d)
             kill(-c->pid, SIGTERM);
         spawn_child_free(c);
     }
+    while ((n = list_first(&d->spawn->dead)) != NULL)
+        spawn_child_free(list_entry(n, struct spawn_child, node));
     while ((n = list_first(&d->spawn->orders)) != NULL) {
         struct spawn_order *o = list_entry(n, struct spawn_order, node);
 
