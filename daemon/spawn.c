@@ -1129,9 +1129,12 @@ spawn_peer_msg(struct daemon *d, int hid, const Envelope *e,
                          e->spawn_rep->status);
         return;
     case KIND__SPAWN_OUTPUT:
-        /* from the child's daemon, for a task of ours */
-        if (COLLS_TID_HID(e->src) != hid || COLLS_TID_HID(e->dst) != d->hid ||
-            plen > SPAWN_LINE_MAX || e->seq > SPAWN_OUTPUT_DEPTH) {
+        /* from the child's daemon (seq 0), or passed up by the daemon of
+           a parent that does not catch (seq = levels up), for a task of
+           ours */
+        if ((e->seq == 0 && COLLS_TID_HID(e->src) != hid) ||
+            COLLS_TID_HID(e->dst) != d->hid || plen > SPAWN_LINE_MAX ||
+            e->seq > SPAWN_OUTPUT_DEPTH) {
             d->st.bad_peer_msgs++;
             return;
         }

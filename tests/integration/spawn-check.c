@@ -23,6 +23,11 @@
  *       (spawned) sends its parent {index, count, parent, mytid}, writes
  *       its lines (see child_lines), exits 10 + index; --sleep: waits in
  *       colls_recv until it is killed.
+ *   spawn-check master N
+ *       (spawned) spawns N copies of itself ("child" role) without
+ *       catching their output, so their lines pass up to whoever catches
+ *       this task's; waits for their exits and prints "master: N
+ *       workers, exits 10 11 ..."; exit status 0 when they were right.
  *   spawn-check hostadd
  *       asks for COLLS_NOTIFY_HOST_ADD, prints "ready", then the first
  *       notice: "host_add: host H".
@@ -308,6 +313,35 @@ parent(const char *self, const char *out, int n)
     return failed;
 }
 
+/* ---- master ------------------------------------------------------------- */
+
+static int
+master(const char *self, int n)
+{
+    char *argv[] = {"child", NULL};
+    colls_tid_t tids[16];
+    uint8_t b[16];
+    colls_t *c;
+    int i, ok;
+
+    if (n < 1 || n > 16 || colls_attach(NULL, &c) < 0 ||
+        colls_spawn(c, self, argv, COLLS_SPAWN_ANY, NULL, n, tids) != n)
+        return 1;
+    for (i = 0; i < n; i++)
+        if (colls_recv(c, COLLS_ANY, TAG_HELLO, b, sizeof(b), NULL) < 0)
+            return 1;
+    printf("master: %d workers, exits", n);
+    for (i = 0, ok = 1; i < n; i++) {
+        long s = exit_status(c, tids[i], TAG_EXIT);
+
+        printf(" %ld", s);
+        ok &= s == 10 + i;
+    }
+    printf("\n");
+    colls_detach(c);
+    return ok ? 0 : 1;
+}
+
 /* ---- hostadd ------------------------------------------------------------ */
 
 static int
@@ -340,6 +374,8 @@ main(int argc, char **argv)
         return child(argc >= 3 && strcmp(argv[2], "--sleep") == 0);
     if (argc >= 2 && strcmp(argv[1], "hostadd") == 0)
         return hostadd();
+    if (argc == 3 && strcmp(argv[1], "master") == 0)
+        return master(argv[0], atoi(argv[2]));
     if (argc < 2 || strcmp(argv[1], "parent") != 0)
         goto usage;
     for (i = 2; i + 1 < argc; i += 2) {
@@ -356,6 +392,7 @@ main(int argc, char **argv)
         return parent(self, out, n);
 usage:
     fprintf(stderr, "usage: spawn-check parent --self PATH --out FILE "
-                    "[--copies N] | child [--sleep] | hostadd\n");
+                    "[--copies N] | child [--sleep] | master N | "
+                    "hostadd\n");
     return 2;
 }

@@ -12,7 +12,8 @@
 #   2. collsctl spawn: examples/ring over three hosts prints every rank's
 #      line and "exit 0" per copy; a missing program and one outside
 #      --spawn-path name their error per copy and exit 1; the spawner's
-#      daemon logs the lines "[tTID] line";
+#      daemon logs the lines "[tTID] line"; a spawned master's workers'
+#      lines pass up through it to collsctl;
 #   3. COLLS_NOTIFY_HOST_ADD: a host that comes back is announced;
 #   4. a daemon without --spawn-path refuses (COLLS_EPERM).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -94,6 +95,14 @@ out=$(it_ctl 1 spawn --host 3 "$bindir/spawn-check" child 2>&1)
 rc=$?
 echo "$out" | grep -Eq '^copy 0: t3[0-9a-f]{5} exit 10$' && [ $rc -eq 1 ] ||
     it_fail "spawn --host 3: exit $rc: '$out'"
+# a master's workers' lines pass up through it to collsctl
+out=$(it_ctl 1 spawn --host 2 "$bindir/spawn-check" master 2 2>&1)
+rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -Eq '^copy 0: t2[0-9a-f]{5} exit 0$' &&
+    echo "$out" | grep -Eq '^\[t2[0-9a-f]{5}\] master: 2 workers, exits 10 11$' &&
+    [ "$(echo "$out" | grep -Ec '^\[t[0-9a-f]+\] copy [01] line 4$')" = 2 ] &&
+    [ "$(echo "$out" | grep -Ec '^\[t[0-9a-f]+\] copy [01] on stderr$')" = 2 ] ||
+    it_fail "spawn of a master: exit $rc: '$out'"
 out=$(it_ctl 1 spawn --host nosuchhost /bin/true 2>&1)
 [ $? -eq 1 ] && echo "$out" | grep -q "host is down" ||
     it_fail "spawn --host nosuchhost: '$out'"
