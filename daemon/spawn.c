@@ -405,6 +405,18 @@ static void spawn_output_send(struct daemon *d, uint32_t dst, uint32_t src,
                               int stream, const uint8_t *line, size_t len,
                               int depth);
 
+/* Starts e as SPAWN_OUTPUT of a line of src's for dst (body so). */
+static void
+spawn_output_env(Envelope *e, SpawnOutput *so, uint32_t src, uint32_t dst,
+                 int stream, int hops)
+{
+    envelope_reply(e, src, dst, KIND__SPAWN_OUTPUT, 0, 0);
+    so->stream = (uint32_t)stream;
+    so->hops = (uint32_t)hops;
+    e->body_case = ENVELOPE__BODY_SPAWN_OUTPUT;
+    e->spawn_output = so;
+}
+
 /*
  * A line of child src's output for local task dst: delivered if dst
  * catches, else passed to dst's parent.  logged: the line was logged
@@ -415,6 +427,7 @@ spawn_output_local(struct daemon *d, uint32_t dst, uint32_t src, int stream,
                    const uint8_t *line, size_t len, int depth, int logged)
 {
     struct task *t = task_find(d, dst);
+    SpawnOutput so = SPAWN_OUTPUT__INIT;
     Envelope e;
 
     if (!logged)
@@ -428,8 +441,7 @@ spawn_output_local(struct daemon *d, uint32_t dst, uint32_t src, int stream,
                       src);
             return;
         }
-        envelope_reply(&e, src, dst, KIND__SPAWN_OUTPUT, 0, 0);
-        e.tag = stream;
+        spawn_output_env(&e, &so, src, dst, stream, depth);
         d->st.spawn_lines++;
         task_queue_env(t, &e, line, len, NULL);
     } else if (t->parent != 0 && depth < SPAWN_OUTPUT_DEPTH) {
@@ -443,15 +455,14 @@ spawn_output_send(struct daemon *d, uint32_t dst, uint32_t src, int stream,
                   const uint8_t *line, size_t len, int depth)
 {
     int hid = COLLS_TID_HID(dst);
+    SpawnOutput so = SPAWN_OUTPUT__INIT;
     Envelope e;
 
     if (hid == d->hid) {
         spawn_output_local(d, dst, src, stream, line, len, depth, depth > 0);
         return;
     }
-    envelope_reply(&e, src, dst, KIND__SPAWN_OUTPUT, 0, 0);
-    e.tag = stream;
-    e.seq = (uint64_t)depth;
+    spawn_output_env(&e, &so, src, dst, stream, depth);
     net_send(d, hid, &e, line, len);
 }
 
@@ -1019,11 +1030,16 @@ spawn_task_req(struct task *t, const Envelope *e)
     }
 }
 
-/* CATCHOUT {tag: 1 on, 0 off}. */
+/* CATCHOUT {on}. */
 void
 spawn_catchout(struct task *t, const Envelope *e)
 {
-    t->catching = e->tag != 0;
+    if (e->body_case != ENVELOPE__BODY_CATCHOUT) {
+        t->d->st.bad_requests++;
+        task_error(t, e->req_id, COLLS_EINVAL, "bad CATCHOUT");
+        return;
+    }
+    t->catching = e->catchout->on;
     task_reply(t, KIND__ADMIN_REP, e->req_id, 0);
 }
 
@@ -1129,17 +1145,20 @@ spawn_peer_msg(struct daemon *d, int hid, const Envelope *e,
                          e->spawn_rep->status);
         return;
     case KIND__SPAWN_OUTPUT:
-        /* from the child's daemon (seq 0), or passed up by the daemon of
-           a parent that does not catch (seq = levels up), for a task of
-           ours */
-        if ((e->seq == 0 && COLLS_TID_HID(e->src) != hid) ||
+        /* from the child's daemon (hops 0), or passed up by the daemon
+           of a parent that does not catch, for a task of ours */
+        if (e->body_case != ENVELOPE__BODY_SPAWN_OUTPUT ||
+            (e->spawn_output->hops == 0 && COLLS_TID_HID(e->src) != hid) ||
             COLLS_TID_HID(e->dst) != d->hid || plen > SPAWN_LINE_MAX ||
-            e->seq > SPAWN_OUTPUT_DEPTH) {
+            e->spawn_output->hops > SPAWN_OUTPUT_DEPTH) {
             d->st.bad_peer_msgs++;
             return;
         }
-        spawn_output_local(d, e->dst, e->src, e->tag == SPAWN_STDERR ? 2 : 1,
-                           payload, plen, (int)e->seq, 0);
+        spawn_output_local(d, e->dst, e->src,
+                           e->spawn_output->stream == SPAWN_STDERR
+                               ? SPAWN_STDERR
+                               : SPAWN_STDOUT,
+                           payload, plen, (int)e->spawn_output->hops, 0);
         return;
     case KIND__KILL_ORDER:
         if (e->body_case != ENVELOPE__BODY_KILL_ORDER ||

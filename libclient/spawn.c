@@ -82,18 +82,14 @@ colls_parent(colls_t *c, colls_tid_t *parent)
     return 0;
 }
 
-/* A request with no body answered by ADMIN_REP: kind, dst, tag. */
+/* Sends request e, answered by ADMIN_REP. */
 static int
-spawn_simple(colls_t *c, Kind kind, uint32_t dst, int tag)
+spawn_simple(colls_t *c, Envelope *e)
 {
-    Envelope e, *rep = NULL;
+    Envelope *rep = NULL;
     int rc;
 
-    envelope_init(&e);
-    e.kind = kind;
-    e.dst = dst;
-    e.tag = tag;
-    rc = colls__ctl_call(c, &e, &rep);
+    rc = colls__ctl_call(c, e, &rep);
     if (rc < 0)
         return rc;
     rc = rep->kind == KIND__ADMIN_REP ? 0 : COLLS_EPROTO;
@@ -104,11 +100,18 @@ spawn_simple(colls_t *c, Kind kind, uint32_t dst, int tag)
 int
 colls_catchout(colls_t *c, int fd)
 {
+    Catchout co = CATCHOUT__INIT;
+    Envelope e;
     int rc;
 
     if (c == NULL || fd < -1)
         return COLLS_EINVAL;
-    rc = spawn_simple(c, KIND__CATCHOUT, 0, fd >= 0);
+    envelope_init(&e);
+    e.kind = KIND__CATCHOUT;
+    co.on = fd >= 0;
+    e.body_case = ENVELOPE__BODY_CATCHOUT;
+    e.catchout = &co;
+    rc = spawn_simple(c, &e);
     if (rc == 0)
         c->catch_fd = fd;
     return rc;
@@ -117,9 +120,14 @@ colls_catchout(colls_t *c, int fd)
 int
 colls_kill(colls_t *c, colls_tid_t tid)
 {
+    Envelope e;
+
     if (c == NULL || tid == 0 || COLLS_TID_LOCAL(tid) == 0)
         return COLLS_EINVAL;
-    return spawn_simple(c, KIND__KILL_REQ, tid, 0);
+    envelope_init(&e);
+    e.kind = KIND__KILL_REQ;
+    e.dst = tid;
+    return spawn_simple(c, &e);
 }
 
 /* Writes all of len bytes to fd; gives up on an error. */
