@@ -660,15 +660,23 @@ spawn_exec_status(int e)
     }
 }
 
-/* Opens a pipe whose read end is non-blocking; both ends CLOEXEC. */
+/* Opens a pipe whose read end is non-blocking; both ends CLOEXEC.  On
+   failure p is {-1, -1}. */
 static int
 spawn_pipe(int p[2])
 {
-    if (pipe2(p, O_CLOEXEC) != 0)
+    int e;
+
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        p[0] = p[1] = -1;
         return -1;
+    }
     if (fcntl(p[0], F_SETFL, O_NONBLOCK) != 0) {
+        e = errno;
         close(p[0]);
         close(p[1]);
+        p[0] = p[1] = -1;
+        errno = e;
         return -1;
     }
     return 0;
@@ -690,6 +698,7 @@ spawn_start(struct daemon *d, struct spawn_child *c, const char *path,
         return -errno;
     if (spawn_pipe(pe) != 0 || pipe2(px, O_CLOEXEC) != 0) {
         rc = -errno;
+        px[0] = px[1] = -1;
         goto fail;
     }
     pid = fork();
@@ -733,6 +742,10 @@ fail:
     if (pe[0] >= 0) {
         close(pe[0]);
         close(pe[1]);
+    }
+    if (px[0] >= 0) {
+        close(px[0]);
+        close(px[1]);
     }
     return rc;
 }
