@@ -131,7 +131,11 @@ enum { COLLS_ROUTE_DEFAULT = 0, COLLS_ROUTE_DIRECT = 1 };
 #define COLLS_ANY (-1)
 
 /* Notification kinds for colls_notify(). */
-enum { COLLS_NOTIFY_TASK_EXIT = 1, COLLS_NOTIFY_HOST_DOWN = 2 };
+enum {
+    COLLS_NOTIFY_TASK_EXIT = 1,
+    COLLS_NOTIFY_HOST_DOWN = 2,
+    COLLS_NOTIFY_HOST_ADD = 3
+};
 
 typedef struct colls colls_t;             /* one attached task */
 typedef struct colls_group colls_group_t; /* a formed group */
@@ -252,10 +256,49 @@ COLLS_EXTERN void colls_msg_free(colls_msg_t *m);
  * Asks the daemon to send this task a message with the given tag when
  * something happens: what = COLLS_NOTIFY_TASK_EXIT with who = a tid, or
  * COLLS_NOTIFY_HOST_DOWN with who = a host id (COLLS_ANY: any host).  The
- * message comes from the local daemon's tid and holds two big-endian u32:
- * what, who.
+ * message comes from the local daemon's tid and holds big-endian u32s:
+ * what, who, and for TASK_EXIT a third, the task's exit status as a shell
+ * shows it (its exit code, or 128 + the signal), 0xffffffff when unknown
+ * (a task not spawned by a daemon, or one that detached and lived on).
+ * COLLS_NOTIFY_HOST_ADD (who ignored): a message when any host joins.
  */
 COLLS_EXTERN int colls_notify(colls_t *c, int what, int who, int tag);
+
+/* ---- spawn ------------------------------------------------------------ */
+
+/* Where colls_spawn() starts its copies (flags). */
+enum {
+    COLLS_SPAWN_ANY = 0,  /* where ignored: hosts with the fewest tasks */
+    COLLS_SPAWN_HOST = 1, /* where: host name, address[:port] or hid */
+    COLLS_SPAWN_ARCH = 2  /* where: an architecture, as uname -m prints it */
+};
+
+/*
+ * Starts n copies of the program file with arguments argv (NULL-terminated,
+ * argv[0] not included; NULL: none) through the daemons, placed as flags
+ * and where say.  Each copy runs as its daemon's user, attached at start,
+ * with colls_parent() = the caller.  tids (n entries) receives each copy's
+ * tid, or a negative COLLS_E* code for a copy that did not start:
+ * COLLS_ENOENT no such file (or not executable), COLLS_EPERM outside the
+ * daemon's --spawn-path, COLLS_EHOSTDOWN no such host (or architecture)
+ * up, COLLS_ETOOMANY the daemon's task limit.  Returns the number of
+ * copies started, or a negative code when the request as a whole failed.
+ */
+COLLS_EXTERN int colls_spawn(colls_t *c, const char *file, char *const argv[],
+                             int flags, const char *where, int n,
+                             colls_tid_t *tids);
+/* The tid of the task that spawned this one, or COLLS_ENOENT. */
+COLLS_EXTERN int colls_parent(colls_t *c, colls_tid_t *parent);
+/*
+ * From now on, the stdout and stderr lines of the tasks this one spawns
+ * (and of their children) are written to fd as they arrive, each line
+ * prefixed "[t%x] " with the child's tid; fd -1: no longer.  Without it
+ * they go to the spawner's daemon's log only.
+ */
+COLLS_EXTERN int colls_catchout(colls_t *c, int fd);
+/* Ends task tid (SIGTERM from its daemon): only a task of the same user,
+   or any task for root. */
+COLLS_EXTERN int colls_kill(colls_t *c, colls_tid_t tid);
 
 /* ---- the machine (collsctl) ------------------------------------------- */
 
@@ -269,13 +312,15 @@ typedef struct {
     char addr[64]; /* address:port of its UDP transport */
     int ntasks;
     double rtt_us; /* smoothed RTT from this daemon, 0 for self */
+    char arch[32]; /* that daemon's architecture, as uname -m prints it */
 } colls_hostinfo_t;
 
 typedef struct {
     colls_tid_t tid;
     int pid;
     int uid;
-    char name[64]; /* program name */
+    char name[64];      /* program name */
+    colls_tid_t parent; /* the task that spawned it; 0: none */
 } colls_taskinfo_t;
 
 /* Arrays are allocated by the library; release them with colls_free(). */
