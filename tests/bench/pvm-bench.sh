@@ -147,7 +147,7 @@ pvm_start()
 # Halts PVM (every pvmd and pvmgs) and reaps host 1's pvmd.
 pvm_stop()
 {
-    echo halt | host_run 1 timeout 10 pvm >/dev/null 2>&1
+    (echo halt | host_run 1 timeout 10 pvm) >/dev/null 2>&1
     ns_pin_kill "$PVMD_PID" TERM
 }
 
