@@ -19,7 +19,8 @@
 #         $PVM_ROOT/bin/$PVM_ARCH, does not exist on Debian).
 #         tests/bench/pvm-bench.c is built against Debian's pvm3.h,
 #         -lgpvm3 -lpvm3, and started by hand on host 1.
-#  collsd when $BUILD/libpvm3.la exists (the pvm3 library): the same
+#  collsd when BUILD/pvm/libpvm3.la (or BUILD/libpvm3.la) exists, our
+#         pvm3 library: the same
 #         pvm-bench.c built against our pvm/pvm3.h and libgpvm3/libpvm3,
 #         started by hand on host 1 on collsd daemons (one per host, with
 #         a cluster key, --spawn-path the run directory and the build
@@ -116,13 +117,17 @@ chmod +x "$NS_RUN/ns-rsh"
 
 cc -O2 -o "$NS_RUN/pb-pvm" "$SRC/tests/bench/pvm-bench.c" -lgpvm3 -lpvm3 ||
     fail "cannot build tests/bench/pvm-bench.c against Debian's PVM"
+# Our pvm3 library: BUILD/pvm/ (where Makefile.am builds it) or BUILD/.
 OURS=""
-if [ -e "$B/libpvm3.la" ] && [ -e "$B/libgpvm3.la" ]; then
+for d in "$B/pvm" "$B"; do
+    [ -e "$d/libpvm3.la" ] && [ -e "$d/libgpvm3.la" ] && OURS=$d && break
+done
+if [ -n "$OURS" ]; then
     cc -O2 -I"$SRC/pvm" -I"$B/pvm" -c -o "$NS_RUN/pb-ours.o" \
         "$SRC/tests/bench/pvm-bench.c" &&
         "$B/libtool" --mode=link --quiet cc -O2 -no-install \
-            -o "$NS_RUN/pb-ours" "$NS_RUN/pb-ours.o" "$B/libgpvm3.la" \
-            "$B/libpvm3.la" && OURS=1 ||
+            -o "$NS_RUN/pb-ours" "$NS_RUN/pb-ours.o" "$OURS/libgpvm3.la" \
+            "$OURS/libpvm3.la" ||
         fail "cannot build tests/bench/pvm-bench.c against our pvm3 library"
 fi
 [ "$FAILED" = 0 ] || exit 1
@@ -197,9 +202,9 @@ run_bench()
     echo "          private /etc/hosts per host; pvm-bench.c built with cc -O2 -lgpvm3 -lpvm3 (Debian's pvm3.h)"
     if [ -n "$OURS" ]; then
         echo "  collsd: one collsd per host (cluster key, --spawn-path RUN:BUILD/pvm:BUILD); pvm-bench.c built with cc -O2"
-        echo "          against pvm/pvm3.h, libgpvm3.la and libpvm3.la of $B"
+        echo "          against pvm/pvm3.h, libgpvm3.la and libpvm3.la of $OURS"
     else
-        echo "  collsd: not measured: $B/libpvm3.la not built (our pvm3 library is absent)"
+        echo "  collsd: not measured: libpvm3 not built ($B/pvm/libpvm3.la: our pvm3 library is absent)"
     fi
     echo "  both:   master started by hand on host1, workers by pvm_spawn(PvmTaskHost), default route;"
     echo "          $REPEAT x ($RUNS runs x $ITERS ops after a barrier, 3 warm-ups), best run per process,"

@@ -5,7 +5,8 @@
 # (tests/pvm/expected/NAME.out, recorded with --real --record).
 #
 #   pvm-examples.sh            our pvm/pvm3.h, libgpvm3.la and libpvm3.la
-#                              of the build tree, on one collsd on loopback
+#                              of the build tree (BUILD/pvm/, or BUILD/),
+#                              on one collsd on loopback
 #                              (skips with "libpvm3 not built" without them)
 #   pvm-examples.sh --real     Debian's pvm3.h, -lgpvm3 -lpvm3, on a pvmd
 #   pvm-examples.sh --real --record
@@ -112,8 +113,12 @@ tjf|tjf|./tjf||
 tjl|tjl|./tjl||
 tst|tst|./tst||'
 
-if [ "$REAL" = 0 ] && [ -z "${PVMEX_LIBS:-}" ] &&
-    { [ ! -e "$B/libpvm3.la" ] || [ ! -e "$B/libgpvm3.la" ]; }; then
+# Our pvm3 library: BUILD/pvm/ (where Makefile.am builds it) or BUILD/.
+OURS=""
+for d in "$B/pvm" "$B"; do
+    [ -e "$d/libpvm3.la" ] && [ -e "$d/libgpvm3.la" ] && OURS=$d && break
+done
+if [ "$REAL" = 0 ] && [ -z "${PVMEX_LIBS:-}" ] && [ -z "$OURS" ]; then
     echo "SKIP: ${0##*/}: libpvm3 not built" >&2
     exit 77
 fi
@@ -139,7 +144,7 @@ if [ "$REAL" = 1 ]; then
     LINK=${PVMEX_LINK:-cc}
 else
     INC=${PVMEX_INCLUDE:-$SRC/pvm}
-    LIBS=${PVMEX_LIBS:-$B/libgpvm3.la $B/libpvm3.la}
+    LIBS=${PVMEX_LIBS:-$OURS/libgpvm3.la $OURS/libpvm3.la}
     LINK=${PVMEX_LINK:-$B/libtool --mode=link --quiet cc -no-install}
 fi
 
