@@ -140,8 +140,11 @@ pvm_start()
     [ "$1" = 1 ] && wrap="taskset -c 0"
     host_bg 1 pvmd.log $wrap pvmd "$NS_RUN/pvm.hosts"
     PVMD_PID=$NS_LASTPID
+    # The console starts a pvmd of its own when it finds none: ask it
+    # only once pvmd has written its address file.
     for _ in $(seq 1 100); do
-        echo conf | host_run 1 timeout 10 pvm 2>/dev/null |
+        host_run 1 test -e "/tmp/pvmd.$(id -u)" &&
+            echo conf | host_run 1 timeout 10 pvm 2>/dev/null |
             grep -q "^$NH host" && return 0
         sleep 0.2
     done

@@ -225,9 +225,12 @@ if [ "$REAL" = 1 ]; then
         >"$IT_DIR/pvm.hosts"
     it_bg pvmd.log pvmd "$IT_DIR/pvm.hosts"
     PVMD_PID=$IT_LASTPID
+    # The console starts a pvmd of its own when it finds none: ask it
+    # only once pvmd has written its address file.
     up=0
     for _ in $(seq 1 50); do
-        echo conf | timeout 10 pvm 2>/dev/null | grep -q '^1 host' && {
+        [ -e "$PVM_TMP/pvmd.$(id -u)" ] &&
+            echo conf | timeout 10 pvm 2>/dev/null | grep -q '^1 host' && {
             up=1
             break
         }
