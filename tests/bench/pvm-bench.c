@@ -15,7 +15,9 @@
  * (default: one per host of pvm_config other than its own, so P = hosts),
  * each on a named host (PvmTaskHost), hosts taken in pvm_config's order
  * and round-robin when P exceeds them.  Workers get the master's arguments
- * plus "--np P --worker GROUP" and join the group too.
+ * plus "--np P --worker GROUP" and join the group too.  The program spawns
+ * argv[0]: start it by its absolute path (or by a name that PVM's ep= or
+ * collsd's --spawn-path finds).
  *
  * For each operation every process runs 3 discarded warm-ups, then K runs
  * (default 5) of N back-to-back operations (default 50), each run started
@@ -300,9 +302,9 @@ parse(struct opts *o, int argc, char **argv)
         usage();
 }
 
-/* The master: spawns the workers one by one on named hosts; returns the
-   number of processes. */
-static int
+/* The master: spawns the workers one by one on named hosts and prints
+   the comment line that says where they run. */
+static void
 spawn_workers(struct opts *o, int argc, char **argv)
 {
     static char np[16];
@@ -341,7 +343,6 @@ spawn_workers(struct opts *o, int argc, char **argv)
            "processes, median [min..max] of %d\n",
            o->repeat, o->runs, o->iters, o->repeat);
     fflush(stdout);
-    return o->np;
 }
 
 int
