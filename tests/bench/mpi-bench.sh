@@ -50,21 +50,7 @@ MPI_PACKAGES="openmpi-bin libopenmpi-dev mpich libmpich-dev"
     echo "SKIP: needs root" >&2
     exit 77
 }
-missing=""
-for p in $MPI_PACKAGES; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-        grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    echo "mpi-bench: installing$missing"
-    apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-            --no-install-recommends $missing >/dev/null ||
-        {
-            echo "SKIP: cannot install$missing" >&2
-            exit 77
-        }
-fi
+ns_packages $MPI_PACKAGES || exit 77
 
 maxh=0
 for l in $LAYOUTS; do

@@ -428,3 +428,24 @@ mh_wait_up()
     mh_ctl "$1" hosts >&2
     return 1
 }
+
+# ---- test-only Debian packages --------------------------------------------
+# ns_packages PKG...: installs those of the Debian packages PKG that are
+# not installed yet (apt-get, quietly; benchmark- and test-only
+# dependencies that setup.sh does not install).  0 when all are there;
+# else one SKIP line on stderr and 1.
+ns_packages()
+{
+    missing=""
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+            grep -q "install ok installed" || missing="$missing $p"
+    done
+    [ -n "$missing" ] || return 0
+    echo "${0##*/}: installing$missing" >&2
+    apt-get update -qq >/dev/null 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends $missing >/dev/null 2>&1 && return 0
+    echo "SKIP: ${0##*/}: cannot install$missing" >&2
+    return 1
+}
