@@ -486,6 +486,11 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
         ci->in[i] = ci->inown[i];
     }
     ci->inlen[i] = plen;
+    /* a task of the other byte order: its items into this daemon's order,
+       once, before any schedule reads them (docs/protocol.md, "Byte
+       order"); a task of this daemon's order costs one comparison */
+    if (plen > 0 && ci->esize > 1 && (int)e->byte_order != dtype_native_order())
+        dtype_swap(ci->dtype, ci->in[i], plen / ci->esize);
     rc = 0;
     if (ci->mode == COLLS_MODE_FLAT) {
         ci->state = CI_RUN;
