@@ -18,7 +18,10 @@
  * cfg->max_message before allocation; incoming data of an instance is
  * matched per (phase, src, dst) in arrival order; no callback frees the
  * instance it is working on except through coll_inst_maybe_end as its
- * last act.
+ * last act; every item an instance holds is in this daemon's byte order
+ * (a task's input is swapped in coll_task_req, a peer's payload in
+ * coll_peer_data, when their order differs; docs/protocol.md, "Byte
+ * order").
  *
  * Owns: struct coll_state (d->gs->cs: early messages, schedule cache,
  * counters) and every instance (on its group's list).  May call: the
