@@ -13,9 +13,10 @@
  *     the v-variants with unequal counts (one of them 0) and blocks
  *     placed in reverse rank order; rooted ones with a root that moves;
  *   - bcast of doubles with compression off, on and auto (FPC applies
- *     in hierarchical mode), and an allreduce and a bcast of --big
- *     doubles with segmented algorithms (chain_seg, ring) so that
- *     pipelining splits the data;
+ *     in hierarchical mode: with on, colls_group_last_alg must say
+ *     "+fpc" there and not in flat mode), and an allreduce and a bcast
+ *     of --big doubles with segmented algorithms (chain_seg, ring) so
+ *     that pipelining splits the data;
  * then, from each rank to the next, a message packed with every datatype
  * in each encoding (DEFAULT/XDR, RAW, INPLACE) on each route (default,
  * direct).
@@ -586,6 +587,16 @@ run_colls(struct bo *b)
         colls_group_set_alg(b->g, COLLS_COLL_BCAST, "chain_seg:4096");
         run_bcast(b, COLLS_DOUBLE, b->big, (cm + 1) % b->P, 4 + cm, cname[cm]);
         colls_group_set_alg(b->g, COLLS_COLL_BCAST, NULL);
+        /* on: compressed exactly where FPC applies (hierarchical, and the
+           groups here span two daemons) */
+        b->cases++;
+        if (compress[cm] == COLLS_COMPRESS_ON &&
+            (strstr(colls_group_last_alg(b->g), "+fpc") != NULL) !=
+                (b->mode == COLLS_MODE_HIER)) {
+            b->fails++;
+            printf("FAIL: rank %d %s bcast compress=on ran as \"%s\"\n",
+                   b->rank, mode_name(b->mode), colls_group_last_alg(b->g));
+        }
     }
     colls_group_set_compress(b->g, COLLS_COMPRESS_OFF);
     /* big reductions, segmented */

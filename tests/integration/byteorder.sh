@@ -116,9 +116,12 @@ run ss-s s@3 s@3 s@4 s@4
 # tasks of one order on daemons of the other
 run xx-s s@1 s@1 s@2 s@2
 run ss-x x@3 x@3 x@4 x@4
-# both orders everywhere, alternating
-run xx-xs x@1 s@2 x@1 s@2
+# both orders on every daemon, started alternately on the two daemons
+run xx-xs x@1 s@2 s@1 x@2
 run ss-xs x@3 s@4 s@3 x@4
+# x86-64, s390x, x86-64, s390x started alternately on two x86-64
+# daemons (the case: all x86-64 tasks on one, s390x on the other)
+run xx-alt x@1 s@2 x@1 s@2
 # daemons of both orders
 run xs-x x@1 x@3 x@1 x@3
 run xs-s s@1 s@3 s@1 s@3
