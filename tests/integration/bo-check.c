@@ -14,9 +14,12 @@
  *     placed in reverse rank order; rooted ones with a root that moves;
  *   - bcast of doubles with compression off, on and auto (FPC applies
  *     in hierarchical mode: with on, colls_group_last_alg must say
- *     "+fpc" there and not in flat mode), and an allreduce and a bcast
- *     of --big doubles with segmented algorithms (chain_seg, ring) so
- *     that pipelining splits the data;
+ *     "+fpc" there and not in flat mode), small and of --big doubles
+ *     with chain_seg (4 KiB segments: the stream or the raw doubles are
+ *     pipelined);
+ *   - every algorithm of the daemons' tables forced in turn, on --big / 4
+ *     items of a datatype per operation (segmented ones with 4 KiB
+ *     segments), so that every way of splitting data meets both orders;
  * then, from each rank to the next, a message packed with every datatype
  * in each encoding (DEFAULT/XDR, RAW, INPLACE) on each route (default,
  * direct).
@@ -55,6 +58,7 @@ struct bo {
     colls_t *c;
     colls_group_t *g;
     int P, rank, mode;
+    const char *alg; /* the forced algorithm, "" for the default */
     size_t count, big;
     uint64_t seed;
     int fails, cases;
@@ -298,9 +302,10 @@ expect(struct bo *b, const char *what, int dtype, int rop, const uint8_t *got,
     for (k = 0; k + es <= n && memcmp(got + k, want + k, es) == 0; k += es)
         ;
     b->fails++;
-    printf("FAIL: rank %d %s %s %s%s%s: item %zu of %zu: got ", b->rank,
+    printf("FAIL: rank %d %s %s %s%s%s%s%s: item %zu of %zu: got ", b->rank,
            mode_name(b->mode), what, dtype_name(dtype), rop >= 0 ? " " : "",
-           rop >= 0 ? reduce_op_name(rop) : "", k / es, n / es);
+           rop >= 0 ? reduce_op_name(rop) : "", b->alg[0] ? " alg=" : "",
+           b->alg, k / es, n / es);
     for (j = 0; j < es && k + j < n; j++)
         printf("%02x", got[k + j]);
     printf(", want ");
@@ -315,10 +320,10 @@ failed(struct bo *b, const char *what, int dtype, int rop, int rc)
 {
     b->cases++;
     b->fails++;
-    printf("FAIL: rank %d %s %s %s%s%s: %s (%s)\n", b->rank, mode_name(b->mode),
-           what, dtype_name(dtype), rop >= 0 ? " " : "",
-           rop >= 0 ? reduce_op_name(rop) : "", colls_err_name(rc),
-           colls_errmsg(b->c));
+    printf("FAIL: rank %d %s %s %s%s%s%s%s: %s (%s)\n", b->rank,
+           mode_name(b->mode), what, dtype_name(dtype), rop >= 0 ? " " : "",
+           rop >= 0 ? reduce_op_name(rop) : "", b->alg[0] ? " alg=" : "",
+           b->alg, colls_err_name(rc), colls_errmsg(b->c));
 }
 
 /* The case number of (op, dtype, rop, extra). */
@@ -550,6 +555,86 @@ out:
     free(want);
 }
 
+/* Every algorithm of the daemons' tables, forced (one that cannot run
+   here falls back to the default choice: not an error), on --big / 4
+   items, segmented ones with 4 KiB segments so that pipelines split the
+   data; the datatypes vary the item size the splits must respect. */
+static const struct {
+    int op, dtype, rop;
+    const char *algs[8];
+} bo_algs[] = {
+    {COLLS_COLL_BARRIER,
+     COLLS_BYTE,
+     -1,
+     {"dissemination", "butterfly", "tournament", "flat"}},
+    {COLLS_COLL_BCAST,
+     COLLS_DOUBLE,
+     -1,
+     {"flat", "chain", "chain_seg:4096", "binary", "binomial",
+      "binomial_seg:4096", "scatter_allgather"}},
+    {COLLS_COLL_REDUCE,
+     COLLS_DOUBLE,
+     COLLS_SUM,
+     {"flat", "binomial", "chain_seg:4096", "rsag"}},
+    {COLLS_COLL_ALLREDUCE,
+     COLLS_DOUBLE,
+     COLLS_SUM,
+     {"butterfly", "tournament", "ring", "rabenseifner"}},
+    {COLLS_COLL_ALLREDUCE,
+     COLLS_INT16,
+     COLLS_PROD,
+     {"butterfly", "tournament", "ring", "rabenseifner"}},
+    {COLLS_COLL_REDUCE_SCATTER, COLLS_FLOAT, COLLS_MAX, {"halving", "ring"}},
+    {COLLS_COLL_SCAN, COLLS_INT64, COLLS_SUM, {"linear", "recursive_doubling"}},
+    {COLLS_COLL_EXSCAN,
+     COLLS_UINT32,
+     COLLS_BXOR,
+     {"linear", "recursive_doubling"}},
+    {COLLS_COLL_GATHER, COLLS_UINT64, -1, {"flat", "binomial"}},
+    {COLLS_COLL_SCATTER, COLLS_INT32, -1, {"flat", "binomial"}},
+    {COLLS_COLL_ALLGATHER,
+     COLLS_INT16,
+     -1,
+     {"butterfly", "bruck", "ring", "tournament"}},
+    {COLLS_COLL_ALLTOALL, COLLS_FLOAT, -1, {"pairwise", "bruck"}},
+    {COLLS_COLL_ALLTOALLV, COLLS_UINT16, -1, {"pairwise"}},
+};
+
+static void
+run_algs(struct bo *b)
+{
+    size_t keep = b->count, k, j;
+    int rc;
+
+    b->count = b->big / 4;
+    for (k = 0; k < sizeof(bo_algs) / sizeof(bo_algs[0]); k++) {
+        int op = bo_algs[k].op, dtype = bo_algs[k].dtype;
+
+        for (j = 0; j < 8 && bo_algs[k].algs[j] != NULL; j++) {
+            b->alg = bo_algs[k].algs[j];
+            rc = colls_group_set_alg(b->g, op, b->alg);
+            if (rc != 0) {
+                failed(b, op_name[op], dtype, -1, rc);
+            } else if (op == COLLS_COLL_BARRIER) {
+                if ((rc = colls_barrier(b->g)) != 0)
+                    failed(b, "barrier", dtype, -1, rc);
+                else
+                    b->cases++;
+            } else if (op == COLLS_COLL_BCAST) {
+                run_bcast(b, dtype, b->count, (int)j % b->P, 10 + (int)j,
+                          "bcast");
+            } else if (bo_algs[k].rop >= 0) {
+                run_reduction(b, op, dtype, bo_algs[k].rop);
+            } else {
+                run_move(b, op, dtype);
+            }
+            colls_group_set_alg(b->g, op, NULL);
+            b->alg = "";
+        }
+    }
+    b->count = keep;
+}
+
 /* The whole matrix in the current mode. */
 static void
 run_colls(struct bo *b)
@@ -561,9 +646,10 @@ run_colls(struct bo *b)
         "bcast compress=off", "bcast compress=on", "bcast compress=auto"};
 
     rc = colls_barrier(b->g);
-    b->cases++;
     if (rc != 0)
         failed(b, "barrier", COLLS_BYTE, -1, rc);
+    else
+        b->cases++;
     for (dtype = 0; dtype < COLLS_DTYPE_MAX; dtype++) {
         for (op = COLLS_COLL_BCAST; op < COLLS_COLL_MAX; op++) {
             if (op == COLLS_COLL_BCAST) {
@@ -599,17 +685,7 @@ run_colls(struct bo *b)
         }
     }
     colls_group_set_compress(b->g, COLLS_COMPRESS_OFF);
-    /* big reductions, segmented */
-    colls_group_set_alg(b->g, COLLS_COLL_ALLREDUCE, "ring");
-    {
-        size_t keep = b->count;
-
-        b->count = b->big;
-        run_reduction(b, COLLS_COLL_ALLREDUCE, COLLS_DOUBLE, COLLS_SUM);
-        run_reduction(b, COLLS_COLL_ALLREDUCE, COLLS_INT16, COLLS_PROD);
-        b->count = keep;
-    }
-    colls_group_set_alg(b->g, COLLS_COLL_ALLREDUCE, NULL);
+    run_algs(b);
 }
 
 /* ---- point to point ----------------------------------------------------- */
@@ -701,6 +777,7 @@ main(int argc, char **argv)
     int i, rc, timeout = 120000, m;
 
     memset(&b, 0, sizeof(b));
+    b.alg = "";
     b.count = 37;
     b.big = 20000;
     b.seed = 16;
