@@ -79,26 +79,21 @@ NRUN=0
 # or "s@D" (s390x) on daemon D, started in this order.
 run()
 {
-    local name=$1 t pids="" p rc=0 k=0 t0
+    local name=$1 t p rc=0 k=0 t0 clean pids=""
+    local -a cmd
     shift
     NRUN=$((NRUN + 1))
     t0=$(date +%s)
     for t in "$@"; do
         k=$((k + 1))
-        if [ "${t%@*}" = s ]; then
-            it_bg "$name-$k.log" timeout 900 "$QEMU" "$S390X/tests/integration/bo-check" \
-                --socket "$(it_sock "${t#*@}")" --group "$name" --size $# \
-                --timeout-ms 300000
-        else
-            it_bg "$name-$k.log" timeout 900 "$BO" \
-                --socket "$(it_sock "${t#*@}")" --group "$name" --size $# \
-                --timeout-ms 300000
-        fi
+        cmd=("$BO")
+        [ "${t%@*}" = s ] && cmd=("$QEMU" "$S390X/tests/integration/bo-check")
+        it_bg "$name-$k.log" timeout 900 "${cmd[@]}" \
+            --socket "$(it_sock "${t#*@}")" --group "$name" --size $# \
+            --timeout-ms 300000
         pids="$pids $IT_LASTPID"
     done
-    k=0
     for p in $pids; do
-        k=$((k + 1))
         wait "$p" || rc=1
     done
     if [ $rc -ne 0 ]; then
@@ -107,7 +102,8 @@ run()
             grep -h 'FAIL' "$IT_DIR/$name-$k.log" | head -n 8 >&2
         done
     fi
-    it_log "$name ($*): $(cat "$IT_DIR/$name"-*.log | grep -c '^rank .* 0 failed') of $# members clean, $(($(date +%s) - t0)) s"
+    clean=$(cat "$IT_DIR/$name"-*.log | grep -c '^rank .* 0 failed')
+    it_log "$name ($*): $clean of $# members clean, $(($(date +%s) - t0)) s"
 }
 
 # all of one order
