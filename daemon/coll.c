@@ -18,7 +18,10 @@
  * cfg->max_message before allocation; incoming data of an instance is
  * matched per (phase, src, dst) in arrival order; no callback frees the
  * instance it is working on except through coll_inst_maybe_end as its
- * last act.
+ * last act; every item an instance holds is in this daemon's byte order
+ * (a task's input is swapped in coll_task_req, a peer's payload in
+ * coll_peer_data, when their order differs; docs/protocol.md, "Byte
+ * order").
  *
  * Owns: struct coll_state (d->gs->cs: early messages, schedule cache,
  * counters) and every instance (on its group's list).  May call: the
@@ -486,6 +489,11 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
         ci->in[i] = ci->inown[i];
     }
     ci->inlen[i] = plen;
+    /* a task of the other byte order: its items into this daemon's order,
+       once, before any schedule reads them (docs/protocol.md, "Byte
+       order"); a task of this daemon's order costs one comparison */
+    if (plen > 0 && ci->esize > 1 && (int)e->byte_order != dtype_native_order())
+        dtype_swap(ci->dtype, ci->in[i], plen / ci->esize);
     rc = 0;
     if (ci->mode == COLLS_MODE_FLAT) {
         ci->state = CI_RUN;

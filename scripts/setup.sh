@@ -19,6 +19,13 @@ libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check libsodium-de
 libsystemd-dev systemd \
 clang libclang-rt-14-dev clang-format iproute2 nftables procps util-linux"
 
+# The big-endian host of the test suite (scripts/cross-s390x.sh, run once
+# by test.sh): the s390x cross compiler, its C library and qemu-user.  Kept
+# apart from COLLS_PACKAGES: cross-s390x.sh installs them itself, and a
+# machine that cannot get them skips that part instead of failing setup.
+COLLS_S390X_PACKAGES="gcc-s390x-linux-gnu libc6-dev-s390x-cross \
+qemu-user-static"
+
 colls_install_packages() {
     local missing=() p
     for p in $COLLS_PACKAGES; do

@@ -2,11 +2,13 @@
 # test.sh -- sets up a fresh Debian 12 machine (packages, build) and runs
 # the whole test suite: unit tests, fuzz corpus replay, loopback integration
 # and emulated-host (network namespace) tests, first in a build with
-# warnings as errors, then again under AddressSanitizer + UBSan, then
-# `make distcheck`.  Ends with one line "N passed, N failed, N skipped"
-# and exits non-zero on any failure.
+# warnings as errors, then (once) the unit suite and the byte-order test
+# on a big-endian s390x build under qemu-user, then again under
+# AddressSanitizer + UBSan, then `make distcheck`.  Ends with one line
+# "N passed, N failed, N skipped" and exits non-zero on any failure.
 #
 #   COLLS_SKIP_SANITIZERS=1   skip the sanitizer pass
+#   COLLS_SKIP_S390X=1        skip the big-endian part (cross-s390x.sh)
 #   COLLS_SKIP_DISTCHECK=1    skip make distcheck
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -66,6 +68,19 @@ if make -C "$COLLS_TOP/build" -s format-check; then
 else
     echo "format-check: FAILED (make format fixes it)"
     failed=$((failed + 1)) status=1
+fi
+# The big-endian host (docs/protocol.md, "Byte order"): the unit suite
+# and tests/integration/byteorder.sh under qemu-user, once (not in every
+# pass); counts as one test, skipped where the cross tools cannot be had.
+if [ "${COLLS_SKIP_S390X:-0}" != 1 ]; then
+    echo "=== s390x (big-endian, qemu-user)"
+    top_builddir=$COLLS_TOP/build top_srcdir=$COLLS_TOP \
+        bash "$COLLS_TOP/scripts/cross-s390x.sh" test
+    case $? in
+    0) passed=$((passed + 1)) ;;
+    77) skipped=$((skipped + 1)) ;;
+    *) failed=$((failed + 1)) status=1 ;;
+    esac
 fi
 if [ "${COLLS_SKIP_SANITIZERS:-0}" != 1 ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
