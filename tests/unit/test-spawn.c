@@ -199,7 +199,7 @@ make_file(const char *path, mode_t mode)
 START_TEST(test_resolve)
 {
     char tmpl[] = "/tmp/test-spawn.XXXXXX", *dir = mkdtemp(tmpl);
-    char allowed[PATH_MAX], other[PATH_MAX], p[PATH_MAX], path[PATH_MAX];
+    char allowed[256], other[256], p[PATH_MAX], path[PATH_MAX];
     char out[PATH_MAX], want[PATH_MAX], list[2 * PATH_MAX + 8];
 
     ck_assert_ptr_nonnull(dir);
