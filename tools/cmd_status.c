@@ -293,7 +293,7 @@ ps_exec(int argc, char **argv)
 static const struct collsctl_opt status_json_opts[] = {
     STATUS_JSON_OPT("print one JSON object (hid, name, addr, incarnation, "
                     "local_tasks, tid, hosts_up, hosts_down, hosts_joining, "
-                    "hosts, tasks, trust)"),
+                    "hosts, tasks, trust, offload, poll_us)"),
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -302,7 +302,9 @@ const struct collsctl_cmd cmd_status = {
     .args = "",
     .help = "this daemon: host id, incarnation, hosts up/down, tasks",
     .detail = "trust says how the daemon's datagrams are protected (a "
-              "cluster key, encryption, or insecure).",
+              "cluster key, encryption, or insecure); poll is how long it "
+              "polls its sockets before sleeping while work is in flight "
+              "(--poll-us).",
     .opts = status_json_opts,
     .needs_daemon = 1,
     .exec = status_exec,
