@@ -673,7 +673,10 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(spawned, "Programs this daemon started for tasks (colls_spawn).")        \
     X(spawn_refused, "Copies refused or failed to start (path, exec).")        \
     X(spawn_lines, "Output lines of spawned tasks delivered to a catcher.")    \
-    X(spawn_lines_lost, "Output lines dropped: their catcher did not read.")
+    X(spawn_lines_lost, "Output lines dropped: their catcher did not read.")   \
+    X(poll_rounds, "Polling windows opened after a busy loop turn.")           \
+    X(poll_hits, "Polling windows in which input arrived.")                    \
+    X(polled_us, "CPU time spent polling sockets instead of sleeping.")
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames, "Malformed frames from tasks.")                              \
     X(bad_envelopes, "Frames whose envelope did not unpack.")                  \
@@ -722,6 +725,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
                       (double)(platform_now_us() - d->start_us) / 1e6);
     stats_json_u64(&j, "epoch", d->epoch);
     stats_json_u64(&j, "tasks", (uint64_t)d->ntasks);
+    stats_json_i64(&j, "poll_us", d->cfg->poll_us);
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "counters");

@@ -19,7 +19,10 @@
  * texts.
  *
  * The loop: one event_base, three priorities (0 signals, 1 I/O and the
- * end-of-turn flush, net.c; 2 unused).
+ * end-of-turn flush, net.c; 2 unused).  collsd_run turns it: it blocks in
+ * epoll while the daemon is idle; after a turn that leaves work in flight
+ * (collsd_busy) it polls the sockets for --poll-us before blocking again
+ * (collsd_poll; docs/architecture.md "The event loop and polling").
  *
  * Wiring: collsd.c installs the upcalls of the lower layers: net_ops
  * (messages to route.c, transport resets to host.c, join datagrams to
@@ -42,9 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -65,6 +70,7 @@
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
+#include "daemon/rel.h"
 #include "daemon/route.h"
 #include "daemon/spawn.h"
 #include "daemon/task.h"
@@ -195,6 +201,174 @@ collsd_signal_cb(evutil_socket_t sig, short what, void *arg)
         events_stop(d, 0, 300000);
         break;
     }
+}
+
+/* ---- the loop: block when idle, poll while work is in flight ---------- */
+
+/*
+ * 1 while the daemon waits for something that should come soon: a
+ * collective instance not finished (its group's list), output queued to
+ * a task or a reader paused, a request to another daemon unanswered, or
+ * a transport timer armed (data not yet acknowledged, an ack owed,
+ * pacing).  An idle daemon has none of these, so it never polls.
+ */
+static int
+collsd_busy(const struct daemon *d)
+{
+    const struct task *t;
+    struct list_node *n;
+
+    if (d->rel_deadline_us != UINT64_MAX || d->npaused > 0 ||
+        !list_empty(&d->pending))
+        return 1;
+    for (t = d->tasks; t != NULL; t = t->next)
+        if (t->out_head != NULL)
+            return 1;
+    if (d->gs != NULL)
+        LIST_FOREACH (n, &d->gs->groups) {
+            if (!list_empty(&list_entry(n, struct group, node)->insts))
+                return 1;
+        }
+    return 0;
+}
+
+/* A number that grows whenever input arrives: bytes read from tasks and
+   datagrams received. */
+static uint64_t
+collsd_input_mark(const struct daemon *d)
+{
+    struct rel_stats rs;
+
+    rel_stats(d->rel, &rs);
+    return d->st.bytes_in + rs.dgrams_in;
+}
+
+/* The polling state of the loop: whether to yield between probes. */
+struct collsd_poller {
+    int loadavg_fd; /* /proc/loadavg, -1 if unreadable */
+    uint64_t checked_us;
+    int crowded; /* more runnable processes than CPUs we may run on */
+};
+
+#define COLLSD_CROWD_CHECK_US 1000u
+
+/*
+ * Refreshes p->crowded at most every COLLSD_CROWD_CHECK_US: the running
+ * count of /proc/loadavg (runnable processes on the machine, this one
+ * included) against the CPUs of our affinity mask.  When the machine has
+ * more runnable processes than we have CPUs, a probe that finds nothing
+ * yields, so that the process we wait for (a task, the other daemon on
+ * the same CPU) runs instead of us; otherwise polling keeps the CPU.
+ */
+static void
+collsd_crowd_check(struct collsd_poller *p, uint64_t now)
+{
+    char text[128];
+    cpu_set_t set;
+    ssize_t n;
+    int running = 0, ncpu = 1;
+
+    if (p->checked_us != 0 && now - p->checked_us < COLLSD_CROWD_CHECK_US)
+        return;
+    p->checked_us = now;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        ncpu = CPU_COUNT(&set);
+    n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, text, sizeof text - 1, 0)
+                           : -1;
+    if (n <= 0) {
+        p->crowded = 1; /* cannot tell: be polite */
+        return;
+    }
+    text[n] = '\0';
+    p->crowded =
+        sscanf(text, "%*s %*s %*s %d", &running) != 1 || running > ncpu;
+}
+
+/* 1 once the loop was told to end (events_stop, collsd_linger). */
+static int
+collsd_loop_ended(struct daemon *d)
+{
+    return event_base_got_break(d->base) || event_base_got_exit(d->base);
+}
+
+/* This thread's CPU time in microseconds. */
+static uint64_t
+collsd_cpu_us(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * One polling window, after a loop turn: while work is in flight, runs
+ * the loop without blocking (EVLOOP_NONBLOCK: epoll with no timeout, the
+ * callbacks of what is ready, the end-of-turn flush) until input arrives
+ * or --poll-us passed; yields between probes when the machine is crowded.
+ * Counts the window (poll_rounds), a window that got input (poll_hits)
+ * and the CPU time the polling cost (polled_us: the window's, without
+ * the probe that found input, whose callbacks are the daemon's work; a
+ * yield that lets another process run costs nothing).  1 if input
+ * arrived (poll again), 0 if the loop should block.
+ */
+static int
+collsd_poll(struct daemon *d, struct collsd_poller *p)
+{
+    uint64_t window = (uint64_t)d->cfg->poll_us, start, now, mark;
+    uint64_t cpu0, cpu;
+    int hit = 0;
+
+    if (window == 0 || collsd_loop_ended(d) || !collsd_busy(d))
+        return 0;
+    start = platform_now_us();
+    cpu0 = cpu = collsd_cpu_us();
+    mark = collsd_input_mark(d);
+    collsd_crowd_check(p, start);
+    d->st.poll_rounds++;
+    for (;;) {
+        if (event_base_loop(d->base, EVLOOP_NONBLOCK) < 0)
+            break;
+        if (collsd_input_mark(d) != mark) {
+            hit = 1;
+            d->st.poll_hits++;
+            break;
+        }
+        now = platform_now_us();
+        if (now - start >= window || collsd_loop_ended(d) || !collsd_busy(d))
+            break;
+        if (p->crowded)
+            sched_yield();
+        cpu = collsd_cpu_us();
+    }
+    if (!hit)
+        cpu = collsd_cpu_us();
+    d->st.polled_us += cpu - cpu0;
+    return hit && !collsd_loop_ended(d);
+}
+
+/*
+ * The daemon's loop, until events_stop or collsd_linger ends it: one
+ * blocking turn (EVLOOP_ONCE), then polling windows for as long as each
+ * brings input.
+ */
+static void
+collsd_run(struct daemon *d)
+{
+    struct collsd_poller p = {-1, 0, 0};
+
+    p.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    for (;;) {
+        if (event_base_loop(d->base, EVLOOP_ONCE) != 0 || collsd_loop_ended(d))
+            break;
+        while (collsd_poll(d, &p))
+            ;
+        if (collsd_loop_ended(d))
+            break;
+    }
+    if (p.loadavg_fd >= 0)
+        close(p.loadavg_fd);
 }
 
 /* GET /metrics (Prometheus text) and /stats.json. */
@@ -635,7 +809,7 @@ main(int argc, char **argv)
     collsd_ready(d, &ready_fd);
     ready = 1;
 
-    event_base_dispatch(d->base);
+    collsd_run(d);
     rc = d->exit_code;
     log_info("collsd host %d stopping (exit %d)", d->hid, rc);
 out:

@@ -196,6 +196,12 @@ static const struct config_opt config_table[] = {
         "speed of the links to other hosts, as compression AUTO assumes "
         "when it weighs compressing against sending raw",
         0),
+    /* ---- the event loop ---- */
+    OPT("poll-us", CFG_INT, poll_us, "60", 0, 1000000, "US",
+        "while work is in flight (a collective, a message queued, data "
+        "not yet acknowledged), poll the sockets this many microseconds "
+        "after each loop turn before sleeping in epoll (0: never poll)",
+        0),
     /* ---- metrics ---- */
     OPT_TEXT("http", CFG_ADDR, http, "", "ADDR:PORT",
              "serve Prometheus metrics over HTTP at /metrics"),

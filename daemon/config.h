@@ -61,6 +61,7 @@ struct config {
     int64_t rate;               /* pacing, bytes/s per peer, 0 = none */
     int64_t link_mbit;          /* link speed FPC AUTO assumes, Mbit/s */
     int64_t request_timeout_ms; /* remote admin/route requests */
+    int64_t poll_us;            /* polling window after a busy turn, 0 off */
     double fault_drop, fault_dup, fault_reorder;
     int64_t fault_seed;
 };

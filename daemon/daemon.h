@@ -205,6 +205,9 @@ struct daemon_stats {
     /* spawn.c: copies started, copies refused or failed, output lines
        delivered to a catching task, and lost (it did not read) */
     uint64_t spawned, spawn_refused, spawn_lines, spawn_lines_lost;
+    /* adaptive polling (collsd.c): windows opened after a busy turn,
+       windows in which input arrived, CPU microseconds spent polling */
+    uint64_t poll_rounds, poll_hits, polled_us;
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };

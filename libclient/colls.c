@@ -16,6 +16,14 @@
  * The attach handshake itself waits at most COLLS__ATTACH_MS.  Attaching
  * sets SIGPIPE to be ignored if it is at its default action.
  *
+ * Waiting (colls__wait): while something this task started is in flight
+ * (a collective, a control request, a posted receive), the loop is first
+ * polled without blocking for $COLLS_POLL_US microseconds (default
+ * COLLS__POLL_US, 0 never), yielding between probes when the machine has
+ * more runnable processes than this process has CPUs; then it sleeps in
+ * epoll (UV_RUN_ONCE).  docs/architecture.md, "The event loop and
+ * polling".
+ *
  * This file also installs the connection layer's callbacks (struct
  * colls__conn_ops, conn.h) and holds the one dispatcher of the frames the
  * daemon sends, by envelope kind: DATA to p2p.c, TASK_EXIT / SEND_FAILED
@@ -25,6 +33,10 @@
  * API layer (internal.h): may call the connection layer (conn.h) and the
  * other API files.
  */
+#include <config.h> /* autoconf: _GNU_SOURCE for sched_getaffinity */
+
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +47,11 @@
 
 #define COLLS__ATTACH_MS 10000
 #define COLLS__DETACH_MS 2000
+/* The polling window of a wait when $COLLS_POLL_US is not set, and its
+   largest value. */
+#define COLLS__POLL_US        60
+#define COLLS__POLL_US_MAX    1000000
+#define COLLS__CROWD_CHECK_NS 1000000u
 
 /* Timer callback: the current blocking call ran out of time. */
 static void
@@ -43,6 +60,91 @@ colls_timer_cb(uv_timer_t *t)
     colls_t *c = t->data;
 
     c->timer_fired = 1;
+}
+
+/* The polling window of waits: $COLLS_POLL_US (microseconds, 0 never
+   poll) when it is a number in range, else COLLS__POLL_US. */
+static uint64_t
+colls_poll_ns(void)
+{
+    const char *env = getenv("COLLS_POLL_US");
+    char *end;
+    long us;
+
+    if (env == NULL || env[0] == '\0')
+        return (uint64_t)COLLS__POLL_US * 1000u;
+    us = strtol(env, &end, 10);
+    if (*end != '\0' || us < 0 || us > COLLS__POLL_US_MAX)
+        return (uint64_t)COLLS__POLL_US * 1000u;
+    return (uint64_t)us * 1000u;
+}
+
+/*
+ * Refreshes c->crowded, at most every COLLS__CROWD_CHECK_NS: 1 when
+ * /proc/loadavg counts more runnable processes (this one included) than
+ * the CPUs this thread may run on.  Then a probe that found nothing
+ * yields, so that the daemon this task waits for gets the CPU; else the
+ * poll keeps it.  Unreadable: crowded, the polite guess.
+ */
+static void
+colls_crowd_check(colls_t *c, uint64_t now_ns)
+{
+    char line[128];
+    cpu_set_t cpus;
+    ssize_t got = -1;
+    int fd, nrun = 0, ncpu;
+
+    if (c->crowd_checked_ns != 0 &&
+        now_ns - c->crowd_checked_ns < COLLS__CROWD_CHECK_NS)
+        return;
+    c->crowd_checked_ns = now_ns;
+    ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        got = read(fd, line, sizeof line - 1);
+        close(fd);
+    }
+    line[got > 0 ? got : 0] = '\0';
+    c->crowded =
+        got <= 0 || sscanf(line, "%*s %*s %*s %d", &nrun) != 1 || nrun > ncpu;
+}
+
+/* 1 while something this task started awaits the daemon or a peer: a
+   collective's result, a control reply, a posted receive. */
+static int
+colls_in_flight(const colls_t *c)
+{
+    return c->coll_wait != NULL || !list_empty(&c->ctls) ||
+           !list_empty(&c->posted);
+}
+
+/*
+ * Before a wait sleeps: runs the loop without blocking (UV_RUN_NOWAIT)
+ * until pred(arg) holds, the wait must end (connection gone, its timer
+ * fired when armed), nothing is in flight any more, or the window
+ * passed.  Yields between probes when the machine is crowded.  1 if the
+ * wait should look again at once, 0 if it should sleep.
+ */
+static int
+colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
+{
+    uint64_t start, now;
+
+    if (c->poll_ns == 0 || !colls_in_flight(c))
+        return 0;
+    start = uv_hrtime();
+    colls_crowd_check(c, start);
+    for (;;) {
+        if (uv_run(&c->conn.loop, UV_RUN_NOWAIT) == 0)
+            return 0; /* nothing alive: UV_RUN_ONCE reports it */
+        if (pred(arg) || c->conn.err || (armed && c->timer_fired))
+            return 1;
+        now = uv_hrtime();
+        if (now - start >= c->poll_ns || !colls_in_flight(c))
+            return 0;
+        if (c->crowded)
+            sched_yield();
+    }
 }
 
 /*
@@ -75,6 +177,8 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
             rc = c->conn.err;
             break;
         }
+        if (colls_poll_window(c, pred, arg, armed))
+            continue;
         if (uv_run(&c->conn.loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
             rc = COLLS_EIO;
             break;
@@ -364,6 +468,7 @@ colls_attach(const char *socket_path, colls_t **out)
     c->timeout_ms = -1;
     c->catch_fd = -1;
     c->route = COLLS_ROUTE_DEFAULT;
+    c->poll_ns = colls_poll_ns();
     list_init(&c->unexpected);
     list_init(&c->posted);
     list_init(&c->ctls);

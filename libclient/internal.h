@@ -10,8 +10,8 @@
  * posted receives, the outstanding control requests, the bookkeeping of
  * dead tasks and hosts, and the collective awaiting its result.  Nothing
  * is global; a colls_t is used by one thread at a time.  Blocking calls
- * run the loop (UV_RUN_ONCE) until their request completes, so every
- * callback only records facts and never blocks.
+ * run the loop (colls__wait: polled, then UV_RUN_ONCE) until their request
+ * completes, so every callback only records facts and never blocks.
  *
  * Layers: the API files may call down into the connection layer (conn.h);
  * the connection layer never includes this header and reaches the API
@@ -119,6 +119,12 @@ struct colls {
     char errmsg[512];   /* the text of the daemon's last ERROR (colls_errmsg) */
     colls_tid_t parent; /* the task that spawned this one, 0 none */
     int catch_fd;       /* colls_catchout's fd, -1 none */
+    /* adaptive polling of a wait (colls.c): the window (COLLS_POLL_US, in
+       ns; 0 never poll), and whether the machine has more runnable
+       processes than our CPUs (then probes yield), checked at most every
+       COLLS__CROWD_CHECK_NS */
+    uint64_t poll_ns, crowd_checked_ns;
+    int crowded;
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */

@@ -52,15 +52,17 @@ status_opts(const struct collsctl_cmd *cmd, int argc, char **argv, int *json,
     return 0;
 }
 
-/* The daemon's "trust" (how its datagrams are protected) and "offload"
-   (the UDP offloads in use) into trust and offload, each "" when its
-   statistics do not say. */
+/* The daemon's "trust" (how its datagrams are protected), "offload"
+   (the UDP offloads in use) and "poll_us" (its polling window) into
+   trust, offload and *poll_us, each "" (-1) when its statistics do not
+   say. */
 static void
-status_daemon(colls_t *c, char trust[32], char offload[32])
+status_daemon(colls_t *c, char trust[32], char offload[32], long *poll_us)
 {
     char *json = NULL, *p;
 
     trust[0] = offload[0] = '\0';
+    *poll_us = -1;
     if (colls_stats_json(c, &json) < 0 || json == NULL)
         return;
     p = strstr(json, "\"trust\":\"");
@@ -69,6 +71,9 @@ status_daemon(colls_t *c, char trust[32], char offload[32])
     p = strstr(json, "\"offload\":\"");
     if (p != NULL && sscanf(p + 11, "%31[^\"]", offload) != 1)
         offload[0] = '\0';
+    p = strstr(json, "\"poll_us\":");
+    if (p != NULL && sscanf(p + 10, "%ld", poll_us) != 1)
+        *poll_us = -1;
     colls_free(json);
 }
 
@@ -82,6 +87,7 @@ status_exec(int argc, char **argv)
     int nh = 0, nt = 0, nall = 0, i, up = 0, down = 0, other = 0, rc;
     int me, json;
     char trust[32], offload[32];
+    long poll_us;
 
     rc = status_opts(&cmd_status, argc, argv, &json, NULL);
     if (rc != 0)
@@ -113,7 +119,7 @@ status_exec(int argc, char **argv)
         if (h[i].hid == me)
             self = &h[i];
     }
-    status_daemon(c, trust, offload);
+    status_daemon(c, trust, offload, &poll_us);
     if (json) {
         printf("{\"hid\": %d, \"name\": ", me);
         collsctl_json_str(stdout, self != NULL ? self->name : "");
@@ -129,6 +135,8 @@ status_exec(int argc, char **argv)
         collsctl_json_str(stdout, trust);
         printf(", \"offload\": ");
         collsctl_json_str(stdout, offload);
+        if (poll_us >= 0)
+            printf(", \"poll_us\": %ld", poll_us);
         printf("}\n");
     } else {
         if (self != NULL) {
@@ -147,6 +155,10 @@ status_exec(int argc, char **argv)
             printf("trust       %s\n", trust);
         if (offload[0] != '\0')
             printf("offload     %s (--gso)\n", offload);
+        if (poll_us > 0)
+            printf("poll        %ld us (--poll-us)\n", poll_us);
+        else if (poll_us == 0)
+            printf("poll        off (--poll-us 0)\n");
         if (strcmp(trust, "insecure") == 0)
             printf("WARNING     datagrams are not authenticated "
                    "(--insecure): anyone who can reach the daemon's port "
@@ -281,7 +293,7 @@ ps_exec(int argc, char **argv)
 static const struct collsctl_opt status_json_opts[] = {
     STATUS_JSON_OPT("print one JSON object (hid, name, addr, incarnation, "
                     "local_tasks, tid, hosts_up, hosts_down, hosts_joining, "
-                    "hosts, tasks, trust)"),
+                    "hosts, tasks, trust, offload, poll_us)"),
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -290,7 +302,9 @@ const struct collsctl_cmd cmd_status = {
     .args = "",
     .help = "this daemon: host id, incarnation, hosts up/down, tasks",
     .detail = "trust says how the daemon's datagrams are protected (a "
-              "cluster key, encryption, or insecure).",
+              "cluster key, encryption, or insecure); poll is how long it "
+              "polls its sockets before sleeping while work is in flight "
+              "(--poll-us).",
     .opts = status_json_opts,
     .needs_daemon = 1,
     .exec = status_exec,
