@@ -16,6 +16,8 @@
 #    gather, scatter, bcast, each compared with the serial result; then the
 #    group frozen and the same again through collsd's collectives; errors
 #    by code; leaving.  Each member prints "inst I: ok" lines only.
+# 3. PvmHostDelete: a task on daemon 1 asks for it about host 2, daemon 2
+#    is killed, and the message holds host 2's pvmd tid as PVM packs it.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 P=$IT_B/tests/pvm
@@ -86,4 +88,25 @@ per=$(grep -c ': ok$' "$IT_DIR/group1.log")
 [ "$n" = $((per * N)) ] && [ "$per" -gt 20 ] ||
     it_fail "groups: $n checks ok in all, $per in member 1"
 it_log "groups: $n checks"
+
+# ---- 3. host notifications ---------------------------------------------------
+# Waits (30 s at most) for "waiting" in IT_DIR/LOG.
+wait_line()
+{
+    for _ in $(seq 1 300); do
+        grep -q '^waiting' "$IT_DIR/$1" && return 0
+        sleep 0.1
+    done
+    it_fail "$1: the task never got to wait"
+    return 1
+}
+
+it_bg hostdel.log env COLLS_SOCKET="$(it_sock 1)" timeout 60 \
+    "$P/pvm-msg" host-delete "t$(printf %x $((2 << 20)))"
+HD=$IT_LASTPID
+wait_line hostdel.log
+it_kill 2
+it_wait "$HD" 60 || it_fail "host-delete: exit $?: $(cat "$IT_DIR/hostdel.log")"
+[ "$(grep -c ': ok$' "$IT_DIR/hostdel.log")" = 2 ] ||
+    it_fail "host-delete: $(cat "$IT_DIR/hostdel.log")"
 it_finish

@@ -10,6 +10,12 @@
  *                         the buffer calls; errors by code; options;
  *                         pvm_tasks, pvm_config, pvm_pstat; and the
  *                         PvmTaskExit notification of the echo's end
+ *   pvm-msg host-delete HOST
+ *                         asks for PvmHostDelete of host HOST (its pvmd
+ *                         tid, t%x), prints "waiting", and checks the
+ *                         message: that tid packed as an int
+ *   pvm-msg host-add      asks for one PvmHostAdd, prints "waiting", and
+ *                         checks the message: a count of 1 and a pvmd tid
  *
  * Each check prints one line "NAME: ok" or "NAME: FAIL ..." and the exit
  * status is the number of failures.
@@ -365,6 +371,27 @@ check_notify(int peer)
           "id %d tid t%x src t%x", id, tid, src);
 }
 
+/* Waits for the notification of tag after printing "waiting"; checks it
+   holds n ints, the last one a pvmd tid (want, if not 0). */
+static void
+wait_notify(const char *name, int what, int tag, int cnt, int *tids, int n,
+            int want)
+{
+    int v[2] = {0, 0}, id, src;
+
+    CHECK(name, pvm_notify(what, tag, cnt, tids) == 0, "notify failed");
+    printf("waiting\n");
+    fflush(stdout);
+    id = pvm_recv(-1, tag);
+    pvm_bufinfo(id, NULL, NULL, &src);
+    CHECK(name,
+          id > 0 && pvm_upkint(v, n, 1) == 0 && (n == 1 || v[0] == 1) &&
+              v[n - 1] > 0 && (v[n - 1] & 0xfffff) == 0 &&
+              (want == 0 || v[n - 1] == want) &&
+              pvm_upkint(v, 1, 1) == PvmNoData,
+          "id %d values %d t%x", id, v[0], v[1]);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -372,9 +399,19 @@ main(int argc, char **argv)
 
     if (argc == 2 && strcmp(argv[1], "echo") == 0)
         return echo();
+    if (argc == 3 && strcmp(argv[1], "host-delete") == 0 &&
+        sscanf(argv[2], "t%x", (unsigned *)&peer) == 1) {
+        wait_notify("notify host delete", PvmHostDelete, 51, 1, &peer, 1, peer);
+        return failures;
+    }
+    if (argc == 2 && strcmp(argv[1], "host-add") == 0) {
+        wait_notify("notify host add", PvmHostAdd, 52, 1, NULL, 2, 0);
+        return failures;
+    }
     if (argc != 3 || strcmp(argv[1], "check") != 0 ||
         sscanf(argv[2], "t%x", (unsigned *)&peer) != 1) {
-        fprintf(stderr, "usage: pvm-msg echo | pvm-msg check tTID\n");
+        fprintf(stderr, "usage: pvm-msg echo | check tTID | host-delete "
+                        "tHOST | host-add\n");
         return 2;
     }
     if (pvm_mytid() < 0)
