@@ -121,7 +121,7 @@ admin_pending_done(struct daemon *d, struct pending *p)
 /* Appends one task entry (strings copied) to l; 0 or COLLS_ENOMEM. */
 static int
 admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
-               const char *direct)
+               const char *direct, uint32_t parent)
 {
     static const TaskEntry init = TASK_ENTRY__INIT;
     TaskEntry **nv, *te;
@@ -137,6 +137,7 @@ admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
     te->tid = tid;
     te->pid = pid;
     te->uid = uid;
+    te->parent = parent;
     te->name = strdup(name != NULL ? name : "");
     te->direct_addr = strdup(direct != NULL ? direct : "");
     if (te->name == NULL || te->direct_addr == NULL) {
@@ -160,7 +161,7 @@ admin_list_local(struct daemon *d, TaskList *l)
         if (t->state != TASK_ST_ACTIVE)
             continue;
         rc = admin_list_add(l, t->tid, (int)t->pid, (int)t->uid, t->name,
-                            t->direct_addr);
+                            t->direct_addr, t->parent);
         if (rc != 0)
             return rc;
     }
@@ -604,7 +605,7 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
                 if (COLLS_TID_HID(te->tid) != hid)
                     continue; /* a daemon speaks for its own tasks */
                 admin_list_add(&p->list, te->tid, te->pid, te->uid, te->name,
-                               te->direct_addr);
+                               te->direct_addr, te->parent);
             }
         if (--p->waiting <= 0) {
             admin_tasks_reply(d, p->task_tid, p->task_req, &p->list, 0);

@@ -66,6 +66,7 @@
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/route.h"
+#include "daemon/spawn.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
 #include "proto/list.h"
@@ -109,7 +110,7 @@ collsd_notify_stopping(void)
  *   membership: stopping -> collsd_linger; joining -> join_cron; a member
  *     -> host_comeback (declared down while alive), group_cron (group
  *     timeouts), host_cron (heartbeats, invitations, dead hosts);
- *   then always admin_cron (request timeouts), task_cron (stuck
+ *   then always admin_cron and spawn_cron (request timeouts), task_cron (stuck
  *   connections), coll_cron (stale early collective data).
  */
 static void
@@ -130,6 +131,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     }
     d->cron_us = now;
     admin_cron(d, now);
+    spawn_cron(d, now);
     task_cron(d, now);
     coll_cron(d, now);
     net_kick(d);
@@ -155,9 +157,19 @@ static const struct net_ops collsd_net_ops = {
     .turn_end = collsd_turn_end,
 };
 
+/* task_ops.exit: a spawned child's exit waits for its status and its
+   output (spawn.c announces it); any other task's is announced now. */
+static void
+collsd_task_exit(struct daemon *d, uint32_t tid)
+{
+    if (!spawn_task_exit(d, tid))
+        events_task_exit(d, tid, -1);
+}
+
 static const struct task_ops collsd_task_ops = {
     .frame = route_task_input,
-    .exit = events_task_exit,
+    .exit = collsd_task_exit,
+    .reserved = spawn_attach,
 };
 
 static void
@@ -431,6 +443,7 @@ collsd_cleanup(struct daemon *d)
     task_notice_free(d);
     access_unlisten(d);
     admin_pending_free_all(d);
+    spawn_free(d);
     route_free_all(d);
     while (d->notifies != NULL) {
         struct notify *n = d->notifies;
@@ -567,6 +580,9 @@ main(int argc, char **argv)
         goto out;
     }
     rc = group_init(d);
+    if (rc != 0)
+        goto out;
+    rc = spawn_init(d);
     if (rc != 0)
         goto out;
     rc = net_open(d, &collsd_net_ops);

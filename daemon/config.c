@@ -91,6 +91,11 @@ static const struct config_opt config_table[] = {
              "join the machine of the running daemon at HOST:PORT"),
     OPT_TEXT("name", CFG_STR, name, "", "NAME",
              "host name reported to the machine (default: hostname)"),
+    OPT_TEXT("spawn-path", CFG_STR, spawn_path, "", "DIR:DIR...",
+             "directories whose programs tasks may start through this daemon "
+             "(colls_spawn, collsctl spawn), run as the daemon's user; a bare "
+             "name is searched in them in turn; unset: spawning is refused "
+             "(docs/spawn.md)"),
     /* ---- trust: the cluster key (docs/protocol.md) ---- */
     OPT_TEXT("key-file", CFG_STR, key_file, "", "FILE",
              "cluster key (collsctl keygen; mode 0600): every datagram is "

@@ -35,6 +35,7 @@ struct config {
     char *log_file;    /* "" = the default for log_to */
     char *config_file; /* the file that was read, "" none */
     char *key_file;    /* cluster key, "" none */
+    char *spawn_path;  /* directories spawn may run from, "" spawn off */
     int encrypt;       /* encrypt datagram payloads (with a key) */
     char *cipher;      /* "auto", "aes256gcm" or "xchacha20" */
     char *gso;         /* UDP offloads: "auto", "on" or "off" */

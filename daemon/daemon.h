@@ -40,12 +40,15 @@ struct group_state;
 struct net_ops;
 struct route_flow;
 struct task_ops;
+struct spawn_state;
+struct route_exits;
 
 #define DAEMON_MAX_HID      DGRAM_MAX_HID
 #define DAEMON_MAX_LOCAL    0xfffffu /* tid local numbers 1..this */
 #define DAEMON_NAME_LEN     64
 #define DAEMON_ADDR_LEN     64
 #define DAEMON_TASK_BUCKETS 1024
+#define DAEMON_ARCH_LEN     32
 
 /* ---- hosts -------------------------------------------------------------- */
 
@@ -65,6 +68,7 @@ struct host {
     int listed;         /* comes from the hostfile */
     uint64_t notice_us; /* last "you are down" notice to its dead_inc */
     int left;           /* down because it said it leaves: not told so */
+    char arch[DAEMON_ARCH_LEN]; /* its uname -m (heartbeats), "" unknown */
 };
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -118,6 +122,8 @@ struct task {
     int rights; /* enum task_right, from the peer credentials */
     char name[DAEMON_NAME_LEN];
     char direct_addr[DAEMON_ADDR_LEN]; /* ROUTE_REG, "" if none */
+    uint32_t parent; /* the task that spawned it (spawn.c), 0 none */
+    int catching;    /* CATCHOUT: its children's output is delivered */
     uint64_t attached_us, closing_us;
 
     /* input: frames are parsed from in; a frame too big for it is read
@@ -210,6 +216,7 @@ struct daemon {
     char name[DAEMON_NAME_LEN];
     char listen_addr[DAEMON_ADDR_LEN]; /* bound UDP address */
     char direct_ip[DAEMON_ADDR_LEN];   /* IP tasks bind direct routes to */
+    char arch[DAEMON_ARCH_LEN];        /* uname -m */
     uint64_t start_us;
     int stopping; /* shutting down: refuse new work */
     int exit_code;
@@ -255,7 +262,11 @@ struct daemon {
     struct list_node pending; /* struct pending (admin.c) */
     uint64_t next_req;
     struct notify *notifies;
-    struct route_flow *flow; /* flow-control state of senders (route.c) */
+    struct route_flow *flow;   /* flow-control state of senders (route.c) */
+    struct route_exits *exits; /* recent exit statuses (route.c) */
+
+    /* spawned children and spawn requests (spawn.c) */
+    struct spawn_state *spawn;
 
     /* groups and collectives (group.c, coll.c) */
     struct group_state *gs;

@@ -5,10 +5,11 @@
  * them only knowingly:
  *
  *   host down:  route (HOST_DOWN to local tasks, then notifications)
- *               -> admin (requests waiting on the host fail)
+ *               -> admin, spawn (requests waiting on the host fail)
  *               -> group (joins and groups spanning it fail)
  *               -> coll (early collective data from it dropped).
- *   host up:    group (names owned by it may be taken over).
+ *   host up:    route (HOST_ADD notifications) -> group (names owned
+ *               by it may be taken over).
  *   group failed: coll (its instances from g->fail_from on fail).
  *   task exit:  route tells the other daemons (TASK_EXIT), then as
  *   task gone:  route (TASK_EXIT to local tasks, its notifications
@@ -35,11 +36,13 @@
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/route.h"
+#include "daemon/spawn.h"
 #include "daemon/task.h"
 
 void
 events_host_up(struct daemon *d, int hid)
 {
+    route_host_add(d, hid);
     group_host_up(d, hid);
 }
 
@@ -48,6 +51,7 @@ events_host_down(struct daemon *d, int hid, uint32_t inc)
 {
     route_host_down(d, hid, inc);
     admin_host_down(d, hid);
+    spawn_host_down(d, hid);
     if (d->gs == NULL)
         return;
     group_host_down(d, hid);
@@ -55,16 +59,16 @@ events_host_down(struct daemon *d, int hid, uint32_t inc)
 }
 
 void
-events_task_exit(struct daemon *d, uint32_t tid)
+events_task_exit(struct daemon *d, uint32_t tid, int status)
 {
-    route_task_exit(d, tid);
-    events_task_gone(d, tid);
+    route_task_exit(d, tid, status);
+    events_task_gone(d, tid, status);
 }
 
 void
-events_task_gone(struct daemon *d, uint32_t tid)
+events_task_gone(struct daemon *d, uint32_t tid, int status)
 {
-    route_task_gone(d, tid);
+    route_task_gone(d, tid, status);
     group_task_exit(d, tid);
 }
 

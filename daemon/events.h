@@ -13,17 +13,19 @@
 struct daemon;
 struct group;
 
-/* Host hid (not us) came up: group names it owned may be taken over. */
+/* Host hid (not us) came up: HOST_ADD notifications; group names it
+   owned may be taken over. */
 void events_host_up(struct daemon *d, int hid);
 /* Host hid, incarnation inc, is down (declared, restarted, removed, or
    we came back as a new incarnation). */
 void events_host_down(struct daemon *d, int hid, uint32_t inc);
 /* Local task tid left ACTIVE: the machine is told, then as
-   events_task_gone.  Installed as task_ops.exit. */
-void events_task_exit(struct daemon *d, uint32_t tid);
+   events_task_gone.  status: its exit status (code or 128 + signal) when
+   spawn.c saw it end, else -1.  collsd.c's task_ops.exit calls it. */
+void events_task_exit(struct daemon *d, uint32_t tid, int status);
 /* Task tid, local or remote, is gone: local tasks, notifications,
    groups. */
-void events_task_gone(struct daemon *d, uint32_t tid);
+void events_task_gone(struct daemon *d, uint32_t tid, int status);
 /* Group g failed (g->status, g->fail_from set by group.c): its
    collective instances from g->fail_from on fail. */
 void events_group_failed(struct daemon *d, struct group *g);

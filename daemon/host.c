@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <event2/event.h>
 
@@ -151,6 +152,15 @@ host_get(struct daemon *d, int hid)
         d->hosts[hid] = h;
     }
     return h;
+}
+
+/* Takes a host's architecture from its heartbeat or the table; an
+   empty or missing one leaves what is known. */
+static void
+host_set_arch(struct host *h, const char *arch)
+{
+    if (arch != NULL && arch[0] != '\0')
+        snprintf(h->arch, sizeof(h->arch), "%s", arch);
 }
 
 /* Moves h to state; a host that comes up may take over group names
@@ -252,6 +262,7 @@ host_table_fill(struct daemon *d, HostTable *ht)
         he->name = h->name;
         he->addr = h->addr;
         he->ntasks = (uint32_t)(hid == d->hid ? d->ntasks : h->ntasks);
+        he->arch = (char *)(hid == d->hid ? d->arch : h->arch);
         if (hid != d->hid && rel_peer_stats(d->rel, hid, &ps) == 0)
             he->rtt_us = (double)ps.srtt_us;
         ht->hosts[ht->n_hosts++] = he;
@@ -572,6 +583,7 @@ host_adopt_table(struct daemon *d, const HostTable *ht)
         }
         snprintf(h->name, sizeof(h->name), "%s",
                  he->name != NULL ? he->name : "");
+        host_set_arch(h, he->arch);
     }
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
         if (d->hosts[hid] != NULL && !present[hid] && hid != d->hid)
@@ -628,6 +640,7 @@ host_peer_msg(struct daemon *d, int hid, const Envelope *e)
         if (e->body_case == ENVELOPE__BODY_HEARTBEAT) {
             h->ntasks = (int)e->heartbeat->ntasks;
             h->epoch = e->heartbeat->table_epoch;
+            host_set_arch(h, e->heartbeat->arch);
             if (h->epoch < d->epoch && host_assigner(d) == d->hid)
                 host_push_table(d, hid);
         }
@@ -819,9 +832,13 @@ host_init(struct daemon *d)
     const struct config *cfg = d->cfg;
     struct host_line *v = NULL;
     struct sockaddr_in me;
+    struct utsname u;
     int n, rc;
 
     join_init(d);
+    if (uname(&u) == 0)
+        snprintf(d->arch, sizeof(d->arch), "%.*s", (int)sizeof(d->arch) - 1,
+                 u.machine);
     if (cfg->name[0] != '\0')
         snprintf(d->name, sizeof(d->name), "%s", cfg->name);
     else
@@ -920,6 +937,7 @@ host_heartbeat(struct daemon *d)
     hb.incarnation = d->inc;
     hb.table_epoch = d->epoch;
     hb.ntasks = (uint32_t)d->ntasks;
+    hb.arch = d->arch;
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct host *h = d->hosts[hid];
 

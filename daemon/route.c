@@ -55,6 +55,7 @@
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/route.h"
+#include "daemon/spawn.h"
 #include "daemon/task.h"
 #include "proto/bytes.h"
 #include "proto/envelope.h"
@@ -88,6 +89,16 @@ struct route_credit {
     uint32_t dst;
     uint64_t inflight;        /* cost forwarded, not yet credited back */
     struct list_node waiters; /* struct route_held */
+};
+
+/* Exits remembered (d->exits), so that a notification asked for after
+   the TASK_EXIT still fires, with the exit status: the last ROUTE_EXITS
+   tids seen to end, a ring. */
+#define ROUTE_EXITS 4096
+struct route_exits {
+    unsigned next;
+    uint32_t tid[ROUTE_EXITS];
+    int32_t status[ROUTE_EXITS]; /* -1 unknown */
 };
 
 /* d->flow: the credit entries by destination tid. */
@@ -394,6 +405,33 @@ route_free_all(struct daemon *d)
         }
     free(d->flow);
     d->flow = NULL;
+    free(d->exits);
+    d->exits = NULL;
+}
+
+/* Remembers that tid ended with status (-1 unknown). */
+static void
+route_exit_record(struct daemon *d, uint32_t tid, int status)
+{
+    if (d->exits == NULL && (d->exits = calloc(1, sizeof(*d->exits))) == NULL)
+        return; /* only the late notifications lose their status */
+    d->exits->tid[d->exits->next] = tid;
+    d->exits->status[d->exits->next] = status;
+    d->exits->next = (d->exits->next + 1) % ROUTE_EXITS;
+}
+
+/* 1 and *status if tid is remembered to have ended, else 0. */
+static int
+route_exit_known(const struct daemon *d, uint32_t tid, int *status)
+{
+    unsigned i;
+
+    for (i = 0; d->exits != NULL && i < ROUTE_EXITS; i++)
+        if (d->exits->tid[i] == tid && tid != 0) {
+            *status = d->exits->status[i];
+            return 1;
+        }
+    return 0;
 }
 
 /* DATA from task t. */
@@ -466,36 +504,43 @@ route_data(struct task *t, const Envelope *in, const uint8_t *payload,
         route_send_failed_local(d, t->tid, dst, rc, in->req_id);
 }
 
-/* Sends the NOTIFY DATA {what, who} with tag to task tid. */
+/* Sends the NOTIFY DATA {what, who} with tag to task tid; TASK_EXIT
+   adds the exit status (-1: unknown, sent as 0xffffffff). */
 static void
 route_notify_fire(struct daemon *d, uint32_t tid, uint32_t what, int32_t who,
-                  int32_t tag)
+                  int32_t tag, int status)
 {
     struct task *t = task_find(d, tid);
-    uint8_t body[8];
+    uint8_t body[12];
+    size_t len = what == COLLS_NOTIFY_TASK_EXIT ? 12 : 8;
     Envelope e;
 
     if (t == NULL)
         return;
     put_u32(body, what);
     put_u32(body + 4, (uint32_t)who);
+    put_u32(body + 8, status < 0 ? 0xffffffffu : (uint32_t)status);
     envelope_reply(&e, COLLS_DAEMON_TID(d->hid), tid, KIND__DATA, 0, 0);
     e.tag = tag;
     e.flags = ENV_F_NOTIFY;
     e.dtype = COLLS_BYTE;
-    e.count = sizeof(body);
+    e.count = len;
     d->st.notifies_sent++;
-    task_queue_env(t, &e, body, sizeof(body), NULL);
+    task_queue_env(t, &e, body, len, NULL);
 }
 
-/* Is task tid known to be gone (its exit or host already seen)? */
+/* Is task tid known to be gone (its exit or host already seen)?  Its
+   exit status in *status (-1 unknown). */
 static int
-route_tid_gone(struct daemon *d, uint32_t tid)
+route_tid_gone(struct daemon *d, uint32_t tid, int *status)
 {
     int hid = COLLS_TID_HID(tid);
 
+    *status = -1;
+    if (route_exit_known(d, tid, status))
+        return 1;
     if (hid == d->hid)
-        return task_find(d, tid) == NULL;
+        return task_find(d, tid) == NULL && !spawn_child_alive(d, tid);
     return route_host_status(d, hid) != 0;
 }
 
@@ -506,10 +551,12 @@ route_notify_req(struct task *t, const Envelope *e)
     struct daemon *d = t->d;
     const NotifyReq *r = e->notify_req;
     struct notify *n;
+    int status;
 
     if (e->body_case != ENVELOPE__BODY_NOTIFY_REQ ||
         (r->what != COLLS_NOTIFY_TASK_EXIT &&
-         r->what != COLLS_NOTIFY_HOST_DOWN) ||
+         r->what != COLLS_NOTIFY_HOST_DOWN &&
+         r->what != COLLS_NOTIFY_HOST_ADD) ||
         (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
          (r->who < 1 || r->who > DAEMON_MAX_HID))) {
         d->st.bad_requests++;
@@ -522,10 +569,11 @@ route_notify_req(struct task *t, const Envelope *e)
         return;
     }
     if ((r->what == COLLS_NOTIFY_TASK_EXIT &&
-         route_tid_gone(d, (uint32_t)r->who)) ||
+         route_tid_gone(d, (uint32_t)r->who, &status)) ||
         (r->what == COLLS_NOTIFY_HOST_DOWN && r->who != -1 &&
          !host_is_up(d, r->who))) {
-        route_notify_fire(d, t->tid, r->what, r->who, r->tag);
+        route_notify_fire(d, t->tid, r->what, r->who, r->tag,
+                          r->what == COLLS_NOTIFY_TASK_EXIT ? status : -1);
         return;
     }
     n = calloc(1, sizeof(*n));
@@ -535,7 +583,7 @@ route_notify_req(struct task *t, const Envelope *e)
     }
     n->tid = t->tid;
     n->what = r->what;
-    n->who = r->who;
+    n->who = r->what == COLLS_NOTIFY_HOST_ADD ? -1 : r->who;
     n->tag = r->tag;
     n->next = d->notifies;
     d->notifies = n;
@@ -545,17 +593,20 @@ route_notify_req(struct task *t, const Envelope *e)
 /*
  * Fires and removes the notifications matching (what, who); for
  * HOST_DOWN, also those asking about any host (kept) and TASK_EXIT of
- * tasks on that host.
+ * tasks on that host; HOST_ADD fires every HOST_ADD request (kept).
+ * status: TASK_EXIT's exit status, -1 unknown.
  */
 static void
-route_notify_event(struct daemon *d, uint32_t what, int32_t who)
+route_notify_event(struct daemon *d, uint32_t what, int32_t who, int status)
 {
     struct notify **pp = &d->notifies, *n;
 
     while ((n = *pp) != NULL) {
         int fire = 0, keep = 0;
 
-        if (n->what == what && n->who == who)
+        if (what == COLLS_NOTIFY_HOST_ADD && n->what == what)
+            fire = keep = 1;
+        else if (n->what == what && n->who == who)
             fire = 1;
         else if (what == COLLS_NOTIFY_HOST_DOWN &&
                  n->what == COLLS_NOTIFY_HOST_DOWN && n->who == -1)
@@ -566,7 +617,8 @@ route_notify_event(struct daemon *d, uint32_t what, int32_t who)
             fire = 1;
         if (fire)
             route_notify_fire(d, n->tid, n->what,
-                              n->what == what ? who : n->who, n->tag);
+                              n->what == what ? who : n->who, n->tag,
+                              what == COLLS_NOTIFY_TASK_EXIT ? status : -1);
         if (fire && !keep) {
             struct task *t = task_find(d, n->tid);
 
@@ -596,29 +648,45 @@ route_notify_forget(struct daemon *d, uint32_t tid)
     }
 }
 
-void
-route_task_gone(struct daemon *d, uint32_t tid)
+/* Starts e as the TASK_EXIT of tid; x is its body when status is known. */
+static void
+route_exit_env(Envelope *e, TaskExit *x, uint32_t tid, int status)
 {
+    envelope_reply(e, tid, 0, KIND__TASK_EXIT, 0, 0);
+    if (status >= 0) {
+        x->known = 1;
+        x->status = (uint32_t)status;
+        e->body_case = ENVELOPE__BODY_TASK_EXIT;
+        e->task_exit = x;
+    }
+}
+
+void
+route_task_gone(struct daemon *d, uint32_t tid, int status)
+{
+    TaskExit x = TASK_EXIT__INIT;
     struct route_credit *c;
     Envelope e;
 
-    envelope_reply(&e, tid, 0, KIND__TASK_EXIT, 0, 0);
+    route_exit_record(d, tid, status);
+    route_exit_env(&e, &x, tid, status);
     task_notice_all(d, &e, tid);
     route_notify_forget(d, tid);
-    route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid);
+    route_notify_event(d, COLLS_NOTIFY_TASK_EXIT, (int32_t)tid, status);
     if (COLLS_TID_HID(tid) != d->hid &&
         (c = route_credit_find(d, tid, 0)) != NULL)
         route_credit_fail(d, c, COLLS_EPEERDEAD);
 }
 
 void
-route_task_exit(struct daemon *d, uint32_t tid)
+route_task_exit(struct daemon *d, uint32_t tid, int status)
 {
+    TaskExit x = TASK_EXIT__INIT;
     Envelope e;
     int hid;
 
     route_credit_sender_gone(d, tid);
-    envelope_reply(&e, tid, 0, KIND__TASK_EXIT, 0, 0);
+    route_exit_env(&e, &x, tid, status);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
         if (hid != d->hid && d->hosts[hid] != NULL &&
             d->hosts[hid]->state == COLLS_HOST_UP)
@@ -633,8 +701,14 @@ route_host_down(struct daemon *d, int hid, uint32_t inc)
 
     host_down_env(d, &e, &op, hid, inc);
     task_notice_all(d, &e, 0);
-    route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid);
+    route_notify_event(d, COLLS_NOTIFY_HOST_DOWN, hid, -1);
     route_credit_host_down(d, hid);
+}
+
+void
+route_host_add(struct daemon *d, int hid)
+{
+    route_notify_event(d, COLLS_NOTIFY_HOST_ADD, hid, -1);
 }
 
 /* Answers task t's ROUTE_REQ for a local tid. */
@@ -734,6 +808,7 @@ route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
         return;
     case KIND__DETACH:
         free(owner);
+        spawn_detach(d, t->tid);
         task_close(t, "detached");
         return;
     case KIND__COLL_REQ:
@@ -753,6 +828,15 @@ route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
         break;
     case KIND__ROUTE_REQ:
         route_route_req(t, e);
+        break;
+    case KIND__SPAWN_REQ:
+        spawn_task_req(t, e);
+        break;
+    case KIND__CATCHOUT:
+        spawn_catchout(t, e);
+        break;
+    case KIND__KILL_REQ:
+        spawn_kill_req(t, e);
         break;
     case KIND__PING_REQ:
         /* Its echo payload (up to 16 MiB) goes to the host in dst. */
@@ -911,7 +995,12 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__TASK_EXIT:
         log_trace("TASK_EXIT t%x from host %d", e->src, hid);
         if (COLLS_TID_HID(e->src) == hid)
-            events_task_gone(d, e->src);
+            events_task_gone(d, e->src,
+                             e->body_case == ENVELOPE__BODY_TASK_EXIT &&
+                                     e->task_exit->known &&
+                                     e->task_exit->status <= 255 + 128
+                                 ? (int)e->task_exit->status
+                                 : -1);
         break;
     case KIND__ROUTE_REQ:
         route_peer_route_req(d, hid, e);
@@ -929,6 +1018,13 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__ADD_HOST:
     case KIND__DELETE_HOST:
         join_peer_msg(d, hid, e);
+        break;
+    case KIND__SPAWN_ORDER:
+    case KIND__SPAWN_DONE:
+    case KIND__SPAWN_OUTPUT:
+    case KIND__KILL_ORDER:
+    case KIND__KILL_DONE:
+        spawn_peer_msg(d, hid, e, msg + payload_off, len - payload_off);
         break;
     case KIND__ECHO_REQ:
     case KIND__ECHO_REP:

@@ -32,11 +32,15 @@ void route_peer_input(struct daemon *d, int hid, const Envelope *e,
                       uint8_t *msg, size_t len, size_t payload_off);
 
 /* A local task ended: TASK_EXIT to every other daemon that is up.
-   (events_task_exit calls it, then events_task_gone.) */
-void route_task_exit(struct daemon *d, uint32_t tid);
+   (events_task_exit calls it, then events_task_gone.)  status: its exit
+   status, -1 unknown (TASK_EXIT's body says which). */
+void route_task_exit(struct daemon *d, uint32_t tid, int status);
 /* Task tid (anywhere) is gone: TASK_EXIT to local tasks, its
-   notifications dropped, those about it fired (events_task_gone). */
-void route_task_gone(struct daemon *d, uint32_t tid);
+   notifications dropped, those about it fired with status (-1 unknown;
+   events_task_gone). */
+void route_task_gone(struct daemon *d, uint32_t tid, int status);
+/* Host hid came up: HOST_ADD notifications (events_host_up). */
+void route_host_add(struct daemon *d, int hid);
 /* Host hid (incarnation inc) is down: HOST_DOWN to local tasks, fire
    notifications (events_host_down). */
 void route_host_down(struct daemon *d, int hid, uint32_t inc);

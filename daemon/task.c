@@ -922,7 +922,12 @@ task_attach(struct task *t, Envelope *e)
             task_close(t, "attach refused");
         return;
     }
-    t->tid = COLLS_DAEMON_TID(d->hid) | d->next_local++;
+    /* a spawned child gets the tid reserved at fork: matched by the pid
+       of the peer credentials, never by the pid the task claims */
+    if (d->task_ops->reserved != NULL && t->pid > 0)
+        t->tid = d->task_ops->reserved(d, t->pid, &t->parent);
+    if (t->tid == 0)
+        t->tid = COLLS_DAEMON_TID(d->hid) | d->next_local++;
     if (e->attach_req->pid > 0 && t->pid == 0)
         t->pid = e->attach_req->pid;
     snprintf(t->name, sizeof(t->name), "%s",
@@ -943,6 +948,7 @@ task_attach(struct task *t, Envelope *e)
     rep.incarnation = d->inc;
     rep.max_message = (uint64_t)d->cfg->max_message;
     rep.direct_addr = d->direct_ip;
+    rep.parent = t->parent;
     log_info("task t%x attached: %s pid %ld uid %ld%s%s", t->tid, t->name,
              (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "",
              t->rights == TASK_RIGHT_ADMIN ? "" : " (no admin verbs)");

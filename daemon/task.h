@@ -45,6 +45,9 @@ struct task_ops {
                   size_t plen, uint8_t *owner);
     /* Task tid left ACTIVE (exit, detach, error): announce it. */
     void (*exit)(struct daemon *d, uint32_t tid);
+    /* A connection from pid attaches: the tid reserved for it (a spawned
+       child), its parent in *parent; 0: none, a fresh tid is given. */
+    uint32_t (*reserved)(struct daemon *d, pid_t pid, uint32_t *parent);
 };
 
 /* A connection access.c accepted (see access.h) becomes a task in

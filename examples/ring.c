@@ -7,6 +7,8 @@
  *       so neighbours in the ring sit on different daemons.
  *   ring -N N [...]                 (started by hand: the leader)
  *   ring --leader TID [--index I]   (started by hand: the N-1 others)
+ *   ring                            (started by collsctl spawn -n N, or
+ *                                    colls_spawn: see ring_spawned)
  *
  * Rendezvous, by messages: task 0 (the leader) is known to the others by
  * its tid (through a pipe from the forking parent, or --leader).  Each
@@ -31,7 +33,7 @@
 
 #include "colls.h"
 
-enum { TAG_JOIN = 101, TAG_TABLE = 102, TAG_TOKEN = 103 };
+enum { TAG_JOIN = 101, TAG_TABLE = 102, TAG_TOKEN = 103, TAG_SPAWNED = 104 };
 
 #define RING_MAX_TASKS   1024
 #define RING_MAX_SOCKETS 64
@@ -397,6 +399,79 @@ ring_usage(void)
             "       ring --leader TID --index I  (member started by hand)\n");
 }
 
+/*
+ * Spawned (docs/spawn.md): the COLLS_SPAWN_COUNT copies of one spawn form
+ * the group "ring.t<parent>" and pass a token once around by rank: rank 0
+ * sends 1, rank r receives r, prints a line and sends r + 1, and rank 0
+ * prints what comes back (the number of copies).  Each copy prints one
+ * line; the exit status says whether the token was right.
+ */
+static int
+ring_spawned(const char *count)
+{
+    colls_t *c = NULL;
+    colls_group_t *g = NULL;
+    colls_tid_t parent = 0, me;
+    char name[64];
+    uint8_t b[4];
+    uint32_t token;
+    int n = atoi(count), rank, rc;
+
+    if (n < 1 || n > RING_MAX_TASKS) {
+        fprintf(stderr, "ring: COLLS_SPAWN_COUNT=%s\n", count);
+        return 2;
+    }
+    rc = colls_attach(NULL, &c);
+    if (rc == 0)
+        rc = colls_parent(c, &parent);
+    if (rc == 0) {
+        snprintf(name, sizeof(name), "ring.t%x", (unsigned)parent);
+        rc = colls_group_join(c, name, n, &g);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "ring: %s\n", colls_strerror(rc));
+        if (c != NULL)
+            colls_detach(c);
+        return 1;
+    }
+    rank = rc;
+    me = colls_mytid(c);
+    token = rank == 0 ? 1 : 0;
+    if (rank != 0 || n > 1) {
+        if (rank == 0)
+            rc = colls_send(c, colls_group_tid(g, 1 % n), TAG_SPAWNED, &token,
+                            sizeof(token));
+        if (rc >= 0)
+            rc = colls_recv(c, colls_group_tid(g, (rank + n - 1) % n),
+                            TAG_SPAWNED, b, sizeof(b), NULL);
+        if (rc >= 0)
+            memcpy(&token, b, sizeof(token));
+        if (rc >= 0 && rank != 0) {
+            uint32_t next = token + 1;
+
+            rc = colls_send(c, colls_group_tid(g, (rank + 1) % n), TAG_SPAWNED,
+                            &next, sizeof(next));
+        }
+    } else {
+        token = 1; /* alone: the token is back at once */
+    }
+    if (rc < 0) {
+        fprintf(stderr, "ring: rank %d: %s\n", rank, colls_strerror(rc));
+    } else if (rank == 0) {
+        printf("ring: rank 0 of %d (t%x, host %d): the token came back as %u\n",
+               n, (unsigned)me, COLLS_TID_HID(me), (unsigned)token);
+        rc = token == (uint32_t)n ? 0 : -1;
+    } else {
+        printf("ring: rank %d of %d (t%x, host %d): token %u\n", rank, n,
+               (unsigned)me, COLLS_TID_HID(me), (unsigned)token);
+        rc = token == (uint32_t)rank ? 0 : -1;
+    }
+    fflush(stdout);
+    colls_group_leave(g);
+    colls_detach(c);
+    return rc < 0 ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -417,6 +492,8 @@ main(int argc, char **argv)
     o.timeout_s = 60;
     o.index = 1;
     signal(SIGPIPE, SIG_IGN);
+    if (argc == 1 && getenv("COLLS_SPAWN_COUNT") != NULL)
+        return ring_spawned(getenv("COLLS_SPAWN_COUNT"));
     while ((opt = getopt_long(argc, argv, "n:N:l:s:t:h", opts, NULL)) != -1) {
         switch (opt) {
         case 'n':

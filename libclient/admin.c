@@ -84,6 +84,7 @@ colls_hosts(colls_t *c, colls_hostinfo_t **out, int *n)
         admin_copy(h[i].addr, sizeof(h[i].addr), he->addr);
         h[i].ntasks = (int)he->ntasks;
         h[i].rtt_us = he->rtt_us;
+        admin_copy(h[i].arch, sizeof(h[i].arch), he->arch);
     }
     *out = h;
     *n = (int)nh;
@@ -124,6 +125,7 @@ colls_tasks(colls_t *c, int hid, colls_taskinfo_t **out, int *n)
         t[i].pid = te->pid;
         t[i].uid = te->uid;
         admin_copy(t[i].name, sizeof(t[i].name), te->name);
+        t[i].parent = te->parent;
     }
     *out = t;
     *n = (int)nt;

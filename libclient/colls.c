@@ -151,6 +151,9 @@ colls_frame_cb(struct colls__conn *cn, int route, colls_tid_t src, Envelope *e,
     case KIND__COLL_RESULT:
         colls__coll_frame(c, e, payload, plen);
         return;
+    case KIND__SPAWN_OUTPUT:
+        colls__spawn_output(c, e, payload, plen);
+        return;
     default:
         colls__ctl_reply(c, e, payload, plen);
         return;
@@ -290,6 +293,7 @@ colls_handshake(colls_t *c)
     c->hid = (int)rep->attach_rep->hid;
     c->incarnation = rep->attach_rep->incarnation;
     c->max_message = rep->attach_rep->max_message;
+    c->parent = rep->attach_rep->parent;
     if (c->max_message == 0 || c->max_message > FRAME_DEFAULT_MAX_PAYLOAD)
         c->max_message = FRAME_DEFAULT_MAX_PAYLOAD;
     snprintf(c->conn.direct_addr, sizeof(c->conn.direct_addr), "%s",
@@ -358,6 +362,7 @@ colls_attach(const char *socket_path, colls_t **out)
     if (c == NULL)
         return COLLS_ENOMEM;
     c->timeout_ms = -1;
+    c->catch_fd = -1;
     c->route = COLLS_ROUTE_DEFAULT;
     list_init(&c->unexpected);
     list_init(&c->posted);

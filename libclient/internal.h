@@ -116,7 +116,9 @@ struct colls {
     struct colls__deaths dead;
     uint8_t host_down[4096];
     struct colls__coll_wait *coll_wait; /* collective awaiting its result */
-    char errmsg[512]; /* the text of the daemon's last ERROR (colls_errmsg) */
+    char errmsg[512];   /* the text of the daemon's last ERROR (colls_errmsg) */
+    colls_tid_t parent; /* the task that spawned this one, 0 none */
+    int catch_fd;       /* colls_catchout's fd, -1 none */
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */
@@ -196,6 +198,10 @@ struct colls_group {
 int colls__alg_spec_check(const char *spec);
 /* The variable forcing op's algorithm, e.g. COLLS_ALG_REDUCE_SCATTER. */
 void colls__alg_env_var(char *var, size_t cap, int op);
+
+/* spawn.c: a SPAWN_OUTPUT line from the daemon (takes e and payload). */
+void colls__spawn_output(colls_t *c, Envelope *e, uint8_t *payload,
+                         size_t plen);
 
 /* coll.c: a COLL_RESULT frame from the daemon (takes e and payload). */
 void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen);

@@ -576,7 +576,8 @@ colls_notify(colls_t *c, int what, int who, int tag)
     int rc;
 
     if (c == NULL ||
-        (what != COLLS_NOTIFY_TASK_EXIT && what != COLLS_NOTIFY_HOST_DOWN))
+        (what != COLLS_NOTIFY_TASK_EXIT && what != COLLS_NOTIFY_HOST_DOWN &&
+         what != COLLS_NOTIFY_HOST_ADD))
         return COLLS_EINVAL;
     envelope_init(&e);
     e.kind = KIND__NOTIFY_REQ;

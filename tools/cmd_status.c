@@ -181,8 +181,8 @@ hosts_exec(int argc, char **argv)
     if (json)
         printf("[");
     else
-        printf("%4s  %-7s %-20s %-22s %-10s %5s %10s\n", "HID", "STATE", "NAME",
-               "ADDR", "INCARN", "TASKS", "RTT(us)");
+        printf("%4s  %-7s %-20s %-22s %-10s %5s %10s  %s\n", "HID", "STATE",
+               "NAME", "ADDR", "INCARN", "TASKS", "RTT(us)", "ARCH");
     for (i = 0; i < n; i++) {
         char rtt[32];
 
@@ -193,9 +193,10 @@ hosts_exec(int argc, char **argv)
             printf(", \"addr\": ");
             collsctl_json_str(stdout, h[i].addr);
             printf(", \"incarnation\": %lu, \"tasks\": %d, \"rtt_us\": %.1f, "
-                   "\"self\": %s}",
-                   (unsigned long)h[i].incarnation, h[i].ntasks, h[i].rtt_us,
-                   h[i].hid == me ? "true" : "false");
+                   "\"arch\": ",
+                   (unsigned long)h[i].incarnation, h[i].ntasks, h[i].rtt_us);
+            collsctl_json_str(stdout, h[i].arch);
+            printf(", \"self\": %s}", h[i].hid == me ? "true" : "false");
             continue;
         }
         if (h[i].hid == me)
@@ -204,9 +205,10 @@ hosts_exec(int argc, char **argv)
             snprintf(rtt, sizeof(rtt), "%.1f", h[i].rtt_us);
         else
             snprintf(rtt, sizeof(rtt), "-");
-        printf("%4d  %-7s %-20s %-22s 0x%08x %5d %10s\n", h[i].hid,
+        printf("%4d  %-7s %-20s %-22s 0x%08x %5d %10s  %s\n", h[i].hid,
                status_state(h[i].state), h[i].name, h[i].addr,
-               (unsigned)h[i].incarnation, h[i].ntasks, rtt);
+               (unsigned)h[i].incarnation, h[i].ntasks, rtt,
+               h[i].arch[0] != '\0' ? h[i].arch : "-");
     }
     if (json)
         printf("\n]\n");
@@ -237,21 +239,30 @@ ps_exec(int argc, char **argv)
     if (json)
         printf("[");
     else
-        printf("%-10s %4s %8s %6s  %s\n", "TID", "HOST", "PID", "UID", "NAME");
+        printf("%-10s %4s %8s %6s %-10s  %s\n", "TID", "HOST", "PID", "UID",
+               "PARENT", "NAME");
     for (i = 0; i < n; i++) {
         int self = t[i].tid == colls_mytid(c);
 
         if (json) {
             printf("%s\n {\"tid\": \"t%x\", \"hid\": %d, \"pid\": %d, "
-                   "\"uid\": %d, \"name\": ",
+                   "\"uid\": %d, \"parent\": ",
                    i ? "," : "", (unsigned)t[i].tid, COLLS_TID_HID(t[i].tid),
                    t[i].pid, t[i].uid);
+            if (t[i].parent != 0)
+                printf("\"t%x\", \"name\": ", (unsigned)t[i].parent);
+            else
+                printf("null, \"name\": ");
             collsctl_json_str(stdout, t[i].name);
             printf(", \"self\": %s}", self ? "true" : "false");
             continue;
         }
-        printf("t%-9x %4d %8d %6d  %s%s\n", (unsigned)t[i].tid,
-               COLLS_TID_HID(t[i].tid), t[i].pid, t[i].uid, t[i].name,
+        char parent[16] = "-";
+
+        if (t[i].parent != 0)
+            snprintf(parent, sizeof(parent), "t%x", (unsigned)t[i].parent);
+        printf("t%-9x %4d %8d %6d %-10s  %s%s\n", (unsigned)t[i].tid,
+               COLLS_TID_HID(t[i].tid), t[i].pid, t[i].uid, parent, t[i].name,
                self ? " (this collsctl)" : "");
     }
     if (json)

@@ -1065,15 +1065,18 @@ run_peerdead(void)
     if (cs != 128 + SIGKILL)
         fail("child exit status %d, expected death by SIGKILL", cs);
 
-    /* The notification: from our daemon, tag 77, {TASK_EXIT, tid}. */
+    /* The notification: from our daemon, tag 77, {TASK_EXIT, tid,
+       status}: the status is unknown (0xffffffff), the child was not
+       spawned by a daemon. */
     memset(&st, 0, sizeof(st));
     r = colls_recv(c, COLLS_ANY, 77, b, sizeof(b), &st);
     if (r < 0)
         fail("task-exit notification: %s", ename(r));
-    else if (st.source != dtid || st.length != 8 ||
-             get32(b) != COLLS_NOTIFY_TASK_EXIT || get32(b + 4) != ctid)
+    else if (st.source != dtid || st.length != 12 ||
+             get32(b) != COLLS_NOTIFY_TASK_EXIT || get32(b + 4) != ctid ||
+             get32(b + 8) != 0xffffffffu)
         fail("notification: source t%x length %zu what %u who t%x "
-             "(expected t%x, 8, %d, t%x)",
+             "(expected t%x, 12, %d, t%x, status unknown)",
              st.source, st.length, st.length >= 4 ? get32(b) : 0,
              st.length >= 8 ? get32(b + 4) : 0, dtid, COLLS_NOTIFY_TASK_EXIT,
              ctid);

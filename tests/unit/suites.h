@@ -21,5 +21,6 @@ Suite *suite_coll(void);
 Suite *suite_hier(void);
 Suite *suite_access(void);
 Suite *suite_conn(void);
+Suite *suite_spawn(void);
 
 #endif
