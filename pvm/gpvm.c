@@ -26,9 +26,6 @@
 #include "pvmgs.h"
 #include "pvmint.h"
 
-/* Until libcolls defines colls_spawn (colls.h) it resolves to NULL. */
-#pragma weak colls_spawn
-
 /* What this task knows of one group. */
 struct gp_group {
     char name[PVMGS_NAME_MAX + 1];
@@ -88,13 +85,6 @@ gp_start_server(colls_t *c, const char *call)
             low = hs[i].hid;
     colls_free(hs);
     snprintf(where, sizeof(where), "%d", low);
-    if (colls_spawn == NULL) {
-        fprintf(stderr,
-                "libgpvm [t%x]: %s(): no group server (%s) running, and "
-                "this libcolls cannot spawn one\n",
-                (unsigned)pvm__task.tid, call, PVMGS_NAME);
-        return pvm__fail(call, PvmSysErr);
-    }
     rc = colls_spawn(c, prog != NULL ? prog : PVMGS_NAME, NULL,
                      low >= 0 ? COLLS_SPAWN_HOST : COLLS_SPAWN_ANY, where, 1,
                      &t);

@@ -16,13 +16,6 @@
 
 #include "pvmint.h"
 
-/* The spawn API is declared in colls.h; until libcolls defines it, these
-   resolve to NULL and the calls answer PvmNotImpl. */
-#pragma weak colls_spawn
-#pragma weak colls_parent
-#pragma weak colls_catchout
-#pragma weak colls_kill
-
 int
 pvm_parent(void)
 {
@@ -31,7 +24,7 @@ pvm_parent(void)
 
     if (c == NULL)
         return PvmSysErr;
-    if (colls_parent == NULL || colls_parent(c, &p) < 0 || p == 0)
+    if (colls_parent(c, &p) < 0 || p == 0)
         return PvmNoParent;
     return (int)p;
 }
@@ -87,8 +80,6 @@ pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
         return PvmSysErr;
     if (file == NULL || ntask < 1 || tids == NULL)
         return pvm__fail("pvm_spawn", PvmBadParam);
-    if (colls_spawn == NULL)
-        return pvm__notimpl("pvm_spawn");
     if (flag & PvmHostCompl)
         return pvm__notimpl("pvm_spawn(PvmHostCompl)");
     if (flag & PvmNoSpawnParent)
@@ -122,8 +113,6 @@ pvm_kill(int tid)
         return PvmSysErr;
     if (tid <= 0)
         return pvm__fail("pvm_kill", PvmBadParam);
-    if (colls_kill == NULL)
-        return pvm__notimpl("pvm_kill");
     rc = colls_kill(c, (colls_tid_t)tid);
     return rc < 0 ? pvm__fail("pvm_kill", pvm__code(rc)) : PvmOk;
 }
@@ -383,8 +372,6 @@ pvm_catchout(FILE *ff)
 
     if (c == NULL)
         return PvmSysErr;
-    if (colls_catchout == NULL)
-        return pvm__notimpl("pvm_catchout");
     if (ff != NULL)
         fflush(ff);
     rc = colls_catchout(c, ff != NULL ? fileno(ff) : -1);

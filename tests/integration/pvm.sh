@@ -17,7 +17,9 @@
 #    group frozen and the same again through collsd's collectives; errors
 #    by code; leaving.  Each member prints "inst I: ok" lines only.
 # 3. PvmHostDelete: a task on daemon 1 asks for it about host 2, daemon 2
-#    is killed, and the message holds host 2's pvmd tid as PVM packs it.
+#    is killed, and the message holds host 2's pvmd tid as PVM packs it;
+#    PvmHostAdd: daemon 2 comes back, and the message holds a count of 1
+#    and host 2's pvmd tid.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 P=$IT_B/tests/pvm
@@ -101,12 +103,21 @@ wait_line()
     return 1
 }
 
+H2=t$(printf %x $((2 << 20)))
 it_bg hostdel.log env COLLS_SOCKET="$(it_sock 1)" timeout 60 \
-    "$P/pvm-msg" host-delete "t$(printf %x $((2 << 20)))"
+    "$P/pvm-msg" host-delete "$H2"
 HD=$IT_LASTPID
 wait_line hostdel.log
 it_kill 2
 it_wait "$HD" 60 || it_fail "host-delete: exit $?: $(cat "$IT_DIR/hostdel.log")"
 [ "$(grep -c ': ok$' "$IT_DIR/hostdel.log")" = 2 ] ||
     it_fail "host-delete: $(cat "$IT_DIR/hostdel.log")"
+it_bg hostadd.log env COLLS_SOCKET="$(it_sock 1)" timeout 60 \
+    "$P/pvm-msg" host-add "$H2"
+HA=$IT_LASTPID
+wait_line hostadd.log
+it_restart 2
+it_wait "$HA" 60 || it_fail "host-add: exit $?: $(cat "$IT_DIR/hostadd.log")"
+[ "$(grep -c ': ok$' "$IT_DIR/hostadd.log")" = 2 ] ||
+    it_fail "host-add: $(cat "$IT_DIR/hostadd.log")"
 it_finish

@@ -14,8 +14,9 @@
  *                         asks for PvmHostDelete of host HOST (its pvmd
  *                         tid, t%x), prints "waiting", and checks the
  *                         message: that tid packed as an int
- *   pvm-msg host-add      asks for one PvmHostAdd, prints "waiting", and
- *                         checks the message: a count of 1 and a pvmd tid
+ *   pvm-msg host-add HOST asks for one PvmHostAdd, prints "waiting", and
+ *                         checks the message: a count of 1 and the pvmd
+ *                         tid HOST
  *
  * Each check prints one line "NAME: ok" or "NAME: FAIL ..." and the exit
  * status is the number of failures.
@@ -404,14 +405,15 @@ main(int argc, char **argv)
         wait_notify("notify host delete", PvmHostDelete, 51, 1, &peer, 1, peer);
         return failures;
     }
-    if (argc == 2 && strcmp(argv[1], "host-add") == 0) {
-        wait_notify("notify host add", PvmHostAdd, 52, 1, NULL, 2, 0);
+    if (argc == 3 && strcmp(argv[1], "host-add") == 0 &&
+        sscanf(argv[2], "t%x", (unsigned *)&peer) == 1) {
+        wait_notify("notify host add", PvmHostAdd, 52, 1, NULL, 2, peer);
         return failures;
     }
     if (argc != 3 || strcmp(argv[1], "check") != 0 ||
         sscanf(argv[2], "t%x", (unsigned *)&peer) != 1) {
         fprintf(stderr, "usage: pvm-msg echo | check tTID | host-delete "
-                        "tHOST | host-add\n");
+                        "tHOST | host-add tHOST\n");
         return 2;
     }
     if (pvm_mytid() < 0)
