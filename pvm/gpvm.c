@@ -3,7 +3,8 @@
  *
  * Membership lives in the group server pvmgs (pvmgs.c, protocol in
  * pvmgs.h), found as the pvmgs task of lowest tid and started through
- * colls_spawn on the lowest hid when there is none.  The collectives
+ * colls_spawn on the lowest hid when there is none (gp_call copes with two
+ * started at once).  The collectives
  * (pvm_reduce, pvm_gather, pvm_scatter, and pvm_barrier of a frozen
  * group) run as collsd collectives over a collsd group formed for the
  * membership they see: named "pvm.<group>.<generation>", joined by every
@@ -96,14 +97,47 @@ gp_start_server(colls_t *c, const char *call)
                 colls_strerror(rc < 0 ? rc : (int32_t)t));
         return pvm__fail(call, PvmSysErr);
     }
-    /* two started at once: both clients take the lowest */
     rc = gp_find_server(c);
     return rc > 0 ? rc : (int)t;
+}
+
+/* Finds the server, or starts one: 0 with gp_gs set, or a PVM code. */
+static int
+gp_server(colls_t *c, const char *call)
+{
+    int rc = gp_find_server(c);
+
+    if (rc == 0)
+        rc = gp_start_server(c, call);
+    if (rc < 0)
+        return rc;
+    gp_gs = rc;
+    return 0;
+}
+
+/* Is task tid still listed by the daemons? */
+static int
+gp_alive(colls_t *c, int tid)
+{
+    colls_taskinfo_t *ti;
+    int i, n, alive = 0;
+
+    if (colls_tasks(c, COLLS_TID_HID(tid), &ti, &n) < 0)
+        return 1; /* cannot tell: keep waiting */
+    for (i = 0; i < n; i++)
+        alive |= (int)ti[i].tid == tid;
+    colls_free(ti);
+    return alive;
 }
 
 /*
  * One request to the server; the reply message in *rep (free it) when
  * rep is not NULL.  The server's result (>= 0 or a PVM code).
+ *
+ * The wait for the reply looks every second whether the server is still
+ * there: a pvmgs started at the same time as another one exits before it
+ * serves anything (pvmgs.c), and a client that picked it sends again to
+ * the one that stayed.
  */
 static int
 gp_call(const char *call, int op, const char *group, int arg, colls_msg_t **rep)
@@ -111,18 +145,12 @@ gp_call(const char *call, int op, const char *group, int arg, colls_msg_t **rep)
     colls_t *c = pvm__colls(call);
     colls_msg_t *m, *r = NULL;
     int32_t v[2] = {op, arg}, res;
-    int rc;
+    int rc, send = 1;
 
     if (c == NULL)
         return PvmSysErr;
-    if (gp_gs <= 0) {
-        rc = gp_find_server(c);
-        if (rc == 0)
-            rc = gp_start_server(c, call);
-        if (rc < 0)
-            return rc;
-        gp_gs = rc;
-    }
+    if (gp_gs <= 0 && (rc = gp_server(c, call)) < 0)
+        return rc;
     m = colls_msg_new(COLLS_ENC_DEFAULT);
     if (m == NULL)
         return pvm__fail(call, PvmNoMem);
@@ -131,18 +159,40 @@ gp_call(const char *call, int op, const char *group, int arg, colls_msg_t **rep)
         rc = pvmgs_pkstr(m, group);
     if (rc == 0)
         rc = colls_pack(m, COLLS_INT32, &v[1], 1);
-    if (rc == 0)
-        rc = colls_msg_send(c, (colls_tid_t)gp_gs, PVMGS_TAG_REQ, m);
+    while (rc == 0) {
+        if (send)
+            rc = colls_msg_send(c, (colls_tid_t)gp_gs, PVMGS_TAG_REQ, m);
+        send = 0;
+        if (rc == 0) {
+            colls_set_timeout(c, 1000);
+            rc = colls_msg_recv(c, (colls_tid_t)gp_gs, PVMGS_TAG_REP, &r);
+            colls_set_timeout(c, -1);
+        }
+        if (rc == 0)
+            break;
+        if (rc == COLLS_ETIMEDOUT && gp_alive(c, gp_gs)) {
+            rc = 0;
+            continue;
+        }
+        if (rc != COLLS_ETIMEDOUT && rc != COLLS_EPEERDEAD &&
+            rc != COLLS_ENOENT)
+            break;
+        /* the server is gone: the one there is now, asked again */
+        rc = gp_server(c, call);
+        if (rc < 0) {
+            colls_msg_free(m);
+            gp_gs = 0;
+            return rc;
+        }
+        send = 1;
+    }
     colls_msg_free(m);
-    if (rc == 0)
-        rc = colls_msg_recv(c, (colls_tid_t)gp_gs, PVMGS_TAG_REP, &r);
     if (rc == 0)
         rc = colls_unpack(r, COLLS_INT32, &res, 1);
     if (rc < 0) {
         colls_msg_free(r);
-        gp_gs = 0; /* gone: find or start one next time */
-        return pvm__fail(call,
-                         rc == COLLS_EPEERDEAD ? PvmSysErr : pvm__code(rc));
+        gp_gs = 0; /* find or start one next time */
+        return pvm__fail(call, pvm__code(rc));
     }
     if (rep != NULL && res >= 0)
         *rep = r;

@@ -2,9 +2,10 @@
  * pvmgs.c -- the group server of libgpvm3, PVM's pvmgs on collsd.
  *
  * One per virtual machine: libgpvm3 starts it (colls_spawn on the lowest
- * hid) on the first group call that finds none, and every client talks to
- * the pvmgs task of lowest tid.  A pvmgs that finds one of lower tid at
- * start exits, so two started at once end as one.
+ * hid) on the first group call that finds none.  Of two started at once
+ * one stays: each joins the collsd group PVMGS_LOCK of size 1 first, and
+ * the one that does not get in exits before serving anything; a client
+ * that picked it asks again (gpvm.c).
  *
  * It holds the dynamic groups: name, the tid of each instance number
  * (the lowest free number is given at join), a generation counted up by
@@ -314,27 +315,23 @@ gs_task_exit(colls_msg_t *m, size_t len)
     }
 }
 
-/* Is there a pvmgs of lower tid than ours?  Then this one is not needed. */
+/*
+ * Is this the one server?  Every pvmgs joins the collsd group "pvmgs" of
+ * size 1 at start: the first forms it, any other gets COLLS_EFULL and
+ * exits before it serves anything.  The name is free again when the
+ * server ends.
+ */
 static int
-gs_other(void)
+gs_elected(colls_group_t **lock)
 {
-    colls_taskinfo_t *ti;
-    int i, n, other = 0;
-
-    if (colls_tasks(gs_c, COLLS_ANY, &ti, &n) < 0)
-        return 0;
-    for (i = 0; i < n; i++)
-        if (strcmp(ti[i].name, PVMGS_NAME) == 0 &&
-            ti[i].tid < colls_mytid(gs_c))
-            other = 1;
-    colls_free(ti);
-    return other;
+    return colls_group_join(gs_c, PVMGS_LOCK, 1, lock) >= 0;
 }
 
 int
 main(void)
 {
     char name[PVMGS_NAME_MAX + 1];
+    colls_group_t *lock;
     colls_msg_t *m;
     colls_status_t st;
     int32_t op, arg;
@@ -346,7 +343,7 @@ main(void)
         fprintf(stderr, "pvmgs: cannot attach: %s\n", colls_strerror(rc));
         return 1;
     }
-    if (gs_other()) {
+    if (!gs_elected(&lock)) {
         colls_detach(gs_c);
         return 0;
     }

@@ -23,6 +23,7 @@
 #define PVMGS_TAG_REQ  0x7ffff001
 #define PVMGS_TAG_REP  0x7ffff002
 #define PVMGS_TAG_EXIT 0x7ffff003 /* the server's task-exit notifications */
+#define PVMGS_LOCK     "pvmgs"    /* collsd group of size 1: the one server */
 
 enum {
     PVMGS_JOIN = 1, /* arg unused; result: instance number */
