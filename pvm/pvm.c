@@ -331,7 +331,6 @@ PVM_NOTIMPL(pvm_pkmesgbody, (int bufid))
 PVM_NOTIMPL(pvm_upkmesg, (void))
 PVM_NOTIMPL(pvm_setminfo, (int bufid, struct pvmminfo *info))
 PVM_NOTIMPL(pvm_archcode, (char *arch))
-PVM_NOTIMPL(pvm_siblings, (int **tids))
 /* clang-format on */
 
 /* The base context is the only one: setting it is a no-op. */

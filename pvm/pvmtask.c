@@ -2,7 +2,7 @@
  * pvmtask.c -- PVM's process control on collsd: pvm_parent, pvm_exit,
  * pvm_spawn, pvm_kill, pvm_sendsig, pvm_pstat, pvm_mstat, pvm_tasks,
  * pvm_config, pvm_addhosts, pvm_delhosts, pvm_catchout, pvm_tidtohost,
- * pvm_halt.
+ * pvm_siblings, pvm_halt.
  *
  * A host's "pvmd tid" is its daemon's tid, COLLS_DAEMON_TID(hid).  Host
  * names in pvm_addhosts/pvm_delhosts/pvm_spawn are collsd's: a name, an
@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pvmint.h"
 
@@ -101,6 +102,69 @@ pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
         tids[i] = (int32_t)t[i] < 0 ? pvm_spawn_code((int32_t)t[i]) : (int)t[i];
     free(t);
     return n;
+}
+
+/* Sorts tids in increasing order. */
+static int
+pvm_tid_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The tasks started by the same spawn as this one: the daemon tells a
+ * spawned task how many copies were started ($COLLS_SPAWN_COUNT); they
+ * are the tasks of the same parent and program, listed once they are all
+ * attached (10 s at most), in increasing tid order, so that every copy
+ * sees the same list.  A task that was not spawned is its own only
+ * sibling.  The array stays valid until the next call.
+ */
+int
+pvm_siblings(int **tids)
+{
+    static int *sib;
+    colls_t *c = pvm__colls("pvm_siblings");
+    const char *env = getenv("COLLS_SPAWN_COUNT");
+    colls_taskinfo_t *ti;
+    colls_tid_t parent;
+    char me[64] = "";
+    int want = env != NULL ? atoi(env) : 0, n, i, k = 0, tries, rc;
+
+    if (c == NULL)
+        return PvmSysErr;
+    if (tids == NULL)
+        return pvm__fail("pvm_siblings", PvmBadParam);
+    free(sib);
+    sib = NULL;
+    if (want < 1 || colls_parent(c, &parent) < 0)
+        want = 1;
+    sib = calloc((size_t)want, sizeof(*sib));
+    if (sib == NULL)
+        return pvm__fail("pvm_siblings", PvmNoMem);
+    sib[0] = pvm__task.tid;
+    *tids = sib;
+    for (tries = 0; want > 1 && tries < 1000; tries++) {
+        rc = colls_tasks(c, COLLS_ANY, &ti, &n);
+        if (rc < 0)
+            return pvm__fail("pvm_siblings", pvm__code(rc));
+        for (i = 0; i < n && me[0] == '\0'; i++)
+            if ((int)ti[i].tid == pvm__task.tid)
+                snprintf(me, sizeof(me), "%s", ti[i].name);
+        for (i = k = 0; i < n; i++)
+            if (ti[i].parent == parent && strcmp(ti[i].name, me) == 0 &&
+                k < want)
+                sib[k++] = (int)ti[i].tid;
+        colls_free(ti);
+        if (k == want)
+            break;
+        usleep(10000);
+    }
+    if (want > 1 && k != want)
+        return pvm__fail("pvm_siblings", PvmNoTask);
+    qsort(sib, (size_t)want, sizeof(*sib), pvm_tid_cmp);
+    return want;
 }
 
 int
