@@ -10,7 +10,8 @@
 #    the serial sum.
 # 2. `collsctl spawn -n 5 tests/pvm/pvm-group 5`: five members over the
 #    three hosts run every group call, dynamic and frozen, against serial
-#    results (as tests/integration/pvm.sh does on loopback); each exits 0.
+#    results (as tests/integration/pvm.sh does on loopback) and find each
+#    other with pvm_siblings; each exits 0.
 # Needs root (exit 77 otherwise).  Bounded: every step runs under timeout.
 . "${top_srcdir:-.}/tests/netns/lib.sh"
 
@@ -60,6 +61,8 @@ echo "$out" | grep -E 'FAIL|exit [1-9]' && fail "pvm-group over 3 hosts"
     fail "pvm-group: not five copies with exit 0: $(echo "$out" | tail -8)"
 n=$(echo "$out" | grep -c ': ok$')
 [ "$n" -gt 500 ] || fail "pvm-group: only $n checks ok"
+[ "$(echo "$out" | grep -c ': siblings: ok$')" = 5 ] ||
+    fail "pvm-group: pvm_siblings does not list the five copies"
 echo "$out" | grep '^copy'
 echo "pvm-group: $n checks ok"
 

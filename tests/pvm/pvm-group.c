@@ -11,7 +11,8 @@
  * pvm_gather, pvm_scatter, pvm_bcast and pvm_barrier, each compared with
  * the result computed serially here.  The values are small integers, so
  * every result is exact whatever the order of the operations.  Errors are
- * checked by code.  Every member prints the same checks, "inst I: NAME:
+ * checked by code, and pvm_siblings (all N when spawned together, else
+ * itself).  Every member prints the same checks, "inst I: NAME:
  * ok" (or FAIL); the exit status is the number of failures.
  */
 #include <stdio.h>
@@ -210,7 +211,7 @@ collectives(const char *phase, int n)
 int
 main(int argc, char **argv)
 {
-    int n = argc == 2 ? atoi(argv[1]) : 0, me, i, ok, rc;
+    int n = argc == 2 ? atoi(argv[1]) : 0, me, i, ok, rc, *sib;
 
     if (n < 2 || n > 64) {
         fprintf(stderr, "usage: pvm-group N (2..64)\n");
@@ -237,6 +238,12 @@ main(int argc, char **argv)
     CHECK("error NoGroup reduce",
           pvm_reduce(PvmSum, &i, 1, PVM_INT, 1, "nosuch", 0) == PvmNoGroup,
           "no");
+    rc = pvm_siblings(&sib);
+    for (i = 0, ok = 0; i < rc; i++)
+        ok += sib[i] == me;
+    CHECK("siblings",
+          ok == 1 && rc == (getenv("COLLS_SPAWN_COUNT") != NULL ? n : 1),
+          "%d siblings", rc);
     collectives("dynamic", n);
     rc = pvm_freezegroup(G, n);
     CHECK("freezegroup", rc == 0, "rc %d", rc);
