@@ -41,6 +41,8 @@ struct gp_group {
 static struct gp_group *gp_groups;
 static int gp_gs; /* the server's tid, 0: not known */
 
+static void gp_exit(void);
+
 static int
 gp_name_ok(const char *group)
 {
@@ -149,6 +151,7 @@ gp_call(const char *call, int op, const char *group, int arg, colls_msg_t **rep)
 
     if (c == NULL)
         return PvmSysErr;
+    pvm__task.groups_exit = gp_exit;
     if (gp_gs <= 0 && (rc = gp_server(c, call)) < 0)
         return rc;
     m = colls_msg_new(COLLS_ENC_DEFAULT);
@@ -225,6 +228,15 @@ gp_forget(struct gp_group *g)
         colls_group_leave(g->cg);
     free(g->tids);
     free(g);
+}
+
+/* pvm_exit: the collsd groups are left, the server forgotten. */
+static void
+gp_exit(void)
+{
+    while (gp_groups != NULL)
+        gp_forget(gp_groups);
+    gp_gs = 0;
 }
 
 /* Reads the member table of reply r into the group record (made here). */

@@ -52,6 +52,9 @@ struct pvm__task {
     int ntinfo;
     struct pvmhostinfo *hinfo;
     int nhinfo;
+    /* libgpvm3's cleanup, run by pvm_exit() before detaching (NULL if
+       no group call was made) */
+    void (*groups_exit)(void);
 };
 
 extern struct pvm__task pvm__task;

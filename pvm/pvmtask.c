@@ -44,6 +44,8 @@ pvm_exit(void)
     pvm__task.nnotifies = 0;
     if (pvm__task.c == NULL)
         return PvmOk;
+    if (pvm__task.groups_exit != NULL)
+        pvm__task.groups_exit();
     fflush(stdout);
     fflush(stderr);
     colls_detach(pvm__task.c);
