@@ -362,40 +362,78 @@ pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
     return PvmOk;
 }
 
-/* The daemon tid of host name once it is listed, else 0. */
+/*
+ * Follows the entry that colls_add_host(name) made (a hid not in seen,
+ * preferably one listing name): its daemon tid once it is up; PvmCantStart
+ * when it goes down (no daemon answered), disappears (refused: that daemon
+ * belongs to another machine) or still joins after a minute.
+ */
 static int
-pvm_host_tid(const char *name)
+pvm_add_wait(const char *name, const unsigned char *seen)
 {
     colls_hostinfo_t *hs;
-    int n, i, tid = 0;
+    int n, i, k, tries, rc, listed = 0;
 
-    if (pvm_hosts(&hs, &n) < 0)
-        return 0;
-    i = pvm_host_find(hs, n, name);
-    if (i >= 0)
-        tid = (int)COLLS_DAEMON_TID(hs[i].hid);
-    colls_free(hs);
-    return tid;
+    for (tries = 0; tries < 1200; tries++) {
+        if (tries > 0)
+            usleep(50000);
+        if ((rc = pvm_hosts(&hs, &n)) < 0)
+            return rc;
+        k = pvm_host_find(hs, n, name);
+        if (k >= 0 && seen[hs[k].hid & 4095])
+            k = -1;
+        for (i = 0; i < n && k < 0; i++)
+            if (!seen[hs[i].hid & 4095])
+                k = i;
+        rc = k < 0                            ? 0
+             : hs[k].state == COLLS_HOST_UP   ? (int)COLLS_DAEMON_TID(hs[k].hid)
+             : hs[k].state == COLLS_HOST_DOWN ? PvmCantStart
+                                              : 0;
+        colls_free(hs);
+        if (rc != 0)
+            return rc;
+        if (k >= 0)
+            listed = 1;
+        else if (listed || tries >= 100)
+            return PvmCantStart;
+    }
+    return PvmCantStart;
 }
 
 int
 pvm_addhosts(char **hosts, int nhost, int *infos)
 {
     colls_t *c = pvm__colls("pvm_addhosts");
-    int i, rc, ok = 0;
+    colls_hostinfo_t *hs;
+    unsigned char seen[4096];
+    int i, j, n, rc, ok = 0;
 
     if (c == NULL)
         return PvmSysErr;
     if (hosts == NULL || nhost < 1)
         return pvm__fail("pvm_addhosts", PvmBadParam);
     for (i = 0; i < nhost; i++) {
-        rc = hosts[i] == NULL ? COLLS_EINVAL : colls_add_host(c, hosts[i]);
-        if (rc == COLLS_EEXIST)
-            rc = PvmDupHost;
-        else if (rc < 0)
-            rc = pvm__code(rc) == PvmBadParam ? PvmNoHost : pvm__code(rc);
-        else
-            rc = pvm_host_tid(hosts[i]), ok++;
+        memset(seen, 0, sizeof(seen));
+        rc = pvm_hosts(&hs, &n);
+        if (rc == 0) {
+            for (j = 0; j < n; j++)
+                seen[hs[j].hid & 4095] = 1;
+            j = hosts[i] == NULL ? -1 : pvm_host_find(hs, n, hosts[i]);
+            if (j >= 0 && hs[j].state == COLLS_HOST_UP)
+                rc = PvmDupHost;
+            colls_free(hs);
+        }
+        if (rc == 0) {
+            rc = hosts[i] == NULL ? COLLS_EINVAL : colls_add_host(c, hosts[i]);
+            if (rc == COLLS_EEXIST)
+                rc = PvmDupHost;
+            else if (rc < 0)
+                rc = pvm__code(rc) == PvmBadParam ? PvmNoHost : pvm__code(rc);
+            else
+                rc = pvm_add_wait(hosts[i], seen);
+        }
+        if (rc > 0)
+            ok++;
         if (infos != NULL)
             infos[i] = rc;
     }

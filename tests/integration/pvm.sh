@@ -9,6 +9,10 @@
 #    errors by code; options; pvm_tasks/pvm_config/pvm_pstat; the
 #    PvmTaskExit notification.  Every line of the checker must say "ok",
 #    and the expected number of lines must be there.
+# 1b. Hosts: pvm_mstat, pvm_addhosts of a standalone daemon 3 (its pvmd
+#    tid back, 3 hosts in pvm_config), pvm_delhosts of it (2 again), and
+#    their per-host errors (an unreachable address, a host already there,
+#    an unknown name).
 # 2. Groups (tests/pvm/pvm-group.c): the group server pvmgs started on
 #    daemon 1, 5 members over both daemons: joins and instances, gsize,
 #    gettid/getinst, barriers through the server, reduce (PvmSum,
@@ -57,6 +61,23 @@ grep -q 'pvm_putinfo(): not implemented on collsd' "$IT_DIR/check.err" ||
     it_fail "no PvmNotImpl line for pvm_putinfo: $(cat "$IT_DIR/check.err")"
 it_wait "$ECHO" 30 || it_fail "the echo task did not end cleanly"
 it_log "messages: $n checks"
+
+# ---- 1b. hosts: daemon 3 alone (no hostfile), added and deleted ------------
+it_free_port >>"$IT_DIR/ports"
+mkdir -p "$IT_DIR/d3" && chmod 700 "$IT_DIR/d3"
+# shellcheck disable=SC2086
+"$IT_B/collsd" --foreground --listen "127.0.0.1:$(it_port 3)" \
+    --socket "$(it_sock 3)" --name it3 $IT_DAEMON_OPTS \
+    >>"$IT_DIR/d3.log" 2>&1 </dev/null &
+echo $! >"$IT_DIR/d3.pid.sh"
+it_wait_socket 3
+COLLS_SOCKET=$(it_sock 1) timeout 120 "$P/pvm-msg" hosts \
+    "127.0.0.1:$(it_port 3)" >"$IT_DIR/hosts.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || it_fail "pvm-msg hosts: exit $rc: $(cat "$IT_DIR/hosts.out")"
+[ "$(grep -c ': ok$' "$IT_DIR/hosts.out")" = 9 ] ||
+    it_fail "pvm-msg hosts: $(cat "$IT_DIR/hosts.out")"
+it_kill 3
 
 # ---- 2. groups --------------------------------------------------------------
 it_bg pvmgs.log env COLLS_SOCKET="$(it_sock 1)" "$IT_B/pvm/pvmgs"

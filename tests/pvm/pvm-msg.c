@@ -14,6 +14,11 @@
  *                         asks for PvmHostDelete of host HOST (its pvmd
  *                         tid, t%x), prints "waiting", and checks the
  *                         message: that tid packed as an int
+ *   pvm-msg hosts ADDR    pvm_mstat, then pvm_addhosts of the standalone
+ *                         daemon at ADDR (its pvmd tid back, pvm_config
+ *                         lists 3 hosts), pvm_delhosts of it (2 again),
+ *                         and both calls' errors per host (unreachable,
+ *                         already there, unknown)
  *   pvm-msg host-add HOST asks for one PvmHostAdd, prints "waiting", and
  *                         checks the message: a count of 1 and the pvmd
  *                         tid HOST
@@ -393,6 +398,51 @@ wait_notify(const char *name, int what, int tag, int cnt, int *tids, int n,
           "id %d values %d t%x", id, v[0], v[1]);
 }
 
+/* Polls pvm_config (10 s at most) until it lists n hosts. */
+static int
+config_hosts(int n)
+{
+    struct pvmhostinfo *hi;
+    int i, nhost = -1, narch;
+
+    for (i = 0; i < 1000 && nhost != n; i++) {
+        if (i > 0)
+            usleep(10000);
+        if (pvm_config(&nhost, &narch, &hi) < 0)
+            return -1;
+    }
+    return nhost;
+}
+
+static int
+hosts(char *addr)
+{
+    char *bad[] = {"127.0.0.1:1"}, *nosuch[] = {"nosuch-host"},
+         *dup[] = {"it1"};
+    int info = 0, rc;
+
+    CHECK("mstat", pvm_mstat("it1") == PvmOk, "%d", pvm_mstat("it1"));
+    CHECK("mstat unknown", pvm_mstat("nosuch-host") == PvmNoHost, "%d",
+          pvm_mstat("nosuch-host"));
+    rc = pvm_addhosts(&addr, 1, &info);
+    CHECK("addhosts", rc == 1 && info > 0 && (info & 0xfffff) == 0,
+          "rc %d info %d", rc, info);
+    CHECK("config after add", config_hosts(3) == 3, "%d", config_hosts(3));
+    rc = pvm_delhosts(&addr, 1, &info);
+    CHECK("delhosts", rc == 1 && info == 0, "rc %d info %d", rc, info);
+    CHECK("config after delete", config_hosts(2) == 2, "%d", config_hosts(2));
+    rc = pvm_addhosts(bad, 1, &info);
+    CHECK("addhosts unreachable", rc == 0 && info < 0, "rc %d info %d", rc,
+          info);
+    rc = pvm_addhosts(dup, 1, &info);
+    CHECK("addhosts duplicate", rc == 0 && info == PvmDupHost, "rc %d info %d",
+          rc, info);
+    rc = pvm_delhosts(nosuch, 1, &info);
+    CHECK("delhosts unknown", rc == 0 && info == PvmNoHost, "rc %d info %d", rc,
+          info);
+    return failures;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -405,6 +455,8 @@ main(int argc, char **argv)
         wait_notify("notify host delete", PvmHostDelete, 51, 1, &peer, 1, peer);
         return failures;
     }
+    if (argc == 3 && strcmp(argv[1], "hosts") == 0)
+        return hosts(argv[2]);
     if (argc == 3 && strcmp(argv[1], "host-add") == 0 &&
         sscanf(argv[2], "t%x", (unsigned *)&peer) == 1) {
         wait_notify("notify host add", PvmHostAdd, 52, 1, NULL, 2, peer);
@@ -413,7 +465,7 @@ main(int argc, char **argv)
     if (argc != 3 || strcmp(argv[1], "check") != 0 ||
         sscanf(argv[2], "t%x", (unsigned *)&peer) != 1) {
         fprintf(stderr, "usage: pvm-msg echo | check tTID | host-delete "
-                        "tHOST | host-add tHOST\n");
+                        "tHOST | host-add tHOST | hosts ADDR\n");
         return 2;
     }
     if (pvm_mytid() < 0)
