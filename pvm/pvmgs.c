@@ -361,6 +361,7 @@ main(void)
             gs_request((int)st.source, op, name, arg);
         colls_msg_free(m);
     }
+    colls_group_leave(lock);
     colls_detach(gs_c);
     return rc == COLLS_ECONNLOST || rc == COLLS_ESHUTDOWN ? 0 : 1;
 }
