@@ -116,56 +116,64 @@ pvm_tid_cmp(const void *a, const void *b)
 }
 
 /*
- * The tasks started by the same spawn as this one: the daemon tells a
- * spawned task how many copies were started ($COLLS_SPAWN_COUNT); they
- * are the tasks of the same parent and program, listed once they are all
- * attached (10 s at most), in increasing tid order, so that every copy
- * sees the same list.  A task that was not spawned is its own only
- * sibling.  The array stays valid until the next call.
+ * The tasks started by the same spawn as this one.  The daemon tells a
+ * spawned task how many copies were started ($COLLS_SPAWN_COUNT); the
+ * copies meet in a collsd group of that size named after their parent
+ * and program, formed once every copy has called pvm_siblings (as SPMD
+ * programs do), which gives each the others' tids whether they still run
+ * or not; they leave it at once.  The list is in increasing tid order, the
+ * same in every copy, and kept for later calls.  A task that was not
+ * spawned is its own only sibling.
  */
 int
 pvm_siblings(int **tids)
 {
-    static int *sib;
+    static int *sib, nsib;
     colls_t *c = pvm__colls("pvm_siblings");
     const char *env = getenv("COLLS_SPAWN_COUNT");
     colls_taskinfo_t *ti;
+    colls_group_t *g;
     colls_tid_t parent;
-    char me[64] = "";
-    int want = env != NULL ? atoi(env) : 0, n, i, k = 0, tries, rc;
+    char me[64] = "", name[128];
+    int want = env != NULL ? atoi(env) : 0, n, i, rc;
 
     if (c == NULL)
         return PvmSysErr;
     if (tids == NULL)
         return pvm__fail("pvm_siblings", PvmBadParam);
-    free(sib);
-    sib = NULL;
+    if (sib != NULL) {
+        *tids = sib;
+        return nsib;
+    }
     if (want < 1 || colls_parent(c, &parent) < 0)
         want = 1;
     sib = calloc((size_t)want, sizeof(*sib));
     if (sib == NULL)
         return pvm__fail("pvm_siblings", PvmNoMem);
     sib[0] = pvm__task.tid;
-    *tids = sib;
-    for (tries = 0; want > 1 && tries < 1000; tries++) {
-        rc = colls_tasks(c, COLLS_ANY, &ti, &n);
-        if (rc < 0)
-            return pvm__fail("pvm_siblings", pvm__code(rc));
-        for (i = 0; i < n && me[0] == '\0'; i++)
+    if (want > 1) {
+        rc = colls_tasks(c, 0, &ti, &n);
+        for (i = 0; rc == 0 && i < n; i++)
             if ((int)ti[i].tid == pvm__task.tid)
                 snprintf(me, sizeof(me), "%s", ti[i].name);
-        for (i = k = 0; i < n; i++)
-            if (ti[i].parent == parent && strcmp(ti[i].name, me) == 0 &&
-                k < want)
-                sib[k++] = (int)ti[i].tid;
-        colls_free(ti);
-        if (k == want)
-            break;
-        usleep(10000);
+        if (rc == 0)
+            colls_free(ti);
+        snprintf(name, sizeof(name), "pvm.siblings.%x.%s", (unsigned)parent,
+                 me);
+        if (rc == 0)
+            rc = colls_group_join(c, name, want, &g);
+        if (rc < 0) {
+            free(sib);
+            sib = NULL;
+            return pvm__fail("pvm_siblings", pvm__code(rc));
+        }
+        for (i = 0; i < want; i++)
+            sib[i] = (int)colls_group_tid(g, i);
+        colls_group_leave(g);
+        qsort(sib, (size_t)want, sizeof(*sib), pvm_tid_cmp);
     }
-    if (want > 1 && k != want)
-        return pvm__fail("pvm_siblings", PvmNoTask);
-    qsort(sib, (size_t)want, sizeof(*sib), pvm_tid_cmp);
+    nsib = want;
+    *tids = sib;
     return want;
 }
 
