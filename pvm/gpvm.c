@@ -18,7 +18,13 @@
  * order with PVM's signature, func(&datatype, x, y, &count, &info), x op= y.
  * pvm_bcast sends the active send buffer to every other member, received
  * with pvm_recv.  A frozen group's membership is kept here (pvm_freezegroup)
- * and asked no more; a barrier on it with count -1 or its size is collsd's.
+ * and asked no more.  A dynamic group's table is kept too, and trusted
+ * (gp_trusted) until the server announces a newer generation
+ * (PVMGS_TAG_GEN, sent to the members before a join or leave is
+ * answered): a barrier whose count is its size, and the collectives, then
+ * go to collsd without asking the server.  A collective that runs on a
+ * trusted table while a member leaves fails (COLLS_EPEERDEAD, as PVM's
+ * could not complete either); a barrier is then done through the server.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,8 @@
 struct gp_group {
     char name[PVMGS_NAME_MAX + 1];
     int frozen, gen;
+    int valid; /* the table is the server's latest (no newer generation
+                  announced): collectives use it without asking */
     int *tids; /* by instance, 0: free */
     int ninst;
     colls_group_t *cg; /* collsd group of generation cggen */
@@ -42,6 +50,7 @@ static struct gp_group *gp_groups;
 static int gp_gs; /* the server's tid, 0: not known */
 
 static void gp_exit(void);
+static void gp_msg(colls_msg_t *m, const colls_status_t *st);
 
 static int
 gp_name_ok(const char *group)
@@ -152,6 +161,7 @@ gp_call(const char *call, int op, const char *group, int arg, colls_msg_t **rep)
     if (c == NULL)
         return PvmSysErr;
     pvm__task.groups_exit = gp_exit;
+    pvm__task.groups_msg = gp_msg;
     if (gp_gs <= 0 && (rc = gp_server(c, call)) < 0)
         return rc;
     m = colls_msg_new(COLLS_ENC_DEFAULT);
@@ -270,11 +280,58 @@ gp_table(const char *call, const char *group, colls_msg_t *r,
     g->ninst = hdr[2];
     g->frozen = hdr[0];
     g->gen = hdr[1];
+    g->valid = 1;
     *out = g;
     return 0;
 }
 
-/* The membership of group: the frozen copy, or the server's now. */
+/*
+ * libgpvm3's own message m (libpvm3's receives hand them here): a
+ * PVMGS_TAG_GEN makes the table of an older generation untrusted (the
+ * announcements of generations the table already has, still queued when
+ * it came, change nothing); stale replies are dropped.  m is freed.
+ */
+static void
+gp_msg(colls_msg_t *m, const colls_status_t *st)
+{
+    char name[PVMGS_NAME_MAX + 1];
+    struct gp_group *g;
+    int32_t gen;
+
+    if (st->tag == PVMGS_TAG_GEN && pvmgs_upkstr(m, name, sizeof(name)) == 0 &&
+        colls_unpack(m, COLLS_INT32, &gen, 1) == 0 &&
+        (g = gp_find(name)) != NULL && !g->frozen && gen > g->gen)
+        g->valid = 0;
+    colls_msg_free(m);
+}
+
+/* Takes in the generation announcements that have arrived. */
+static void
+gp_drain(colls_t *c)
+{
+    colls_status_t st;
+    colls_msg_t *m;
+
+    while (colls_probe(c, (colls_tid_t)COLLS_ANY, PVMGS_TAG_GEN, 0, &st) == 1 &&
+           colls_msg_recv(c, st.source, PVMGS_TAG_GEN, &m) == 0)
+        gp_msg(m, &st);
+}
+
+/*
+ * May a dynamic group's table be used without asking the server?  When
+ * no newer generation was announced and the collsd group of its
+ * generation is formed: every member formed it together (after a
+ * barrier of all, or in a collective), so a member that leaves since
+ * makes the others' collectives on it fail instead of waiting for it.
+ */
+static int
+gp_trusted(const struct gp_group *g)
+{
+    return g->valid && g->cg != NULL && g->cggen == g->gen;
+}
+
+/* The membership of group: the frozen copy, a trusted table (above), or
+   the server's now. */
 static int
 gp_members(const char *call, const char *group, struct gp_group **out)
 {
@@ -284,7 +341,9 @@ gp_members(const char *call, const char *group, struct gp_group **out)
 
     if (!gp_name_ok(group))
         return pvm__fail(call, PvmNullGroup);
-    if (g != NULL && g->frozen) {
+    if (g != NULL && !g->frozen && pvm__task.c != NULL)
+        gp_drain(pvm__task.c);
+    if (g != NULL && (g->frozen || gp_trusted(g))) {
         *out = g;
         return 0;
     }
@@ -473,16 +532,27 @@ pvm_freezegroup(char *group, int size)
 
 /* ---- synchronisation and data movement ---------------------------------- */
 
+/*
+ * Through collsd when the group is frozen, or its table is trusted
+ * (gp_trusted), and count is its size; a collsd barrier that fails (a
+ * member left) is done again through the server.  Otherwise the server
+ * counts the arrivals, answering every waiter with the same table; when
+ * count was the size, all the members are there and form the table's
+ * collsd group before returning, so the next barrier is collsd's.
+ */
 int
 pvm_barrier(char *group, int count)
 {
     struct gp_group *g = gp_find(group != NULL ? group : "");
+    colls_msg_t *r;
     int rc;
 
     if (!gp_name_ok(group))
         return pvm__fail("pvm_barrier", PvmNullGroup);
     if (count < -1 || count == 0)
         return pvm__fail("pvm_barrier", PvmBadParam);
+    if (g != NULL && !g->frozen && pvm__task.c != NULL)
+        gp_drain(pvm__task.c);
     if (g != NULL && g->frozen && (count == -1 || count == gp_count(g))) {
         if (gp_inst(g, pvm__task.tid) < 0)
             return pvm__fail("pvm_barrier", PvmNotInGroup);
@@ -492,8 +562,25 @@ pvm_barrier(char *group, int count)
         rc = colls_barrier(g->cg);
         return rc < 0 ? pvm__fail("pvm_barrier", pvm__code(rc)) : PvmOk;
     }
-    rc = gp_call("pvm_barrier", PVMGS_BARRIER, group, count, NULL);
-    return rc < 0 ? rc : PvmOk;
+    if (g != NULL && gp_trusted(g) && gp_inst(g, pvm__task.tid) >= 0 &&
+        (count == -1 || count == gp_count(g))) {
+        if (colls_barrier(g->cg) == 0)
+            return PvmOk;
+        g->valid = 0; /* a member left: the server counts */
+    }
+    rc = gp_call("pvm_barrier", PVMGS_BARRIER, group, count, &r);
+    if (rc < 0)
+        return rc;
+    rc = gp_table("pvm_barrier", group, r, &g);
+    colls_msg_free(r);
+    if (rc < 0)
+        return rc;
+    /* every member is here with this table: form its collsd group now */
+    if (!g->frozen && gp_inst(g, pvm__task.tid) >= 0 &&
+        (count == -1 || count == gp_count(g)) &&
+        gp_cgroup("pvm_barrier", g) < 0)
+        g->valid = 0;
+    return PvmOk;
 }
 
 int

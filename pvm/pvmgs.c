@@ -117,12 +117,31 @@ gs_release(int *list, int *n, int result, const struct gs_group *g, int table)
     *n = 0;
 }
 
+/* Tells every member of g its new generation (PVMGS_TAG_GEN). */
+static void
+gs_gen_notify(const struct gs_group *g)
+{
+    colls_msg_t *m = colls_msg_new(COLLS_ENC_DEFAULT);
+    int32_t gen = g->gen;
+    int i;
+
+    if (m == NULL || pvmgs_pkstr(m, g->name) < 0 ||
+        colls_pack(m, COLLS_INT32, &gen, 1) < 0) {
+        colls_msg_free(m);
+        return;
+    }
+    for (i = 0; i < g->ninst; i++)
+        if (g->tids[i] != 0)
+            colls_msg_send(gs_c, (colls_tid_t)g->tids[i], PVMGS_TAG_GEN, m);
+    colls_msg_free(m);
+}
+
 /* Completes the barrier and the freeze of g when they can be. */
 static void
 gs_check(struct gs_group *g)
 {
     if (g->bcount > 0 && g->nbwait >= g->bcount) {
-        gs_release(g->bwait, &g->nbwait, 0, g, 0);
+        gs_release(g->bwait, &g->nbwait, 0, g, 1);
         g->bcount = 0;
     }
     if (g->fsize > 0 && g->nfwait >= g->fsize && gs_size(g) == g->fsize) {
@@ -175,6 +194,7 @@ gs_leave(struct gs_group *g, int tid)
     gs_drop(g->bwait, &g->nbwait, tid);
     gs_drop(g->fwait, &g->nfwait, tid);
     if (gs_size(g) > 0) {
+        gs_gen_notify(g);
         gs_check(g);
         return;
     }
@@ -218,6 +238,7 @@ gs_join(const char *name, int tid)
         g->ninst++;
     g->tids[i] = tid;
     g->gen++;
+    gs_gen_notify(g);
     gs_watch(tid);
     gs_check(g);
     return i;

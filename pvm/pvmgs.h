@@ -9,7 +9,11 @@
  * (0 where no task holds it).  The generation changes with every join and
  * leave; a collsd group formed for one membership is named after it.
  * Requests are answered in order, except PVMGS_BARRIER and PVMGS_FREEZE,
- * answered when enough members have called them.
+ * answered when enough members have called them, every waiter with the
+ * same member table.  After a join or a leave, before answering it, the
+ * server sends each remaining member a PVMGS_TAG_GEN message: string
+ * group, int generation; a member that holds the table of an older
+ * generation stops trusting it.
  */
 #ifndef PVMGS_H
 #define PVMGS_H
@@ -23,7 +27,12 @@
 #define PVMGS_TAG_REQ  0x7ffff001
 #define PVMGS_TAG_REP  0x7ffff002
 #define PVMGS_TAG_EXIT 0x7ffff003 /* the server's task-exit notifications */
-#define PVMGS_LOCK     "pvmgs"    /* collsd group of size 1: the one server */
+#define PVMGS_TAG_GEN  0x7ffff004 /* to members: the group changed */
+/* Tags PVMGS_TAG_MIN..MAX are the group library's own: libpvm3's receives
+   hand them to it, never to the program. */
+#define PVMGS_TAG_MIN 0x7ffff001
+#define PVMGS_TAG_MAX 0x7ffff004
+#define PVMGS_LOCK    "pvmgs" /* collsd group of size 1: the one server */
 
 enum {
     PVMGS_JOIN = 1, /* arg unused; result: instance number */
@@ -33,7 +42,8 @@ enum {
     PVMGS_GSIZE,    /* result: members */
     PVMGS_MEMBERS,  /* result: 0, then the member table */
     PVMGS_FREEZE,   /* arg: size or -1; answered once frozen, as MEMBERS */
-    PVMGS_BARRIER   /* arg: count or -1; answered when count arrived */
+    PVMGS_BARRIER   /* arg: count or -1; answered when count arrived, as
+                       MEMBERS */
 };
 
 #define PVMGS_NAME_MAX 255

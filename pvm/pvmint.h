@@ -55,7 +55,13 @@ struct pvm__task {
     /* libgpvm3's cleanup, run by pvm_exit() before detaching (NULL if
        no group call was made) */
     void (*groups_exit)(void);
+    /* libgpvm3's own messages (tags PVMGS_TAG_MIN..MAX, pvmgs.h): a
+       receive that gets one hands it here (m taken over) and goes on */
+    void (*groups_msg)(colls_msg_t *m, const colls_status_t *st);
 };
+
+/* Is tag one of libgpvm3's own, when libgpvm3 is in use? */
+int pvm__groups_tag(int tag);
 
 extern struct pvm__task pvm__task;
 /* The last error code (PVM's libpvm3 has it too). */

@@ -19,10 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pvmgs.h"
 #include "pvmint.h"
 
 /* The probe placeholder of the last pvm_probe (0: none). */
 static int pvm_probe_buf;
+
+int
+pvm__groups_tag(int tag)
+{
+    return pvm__task.groups_msg != NULL && tag >= PVMGS_TAG_MIN &&
+           tag <= PVMGS_TAG_MAX;
+}
 
 int
 pvm_send(int tid, int msgtag)
@@ -189,6 +197,11 @@ pvm_recv_msg(const char *call, int tid, int msgtag, int ms, colls_msg_t **mp,
         if (rc < 0)
             return pvm__fail(call, pvm__code(rc));
         colls_msg_info(*mp, st);
+        if (pvm__groups_tag(st->tag)) {
+            pvm__task.groups_msg(*mp, st);
+            *mp = NULL;
+            continue;
+        }
         if (pvm_notify_rewrite(mp, st))
             break;
         colls_msg_free(*mp);
@@ -248,6 +261,7 @@ int
 pvm_probe(int tid, int msgtag)
 {
     colls_t *c = pvm__colls("pvm_probe");
+    colls_msg_t *m;
     colls_status_t st;
     int rc;
 
@@ -255,8 +269,16 @@ pvm_probe(int tid, int msgtag)
         return PvmSysErr;
     if (tid < -1 || tid == 0 || msgtag < -1)
         return pvm__fail("pvm_probe", PvmBadParam);
-    rc = colls_probe(c, tid == -1 ? (colls_tid_t)COLLS_ANY : (colls_tid_t)tid,
-                     msgtag == -1 ? COLLS_ANY : msgtag, 0, &st);
+    for (;;) {
+        rc = colls_probe(c,
+                         tid == -1 ? (colls_tid_t)COLLS_ANY : (colls_tid_t)tid,
+                         msgtag == -1 ? COLLS_ANY : msgtag, 0, &st);
+        if (rc <= 0 || !pvm__groups_tag(st.tag))
+            break;
+        /* libgpvm3's own message: taken out of the program's way */
+        if (colls_msg_recv(c, st.source, st.tag, &m) == 0)
+            pvm__task.groups_msg(m, &st);
+    }
     if (rc < 0)
         return pvm__fail("pvm_probe", pvm__code(rc));
     if (rc == 0)
