@@ -245,6 +245,23 @@ main(int argc, char **argv)
           ok == 1 && rc == (getenv("COLLS_SPAWN_COUNT") != NULL ? n : 1),
           "%d siblings", rc);
     collectives("dynamic", n);
+    /* the last instance leaves and joins again while the others go on to
+       a barrier on the membership they know: their collsd barrier fails
+       and is done through the server, and everyone ends with the new one */
+    if (inst == n - 1) {
+        rc = pvm_lvgroup(G);
+        i = pvm_joingroup(G);
+        CHECK("rejoin", rc == 0 && i == n - 1, "rc %d inst %d", rc, i);
+    } else {
+        CHECK("rejoin", 1, "-");
+    }
+    CHECK("rejoin barrier", pvm_barrier(G, n) == 0, "failed");
+    i = inst;
+    rc = pvm_reduce(PvmSum, &i, 1, PVM_INT, 300, G, 0);
+    CHECK("rejoin reduce", rc == 0 && (inst != 0 || i == n * (n - 1) / 2),
+          "rc %d sum %d", rc, i);
+    CHECK("rejoin gettid", pvm_gettid(G, inst) == me, "t%x",
+          pvm_gettid(G, inst));
     rc = pvm_freezegroup(G, n);
     CHECK("freezegroup", rc == 0, "rc %d", rc);
     CHECK("frozen gsize", pvm_gsize(G) == n, "%d", pvm_gsize(G));
