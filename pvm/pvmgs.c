@@ -10,9 +10,10 @@
  * It holds the dynamic groups: name, the tid of each instance number
  * (the lowest free number is given at join), a generation counted up by
  * every join and leave, the frozen flag, and the tasks waiting in a
- * barrier or a freeze.  A member that exits (collsd's task-exit
- * notification) leaves every group.  An empty group is deleted; tasks
- * waiting on it get PvmNoGroup.  Protocol: pvmgs.h.
+ * barrier or a freeze.  A join or a leave is announced to the remaining
+ * members (PVMGS_TAG_GEN) before it is answered.  A member that exits
+ * (collsd's task-exit notification) leaves every group.  An empty group is
+ * deleted; tasks waiting on it get PvmNoGroup.  Protocol: pvmgs.h.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * pvmmsg.c -- sending and receiving PVM messages through libcolls:
  * pvm_send, pvm_mcast, pvm_psend, pvm_recv, pvm_nrecv, pvm_trecv,
- * pvm_probe, pvm_precv, pvm_sendsig, and pvm_notify.
+ * pvm_probe, pvm_precv, and pvm_notify.
  *
  * A received message becomes a new buffer and the active receive buffer;
  * the previous active receive buffer is freed, as PVM does.  pvm_probe
@@ -15,6 +15,10 @@
  * PvmHostAdd a count (1) and the new host's daemon tid, packed as ints in
  * the default encoding.  PvmHostAdd messages beyond the count asked for
  * are dropped.
+ *
+ * The group library's own messages (tags PVMGS_TAG_MIN..MAX, pvmgs.h) are
+ * never a program's: once libgpvm3 is in use, a receive or probe that
+ * meets one hands it to libgpvm3 (pvm__task.groups_msg) and goes on.
  */
 #include <stdlib.h>
 #include <string.h>
