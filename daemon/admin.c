@@ -673,7 +673,14 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(spawned, "Programs this daemon started for tasks (colls_spawn).")        \
     X(spawn_refused, "Copies refused or failed to start (path, exec).")        \
     X(spawn_lines, "Output lines of spawned tasks delivered to a catcher.")    \
-    X(spawn_lines_lost, "Output lines dropped: their catcher did not read.")
+    X(spawn_lines_lost, "Output lines dropped: their catcher did not read.")   \
+    X(shm_tasks, "Tasks attached over a shared-memory channel.")               \
+    X(shm_fallbacks,                                                           \
+      "Shared-memory channels refused: the task uses its socket.")             \
+    X(shm_bytes_in, "Bytes read from tasks' request rings.")                   \
+    X(shm_bytes_out, "Bytes written to tasks' completion rings.")              \
+    X(shm_full_waits, "Times output waited for room in a completion ring.")    \
+    X(shm_task_waits, "Times a task waited for room in its request ring.")
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames, "Malformed frames from tasks.")                              \
     X(bad_envelopes, "Frames whose envelope did not unpack.")                  \
@@ -682,7 +689,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(bad_peer_msgs, "Malformed messages from other daemons.")                 \
     X(bad_join_dgrams, "Join datagrams refused (bad cookie or format).")       \
     X(join_replays, "Sealed join datagrams dropped as replays.")               \
-    X(notices_lost, "Task-exit and host-down notices a lagging task lost.")
+    X(notices_lost, "Task-exit and host-down notices a lagging task lost.")    \
+    X(shm_bad, "Tasks disconnected for a corrupt shared-memory ring.")
 /* How datagrams are protected: "key", "key+encrypt", "loopback" (no
    key, loopback only) or "insecure" (no key, --insecure). */
 static const char *

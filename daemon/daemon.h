@@ -150,6 +150,7 @@ struct task {
     /* flow control: credit owed to each daemon that forwards to us */
     struct task_credit *credits;
     int ncredits;
+    struct shm_chan *shm; /* shared-memory channel (shm.h), or NULL */
     struct task_stats st;
 };
 
@@ -205,6 +206,10 @@ struct daemon_stats {
     /* spawn.c: copies started, copies refused or failed, output lines
        delivered to a catching task, and lost (it did not read) */
     uint64_t spawned, spawn_refused, spawn_lines, spawn_lines_lost;
+    /* task.c: shared-memory channels taken and refused, bytes through
+       the rings, waits on a full ring (ours, the task's), bad indices */
+    uint64_t shm_tasks, shm_fallbacks, shm_bytes_in, shm_bytes_out;
+    uint64_t shm_full_waits, shm_task_waits, shm_bad;
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };
