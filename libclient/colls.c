@@ -75,6 +75,9 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
             rc = c->conn.err;
             break;
         }
+        /* frames already in the shared-memory ring: no sleep for them */
+        if (colls__shm_poll(&c->conn))
+            continue;
         if (uv_run(&c->conn.loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
             rc = COLLS_EIO;
             break;
