@@ -29,7 +29,7 @@
 #define SHM_MAGIC     UINT64_C(0x434f4c4c5353484d) /* "COLLSSHM" */
 #define SHM_VERSION   1u                           /* bump on any change */
 #define SHM_HDR_LEN   4096u
-#define SHM_RING_SIZE (256u * 1024) /* a power of two */
+#define SHM_RING_SIZE (1024u * 1024) /* a power of two */
 #define SHM_MAP_LEN   (SHM_HDR_LEN + 2u * SHM_RING_SIZE)
 #define SHM_ACCEPTED  UINT32_C(0x4f4b4159) /* the daemon took the channel */
 #define RING_CORRUPT  (-1)

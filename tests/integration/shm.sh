@@ -6,7 +6,7 @@
 #     with a daemon started --shm off (a fallback the daemon counts);
 #   - p2p-check and coll-check pass on shm and with COLLS_SHM=0 alike;
 #   - ring full: a task that reads nothing for a while gets 64 MiB in
-#     4 MiB messages (ring 256 KiB, --task-queue-max 1M), all arrive
+#     4 MiB messages (rings of 1 MiB, --task-queue-max 1M), all arrive
 #     intact; both the daemon's and the sender's full-ring waits counted;
 #   - a corrupt ring (a task scribbles on its own indices through its
 #     mapping): that task alone ends with an error naming the ring, the
