@@ -730,6 +730,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
                       (double)(platform_now_us() - d->start_us) / 1e6);
     stats_json_u64(&j, "epoch", d->epoch);
     stats_json_u64(&j, "tasks", (uint64_t)d->ntasks);
+    stats_json_u64(&j, "tasks_on_shm", task_shm_count(d));
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "counters");
@@ -910,6 +911,9 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_one(b, &err, "collsd_tasks", "gauge",
                    "Tasks attached to this daemon.",
                    (unsigned long long)d->ntasks);
+    stats_prom_one(b, &err, "collsd_tasks_on_shm", "gauge",
+                   "Attached tasks whose frames go through shared memory.",
+                   (unsigned long long)task_shm_count(d));
     stats_prom_one(b, &err, "collsd_epoch", "gauge",
                    "Membership epoch of the machine, as this daemon knows it.",
                    (unsigned long long)d->epoch);

@@ -1324,6 +1324,25 @@ task_shm_ready(struct task *t)
     return t->out_head != NULL && c->out_on && ring_space(&c->comp) != 0;
 }
 
+const char *
+task_channel(const struct task *t)
+{
+    return t->shm != NULL && t->shm->map != NULL && !t->shm->broken ? "shm"
+                                                                    : "socket";
+}
+
+uint64_t
+task_shm_count(const struct daemon *d)
+{
+    const struct task *t;
+    uint64_t n = 0;
+
+    for (t = d->tasks; t != NULL; t = t->next)
+        if (t->state == TASK_ST_ACTIVE && strcmp(task_channel(t), "shm") == 0)
+            n++;
+    return n;
+}
+
 int
 task_shm_probe(struct daemon *d)
 {

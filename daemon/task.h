@@ -125,6 +125,10 @@ void task_resume_paused(struct daemon *d);
    task_shm_poll does that work for one such task (1 if it did). */
 int task_shm_probe(struct daemon *d);
 int task_shm_poll(struct daemon *d);
+/* What carries t's frames: "shm" or "socket". */
+const char *task_channel(const struct task *t);
+/* ACTIVE tasks whose frames go through a shared-memory channel. */
+uint64_t task_shm_count(const struct daemon *d);
 /* Frees closed tasks (end of loop turn, cron); closes stuck CLOSING. */
 void task_reap(struct daemon *d);
 void task_cron(struct daemon *d, uint64_t now_us);

@@ -106,6 +106,7 @@ out=$("$SC" --socket "$S1" --mode channel --count 2 --expect shm)
 [ "$out" = "channel: 2 shm" ] || it_fail "after the corrupt rings: '$out'"
 
 # ---- a task killed in the middle of a collective -----------------------------
+# (while they run, stats shows the three members on shm)
 for i in 1 2 3; do
     # no timeout(1) in between: the kill must reach the task (it_wait
     # bounds the wait)
@@ -114,6 +115,8 @@ for i in 1 2 3; do
     eval "coll$i=\$IT_LASTPID"
 done
 sleep 2
+on=$(COLLS_SHM=0 it_ctl 1 stats --json | grep -oE '"tasks_on_shm": *[0-9]+')
+[ "${on##*:}" = 3 ] || it_fail "three members on shm: '$on'"
 kill -KILL "$coll3"
 for i in 1 2; do
     eval "p=\$coll$i"
