@@ -1014,7 +1014,12 @@ task_shm_accept(struct task *t)
         t->shm->broken = 1;
         return;
     }
-    log_info("task from pid %ld stays on the socket: %s", (long)t->pid, why);
+    if (d->cfg->shm)
+        log_info("task from pid %ld stays on the socket: %s", (long)t->pid,
+                 why);
+    else
+        log_debug("task from pid %ld stays on the socket: %s", (long)t->pid,
+                  why);
     d->st.shm_fallbacks++;
     shm_chan_free(t->shm);
     t->shm = NULL;
