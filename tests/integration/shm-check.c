@@ -24,19 +24,33 @@
  *       after sending it one, which the daemon writes back): prints the error
  *       the call ends with and the daemon's message ("scribble: NAME:
  *       text"); exits 0 iff the call failed.
+ *   offer --what unsealed|size|pipes   attaches by hand (no library) with
+ *       a bad channel -- a memfd without seals, one of the wrong size,
+ *       pipes for doorbells -- and prints "offer: attached, accepted N"
+ *       once ATTACH_REP came: the daemon must attach the task on its socket
+ *       and never mark the channel accepted (nor map an unsealed memfd).
  *   coll --group G --size P --iters N   joins G and runs N allreduces of
  *       int32 sums (checked); on an error prints "coll: ERRNAME at i" and
  *       exits 3.
  */
+#include <config.h>
+
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "colls.h"
 #include "libclient/conn.h"
 #include "libclient/shm.h"
+#include "proto/envelope.h"
+#include "proto/frame.h"
 
 struct opts {
     const char *socket, *mode, *tidfile, *peer, *expect, *what, *group;
@@ -266,6 +280,115 @@ run_scribble(void)
     return rc < 0 ? 0 : 1;
 }
 
+/* A memfd of len bytes (sealed against shrinking and growing if seal). */
+static int
+offer_memfd(size_t len, int seal)
+{
+    int fd = memfd_create("shm-check", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+    if (fd < 0 || ftruncate(fd, (off_t)len) != 0 ||
+        (seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0)) {
+        perror("memfd");
+        exit(1);
+    }
+    return fd;
+}
+
+static int
+run_offer(void)
+{
+    int unsealed = strcmp(opt.what, "unsealed") == 0;
+    int size = strcmp(opt.what, "size") == 0;
+    int fds[3], p1[2], p2[2], s, n;
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(fds))];
+    } cbuf;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    AttachReq ar = ATTACH_REQ__INIT;
+    struct frame_info fi;
+    struct msghdr m = {0};
+    struct cmsghdr *cm;
+    struct shm_hdr *h;
+    struct iovec iov;
+    struct buf b;
+    Envelope e, *rep = NULL;
+    uint8_t in[4096];
+    size_t got = 0;
+    void *map;
+
+    if (!unsealed && !size && strcmp(opt.what, "pipes") != 0) {
+        fprintf(stderr, "shm-check offer: --what unsealed|size|pipes\n");
+        return 2;
+    }
+    fds[0] = offer_memfd(size ? SHM_MAP_LEN / 2 : SHM_MAP_LEN, !unsealed);
+    map = mmap(NULL, size ? SHM_MAP_LEN / 2 : SHM_MAP_LEN,
+               PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    if (map == MAP_FAILED)
+        return 1;
+    shm_layout_init(map); /* fits in half as well */
+    h = map;
+    if (strcmp(opt.what, "pipes") == 0) {
+        if (pipe(p1) != 0 || pipe(p2) != 0)
+            return 1;
+        fds[1] = p1[1];
+        fds[2] = p2[1];
+    } else {
+        fds[1] = eventfd(0, EFD_CLOEXEC);
+        fds[2] = eventfd(0, EFD_CLOEXEC);
+    }
+    s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", opt.socket);
+    if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        perror(opt.socket);
+        return 1;
+    }
+    envelope_init(&e);
+    e.kind = KIND__ATTACH_REQ;
+    ar.version = COLLS_PROTO_VERSION;
+    ar.pid = (int32_t)getpid();
+    ar.name = "shm-offer";
+    e.body_case = ENVELOPE__BODY_ATTACH_REQ;
+    e.attach_req = &ar;
+    buf_init(&b);
+    if (envelope_frame_head(&b, &e, 0) != 0)
+        return 1;
+    iov.iov_base = b.data;
+    iov.iov_len = b.len;
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = cbuf.b;
+    m.msg_controllen = sizeof(cbuf.b);
+    cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(fds));
+    memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+    if (sendmsg(s, &m, 0) != (ssize_t)b.len) {
+        perror("sendmsg");
+        return 1;
+    }
+    while (frame_peek(in, got, NULL, &fi) != 0 || got < fi.total_len) {
+        n = (int)read(s, in + got, sizeof(in) - got);
+        if (n <= 0) {
+            fprintf(stderr, "shm-check offer: the daemon closed\n");
+            return 1;
+        }
+        got += (size_t)n;
+    }
+    if (envelope_unpack(in + FRAME_HDR_LEN, fi.env_len, &rep) != 0 ||
+        rep->kind != KIND__ATTACH_REP || rep->status != 0) {
+        fprintf(stderr, "shm-check offer: no ATTACH_REP\n");
+        return 1;
+    }
+    printf("offer: attached, accepted %u\n",
+           atomic_load(&h->accepted) == SHM_ACCEPTED ? 1u : 0u);
+    envelope_free(rep);
+    buf_free(&b);
+    close(s);
+    return 0;
+}
+
 static int
 run_coll(void)
 {
@@ -333,7 +456,7 @@ main(int argc, char **argv)
     }
     if (i < argc || opt.mode == NULL || opt.count < 1 || opt.size < 0) {
         fprintf(stderr, "usage: shm-check --socket PATH --mode "
-                        "channel|lazy|send|scribble|coll [options]\n"
+                        "channel|lazy|send|scribble|offer|coll [options]\n"
                         "  (see the comment at the top of shm-check.c)\n");
         return 2;
     }
@@ -346,6 +469,8 @@ main(int argc, char **argv)
         return run_send();
     if (strcmp(opt.mode, "scribble") == 0 && opt.what != NULL)
         return run_scribble();
+    if (strcmp(opt.mode, "offer") == 0 && opt.what != NULL)
+        return run_offer();
     if (strcmp(opt.mode, "coll") == 0 && opt.group != NULL && opt.size > 0)
         return run_coll();
     fprintf(stderr, "shm-check: bad mode or missing option\n");

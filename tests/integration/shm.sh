@@ -9,6 +9,8 @@
 #   - ring full: a task that reads nothing for a while gets 64 MiB in
 #     4 MiB messages (rings of 1 MiB, --task-queue-max 1M), all arrive
 #     intact; both the daemon's and the sender's full-ring waits counted;
+#   - bad offers (a memfd without seals or of the wrong size, pipes for
+#     doorbells): the task attaches on its socket, the daemon logs why;
 #   - a corrupt ring (a task scribbles on its own indices through its
 #     mapping): that task alone ends with an error naming the ring, the
 #     daemon logs and counts it and serves others;
@@ -106,6 +108,21 @@ grep -q 'shared-memory channel: request ring head out of bounds' \
 it_alive 1 || it_fail "daemon 1 died of a corrupt ring"
 out=$("$SC" --socket "$S1" --mode channel --count 2 --expect shm)
 [ "$out" = "channel: 2 shm" ] || it_fail "after the corrupt rings: '$out'"
+
+# ---- bad offers: attached on the socket, never accepted, counted, logged -------
+fb=$(stat1 shm_fallbacks)
+for what in unsealed size pipes; do
+    out=$(timeout 30 "$SC" --socket "$S1" --mode offer --what $what)
+    [ "$out" = "offer: attached, accepted 0" ] || it_fail "offer $what: '$out'"
+done
+[ "$(stat1 shm_fallbacks)" = $((fb + 3)) ] ||
+    it_fail "bad offers: $(($(stat1 shm_fallbacks) - fb)) fallbacks, not 3"
+for why in "memfd not sealed against shrinking and growing" \
+    "memfd of the wrong size" "doorbells are not eventfds"; do
+    grep -q "stays on the socket: $why" "$IT_DIR/d1.log" ||
+        it_fail "no log line: $why"
+done
+it_alive 1 || it_fail "daemon 1 died of a bad offer"
 
 # ---- a task killed in the middle of a collective -----------------------------
 # (while they run, stats shows the three members on shm)
