@@ -833,33 +833,22 @@ conn_shm_offer(struct colls__stream *st, struct colls__wreq *wr)
 {
     struct colls__conn *cn = st->cn;
     struct colls__shm *s = cn->shm;
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int) * 3)];
-    } cbuf;
+    union colls__shm_cmsg cbuf;
     struct iovec iov[8];
     struct msghdr m;
-    struct cmsghdr *cm;
     int fds[3] = {s->memfd, s->bell_daemon, s->bell_task};
     uv_os_fd_t fd;
     unsigned i;
     ssize_t n;
 
     memset(&m, 0, sizeof(m));
-    memset(&cbuf, 0, sizeof(cbuf));
     for (i = 0; i < wr->nbufs && i < 8; i++) {
         iov[i].iov_base = wr->bufs[i].base;
         iov[i].iov_len = wr->bufs[i].len;
     }
     m.msg_iov = iov;
     m.msg_iovlen = i;
-    m.msg_control = cbuf.b;
-    m.msg_controllen = sizeof(cbuf.b);
-    cm = CMSG_FIRSTHDR(&m);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(fds));
-    memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+    colls__shm_rights(&m, &cbuf, fds);
     if (uv_fileno(&st->u.h, &fd) != 0)
         n = -1;
     else

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -70,6 +71,22 @@ colls__shm_free(struct colls__shm *s)
     if (s->bell_task >= 0)
         close(s->bell_task);
     free(s);
+}
+
+void
+colls__shm_rights(struct msghdr *m, union colls__shm_cmsg *cbuf,
+                  const int fds[3])
+{
+    struct cmsghdr *cm;
+
+    memset(cbuf, 0, sizeof(*cbuf));
+    m->msg_control = cbuf->b;
+    m->msg_controllen = sizeof(cbuf->b);
+    cm = CMSG_FIRSTHDR(m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * 3);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * 3);
 }
 
 void

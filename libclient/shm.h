@@ -10,6 +10,8 @@
 #ifndef COLLS_LIBCLIENT_SHM_H
 #define COLLS_LIBCLIENT_SHM_H
 
+#include <sys/socket.h>
+
 #include <uv.h>
 
 #include "proto/list.h"
@@ -43,6 +45,16 @@ struct colls__shm {
 int colls__shm_new(struct colls__shm **out);
 /* Unmaps and closes everything (the poll handle must be closed). */
 void colls__shm_free(struct colls__shm *s);
+/* Room for the SCM_RIGHTS message of an offer's three descriptors. */
+union colls__shm_cmsg {
+    struct cmsghdr h;
+    char b[CMSG_SPACE(sizeof(int) * 3)];
+};
+
+/* Attaches the three descriptors fds (memfd, the daemon's doorbell, the
+   task's) to m as SCM_RIGHTS, in cbuf. */
+void colls__shm_rights(struct msghdr *m, union colls__shm_cmsg *cbuf,
+                       const int fds[3]);
 /* Rings the daemon's doorbell. */
 void colls__shm_ring(struct colls__shm *s);
 

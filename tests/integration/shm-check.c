@@ -300,15 +300,11 @@ run_offer(void)
     int unsealed = strcmp(opt.what, "unsealed") == 0;
     int size = strcmp(opt.what, "size") == 0;
     int fds[3], p1[2], p2[2], s, n;
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(fds))];
-    } cbuf;
+    union colls__shm_cmsg cbuf;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     AttachReq ar = ATTACH_REQ__INIT;
     struct frame_info fi;
     struct msghdr m = {0};
-    struct cmsghdr *cm;
     struct shm_hdr *h;
     struct iovec iov;
     struct buf b;
@@ -357,13 +353,7 @@ run_offer(void)
     iov.iov_len = b.len;
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
-    m.msg_control = cbuf.b;
-    m.msg_controllen = sizeof(cbuf.b);
-    cm = CMSG_FIRSTHDR(&m);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(fds));
-    memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+    colls__shm_rights(&m, &cbuf, fds);
     if (sendmsg(s, &m, 0) != (ssize_t)b.len) {
         perror("sendmsg");
         return 1;
