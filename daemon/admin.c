@@ -103,6 +103,7 @@ admin_list_free(TaskList *l)
     for (i = 0; i < l->n_tasks; i++) {
         free(l->tasks[i]->name);
         free(l->tasks[i]->direct_addr);
+        free(l->tasks[i]->channel);
         free(l->tasks[i]);
     }
     free(l->tasks);
@@ -121,7 +122,7 @@ admin_pending_done(struct daemon *d, struct pending *p)
 /* Appends one task entry (strings copied) to l; 0 or COLLS_ENOMEM. */
 static int
 admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
-               const char *direct, uint32_t parent)
+               const char *direct, uint32_t parent, const char *channel)
 {
     static const TaskEntry init = TASK_ENTRY__INIT;
     TaskEntry **nv, *te;
@@ -140,9 +141,11 @@ admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
     te->parent = parent;
     te->name = strdup(name != NULL ? name : "");
     te->direct_addr = strdup(direct != NULL ? direct : "");
-    if (te->name == NULL || te->direct_addr == NULL) {
+    te->channel = strdup(channel != NULL ? channel : "");
+    if (te->name == NULL || te->direct_addr == NULL || te->channel == NULL) {
         free(te->name);
         free(te->direct_addr);
+        free(te->channel);
         free(te);
         return COLLS_ENOMEM;
     }
@@ -161,7 +164,7 @@ admin_list_local(struct daemon *d, TaskList *l)
         if (t->state != TASK_ST_ACTIVE)
             continue;
         rc = admin_list_add(l, t->tid, (int)t->pid, (int)t->uid, t->name,
-                            t->direct_addr, t->parent);
+                            t->direct_addr, t->parent, task_channel(t));
         if (rc != 0)
             return rc;
     }
@@ -605,7 +608,7 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
                 if (COLLS_TID_HID(te->tid) != hid)
                     continue; /* a daemon speaks for its own tasks */
                 admin_list_add(&p->list, te->tid, te->pid, te->uid, te->name,
-                               te->direct_addr, te->parent);
+                               te->direct_addr, te->parent, te->channel);
             }
         if (--p->waiting <= 0) {
             admin_tasks_reply(d, p->task_tid, p->task_req, &p->list, 0);

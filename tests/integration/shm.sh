@@ -125,7 +125,7 @@ done
 it_alive 1 || it_fail "daemon 1 died of a bad offer"
 
 # ---- a task killed in the middle of a collective -----------------------------
-# (while they run, stats shows the three members on shm)
+# (while they run, stats and ps show the three members on shm)
 for i in 1 2 3; do
     # no timeout(1) in between: the kill must reach the task (it_wait
     # bounds the wait)
@@ -136,6 +136,13 @@ done
 sleep 2
 on=$(COLLS_SHM=0 it_ctl 1 stats --json | grep -oE '"tasks_on_shm": *[0-9]+')
 [ "${on##*:}" = 3 ] || it_fail "three members on shm: '$on'"
+ps=$(COLLS_SHM=0 it_ctl 1 ps)
+[ "$(echo "$ps" | grep -cE ' shm +shm-check$')" = 3 ] ||
+    it_fail "ps does not show the three members on shm: $ps"
+echo "$ps" | grep -qE ' socket +collsctl \(this collsctl\)$' ||
+    it_fail "ps does not show collsctl on the socket: $ps"
+COLLS_SHM=0 it_ctl 1 ps --json | grep -q '"channel": "shm"' ||
+    it_fail "ps --json has no channel"
 kill -KILL "$coll3"
 for i in 1 2; do
     eval "p=\$coll$i"
