@@ -103,6 +103,7 @@ admin_list_free(TaskList *l)
     for (i = 0; i < l->n_tasks; i++) {
         free(l->tasks[i]->name);
         free(l->tasks[i]->direct_addr);
+        free(l->tasks[i]->channel);
         free(l->tasks[i]);
     }
     free(l->tasks);
@@ -121,7 +122,7 @@ admin_pending_done(struct daemon *d, struct pending *p)
 /* Appends one task entry (strings copied) to l; 0 or COLLS_ENOMEM. */
 static int
 admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
-               const char *direct, uint32_t parent)
+               const char *direct, uint32_t parent, const char *channel)
 {
     static const TaskEntry init = TASK_ENTRY__INIT;
     TaskEntry **nv, *te;
@@ -140,9 +141,11 @@ admin_list_add(TaskList *l, uint32_t tid, int pid, int uid, const char *name,
     te->parent = parent;
     te->name = strdup(name != NULL ? name : "");
     te->direct_addr = strdup(direct != NULL ? direct : "");
-    if (te->name == NULL || te->direct_addr == NULL) {
+    te->channel = strdup(channel != NULL ? channel : "");
+    if (te->name == NULL || te->direct_addr == NULL || te->channel == NULL) {
         free(te->name);
         free(te->direct_addr);
+        free(te->channel);
         free(te);
         return COLLS_ENOMEM;
     }
@@ -161,7 +164,7 @@ admin_list_local(struct daemon *d, TaskList *l)
         if (t->state != TASK_ST_ACTIVE)
             continue;
         rc = admin_list_add(l, t->tid, (int)t->pid, (int)t->uid, t->name,
-                            t->direct_addr, t->parent);
+                            t->direct_addr, t->parent, task_channel(t));
         if (rc != 0)
             return rc;
     }
@@ -605,7 +608,7 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
                 if (COLLS_TID_HID(te->tid) != hid)
                     continue; /* a daemon speaks for its own tasks */
                 admin_list_add(&p->list, te->tid, te->pid, te->uid, te->name,
-                               te->direct_addr, te->parent);
+                               te->direct_addr, te->parent, te->channel);
             }
         if (--p->waiting <= 0) {
             admin_tasks_reply(d, p->task_tid, p->task_req, &p->list, 0);
@@ -676,7 +679,14 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(spawn_lines_lost, "Output lines dropped: their catcher did not read.")   \
     X(poll_rounds, "Polling windows opened after a busy loop turn.")           \
     X(poll_hits, "Polling windows in which input arrived.")                    \
-    X(polled_us, "CPU time spent polling sockets instead of sleeping.")
+    X(polled_us, "CPU time spent polling sockets instead of sleeping.")        \
+    X(shm_tasks, "Tasks attached over a shared-memory channel.")               \
+    X(shm_fallbacks,                                                           \
+      "Shared-memory channels refused: the task uses its socket.")             \
+    X(shm_bytes_in, "Bytes read from tasks' request rings.")                   \
+    X(shm_bytes_out, "Bytes written to tasks' completion rings.")              \
+    X(shm_full_waits, "Times output waited for room in a completion ring.")    \
+    X(shm_task_waits, "Times a task waited for room in its request ring.")
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames, "Malformed frames from tasks.")                              \
     X(bad_envelopes, "Frames whose envelope did not unpack.")                  \
@@ -685,7 +695,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(bad_peer_msgs, "Malformed messages from other daemons.")                 \
     X(bad_join_dgrams, "Join datagrams refused (bad cookie or format).")       \
     X(join_replays, "Sealed join datagrams dropped as replays.")               \
-    X(notices_lost, "Task-exit and host-down notices a lagging task lost.")
+    X(notices_lost, "Task-exit and host-down notices a lagging task lost.")    \
+    X(shm_bad, "Tasks disconnected for a corrupt shared-memory ring.")
 /* How datagrams are protected: "key", "key+encrypt", "loopback" (no
    key, loopback only) or "insecure" (no key, --insecure). */
 static const char *
@@ -726,6 +737,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_u64(&j, "epoch", d->epoch);
     stats_json_u64(&j, "tasks", (uint64_t)d->ntasks);
     stats_json_i64(&j, "poll_us", d->cfg->poll_us);
+    stats_json_u64(&j, "tasks_on_shm", task_shm_count(d));
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "counters");
@@ -906,6 +918,9 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_one(b, &err, "collsd_tasks", "gauge",
                    "Tasks attached to this daemon.",
                    (unsigned long long)d->ntasks);
+    stats_prom_one(b, &err, "collsd_tasks_on_shm", "gauge",
+                   "Attached tasks whose frames go through shared memory.",
+                   (unsigned long long)task_shm_count(d));
     stats_prom_one(b, &err, "collsd_epoch", "gauge",
                    "Membership epoch of the machine, as this daemon knows it.",
                    (unsigned long long)d->epoch);

@@ -328,6 +328,8 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
     collsd_crowd_check(p, start);
     d->st.poll_rounds++;
     for (;;) {
+        /* a task's shared-memory ring first: no system call for it */
+        task_shm_poll(d);
         if (event_base_loop(d->base, EVLOOP_NONBLOCK) < 0)
             break;
         if (collsd_input_mark(d) != mark) {

@@ -164,6 +164,11 @@ static const struct config_opt config_table[] = {
         0),
     OPT("max-tasks", CFG_INT, max_tasks, "1024", 1, 1048575, "N",
         "largest number of attached tasks", 0),
+    OPT("shm", CFG_BOOL, shm, "no", 0, 0, NULL,
+        "take the shared-memory channel a task offers at attach (rings in "
+        "a memfd instead of the socket for its frames); no keeps every "
+        "task on the socket",
+        0),
     OPT("task-queue-limit", CFG_SIZE, task_queue_limit, "64M", 64 * 1024,
         64 * GiB, "BYTES",
         "stop reading the local tasks that send to a host while the "

@@ -150,6 +150,7 @@ struct task {
     /* flow control: credit owed to each daemon that forwards to us */
     struct task_credit *credits;
     int ncredits;
+    struct shm_chan *shm; /* shared-memory channel (shm.h), or NULL */
     struct task_stats st;
 };
 
@@ -208,6 +209,10 @@ struct daemon_stats {
     /* adaptive polling (collsd.c): windows opened after a busy turn,
        windows in which input arrived, CPU microseconds spent polling */
     uint64_t poll_rounds, poll_hits, polled_us;
+    /* task.c: shared-memory channels taken and refused, bytes through
+       the rings, waits on a full ring (ours, the task's), bad indices */
+    uint64_t shm_tasks, shm_fallbacks, shm_bytes_in, shm_bytes_out;
+    uint64_t shm_full_waits, shm_task_waits, shm_bad;
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };

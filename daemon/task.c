@@ -17,6 +17,18 @@
  * Output: a list of struct task_out written with writev.  Writing is tried
  * at once when the queue was empty, else on EV_WRITE.
  *
+ * Shared memory (shm.c, docs/architecture.md): a task may offer a channel
+ * with its ATTACH_REQ (descriptors read with recvmsg while in HANDSHAKE).
+ * Once accepted, the bytes the socket would carry go through the rings
+ * instead: input is copied from the request ring into t->in (or t->big)
+ * exactly where read() would put it, and output from the queue into the
+ * completion ring where writev() would take it, so framing, limits,
+ * back-pressure and credit are the same code for both.  The socket stays
+ * open: its end means the task is gone (the request ring is drained
+ * first), and an ERROR about a corrupt ring goes there.  A ring index out
+ * of bounds fails the task alone (counted: shm_bad).  A full completion
+ * ring waits for the task's doorbell as a full socket waits for EV_WRITE.
+ *
  * Bounded output (docs/protocol.md, "Memory bounds").  Nothing queued to
  * a task is dropped, and no task is closed for being slow; instead the
  * producers of its output stop being read:
@@ -78,6 +90,7 @@
 #include "daemon/log.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
+#include "daemon/shm.h"
 #include "daemon/task.h"
 #include "proto/envelope.h"
 #include "proto/frame.h"
@@ -101,6 +114,8 @@ static void task_append(struct task *t, struct task_out *o, int credit_hid,
 static void task_notice_catch_up(struct task *t);
 static void task_process_input(struct task *t);
 static void task_credit_owe(struct task *t, int hid, uint64_t bytes);
+static void task_shm_read(struct task *t);
+static void task_shm_cb(evutil_socket_t fd, short what, void *arg);
 
 const char *
 task_state_name(int state)
@@ -211,6 +226,105 @@ task_out_clear(struct task *t)
  * Writes as much queued output as the socket takes.  Returns 0, or -1 if
  * the connection broke (t is then closed).
  */
+/* n bytes of the queue's head were written: frames wholly written leave. */
+static void
+task_written(struct task *t, size_t n)
+{
+    struct task_out *o;
+
+    t->st.bytes_out += (uint64_t)n;
+    t->d->st.bytes_out += (uint64_t)n;
+    while (n > 0 && (o = t->out_head) != NULL) {
+        size_t left = o->head_len + o->body_len - o->sent;
+
+        if (n < left) {
+            o->sent += n;
+            t->out_bytes -= (uint64_t)n;
+            break;
+        }
+        n -= left;
+        t->out_bytes -= left;
+        t->out_head = o->next;
+        if (t->out_head == NULL)
+            t->out_tail = &t->out_head;
+        if (o->credit_hid != 0) {
+            t->peer_bytes -= o->head_len + o->body_len;
+            if (o->credit > 0)
+                task_credit_owe(t, o->credit_hid, o->credit);
+        }
+        task_out_free(o);
+    }
+}
+
+/*
+ * The channel of t is corrupt (why): counted, logged, and the task
+ * failed with an ERROR on the socket (what was half written to the ring
+ * is dropped).  t is closed or closing afterwards.
+ */
+static void
+task_shm_corrupt(struct task *t, const char *why)
+{
+    char msg[128];
+
+    t->d->st.shm_bad++;
+    t->shm->out_on = 0;
+    t->shm->broken = 1;
+    if (t->shm->ev != NULL)
+        event_del(t->shm->ev);
+    task_out_clear(t);
+    snprintf(msg, sizeof(msg), "shared-memory channel: %s", why);
+    task_fail(t, COLLS_EPROTO, msg);
+}
+
+/*
+ * Copies queued output into the completion ring as far as it has room
+ * and rings the task's doorbell if it sleeps.  1 if everything went or
+ * the ring is full (the task's doorbell brings us back), -1 if the ring
+ * is corrupt (t failed).
+ */
+static int
+task_flush_shm(struct task *t)
+{
+    struct shm_chan *c = t->shm;
+    struct task_out *o;
+    size_t total = 0;
+    long n;
+
+    while ((o = t->out_head) != NULL) {
+        const uint8_t *p;
+        size_t len;
+
+        if (o->sent < o->head_len) {
+            p = o->head + o->sent;
+            len = o->head_len - o->sent;
+        } else {
+            p = o->body + (o->sent - o->head_len);
+            len = o->body_len - (o->sent - o->head_len);
+        }
+        n = ring_write(&c->comp, p, len);
+        if (n == 0) {
+            /* full: ask the task to ring us once it made room */
+            n = ring_wait_space(&c->comp);
+            if (n == 0) {
+                t->d->st.shm_full_waits++;
+                break;
+            }
+            if (n > 0)
+                continue;
+        }
+        if (n < 0) {
+            task_shm_corrupt(t, "completion ring tail out of bounds");
+            return -1;
+        }
+        total += (size_t)n;
+        t->d->st.shm_bytes_out += (uint64_t)n;
+        task_written(t, (size_t)n);
+    }
+    if (total > 0 && ring_wake_consumer(&c->comp))
+        shm_ring_bell(c->fds[SHM_FD_OUT]);
+    return 1;
+}
+
 static int
 task_flush(struct task *t)
 {
@@ -219,6 +333,11 @@ task_flush(struct task *t)
     ssize_t n;
     int cnt;
 
+    if (t->shm != NULL && t->shm->out_on) {
+        if (task_flush_shm(t) < 0)
+            return -1;
+        goto done;
+    }
     while (t->out_head != NULL) {
         cnt = 0;
         for (o = t->out_head; o != NULL && cnt < TASK_IOV_MAX - 1;
@@ -257,30 +376,9 @@ task_flush(struct task *t)
             event_del(t->wev);
             return -1;
         }
-        t->st.bytes_out += (uint64_t)n;
-        t->d->st.bytes_out += (uint64_t)n;
-        while (n > 0 && (o = t->out_head) != NULL) {
-            size_t left = o->head_len + o->body_len - o->sent;
-
-            if ((size_t)n < left) {
-                o->sent += (size_t)n;
-                t->out_bytes -= (uint64_t)n;
-                n = 0;
-                break;
-            }
-            n -= (ssize_t)left;
-            t->out_bytes -= left;
-            t->out_head = o->next;
-            if (t->out_head == NULL)
-                t->out_tail = &t->out_head;
-            if (o->credit_hid != 0) {
-                t->peer_bytes -= o->head_len + o->body_len;
-                if (o->credit > 0)
-                    task_credit_owe(t, o->credit_hid, o->credit);
-            }
-            task_out_free(o);
-        }
+        task_written(t, (size_t)n);
     }
+done:
     if (t->notice_next < t->d->notice_head && t->state == TASK_ST_ACTIVE &&
         t->out_bytes <= (uint64_t)t->d->cfg->task_queue_max / 2) {
         task_notice_catch_up(t);
@@ -289,11 +387,15 @@ task_flush(struct task *t)
     }
     if (t->out_head == NULL) {
         event_del(t->wev);
+        if (t->shm != NULL && t->shm->map != NULL && !t->shm->out_on &&
+            !t->shm->broken && t->state == TASK_ST_ACTIVE)
+            t->shm->out_on = 1; /* ATTACH_REP is out: the rings take over */
         if (t->state == TASK_ST_CLOSING) {
             task_close(t, "closed after error");
             return -1;
         }
-    } else if (!event_pending(t->wev, EV_WRITE, NULL)) {
+    } else if (!event_pending(t->wev, EV_WRITE, NULL) &&
+               (t->shm == NULL || !t->shm->out_on)) {
         event_add(t->wev, NULL);
     }
     if (t->d->npaused > 0)
@@ -701,6 +803,8 @@ task_close(struct task *t, const char *why)
     t->state = TASK_ST_DEAD;
     event_del(t->rev);
     event_del(t->wev);
+    if (t->shm != NULL && t->shm->ev != NULL)
+        event_del(t->shm->ev);
     close(t->fd);
     t->fd = -1;
     task_out_clear(t);
@@ -744,6 +848,9 @@ task_reap(struct daemon *d)
         d->graveyard = t->next;
         event_free(t->rev);
         event_free(t->wev);
+        if (t->shm != NULL && t->shm->ev != NULL)
+            event_free(t->shm->ev);
+        shm_chan_free(t->shm); /* unmaps: the memfd goes with the task's */
         buf_free(&t->in);
         free(t->big);
         free(t->credits);
@@ -873,12 +980,50 @@ task_resume_paused(struct daemon *d)
         d->st.resumes++;
         event_add(t->rev, NULL);
         task_process_input(t); /* frames already buffered */
+        if (t->shm != NULL && t->shm->map != NULL)
+            task_shm_read(t); /* and what waits in its ring */
         /* next may have died meanwhile: restart from the head. */
         next = d->tasks;
     }
 }
 
 /* ---- input -------------------------------------------------------------- */
+
+/*
+ * At attach: takes the channel t offered, if --shm allows and it passes
+ * shm_chan_accept's checks; else the task stays on the socket (it sees
+ * that the header was not marked accepted).
+ */
+static void
+task_shm_accept(struct task *t)
+{
+    struct daemon *d = t->d;
+    const char *why = "--shm off";
+
+    if (t->shm == NULL)
+        return;
+    if (d->cfg->shm && shm_chan_accept(t->shm, &why) == 0) {
+        t->shm->ev = event_new(d->base, t->shm->fds[SHM_FD_IN],
+                               EV_READ | EV_PERSIST, task_shm_cb, t);
+        if (t->shm->ev != NULL && event_add(t->shm->ev, NULL) == 0) {
+            d->st.shm_tasks++;
+            return;
+        }
+        /* the task already sees it accepted: it cannot fall back */
+        why = "no doorbell event";
+        t->shm->broken = 1;
+        return;
+    }
+    if (d->cfg->shm)
+        log_info("task from pid %ld stays on the socket: %s", (long)t->pid,
+                 why);
+    else
+        log_debug("task from pid %ld stays on the socket: %s", (long)t->pid,
+                  why);
+    d->st.shm_fallbacks++;
+    shm_chan_free(t->shm);
+    t->shm = NULL;
+}
 
 /* Answers ATTACH_REQ: checks, assigns the tid, goes ACTIVE. */
 static void
@@ -907,6 +1052,10 @@ task_attach(struct task *t, Envelope *e)
         status = COLLS_ETOOMANY;
     else if (d->next_local > DAEMON_MAX_LOCAL)
         status = COLLS_EAGAIN;
+    if (status != 0 && t->shm != NULL) {
+        shm_chan_free(t->shm);
+        t->shm = NULL;
+    }
     if (status != 0) {
         d->st.attach_refused++;
         log_warn("attach from pid %ld uid %ld refused: %s", (long)t->pid,
@@ -934,6 +1083,7 @@ task_attach(struct task *t, Envelope *e)
              e->attach_req->name != NULL ? e->attach_req->name : "");
     t->admin = e->attach_req->admin;
     t->attached_us = platform_now_us();
+    task_shm_accept(t);
     t->notice_next = d->notice_head;
     t->state = TASK_ST_ACTIVE;
     t->hnext = d->task_hash[task_bucket(t->tid)];
@@ -1073,23 +1223,232 @@ task_big_done(struct task *t)
     task_frame(t, big, fi.env_len, big + fi.env_len, fi.payload_len, big);
 }
 
+/* n bytes came into t->big or t->in: account them, dispatch frames. */
+static void
+task_got(struct task *t, size_t n)
+{
+    t->st.bytes_in += (uint64_t)n;
+    t->d->st.bytes_in += (uint64_t)n;
+    if (t->big != NULL) {
+        t->big_got += n;
+        if (t->big_got == t->big_len)
+            task_big_done(t);
+    } else {
+        t->in.len += n;
+    }
+    task_process_input(t);
+}
+
+/* Where the next input bytes go: *p, room for *len.  -1 without memory. */
+static int
+task_in_room(struct task *t, uint8_t **p, size_t *len)
+{
+    if (t->big != NULL) {
+        *p = t->big + t->big_got;
+        *len = t->big_len - t->big_got;
+        return 0;
+    }
+    if (buf_reserve(&t->in, TASK_READ_CHUNK) != 0)
+        return -1;
+    *p = t->in.data + t->in.len;
+    *len = t->in.cap - t->in.len;
+    return 0;
+}
+
+/* Still reading t? */
+static int
+task_reading(const struct task *t)
+{
+    return (t->state == TASK_ST_ACTIVE || t->state == TASK_ST_HANDSHAKE) &&
+           !t->paused;
+}
+
+/*
+ * Reads t's request ring as task_read_cb reads the socket, until it is
+ * empty (then t's sleeping flag is up) or t stops being read; rings the
+ * task's doorbell if it waits for the room made.
+ */
+static void
+task_shm_read(struct task *t)
+{
+    struct shm_chan *c = t->shm;
+    int freed = 0;
+    uint8_t *p;
+    size_t len;
+    long n;
+
+    while (task_reading(t) && !c->broken) {
+        if (task_in_room(t, &p, &len) != 0) {
+            task_fail(t, COLLS_ENOMEM, "out of memory");
+            return;
+        }
+        n = ring_take(&c->req, p, len);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            task_shm_corrupt(t, "request ring head out of bounds");
+            return;
+        }
+        freed = 1;
+        t->d->st.shm_bytes_in += (uint64_t)n;
+        task_got(t, (size_t)n);
+    }
+    if (freed && t->state != TASK_ST_DEAD && !c->broken &&
+        ring_wake_producer(&c->req)) {
+        t->d->st.shm_task_waits++;
+        shm_ring_bell(c->fds[SHM_FD_OUT]);
+    }
+}
+
+/* The task rang our doorbell: bytes in the request ring, or room in the
+   completion ring. */
+static void
+task_shm_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct task *t = arg;
+
+    (void)what;
+    shm_drain_bell(fd);
+    if (t->out_head != NULL)
+        task_flush(t);
+    if (t->state != TASK_ST_DEAD && !t->shm->broken)
+        task_shm_read(t);
+    net_kick(t->d);
+}
+
+/* 1 if t's rings have work for us now (a probe: no syscall). */
+static int
+task_shm_ready(struct task *t)
+{
+    struct shm_chan *c = t->shm;
+
+    if (c == NULL || c->map == NULL || c->broken)
+        return 0;
+    if (task_reading(t) && ring_readable(&c->req) != 0)
+        return 1;
+    return t->out_head != NULL && c->out_on && ring_space(&c->comp) != 0;
+}
+
+const char *
+task_channel(const struct task *t)
+{
+    return t->shm != NULL && t->shm->map != NULL && !t->shm->broken ? "shm"
+                                                                    : "socket";
+}
+
+uint64_t
+task_shm_count(const struct daemon *d)
+{
+    const struct task *t;
+    uint64_t n = 0;
+
+    for (t = d->tasks; t != NULL; t = t->next)
+        if (t->state == TASK_ST_ACTIVE && strcmp(task_channel(t), "shm") == 0)
+            n++;
+    return n;
+}
+
+int
+task_shm_probe(struct daemon *d)
+{
+    struct task *t;
+
+    for (t = d->tasks; t != NULL; t = t->next)
+        if (task_shm_ready(t))
+            return 1;
+    return 0;
+}
+
+int
+task_shm_poll(struct daemon *d)
+{
+    struct task *t, *next;
+    int did = 0;
+
+    for (t = d->tasks; t != NULL; t = next) {
+        next = t->next;
+        if (!task_shm_ready(t))
+            continue;
+        did = 1;
+        if (t->out_head != NULL)
+            task_flush(t);
+        if (t->state != TASK_ST_DEAD && !t->shm->broken)
+            task_shm_read(t);
+        break; /* t's frames may have closed others: next turn */
+    }
+    if (did)
+        net_kick(d);
+    return did;
+}
+
+/*
+ * Reads the socket while the task is in HANDSHAKE: recvmsg, so that the
+ * descriptors of a channel offered with ATTACH_REQ are taken (the first
+ * offer only; later ones are closed).
+ */
+static ssize_t
+task_recv_offer(struct task *t, uint8_t *p, size_t len)
+{
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int) * SHM_NFDS)];
+    } cbuf;
+    struct iovec iov = {p, len};
+    struct msghdr m;
+    struct cmsghdr *cm;
+    ssize_t n;
+
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = cbuf.b;
+    m.msg_controllen = sizeof(cbuf.b);
+    n = recvmsg(t->fd, &m, MSG_CMSG_CLOEXEC);
+    if (n < 0)
+        return n;
+    for (cm = CMSG_FIRSTHDR(&m); cm != NULL; cm = CMSG_NXTHDR(&m, cm)) {
+        const int *fds = (const int *)(void *)CMSG_DATA(cm);
+        int i, nfds;
+
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        if (t->shm == NULL) {
+            t->shm = shm_chan_offer(fds, nfds);
+            continue;
+        }
+        for (i = 0; i < nfds; i++)
+            close(fds[i]);
+    }
+    if (m.msg_flags & MSG_CTRUNC)
+        log_warn("task from pid %ld: descriptors beyond a channel's dropped",
+                 (long)t->pid);
+    return n;
+}
+
 static void
 task_read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct task *t = arg;
+    uint8_t *p;
+    size_t len;
     ssize_t n;
 
-    if (t->big != NULL) {
-        n = read(fd, t->big + t->big_got, t->big_len - t->big_got);
-    } else {
-        if (buf_reserve(&t->in, TASK_READ_CHUNK) != 0) {
-            task_fail(t, COLLS_ENOMEM, "out of memory");
-            goto out;
-        }
-        n = read(fd, t->in.data + t->in.len, t->in.cap - t->in.len);
+    (void)what;
+    if (task_in_room(t, &p, &len) != 0) {
+        task_fail(t, COLLS_ENOMEM, "out of memory");
+        goto out;
     }
+    if (t->state == TASK_ST_HANDSHAKE)
+        n = task_recv_offer(t, p, len);
+    else
+        n = read(fd, p, len);
     if (n == 0) {
-        task_close(t, "connection closed");
+        /* frames it put in its ring before it closed still count */
+        if (t->shm != NULL && t->shm->map != NULL)
+            task_shm_read(t);
+        if (t->state != TASK_ST_DEAD)
+            task_close(t, "connection closed");
         goto out;
     }
     if (n < 0) {
@@ -1097,16 +1456,7 @@ task_read_cb(evutil_socket_t fd, short what, void *arg)
             task_close(t, strerror(errno));
         goto out;
     }
-    t->st.bytes_in += (uint64_t)n;
-    t->d->st.bytes_in += (uint64_t)n;
-    if (t->big != NULL) {
-        t->big_got += (size_t)n;
-        if (t->big_got == t->big_len)
-            task_big_done(t);
-    } else {
-        t->in.len += (size_t)n;
-    }
-    task_process_input(t);
+    task_got(t, (size_t)n);
 out:
     net_kick(t->d);
 }

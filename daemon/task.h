@@ -120,6 +120,15 @@ void task_credit_granted(struct task *t);
 void task_credit_forget(struct daemon *d, int hid);
 /* Resumes paused tasks whose wait is over (end of loop turn). */
 void task_resume_paused(struct daemon *d);
+/* Shared-memory channels, for a loop that polls: 1 if some task's ring
+   has input for us or room for its waiting output (no syscall); and
+   task_shm_poll does that work for one such task (1 if it did). */
+int task_shm_probe(struct daemon *d);
+int task_shm_poll(struct daemon *d);
+/* What carries t's frames: "shm" or "socket". */
+const char *task_channel(const struct task *t);
+/* ACTIVE tasks whose frames go through a shared-memory channel. */
+uint64_t task_shm_count(const struct daemon *d);
 /* Frees closed tasks (end of loop turn, cron); closes stuck CLOSING. */
 void task_reap(struct daemon *d);
 void task_cron(struct daemon *d, uint64_t now_us);

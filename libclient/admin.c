@@ -126,6 +126,7 @@ colls_tasks(colls_t *c, int hid, colls_taskinfo_t **out, int *n)
         t[i].uid = te->uid;
         admin_copy(t[i].name, sizeof(t[i].name), te->name);
         t[i].parent = te->parent;
+        admin_copy(t[i].channel, sizeof(t[i].channel), te->channel);
     }
     *out = t;
     *n = (int)nt;

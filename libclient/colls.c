@@ -135,6 +135,10 @@ colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
     start = uv_hrtime();
     colls_crowd_check(c, start);
     for (;;) {
+        /* the shared-memory ring first: no system call for it */
+        if (colls__shm_poll(&c->conn) &&
+            (pred(arg) || c->conn.err || (armed && c->timer_fired)))
+            return 1;
         if (uv_run(&c->conn.loop, UV_RUN_NOWAIT) == 0)
             return 0; /* nothing alive: UV_RUN_ONCE reports it */
         if (pred(arg) || c->conn.err || (armed && c->timer_fired))
@@ -177,7 +181,9 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
             rc = c->conn.err;
             break;
         }
-        if (colls_poll_window(c, pred, arg, armed))
+        /* frames already in the shared-memory ring: no sleep for them;
+           then a bounded polling window before the loop may sleep */
+        if (colls__shm_poll(&c->conn) || colls_poll_window(c, pred, arg, armed))
             continue;
         if (uv_run(&c->conn.loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
             rc = COLLS_EIO;

@@ -321,6 +321,8 @@ typedef struct {
     int uid;
     char name[64];      /* program name */
     colls_tid_t parent; /* the task that spawned it; 0: none */
+    char channel[8];    /* "shm" or "socket": what carries its frames to its
+                           daemon ("" from a daemon that does not say) */
 } colls_taskinfo_t;
 
 /* Arrays are allocated by the library; release them with colls_free(). */

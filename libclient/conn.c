@@ -19,6 +19,16 @@
  * loop; what the kernel did not take goes to uv_write().  A write given a
  * token reports ops->written(token) once when it is done or failed.
  *
+ * Shared memory (shm.c, docs/architecture.md): unless COLLS_SHM=0, the
+ * connection makes a channel before it writes and sends its descriptors
+ * (SCM_RIGHTS) with the first frame, ATTACH_REQ.  If the daemon marked it
+ * accepted when ATTACH_REP comes, every later frame to the daemon is
+ * copied into the request ring instead of written to the socket (a write
+ * that finds no room waits in order on shm->wq until the daemon rings our
+ * doorbell), and the daemon's frames are read from the completion ring
+ * into the same buffers, through the same parser, as socket bytes.  The
+ * socket still tells us the daemon is gone (after the ring is drained).
+ *
  * Trust: before anything is written to the daemon's socket,
  * conn_check_owner makes sure the process listening there (its peer
  * credentials, which cannot be faked by renaming files), the socket file
@@ -39,10 +49,17 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "shm.h"
 
 /* Payloads above this are read straight into their own allocation. */
 #define COLLS__INLINE_MAX (64u * 1024)
 #define COLLS__READ_CHUNK (64u * 1024)
+
+static void conn_shm_close(struct colls__conn *cn, int status);
+static void conn_shm_answer(struct colls__conn *cn);
+static void conn_shm_drain(struct colls__conn *cn);
+static int conn_shm_write(struct colls__stream *st, struct colls__wreq *wr);
+static void conn_shm_poll_cb(uv_poll_t *p, int status, int events);
 
 /* Maps a libuv error to a COLLS_E* code. */
 static int
@@ -176,6 +193,7 @@ colls__conn_open(struct colls__conn *cn, const char *path)
     struct conn_connect cc = {0, 0};
     uv_connect_t creq;
     uv_os_fd_t fd;
+    const char *shm;
     int sndbuf, rc;
 
     cn->daemon = colls__stream_new(cn, COLLS__ST_DAEMON);
@@ -197,6 +215,9 @@ colls__conn_open(struct colls__conn *cn, const char *path)
        wake-ups of 208 KiB each; capped by net.core.wmem_max. */
     sndbuf = COLLS__SOCK_BUF;
     (void)uv_send_buffer_size((uv_handle_t *)&cn->daemon->u.pipe, &sndbuf);
+    shm = getenv("COLLS_SHM");
+    if ((shm == NULL || strcmp(shm, "0") != 0) && colls__shm_new(&cn->shm) != 0)
+        cn->shm = NULL; /* cannot map: the socket carries everything */
     return colls__stream_start(cn->daemon);
 }
 
@@ -219,6 +240,7 @@ colls__conn_close(struct colls__conn *cn)
     }
     if (!uv_is_closing((uv_handle_t *)&cn->hello_timer))
         uv_close((uv_handle_t *)&cn->hello_timer, NULL);
+    conn_shm_close(cn, COLLS_ECONNLOST); /* never opened a stream */
     uv_run(&cn->loop, UV_RUN_DEFAULT);
     colls__direct_free(cn);
     free(cn->pending.v);
@@ -301,8 +323,10 @@ colls__stream_close(struct colls__stream *st)
         cn->ops->claimed(cn, token, st->pend_src, 0, 0,
                          cn->err ? cn->err : COLLS_EIO);
     }
-    if (cn->daemon == st)
+    if (cn->daemon == st) {
         cn->daemon = NULL;
+        conn_shm_close(cn, cn->err ? cn->err : COLLS_ECONNLOST);
+    }
     if (st->kind == COLLS__ST_DIRECT)
         colls__direct_closed(st);
     st->u.h.data = st;
@@ -320,6 +344,9 @@ conn_frame(struct colls__stream *st, Envelope *e, uint8_t *payload, size_t plen)
 {
     struct colls__conn *cn = st->cn;
 
+    if (st->kind == COLLS__ST_DAEMON && cn->shm != NULL &&
+        cn->shm->state == COLLS__SHM_SENT && e->kind == KIND__ATTACH_REP)
+        conn_shm_answer(cn);
     if (st->kind == COLLS__ST_DAEMON)
         cn->ops->frame(cn, COLLS_ROUTE_DEFAULT, e->src, e, payload, plen);
     else
@@ -512,6 +539,13 @@ conn_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
     struct colls__stream *st = s->data;
 
     (void)b;
+    if (nread < 0 && st->kind == COLLS__ST_DAEMON && st->cn->shm != NULL &&
+        st->cn->shm->state == COLLS__SHM_ON) {
+        /* what the daemon put in the ring before it closed comes first */
+        conn_shm_drain(st->cn);
+        if (st->closing)
+            return;
+    }
     if (nread < 0) {
         /* For the daemon stream: a daemon that shuts down says so with
            ERROR COLLS_ESHUTDOWN first (cn->err is then set already). */
@@ -633,23 +667,15 @@ nomem:
 }
 
 /*
- * The fast path of a write: when nothing is queued on st, the frame goes
- * to the kernel at once (one writev, no loop turn, no poll changes).
- * Returns 1 if all of it went and wr is done (freed, its token
- * reported).  Otherwise 0: wr's buffers are advanced past what was
- * written, and the caller queues the rest with uv_write(), which keeps
- * the order (uv_try_write() refuses while anything is queued).
+ * n bytes of wr went out: 1 if that is all of it (wr is done: freed, its
+ * token reported), else 0 with wr's buffers advanced past them.
  */
 static int
-conn_try_write(struct colls__stream *st, struct colls__wreq *wr)
+conn_wrote(struct colls__wreq *wr, size_t n)
 {
-    int n = uv_try_write(&st->u.s, wr->bufs, wr->nbufs);
-    size_t left;
+    size_t left = n;
     unsigned i;
 
-    if (n < 0)
-        return 0; /* UV_EAGAIN, or an error uv_write() reports alike */
-    left = (size_t)n;
     for (i = 0; i < wr->nbufs && left >= wr->bufs[i].len; i++)
         left -= wr->bufs[i].len;
     if (i == wr->nbufs) {
@@ -662,6 +688,24 @@ conn_try_write(struct colls__stream *st, struct colls__wreq *wr)
     wr->bufs[0].base += left;
     wr->bufs[0].len -= left;
     return 0;
+}
+
+/*
+ * The fast path of a write: when nothing is queued on st, the frame goes
+ * to the kernel at once (one writev, no loop turn, no poll changes).
+ * Returns 1 if all of it went and wr is done (freed, its token
+ * reported).  Otherwise 0: wr's buffers are advanced past what was
+ * written, and the caller queues the rest with uv_write(), which keeps
+ * the order (uv_try_write() refuses while anything is queued).
+ */
+static int
+conn_try_write(struct colls__stream *st, struct colls__wreq *wr)
+{
+    int n = uv_try_write(&st->u.s, wr->bufs, wr->nbufs);
+
+    if (n < 0)
+        return 0; /* UV_EAGAIN, or an error uv_write() reports alike */
+    return conn_wrote(wr, (size_t)n);
 }
 
 /*
@@ -702,6 +746,11 @@ colls__wreq_write(struct colls__stream *st, struct colls__wreq *wr)
             goto fail;
     }
     wr->bufs[0] = uv_buf_init((char *)wr->head.data, (unsigned)wr->head.len);
+    if (st->kind == COLLS__ST_DAEMON && wr->cn->shm != NULL) {
+        rc = conn_shm_write(st, wr);
+        if (rc <= 0)
+            return rc;
+    }
     if (conn_try_write(st, wr))
         return 0;
     rc = uv_write(&wr->w, &st->u.s, wr->bufs, wr->nbufs, conn_write_cb);
@@ -742,4 +791,274 @@ colls__write_env(struct colls__stream *st, const Envelope *e,
         return rc;
     }
     return colls__wreq_write(st, wr);
+}
+
+/* ---- the shared-memory channel ------------------------------------------ */
+
+static void
+conn_shm_closed_cb(uv_handle_t *h)
+{
+    colls__shm_free(list_entry(h, struct colls__shm, poll));
+}
+
+/* Ends the channel: queued writes fail with status, the mapping goes
+   (once the poll handle is closed). */
+static void
+conn_shm_close(struct colls__conn *cn, int status)
+{
+    struct colls__shm *s = cn->shm;
+    struct list_node *n;
+
+    if (s == NULL)
+        return;
+    cn->shm = NULL;
+    while ((n = list_first(&s->wq)) != NULL) {
+        list_del(n);
+        conn_wreq_done(list_entry(n, struct colls__wreq, link), status);
+    }
+    if (s->polling)
+        uv_close((uv_handle_t *)&s->poll, conn_shm_closed_cb);
+    else
+        colls__shm_free(s);
+}
+
+/*
+ * Writes the first frame (ATTACH_REQ) with the channel's descriptors
+ * (SCM_RIGHTS).  0 if wr is done; 1 if the caller writes (the rest of)
+ * wr as usual -- also when the offer could not be sent (the channel is
+ * then dropped: the socket carries everything).
+ */
+static int
+conn_shm_offer(struct colls__stream *st, struct colls__wreq *wr)
+{
+    struct colls__conn *cn = st->cn;
+    struct colls__shm *s = cn->shm;
+    union colls__shm_cmsg cbuf;
+    struct iovec iov[8];
+    struct msghdr m;
+    int fds[3] = {s->memfd, s->bell_daemon, s->bell_task};
+    uv_os_fd_t fd;
+    unsigned i;
+    ssize_t n;
+
+    memset(&m, 0, sizeof(m));
+    for (i = 0; i < wr->nbufs && i < 8; i++) {
+        iov[i].iov_base = wr->bufs[i].base;
+        iov[i].iov_len = wr->bufs[i].len;
+    }
+    m.msg_iov = iov;
+    m.msg_iovlen = i;
+    colls__shm_rights(&m, &cbuf, fds);
+    if (uv_fileno(&st->u.h, &fd) != 0)
+        n = -1;
+    else
+        n = sendmsg(fd, &m, MSG_NOSIGNAL);
+    if (n < 0) {
+        conn_shm_close(cn, 0); /* nothing queued yet */
+        return 1;
+    }
+    close(s->memfd);
+    s->memfd = -1;
+    s->state = COLLS__SHM_SENT;
+    return conn_wrote(wr, (size_t)n) ? 0 : 1;
+}
+
+/* ATTACH_REP came: the daemon took the channel (it marked the header)
+   or the socket carries everything from now on. */
+static void
+conn_shm_answer(struct colls__conn *cn)
+{
+    struct colls__shm *s = cn->shm;
+    struct shm_hdr *h = s->map;
+
+    if (atomic_load_explicit(&h->accepted, memory_order_acquire) !=
+        SHM_ACCEPTED) {
+        conn_shm_close(cn, 0);
+        return;
+    }
+    s->state = COLLS__SHM_ON;
+    if (uv_poll_init(&cn->loop, &s->poll, s->bell_task) != 0)
+        goto fail;
+    s->polling = 1;
+    s->poll.data = cn;
+    if (uv_poll_start(&s->poll, UV_READABLE, conn_shm_poll_cb) != 0)
+        goto fail;
+    return;
+fail:
+    /* the daemon now writes only to the ring: without a doorbell we
+       would not hear it */
+    if (cn->daemon != NULL)
+        conn_stream_error(cn->daemon, COLLS_EIO);
+}
+
+/* Copies what fits of wr into the request ring.  1 if all of it went,
+   0 if the ring is full (wr advanced), -1 if the ring is corrupt. */
+static int
+conn_shm_push(struct colls__shm *s, struct colls__wreq *wr, int *wrote)
+{
+    while (wr->nbufs > 0) {
+        long n = ring_write(&s->req, wr->bufs[0].base, wr->bufs[0].len);
+
+        if (n < 0)
+            return -1;
+        if (n > 0)
+            *wrote = 1;
+        wr->bufs[0].base += n;
+        wr->bufs[0].len -= (size_t)n;
+        if (wr->bufs[0].len > 0)
+            return 0;
+        memmove(wr->bufs, wr->bufs + 1, (wr->nbufs - 1) * sizeof(*wr->bufs));
+        wr->nbufs--;
+    }
+    return 1;
+}
+
+/*
+ * Writes the queued frames into the request ring, in order, as far as
+ * it has room; each wholly written is reported written.  Rings the
+ * daemon's doorbell if it sleeps; when the ring is full, raises our
+ * "waiting" flag so that the daemon rings ours once it made room.
+ */
+static void
+conn_shm_flush(struct colls__conn *cn)
+{
+    struct colls__shm *s = cn->shm;
+    struct list_node *n;
+    int wrote = 0;
+    long space;
+
+    while (cn->shm == s && (n = list_first(&s->wq)) != NULL) {
+        struct colls__wreq *wr = list_entry(n, struct colls__wreq, link);
+        int rc = conn_shm_push(s, wr, &wrote);
+
+        if (rc < 0)
+            goto corrupt;
+        if (rc == 0) {
+            if (wrote && ring_wake_consumer(&s->req))
+                colls__shm_ring(s);
+            wrote = 0;
+            space = ring_wait_space(&s->req);
+            if (space < 0)
+                goto corrupt;
+            if (space > 0)
+                continue;
+            s->full_waits++;
+            return;
+        }
+        list_del(n);
+        conn_wreq_done(wr, 0);
+    }
+    if (cn->shm == s && wrote && ring_wake_consumer(&s->req))
+        colls__shm_ring(s);
+    return;
+corrupt:
+    if (cn->daemon != NULL)
+        conn_stream_error(cn->daemon, COLLS_EPROTO);
+}
+
+/* Writes wr through the channel: 0 (done or queued), < 0 (wr failed),
+   or 1: not through the channel, the caller writes it to the socket. */
+static int
+conn_shm_write(struct colls__stream *st, struct colls__wreq *wr)
+{
+    struct colls__shm *s = st->cn->shm;
+
+    if (s->state == COLLS__SHM_OFFER)
+        return conn_shm_offer(st, wr);
+    if (s->state != COLLS__SHM_ON)
+        return 1;
+    list_add_tail(&s->wq, &wr->link);
+    conn_shm_flush(st->cn);
+    return 0;
+}
+
+/*
+ * Reads the completion ring into the daemon stream's buffers, as
+ * conn_read_cb reads the socket, until it is empty (our sleeping flag is
+ * then up); rings the daemon's doorbell if it waits for the room made.
+ */
+static void
+conn_shm_drain(struct colls__conn *cn)
+{
+    struct colls__shm *s = cn->shm;
+    struct colls__stream *st = cn->daemon;
+    int freed = 0;
+    uv_buf_t b;
+    long n;
+
+    while (cn->shm == s && cn->daemon == st && st != NULL && !st->closing) {
+        conn_alloc_cb(&st->u.h, 0, &b);
+        if (b.base == NULL) {
+            conn_stream_error(st, COLLS_ENOMEM);
+            return;
+        }
+        n = ring_take(&s->comp, b.base, b.len);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            conn_stream_error(st, COLLS_EPROTO);
+            return;
+        }
+        freed = 1;
+        conn_read_cb(&st->u.s, n, &b);
+    }
+    if (cn->shm == s && freed && ring_wake_producer(&s->comp))
+        colls__shm_ring(s);
+}
+
+/* Our doorbell: frames in the completion ring, or room in the request
+   ring. */
+static void
+conn_shm_poll_cb(uv_poll_t *p, int status, int events)
+{
+    struct colls__conn *cn = p->data;
+    struct colls__shm *s = cn->shm;
+    uint64_t v;
+
+    (void)status;
+    (void)events;
+    if (s == NULL)
+        return;
+    (void)!read(s->bell_task, &v, sizeof(v));
+    conn_shm_drain(cn);
+    if (cn->shm == s)
+        conn_shm_flush(cn);
+}
+
+/*
+ * For a wait loop that polls: 1 if the channel has work now -- frames
+ * in the completion ring, or room for a write that waits (no syscall).
+ */
+int
+colls__shm_probe(struct colls__conn *cn)
+{
+    struct colls__shm *s = cn->shm;
+
+    if (s == NULL || s->state != COLLS__SHM_ON)
+        return 0;
+    return ring_readable(&s->comp) != 0 ||
+           (!list_empty(&s->wq) && ring_space(&s->req) != 0);
+}
+
+/* Does that work, as the doorbell would (without reading it).  1 if
+   there was any. */
+int
+colls__shm_poll(struct colls__conn *cn)
+{
+    struct colls__shm *s = cn->shm;
+
+    if (!colls__shm_probe(cn))
+        return 0;
+    conn_shm_drain(cn);
+    if (cn->shm == s)
+        conn_shm_flush(cn);
+    return 1;
+}
+
+/* What carries this task's frames to its daemon: "shm" or "socket". */
+const char *
+colls__conn_channel(const struct colls__conn *cn)
+{
+    return cn->shm != NULL && cn->shm->state == COLLS__SHM_ON ? "shm"
+                                                              : "socket";
 }

@@ -38,6 +38,7 @@
 #define COLLS__SOCK_BUF (4 << 20)
 
 struct colls__conn;
+struct colls__shm;
 struct colls__stream;
 
 /* A task that died, and why (COLLS_EPEERDEAD, COLLS_ENOENT, ...). */
@@ -172,6 +173,8 @@ struct colls__conn {
     struct colls__deaths pending;
     uv_timer_t hello_timer; /* bounds that wait */
     uint64_t fallbacks;     /* direct sends that went via the daemon */
+    /* the shared-memory channel to the daemon (shm.h), NULL: socket */
+    struct colls__shm *shm;
 };
 
 /* conn.c */
@@ -191,6 +194,9 @@ int colls__wreq_new(struct colls__conn *cn, const uv_buf_t *payload,
                     unsigned npayload, void *token, struct colls__wreq **out);
 int colls__wreq_write(struct colls__stream *st, struct colls__wreq *wr);
 void colls__wreq_fail(struct colls__wreq *wr, int status);
+int colls__shm_probe(struct colls__conn *cn);
+int colls__shm_poll(struct colls__conn *cn);
+const char *colls__conn_channel(const struct colls__conn *cn);
 
 /* direct.c */
 int colls__direct_listen(struct colls__conn *cn);

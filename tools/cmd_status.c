@@ -251,8 +251,8 @@ ps_exec(int argc, char **argv)
     if (json)
         printf("[");
     else
-        printf("%-10s %4s %8s %6s %-10s  %s\n", "TID", "HOST", "PID", "UID",
-               "PARENT", "NAME");
+        printf("%-10s %4s %8s %6s %-10s %-6s  %s\n", "TID", "HOST", "PID",
+               "UID", "PARENT", "CHAN", "NAME");
     for (i = 0; i < n; i++) {
         int self = t[i].tid == colls_mytid(c);
 
@@ -266,6 +266,8 @@ ps_exec(int argc, char **argv)
             else
                 printf("null, \"name\": ");
             collsctl_json_str(stdout, t[i].name);
+            printf(", \"channel\": ");
+            collsctl_json_str(stdout, t[i].channel);
             printf(", \"self\": %s}", self ? "true" : "false");
             continue;
         }
@@ -273,8 +275,9 @@ ps_exec(int argc, char **argv)
 
         if (t[i].parent != 0)
             snprintf(parent, sizeof(parent), "t%x", (unsigned)t[i].parent);
-        printf("t%-9x %4d %8d %6d %-10s  %s%s\n", (unsigned)t[i].tid,
-               COLLS_TID_HID(t[i].tid), t[i].pid, t[i].uid, parent, t[i].name,
+        printf("t%-9x %4d %8d %6d %-10s %-6s  %s%s\n", (unsigned)t[i].tid,
+               COLLS_TID_HID(t[i].tid), t[i].pid, t[i].uid, parent,
+               t[i].channel[0] ? t[i].channel : "-", t[i].name,
                self ? " (this collsctl)" : "");
     }
     if (json)
@@ -332,7 +335,7 @@ static const struct collsctl_opt ps_opts[] = {
     {"all", 'a', COLLSCTL_OPT_SHORT, NULL,
      "the tasks of every host (default: of this host)"},
     STATUS_JSON_OPT("print a JSON array, one object per task (tid, hid, pid, "
-                    "uid, name, self)"),
+                    "uid, name, channel: shm or socket, self)"),
     {NULL, 0, 0, NULL, NULL},
 };
 

@@ -6,6 +6,7 @@
 
 Suite *suite_buf(void);
 Suite *suite_frame(void);
+Suite *suite_ring(void);
 Suite *suite_dgram(void);
 Suite *suite_envelope(void);
 Suite *suite_dtype(void);
