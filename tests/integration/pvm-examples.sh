@@ -138,6 +138,7 @@ if [ -z "$TARS" ]; then
     exit 77
 fi
 
+SANFLAGS=
 if [ "$REAL" = 1 ]; then
     INC=${PVMEX_INCLUDE:-/usr/include}
     LIBS=${PVMEX_LIBS:--lgpvm3 -lpvm3}
@@ -146,6 +147,12 @@ else
     INC=${PVMEX_INCLUDE:-$SRC/pvm}
     LIBS=${PVMEX_LIBS:-$OURS/libgpvm3.la $OURS/libpvm3.la}
     LINK=${PVMEX_LINK:-$B/libtool --mode=link --quiet cc -no-install}
+    # A sanitizer build of our library (configure --enable-sanitizers)
+    # needs its runtime first in the programs that link it: the examples
+    # are linked with the same -fsanitize flags then, but not compiled
+    # with them (tjf.c writes one past an array, a bug of the example).
+    SANFLAGS=$(sed -n 's/^COLLS_LDFLAGS = *//p' "$B/Makefile" 2>/dev/null |
+        grep -o -- '-fsanitize=[^ ]*' | head -1)
 fi
 
 it_setup
@@ -198,7 +205,7 @@ build()
     # shellcheck disable=SC2086
     cc -O2 -w -DHASSTDLIB -DSYSVSTR -I"$INC" -c -o "$EX/$prog.o" "$c" \
         2>"$EX/$prog.err" &&
-        $LINK -o "$EX/$prog" "$EX/$prog.o" $LIBS 2>>"$EX/$prog.err"
+        $LINK $SANFLAGS -o "$EX/$prog" "$EX/$prog.o" $LIBS 2>>"$EX/$prog.err"
 }
 
 build pvm-run "$IT_DIR/pvm-run.c" ||
