@@ -164,7 +164,7 @@ static const struct config_opt config_table[] = {
         0),
     OPT("max-tasks", CFG_INT, max_tasks, "1024", 1, 1048575, "N",
         "largest number of attached tasks", 0),
-    OPT("shm", CFG_BOOL, shm, "no", 0, 0, NULL,
+    OPT("shm", CFG_BOOL, shm, "yes", 0, 0, NULL,
         "take the shared-memory channel a task offers at attach (rings in "
         "a memfd instead of the socket for its frames); no keeps every "
         "task on the socket",

@@ -18,8 +18,8 @@
 #     send: the other members get an error instead of hanging, the daemon
 #     lives, and its descriptors come back to what they were;
 #   - 100 tasks on one daemon, each on its own channel;
-#   - a daemon started --shm=off (the default) keeps every task on the
-#     socket.
+#   - a daemon started --shm=off keeps every task on the socket (--shm is
+#     on by default).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 SC=$IT_B/tests/integration/shm-check
