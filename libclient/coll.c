@@ -92,10 +92,6 @@ struct coll_args {
     size_t trace_bytes;
 };
 
-/*
- * A COLL_RESULT arrived: hand it to the waiting call if it is the result
- * of that call's (group, seq), else drop it.  Takes e and payload.
- */
 /* Keeps the algorithm and mode of successful result rep of collective
    seq unless a later collective's are kept already. */
 static void
@@ -149,6 +145,11 @@ coll_early_result(colls_t *c, const Envelope *e)
     return 1;
 }
 
+/*
+ * A COLL_RESULT arrived: hand it to the waiting call if it is the result
+ * of that call's (group, seq), else consume it if it is one of an
+ * operation that returned early, else drop it.  Takes e and payload.
+ */
 void
 colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
 {
