@@ -18,6 +18,7 @@
 #   BENCH_RUNS     5, BENCH_ITERS 50
 #   BENCH_PIN      "0 1"  1: every process pinned to CPU 0 (taskset -c 0),
 #                         0: unpinned; both by default
+#   BENCH_IMPLS    "collsd ompi mpich"  which of the three run
 #   BENCH_OUT      ./mpi-bench-results.txt
 #
 # Fairness on a machine with fewer CPUs than ranks: both MPIs busy-poll,
@@ -48,6 +49,7 @@ SIZES=${BENCH_SIZES:-4:4194304}
 RUNS=${BENCH_RUNS:-5}
 ITERS=${BENCH_ITERS:-50}
 PINS=${BENCH_PIN:-0 1}
+IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich} "
 OUT=${BENCH_OUT:-$PWD/mpi-bench-results.txt}
 MPI_PACKAGES="openmpi-bin libopenmpi-dev mpich libmpich-dev"
 
@@ -188,9 +190,14 @@ for layout in $LAYOUTS; do
         f="$NS_RUN/res-$layout-$pin"
         : >"$f"
         for op in $OPS; do
-            run_colls "$lh" "$lk" "$op" "$pin" >>"$f"
-            run_mpi ompi "$lh" "$lk" "$op" "$pin" >>"$f"
-            run_mpi mpich "$lh" "$lk" "$op" "$pin" >>"$f"
+            case $IMPLS in *" collsd "*)
+                run_colls "$lh" "$lk" "$op" "$pin" >>"$f" ;;
+            esac
+            for impl in ompi mpich; do
+                case $IMPLS in *" $impl "*)
+                    run_mpi "$impl" "$lh" "$lk" "$op" "$pin" >>"$f" ;;
+                esac
+            done
         done
         {
             printf '\n== %s hosts x %s tasks, %s; us/op (collsctl bench and mpi-bench, %s runs x %s ops, best run per process, max over processes)\n' \
