@@ -225,10 +225,11 @@ coll_result_env(const struct daemon *d, Envelope *r, CollResult *cr,
     r->coll_result = cr;
 }
 
-/* Sends COLL_RESULT to local member i of ci. */
-void
-coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
-            const uint8_t *data, size_t len)
+/* Sends COLL_RESULT to local member i of ci; owner (or NULL): the
+   allocation data lies in, which the answer takes (freed in any case). */
+static void
+coll_answer_own(struct daemon *d, struct coll_inst *ci, int i, int status,
+                const uint8_t *data, size_t len, uint8_t *owner)
 {
     struct group *g = ci->g;
     struct task *t = task_find(d, g->tids[g->local[i]]);
@@ -236,6 +237,10 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     char alg[COLL_ALG_SPEC_MAX + 8];
     Envelope r;
 
+    if (ci->answered[i] || t == NULL || status != 0) {
+        free(owner);
+        owner = NULL;
+    }
     if (ci->answered[i])
         return;
     ci->answered[i] = 1;
@@ -256,7 +261,31 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     cr.fallback = ci->fallback != 0;
     cr.why = status != 0 ? ci->why : "";
     task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
-                   NULL);
+                   owner);
+}
+
+void
+coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
+            const uint8_t *data, size_t len)
+{
+    coll_answer_own(d, ci, i, status, data, len, NULL);
+}
+
+void
+coll_answer_last(struct daemon *d, struct coll_inst *ci, int i, struct exec *x,
+                 const uint8_t *data, size_t len)
+{
+    uint8_t *own = x->own[SCHED_BUF_RECV];
+    uintptr_t p = (uintptr_t)data, o = (uintptr_t)own;
+
+    if (own == NULL || len == 0 || p < o || p - o > x->bsz[SCHED_BUF_RECV] ||
+        len > x->bsz[SCHED_BUF_RECV] - (p - o)) {
+        coll_answer(d, ci, i, 0, data, len);
+        return;
+    }
+    x->own[SCHED_BUF_RECV] = NULL;
+    x->buf[SCHED_BUF_RECV] = NULL;
+    coll_answer_own(d, ci, i, 0, data, len, own);
 }
 
 /* Frees ci once every local member that can still ask was answered. */
@@ -348,8 +377,8 @@ again:
                 !ci->answered[i]) {
                 int r = ci->g->local[i];
 
-                coll_answer(d, ci, i, 0, x->buf[SCHED_BUF_RECV],
-                            collplan_out_len(ci, r, ci->a2a[i]));
+                coll_answer_last(d, ci, i, x, x->buf[SCHED_BUF_RECV],
+                                 collplan_out_len(ci, r, ci->a2a[i]));
             }
         }
     } while (moved && err == 0);

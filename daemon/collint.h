@@ -117,6 +117,11 @@ void coll_msg_free(struct coll_msg *m);
 /* Sends COLL_RESULT to local member i of ci (once). */
 void coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
                  const uint8_t *data, size_t len);
+/* As coll_answer with status 0, for the last use of x's result: when data
+   lies in the receive buffer x allocated, the answer takes that buffer
+   (x no longer has it) instead of copying data. */
+void coll_answer_last(struct daemon *d, struct coll_inst *ci, int i,
+                      struct exec *x, const uint8_t *data, size_t len);
 
 /* ---- collplan.c ---- */
 

@@ -263,7 +263,10 @@ collrun_hier_finish(struct daemon *d, struct coll_inst *ci)
     for (i = 0; i < ci->g->nlocal && rc == 0; i++) {
         rc = hier_result(L, i, lr, (const uint8_t *const *)ci->in, scratch,
                          &data, &len);
-        if (rc == 0)
+        /* the last member may take the leader's result buffer itself */
+        if (rc == 0 && i == ci->g->nlocal - 1 && !ci->fpc)
+            coll_answer_last(d, ci, i, &ci->ex[0], data, len);
+        else if (rc == 0)
             coll_answer(d, ci, i, 0, data, len);
     }
     free(scratch);

@@ -296,6 +296,10 @@ hier_result(const struct hier_layout *L, int i, const uint8_t *lr,
     *len = 0;
     switch (L->op) {
     case COLLS_COLL_BCAST:
+        /* the root has its data: it is answered without (collectives.md,
+           Result) */
+        *len = isroot ? 0 : L->n;
+        return 0;
     case COLLS_COLL_ALLREDUCE:
         *len = L->n;
         return 0;

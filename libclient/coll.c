@@ -13,19 +13,35 @@
  * and copies the result into the caller's buffer (v-variants: block j to
  * displacement j).
  *
- * One collective is in flight per handle (calls block), so the handle
- * holds a single pointer to the waiting call (colls_t.coll_wait); a result
- * that matches nothing (one of a call that timed out) is dropped.  A
- * result with COLLS_EPEERDEAD or COLLS_EHOSTDOWN makes the group unusable:
- * later calls fail with the same status without asking the daemon.  A
- * failed result's words (coll_result.why: what differed, the algorithm
- * names there are) are kept for colls_errmsg().
+ * One call waits per handle (calls block), so the handle holds a single
+ * pointer to the waiting call (colls_t.coll_wait).  A member whose result
+ * is empty or already at hand (the root of bcast, scatter and scatterv,
+ * which copies its own block itself; a non-root of reduce, gather and
+ * gatherv) returns as soon as its COLL_REQ is written, as MPI's
+ * completion semantics allow: its buffer may be reused then.  Its result
+ * is still due; the call leaves an entry (group, seq) in colls_t.
+ * coll_early, and the frame dispatcher consumes that result whenever it
+ * arrives.  A failure of such an operation is reported by the next call
+ * on the group: every call that waits for its own result also waits for
+ * the group's earlier ones and returns the first earlier failure when its
+ * own succeeded (its own output is valid then); a call that returns early
+ * reports a failure that has already arrived.  At most COLL_EARLY_MAX
+ * operations per group are outstanding; the next call waits for the
+ * oldest.  Leaving the group and detaching wait for them all
+ * (colls__coll_drain).  docs/collectives.md, "Completion".
+ *
+ * A result that matches nothing (one of a call that timed out) is
+ * dropped.  A result with COLLS_EPEERDEAD or COLLS_EHOSTDOWN makes the
+ * group unusable: later calls fail with the same status without asking
+ * the daemon.  A failed result's words (coll_result.why: what differed,
+ * the algorithm names there are) are kept for colls_errmsg().
  *
  * With COLLS_TRACE=1 (read when the group was joined) each successful
  * collective writes one line to stderr:
  *   colls-trace group=NAME op=bcast bytes=N P=8 alg=binomial mode=hier us=T
  * bytes: the caller's block (v-variants: its input bytes), us: the call's
- * time as seen by the caller.
+ * time as seen by the caller.  A call that returned early writes alg=-
+ * (the algorithm is not known yet) and early=1.
  *
  * API layer (internal.h): may call p2p.c (writes of a request), colls.c's
  * loop and the connection layer (conn.h); its results come from the
@@ -49,6 +65,17 @@ struct colls__coll_wait {
     size_t plen;
 };
 
+/* An operation that returned before its result (colls_t.coll_early). */
+struct colls__coll_early {
+    struct colls__coll_early *next;
+    struct colls_group *g;
+    uint64_t seq;
+};
+
+/* Most operations of one group that may have returned early and still
+   await their result. */
+#define COLL_EARLY_MAX 64
+
 /* What one collective sends and expects back. */
 struct coll_args {
     int op, dtype, rop, root;
@@ -61,12 +88,67 @@ struct coll_args {
     size_t nrcounts;
     size_t expect; /* result bytes */
     int empty_ok;  /* an empty result is fine too (bcast root) */
+    int early;     /* may return once written: the result is not needed */
     size_t trace_bytes;
 };
 
+/* Keeps the algorithm and mode of successful result rep of collective
+   seq unless a later collective's are kept already. */
+static void
+coll_keep_alg(struct colls_group *g, uint64_t seq, const Envelope *rep)
+{
+    const CollResult *r;
+
+    if (rep->body_case != ENVELOPE__BODY_COLL_RESULT ||
+        (g->last_alg[0] != '\0' && seq < g->last_seq))
+        return;
+    r = rep->coll_result;
+    snprintf(g->last_alg, sizeof(g->last_alg), "%s",
+             r->alg != NULL ? r->alg : "");
+    g->last_mode = (int)r->mode;
+    g->last_seq = seq;
+}
+
+/*
+ * The result of an operation that returned early, if e is one: takes its
+ * entry off c->coll_early and keeps a failure for the group's next call.
+ * 1 if it was one.
+ */
+static int
+coll_early_result(colls_t *c, const Envelope *e)
+{
+    struct colls__coll_early **pp, *x;
+    struct colls_group *g;
+    int st = e->status;
+
+    for (pp = &c->coll_early; (x = *pp) != NULL; pp = &x->next)
+        if (x->seq == e->seq && strcmp(x->g->name, e->group) == 0)
+            break;
+    if (x == NULL)
+        return 0;
+    g = x->g;
+    *pp = x->next;
+    free(x);
+    g->early--;
+    if (st < 0 && g->early_err == 0) {
+        g->early_err = st;
+        snprintf(g->early_why, sizeof(g->early_why), "%s",
+                 e->body_case == ENVELOPE__BODY_COLL_RESULT &&
+                         e->coll_result->why != NULL
+                     ? e->coll_result->why
+                     : "");
+    }
+    if (st == COLLS_EPEERDEAD || st == COLLS_EHOSTDOWN)
+        g->failed = st;
+    if (st >= 0)
+        coll_keep_alg(g, e->seq, e);
+    return 1;
+}
+
 /*
  * A COLL_RESULT arrived: hand it to the waiting call if it is the result
- * of that call's (group, seq), else drop it.  Takes e and payload.
+ * of that call's (group, seq), else consume it if it is one of an
+ * operation that returned early, else drop it.  Takes e and payload.
  */
 void
 colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
@@ -75,6 +157,8 @@ colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
 
     if (w == NULL || w->done || e->group == NULL ||
         strcmp(e->group, w->g->name) != 0 || e->seq != w->seq) {
+        if (e->group != NULL)
+            coll_early_result(c, e);
         envelope_free(e);
         free(payload);
         return;
@@ -85,10 +169,99 @@ colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
     w->done = 1;
 }
 
+/* The waiting call has its result and the group's earlier operations
+   have theirs. */
 static int
-coll_wait_pred(void *arg)
+coll_all_pred(void *arg)
 {
-    return ((struct colls__coll_wait *)arg)->done;
+    const struct colls__coll_wait *w = arg;
+
+    return w->done && w->g->early == 0;
+}
+
+/* Fewer than n of the group's operations await their result. */
+struct coll_early_below {
+    const struct colls_group *g;
+    unsigned n;
+};
+
+static int
+coll_early_below_pred(void *arg)
+{
+    const struct coll_early_below *b = arg;
+
+    return b->g->early < b->n;
+}
+
+/*
+ * Waits (timed) until fewer than n of g's operations await their result.
+ * 0, or the wait's COLLS_E* code.
+ */
+static int
+coll_early_wait(const struct colls_group *g, unsigned n)
+{
+    struct coll_early_below b = {g, n};
+
+    if (g->early < n)
+        return 0;
+    return colls__wait(g->c, coll_early_below_pred, &b, 1);
+}
+
+/* Forgets every entry of g (every entry when g is NULL). */
+static void
+coll_early_forget(colls_t *c, struct colls_group *g)
+{
+    struct colls__coll_early **pp = &c->coll_early, *x;
+
+    while ((x = *pp) != NULL) {
+        if (g != NULL && x->g != g) {
+            pp = &x->next;
+            continue;
+        }
+        *pp = x->next;
+        x->g->early--;
+        free(x);
+    }
+}
+
+void
+colls__coll_drain(colls_t *c, struct colls_group *g)
+{
+    struct colls__coll_early *x;
+
+    if (g != NULL) {
+        if (c->conn.daemon != NULL)
+            (void)coll_early_wait(g, 1);
+        coll_early_forget(c, g);
+        return;
+    }
+    while ((x = c->coll_early) != NULL) {
+        if (c->conn.daemon == NULL || coll_early_wait(x->g, 1) < 0)
+            break;
+    }
+    coll_early_forget(c, NULL);
+}
+
+void
+colls__coll_settle(const struct colls_group *g)
+{
+    if (g->early > 0 && g->c->conn.daemon != NULL && g->c->coll_wait == NULL)
+        (void)coll_early_wait(g, 1);
+}
+
+/* An earlier operation's failure not reported yet, for the call ending
+   with rc (its output already in place): rc if it failed itself, else
+   that failure (once). */
+static int
+coll_early_report(struct colls_group *g, int rc)
+{
+    int err = g->early_err;
+
+    if (rc < 0 || err == 0)
+        return rc;
+    g->early_err = 0;
+    snprintf(g->c->errmsg, sizeof(g->c->errmsg), "%s", g->early_why);
+    return err;
 }
 
 static int
@@ -211,6 +384,11 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         return c->conn.err ? c->conn.err : COLLS_ENOTCONN;
     if (c->coll_wait != NULL)
         return COLLS_EINVAL; /* a collective from inside a callback */
+    rc = coll_early_wait(g, COLL_EARLY_MAX);
+    if (rc < 0)
+        return rc;
+    if (g->failed)
+        return g->failed; /* an earlier operation's result said so */
 
     envelope_init(&e);
     e.kind = KIND__COLL_REQ;
@@ -254,7 +432,27 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         rc = wr.result;
     if (rc < 0)
         goto out;
-    rc = colls__wait(c, coll_wait_pred, &w, 1);
+    if (a->early && !w.done) {
+        struct colls__coll_early *x = malloc(sizeof(*x));
+        if (x != NULL) {
+            x->g = g;
+            x->seq = w.seq;
+            x->next = c->coll_early;
+            c->coll_early = x;
+            g->early++;
+            if (g->trace)
+                fprintf(stderr,
+                        "colls-trace group=%s op=%s bytes=%zu P=%d alg=- "
+                        "mode=%s us=%.1f early=1\n",
+                        g->name, collop_name(a->op), a->trace_bytes, g->size,
+                        coll_mode_name(g->mode), coll_now_us() - t0);
+            goto out;
+        }
+        /* no memory for the entry: wait for the result here */
+    }
+    /* an early call whose result is already here needs no other */
+    if (!(a->early && w.done))
+        rc = colls__wait(c, coll_all_pred, &w, 1);
     if (rc < 0)
         goto out;
     if (w.rep->status < 0) {
@@ -270,12 +468,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
     }
     if (w.plen > 0 && ds > 1 && (int)w.rep->byte_order != dtype_native_order())
         dtype_swap(a->dtype, w.payload, w.plen / ds);
-    if (w.rep->body_case == ENVELOPE__BODY_COLL_RESULT) {
-        const CollResult *r = w.rep->coll_result;
-        snprintf(g->last_alg, sizeof(g->last_alg), "%s",
-                 r->alg != NULL ? r->alg : "");
-        g->last_mode = (int)r->mode;
-    }
+    coll_keep_alg(g, w.seq, w.rep);
     if (g->trace)
         fprintf(stderr,
                 "colls-trace group=%s op=%s bytes=%zu P=%d alg=%s mode=%s "
@@ -304,7 +497,7 @@ coll_run_copy(struct colls_group *g, const struct coll_args *a, void *out)
     if (rc == 0 && rlen > 0 && out != NULL)
         memcpy(out, res, rlen);
     free(res);
-    return rc;
+    return coll_early_report(g, rc);
 }
 
 /* A single input piece: len bytes at p (none when len is 0). */
@@ -375,6 +568,7 @@ colls_bcast(colls_group_t *g, void *buf, size_t count, int dtype, int root)
     if (g->rank == root) {
         coll_one_in(&a, &b, buf, n);
         a.empty_ok = 1;
+        a.early = 1;
         /* the root's buffer already holds the data */
         return coll_run_copy(g, &a, NULL);
     }
@@ -408,6 +602,7 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
     coll_args_init(&a, op, dtype, rop, root);
     a.count = count;
     a.expect = gets ? n : 0;
+    a.early = !gets;
     a.trace_bytes = n;
     coll_one_in(&a, &b, sbuf, n);
     return coll_run_copy(g, &a, rbuf);
@@ -497,6 +692,14 @@ coll_blocks(colls_group_t *g, int op, const void *sbuf, void *rbuf,
     a.count = count;
     a.expect = out;
     a.trace_bytes = n;
+    if (op == COLLS_COLL_SCATTER && g->rank == root) {
+        /* the root's own block is at hand */
+        if (n > 0)
+            memmove(rbuf, (const uint8_t *)sbuf + (size_t)root * n, n);
+        a.early = 1;
+    } else {
+        a.early = out == 0 && collop_is_rooted(op);
+    }
     coll_one_in(&a, &b, sbuf, in);
     return coll_run_copy(g, &a, rbuf);
 }
@@ -618,7 +821,7 @@ coll_run_vunpack(struct colls_group *g, const struct coll_args *a, void *rbuf,
     if (rc == 0 && rlen > 0)
         coll_vunpack(g, res, rbuf, counts, displs, a->dtype);
     free(res);
-    return rc;
+    return coll_early_report(g, rc);
 }
 
 /*
@@ -659,6 +862,7 @@ coll_gatherv(colls_group_t *g, int all, const void *sbuf, size_t scount,
     a.counts = wire;
     a.ncounts = (size_t)g->size;
     a.expect = gets ? total : 0;
+    a.early = !gets;
     a.trace_bytes = n;
     coll_one_in(&a, &b, sbuf, n);
     rc = coll_run_vunpack(g, &a, rbuf, rcounts, displs);
@@ -719,6 +923,14 @@ colls_scatterv(colls_group_t *g, const void *sbuf, const size_t *scounts,
     a.ncounts = (size_t)g->size;
     a.expect = n;
     a.trace_bytes = n;
+    if (me) {
+        /* the root's own block is at hand */
+        if (n > 0)
+            memmove(rbuf,
+                    (const uint8_t *)sbuf + displs[root] * dtype_size(dtype),
+                    n);
+        a.early = 1;
+    }
     rc = coll_run_copy(g, &a, rbuf);
 out:
     free(pieces);

@@ -531,6 +531,7 @@ colls_detach(colls_t *c)
 
     if (c == NULL)
         return COLLS_EINVAL;
+    colls__coll_drain(c, NULL); /* operations that returned early */
     if (c->conn.err == 0 && c->conn.daemon != NULL) {
         memset(&r, 0, sizeof(r));
         r.c = c;

@@ -428,6 +428,13 @@ COLLS_EXTERN int colls_group_last_mode(const colls_group_t *g);
  * COLLS_EPEERDEAD / COLLS_EHOSTDOWN; the group is unusable afterwards.  With
  * COLLS_TRACE=1 in the environment each collective writes one line to stderr:
  * group, operation, bytes, P, algorithm, microseconds.
+ * Completion as in MPI: a call returns once its buffers may be reused.
+ * The root of bcast, scatter and scatterv and a non-root of reduce, gather
+ * and gatherv return as soon as their request is handed to the daemon;
+ * a failure of such an operation is returned by a later call on the group
+ * (at the latest by the next one that waits for its own result; its output
+ * is valid then).  Leaving the group and detaching wait for them all
+ * (docs/collectives.md, "Completion").
  */
 COLLS_EXTERN int colls_barrier(colls_group_t *g);
 COLLS_EXTERN int colls_bcast(colls_group_t *g, void *buf, size_t count,

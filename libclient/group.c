@@ -302,6 +302,7 @@ colls_group_leave(colls_group_t *g)
     if (g == NULL)
         return COLLS_EINVAL;
     c = g->c;
+    colls__coll_drain(c, g); /* operations that returned early */
     envelope_init(&e);
     e.kind = KIND__GROUP_LEAVE;
     e.src = c->conn.tid;
@@ -355,14 +356,22 @@ colls_group_set_compress(colls_group_t *g, int mode)
     return 0;
 }
 
+/* Both wait for the results of operations that returned early
+   (docs/collectives.md, "Completion"). */
 const char *
 colls_group_last_alg(const colls_group_t *g)
 {
-    return g != NULL ? g->last_alg : "";
+    if (g == NULL)
+        return "";
+    colls__coll_settle(g);
+    return g->last_alg;
 }
 
 int
 colls_group_last_mode(const colls_group_t *g)
 {
-    return g != NULL ? g->last_mode : COLLS_EINVAL;
+    if (g == NULL)
+        return COLLS_EINVAL;
+    colls__coll_settle(g);
+    return g->last_mode;
 }

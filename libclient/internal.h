@@ -115,7 +115,8 @@ struct colls {
     /* dead tids, sorted by tid, and hosts declared down */
     struct colls__deaths dead;
     uint8_t host_down[4096];
-    struct colls__coll_wait *coll_wait; /* collective awaiting its result */
+    struct colls__coll_wait *coll_wait;   /* collective awaiting its result */
+    struct colls__coll_early *coll_early; /* returned, result still due */
     char errmsg[512];   /* the text of the daemon's last ERROR (colls_errmsg) */
     colls_tid_t parent; /* the task that spawned this one, 0 none */
     int catch_fd;       /* colls_catchout's fd, -1 none */
@@ -196,8 +197,12 @@ struct colls_group {
     unsigned alg_env; /* bit op: alg[op] came from COLLS_ALG_<OP> */
     char last_alg[COLLS__ALG_SPEC_MAX + 1];
     int last_mode;
-    uint64_t seq; /* next collective's sequence number */
-    int failed;   /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
+    uint64_t last_seq;   /* the collective last_alg and last_mode are of */
+    uint64_t seq;        /* next collective's sequence number */
+    int failed;          /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
+    unsigned early;      /* its entries in c->coll_early */
+    int early_err;       /* first failure of one of them, not yet reported */
+    char early_why[512]; /* the daemon's words on early_err */
 };
 
 /* group.c */
@@ -211,5 +216,11 @@ void colls__spawn_output(colls_t *c, Envelope *e, uint8_t *payload,
 
 /* coll.c: a COLL_RESULT frame from the daemon (takes e and payload). */
 void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen);
+/* coll.c: waits for the results of g's operations that returned early
+   (every group's when g is NULL), then forgets whatever is left. */
+void colls__coll_drain(colls_t *c, struct colls_group *g);
+/* coll.c: waits (timed) for the results of g's operations that returned
+   early, so that last_alg and last_mode are those of its last call. */
+void colls__coll_settle(const struct colls_group *g);
 
 #endif

@@ -18,13 +18,19 @@
 #   BENCH_RUNS     5, BENCH_ITERS 50
 #   BENCH_PIN      "0 1"  1: every process pinned to CPU 0 (taskset -c 0),
 #                         0: unpinned; both by default
+#   BENCH_IMPLS    "collsd ompi mpich"  which of the three run
 #   BENCH_OUT      ./mpi-bench-results.txt
 #
-# Known limit: both MPIs busy-poll.  With more ranks than the machine has
-# CPUs (4 emulated hosts on a 2-vCPU VM) each waiting rank spins until
-# the scheduler's tick, and their small operations take milliseconds
-# (measured: barrier 4.5-8 ms, allreduce 4 B 4.8 ms); their yield-when-
-# idle settings are not tuned here yet.  Every MPI run is bounded by a
+# Fairness on a machine with fewer CPUs than ranks: both MPIs busy-poll,
+# and a waiting rank that spins until the scheduler's tick makes their
+# small operations take milliseconds (measured before these settings:
+# barrier 4.5-8 ms, allreduce 4 B 4.8 ms).  So Open MPI runs with
+# `--mca pml ob1 --mca btl tcp,self,vader --bind-to none --mca
+# mpi_yield_when_idle 1 --oversubscribe`, and MPICH 4.0 (ch4:ucx, which
+# has no switch to yield) with UCX_TLS=tcp,self,sm UCX_NET_DEVICES=eth0
+# and LD_PRELOAD of a shim built here (mb-yield.so) that calls
+# sched_yield() after every ucp_worker_progress() that made no progress.
+# The script prints both command lines.  Every MPI run is bounded by a
 # 900 s timeout.
 #
 # Installs openmpi-bin libopenmpi-dev mpich libmpich-dev when missing (the
@@ -43,6 +49,7 @@ SIZES=${BENCH_SIZES:-4:4194304}
 RUNS=${BENCH_RUNS:-5}
 ITERS=${BENCH_ITERS:-50}
 PINS=${BENCH_PIN:-0 1}
+IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich} "
 OUT=${BENCH_OUT:-$PWD/mpi-bench-results.txt}
 MPI_PACKAGES="openmpi-bin libopenmpi-dev mpich libmpich-dev"
 
@@ -69,6 +76,38 @@ done
 mpicc.openmpi -O2 -o "$NS_RUN/mb-ompi" "$SRC/tests/bench/mpi-bench.c" &&
     mpicc.mpich -O2 -o "$NS_RUN/mb-mpich" "$SRC/tests/bench/mpi-bench.c" ||
     fail "cannot build tests/bench/mpi-bench.c"
+# MPICH's yield shim (see the head of this file).
+cat >"$NS_RUN/mb-yield.c" <<'EOS'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sched.h>
+typedef struct ucp_worker *ucp_worker_h;
+unsigned
+ucp_worker_progress(ucp_worker_h w)
+{
+    static unsigned (*real)(ucp_worker_h);
+    unsigned n;
+
+    if (real == NULL)
+        real = (unsigned (*)(ucp_worker_h))dlsym(RTLD_NEXT,
+                                                 "ucp_worker_progress");
+    n = real(w);
+    if (n == 0)
+        sched_yield();
+    return n;
+}
+EOS
+cc -O2 -shared -fPIC -o "$NS_RUN/mb-yield.so" "$NS_RUN/mb-yield.c" -ldl ||
+    fail "cannot build the MPICH yield shim"
+OMPI_OPTS="--map-by slot --bind-to none --oversubscribe --mca pml ob1 \
+--mca btl tcp,self,vader --mca mpi_yield_when_idle 1 \
+--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0"
+MPICH_ENV="UCX_TLS=tcp,self,sm UCX_NET_DEVICES=eth0 \
+LD_PRELOAD=$NS_RUN/mb-yield.so"
+HOW="Open MPI: OMPI_ALLOW_RUN_AS_ROOT=1 mpirun.openmpi --hostfile HOSTS -np N
+  $OMPI_OPTS (rsh agent: ns-rsh)
+MPICH: mpiexec.hydra -launcher ssh -launcher-exec ns-rsh -f HOSTS -iface eth0
+  -n N, -genv for each of: $MPICH_ENV"
 
 # The rsh agent: "ns-rsh [options] ADDR CMD..." runs CMD in the namespace
 # of the host with address ADDR, as ssh would on a real cluster.
@@ -128,9 +167,7 @@ run_mpi()
         done >"$hf"
         host_run 1 timeout 900 env OMPI_ALLOW_RUN_AS_ROOT=1 \
             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent="$NS_RUN/ns-rsh" \
-            mpirun.openmpi --hostfile "$hf" -np "$np" --map-by slot \
-            --bind-to none --mca btl tcp,vader,self \
-            --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+            mpirun.openmpi --hostfile "$hf" -np "$np" $OMPI_OPTS \
             $wrap "$NS_RUN/mb-ompi" "$op" "$SIZES" --runs "$RUNS" \
             --iters "$ITERS" --label openmpi 2>>"$NS_RUN/mpi.err"
     else
@@ -139,12 +176,13 @@ run_mpi()
         done >"$hf"
         host_run 1 timeout 900 mpiexec.hydra -launcher ssh \
             -launcher-exec "$NS_RUN/ns-rsh" -f "$hf" -iface eth0 -n "$np" \
+            $(for v in $MPICH_ENV; do echo "-genv ${v%%=*} ${v#*=}"; done) \
             $wrap "$NS_RUN/mb-mpich" "$op" "$SIZES" --runs "$RUNS" \
             --iters "$ITERS" --label mpich 2>>"$NS_RUN/mpi.err"
     fi
 }
 
-: >"$OUT"
+echo "$HOW" | tee "$OUT"
 for layout in $LAYOUTS; do
     lh=${layout%x*}
     lk=${layout#*x}
@@ -152,9 +190,14 @@ for layout in $LAYOUTS; do
         f="$NS_RUN/res-$layout-$pin"
         : >"$f"
         for op in $OPS; do
-            run_colls "$lh" "$lk" "$op" "$pin" >>"$f"
-            run_mpi ompi "$lh" "$lk" "$op" "$pin" >>"$f"
-            run_mpi mpich "$lh" "$lk" "$op" "$pin" >>"$f"
+            case $IMPLS in *" collsd "*)
+                run_colls "$lh" "$lk" "$op" "$pin" >>"$f" ;;
+            esac
+            for impl in ompi mpich; do
+                case $IMPLS in *" $impl "*)
+                    run_mpi "$impl" "$lh" "$lk" "$op" "$pin" >>"$f" ;;
+                esac
+            done
         done
         {
             printf '\n== %s hosts x %s tasks, %s; us/op (collsctl bench and mpi-bench, %s runs x %s ops, best run per process, max over processes)\n' \

@@ -36,6 +36,18 @@
  *                   each with inputs salted by (group, iteration); several
  *                   of these running at once (other NAMEs) must not
  *                   cross-talk.
+ *   b2b             joins NAME-bc and/or NAME-br (--placement) and runs
+ *                   --iters rooted operations from varying roots (bcast,
+ *                   scatter, scatterv, reduce, gather, gatherv; mostly
+ *                   small, every 16th larger than a segment) mixed with
+ *                   allreduces, back to back with no barrier, in
+ *                   hierarchical and then flat mode; each input buffer
+ *                   is overwritten as soon as its call returned (a root
+ *                   may return before the operation ended) and each
+ *                   output compared with the serial reference.  After
+ *                   each mode a bcast with an unknown algorithm: its
+ *                   failure must reach the root, at the latest from the
+ *                   next allreduce, whose result stays valid.
  *   fail            back-to-back allreduces until one fails.  With
  *                   --expect peerdead the member of rank --victim kills
  *                   itself (SIGKILL) in iteration --after; with --expect
@@ -93,7 +105,14 @@
 #define SENTINEL    0xa5
 #define LARGE_COUNT 70001 /* items; more bytes than a default segment */
 
-enum { CHECK_MATRIX, CHECK_CONC, CHECK_FAIL, CHECK_BENCH, CHECK_FPC };
+enum {
+    CHECK_MATRIX,
+    CHECK_CONC,
+    CHECK_FAIL,
+    CHECK_BENCH,
+    CHECK_FPC,
+    CHECK_B2B
+};
 enum { DATA_ALL, DATA_SMOOTH, DATA_RANDOM, DATA_SPECIAL };
 enum { LEVEL_SMOKE, LEVEL_THIN, LEVEL_FULL };
 enum { EXPECT_NONE, EXPECT_PEERDEAD, EXPECT_HOSTDOWN };
@@ -1318,6 +1337,165 @@ do_conc(struct ctx *x)
     return 0;
 }
 
+/*
+ * Back to back: --iters rooted operations (runs of bcasts, scatters,
+ * reduces, gathers from varying roots, the v-variants among them) mixed
+ * with allreduces, no barrier anywhere, on each placement in hierarchical
+ * and then flat mode.  A root or sender may return before the operation
+ * ended (docs/collectives.md, "Completion"): its input buffer is
+ * overwritten and freed at once, and every output is compared with the
+ * serial reference as soon as its call returned.
+ */
+static int
+b2b_run(struct ctx *x, int mode)
+{
+    static const int ops[] = {
+        COLLS_COLL_BCAST,   COLLS_COLL_BCAST,     COLLS_COLL_BCAST,
+        COLLS_COLL_SCATTER, COLLS_COLL_REDUCE,    COLLS_COLL_BCAST,
+        COLLS_COLL_REDUCE,  COLLS_COLL_SCATTERV,  COLLS_COLL_GATHER,
+        COLLS_COLL_BCAST,   COLLS_COLL_GATHERV,   COLLS_COLL_ALLREDUCE,
+        COLLS_COLL_BCAST,   COLLS_COLL_ALLREDUCE, COLLS_COLL_REDUCE,
+        COLLS_COLL_SCATTER,
+    };
+    const char *mname = mode == COLLS_MODE_HIER ? "hier" : "flat";
+    int it, rc = colls_group_set_mode(x->g, mode);
+
+    if (rc != 0) {
+        say("FAIL: b2b %s: set mode: %s", mname, colls_err_name(rc));
+        return 1;
+    }
+    for (it = 0; it < x->o->iters; it++) {
+        struct ccase cs;
+        struct run r;
+        char d[512];
+        uint64_t h = mix(x->o->seed ^ (uint64_t)it * 0x9e37 ^
+                         (uint64_t)mode << 32 ^ (uint64_t)x->place << 40);
+
+        memset(&cs, 0, sizeof cs);
+        cs.op = ops[it % (int)(sizeof ops / sizeof ops[0])];
+        cs.dtype = it % 3 == 0 ? COLLS_DOUBLE : COLLS_INT32;
+        cs.rop = collop_is_reduction(cs.op) ? COLLS_SUM : -1;
+        /* mostly small (latency-bound, where returning early matters
+           most), every 16th larger than a segment */
+        cs.count = it % 16 == 7 ? LARGE_COUNT : 1 + (size_t)(h % 64);
+        if (it % 16 == 7 &&
+            (cs.op == COLLS_COLL_SCATTER || cs.op == COLLS_COLL_SCATTERV))
+            cs.count = LARGE_COUNT / (size_t)x->P + 1;
+        cs.root =
+            collop_is_rooted(cs.op) ? (int)((h >> 20) % (uint64_t)x->P) : 0;
+        cs.salt = mix(h ^ 0xb2b);
+        rc = call_case(x, &cs, &r);
+        x->ncalls++;
+        if (rc != 0) {
+            describe(x, &cs, mode, d, sizeof d);
+            say("FAIL: b2b %s iteration %d: %s: %s", mname, it, d,
+                colls_err_name(rc));
+            run_free(&r);
+            return 1;
+        }
+        /* the input may be reused at once */
+        if (r.slen > 0)
+            memset(r.sbuf, 0x5a, r.slen);
+        if (r.rlen > 0 &&
+            compare(x, &cs, mode, "b2b", r.want, r.rbuf, r.rlen) != 0) {
+            say("(b2b %s iteration %d)", mname, it);
+            run_free(&r);
+            return 1;
+        }
+        run_free(&r);
+    }
+    return 0;
+}
+
+/* rc is COLLS_EINVAL with the daemon's "unknown algorithm" words. */
+static int
+b2b_unknown_alg(struct ctx *x, const char *what, int rc)
+{
+    const char *m = colls_errmsg(x->c);
+
+    if (rc == COLLS_EINVAL && strstr(m, "unknown algorithm") != NULL)
+        return 0;
+    say("FAIL: %s rank %d: %s returned %s (\"%s\"), want COLLS_EINVAL and "
+        "unknown algorithm",
+        x->gname, x->rank, what, colls_err_name(rc), m);
+    return 1;
+}
+
+/*
+ * A failure of an operation that returned early is reported by the next
+ * call on the group: a bcast with an algorithm the daemons do not have
+ * fails everywhere; at the root it either failed itself or returned 0 and
+ * then the next allreduce returns that failure, its own result valid.
+ * The allreduce after that succeeds everywhere.
+ */
+static int
+b2b_deferred(struct ctx *x)
+{
+    int32_t buf[4] = {1, 2, 3, 4}, in = x->rank + 1, out, k;
+    int32_t want = x->P * (x->P + 1) / 2;
+    int rc, early;
+
+    rc = colls_group_set_alg(x->g, COLLS_COLL_BCAST, "nosuch");
+    if (rc != 0) {
+        say("FAIL: set alg nosuch: %s", colls_err_name(rc));
+        return 1;
+    }
+    rc = colls_bcast(x->g, buf, 4, COLLS_INT32, 0);
+    colls_group_set_alg(x->g, COLLS_COLL_BCAST, NULL);
+    early = x->rank == 0 && rc == 0;
+    if (!early && b2b_unknown_alg(x, "bcast nosuch", rc) != 0)
+        return 1;
+    for (k = 0; k < 2; k++) {
+        out = -1;
+        rc = colls_allreduce(x->g, &in, &out, 1, COLLS_INT32, COLLS_SUM);
+        if (k == 0 && early) {
+            if (b2b_unknown_alg(x, "allreduce after bcast nosuch", rc) != 0)
+                return 1;
+        } else if (rc != 0) {
+            say("FAIL: %s rank %d: allreduce %d after bcast nosuch: %s",
+                x->gname, x->rank, k, colls_err_name(rc));
+            return 1;
+        }
+        if (out != want) {
+            say("FAIL: %s rank %d: allreduce %d after bcast nosuch gave %d, "
+                "want %d",
+                x->gname, x->rank, k, (int)out, (int)want);
+            return 1;
+        }
+    }
+    if (x->rank == 0)
+        say("%s: bcast nosuch: the root had its failure from %s", x->gname,
+            early ? "the next allreduce" : "the bcast itself");
+    return 0;
+}
+
+static int
+do_b2b(struct ctx *x)
+{
+    static const int modes[2] = {COLLS_MODE_HIER, COLLS_MODE_FLAT};
+    char name[128];
+    int p, m;
+
+    for (p = 0; p < 2; p++) {
+        if (!(x->o->place & (1 << p)))
+            continue;
+        snprintf(name, sizeof name, "%s-b%c", x->o->group, p == 0 ? 'c' : 'r');
+        if (join(x, name, x->o->size,
+                 p == 0 ? COLLS_PLACE_CONTIGUOUS : COLLS_PLACE_ROUNDROBIN) != 0)
+            return 1;
+        x->ncalls = 0;
+        for (m = 0; m < 2; m++)
+            if (b2b_run(x, modes[m]) != 0 || b2b_deferred(x) != 0)
+                return 1;
+        if (x->rank == 0)
+            say("%s: P=%d hosts=%d: %lu back-to-back calls passed", name, x->P,
+                x->nhosts, x->ncalls);
+        if (leave(x) != 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* One allreduce (count ints) checked against the reference; the result
    code of the call, or 1 on a wrong result. */
 static int
@@ -1652,6 +1830,8 @@ member(const struct opts *o, const char *sock, int victim)
         rc = do_bench(&x);
     else if (o->check == CHECK_FPC)
         rc = do_fpc(&x);
+    else if (o->check == CHECK_B2B)
+        rc = do_b2b(&x);
     else
         rc = do_fail(&x, victim);
     colls_detach(x.c);
@@ -1743,7 +1923,7 @@ usage(void)
     fprintf(stderr,
             "usage: coll-check [--socket S | -n P --sockets A,B,..."
             " [--layout 1,2,...]]\n"
-            "  --group NAME [--size P] [--check matrix|conc|fail|fpc]\n"
+            "  --group NAME [--size P] [--check matrix|conc|b2b|fail|fpc]\n"
             "  [--placement contig|rr|both] [--level full|thin|smoke]\n"
             "  [--ops bcast,allreduce,...] [--seed N] [--iters N]\n"
             "  [--expect peerdead|hostdown] [--victim R] [--victim-daemon I]\n"
@@ -1824,6 +2004,7 @@ main(int argc, char **argv)
                       : strcmp(v, "fail") == 0  ? CHECK_FAIL
                       : strcmp(v, "bench") == 0 ? CHECK_BENCH
                       : strcmp(v, "fpc") == 0   ? CHECK_FPC
+                      : strcmp(v, "b2b") == 0   ? CHECK_B2B
                                                 : CHECK_MATRIX;
         else if (strcmp(a, "--compress") == 0)
             o.compress = strcmp(v, "on") == 0     ? COLLS_COMPRESS_ON
