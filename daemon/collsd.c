@@ -248,6 +248,7 @@ struct collsd_poller {
     int loadavg_fd; /* /proc/loadavg, -1 if unreadable */
     uint64_t checked_us;
     int crowded; /* more runnable processes than CPUs we may run on */
+    int solo;    /* we may run on one CPU only: polling there never pays */
 };
 
 #define COLLSD_CROWD_CHECK_US 1000u
@@ -273,6 +274,7 @@ collsd_crowd_check(struct collsd_poller *p, uint64_t now)
     p->checked_us = now;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
+    p->solo = ncpu <= 1;
     n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, text, sizeof text - 1, 0)
                            : -1;
     if (n <= 0) {
@@ -326,6 +328,12 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
     cpu0 = cpu = collsd_cpu_us();
     mark = collsd_input_mark(d);
     collsd_crowd_check(p, start);
+    /* Pinned to one CPU, whatever we wait for (a task, another daemon
+       there) needs the CPU we would spin on: sleep at once.  Measured on
+       4 emulated hosts, everything on CPU 0: a 60 us window took a PVM
+       barrier from 268 to 546 us and 8 B ping-pong from 30 to 48 us. */
+    if (p->solo)
+        return 0;
     d->st.poll_rounds++;
     for (;;) {
         /* a task's shared-memory ring first: no system call for it */

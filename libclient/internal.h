@@ -126,6 +126,7 @@ struct colls {
        COLLS__CROWD_CHECK_NS */
     uint64_t poll_ns, crowd_checked_ns;
     int crowded;
+    int solo; /* this thread may run on one CPU only: no polling */
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */
