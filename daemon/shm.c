@@ -99,12 +99,22 @@ shm_chan_accept(struct shm_chan *c, const char **why)
         *why = "mmap failed";
         return -1;
     }
+    /* The rings' indices are native integers: a task of the other byte
+       order (its magic reads reversed) or of another layout stays on its
+       socket, which carries frames in wire order (docs/architecture.md). */
+    h = map;
+    if (h->magic != SHM_MAGIC || h->version != SHM_VERSION) {
+        *why = h->magic == __builtin_bswap64(SHM_MAGIC)
+                   ? "task of the other byte order"
+                   : "not our ring layout (magic or version)";
+        munmap(map, SHM_MAP_LEN);
+        return -1;
+    }
     close(c->fds[SHM_FD_MEM]);
     c->fds[SHM_FD_MEM] = -1;
     c->map = map;
     /* our indices start at 0 whatever the task wrote there */
     shm_rings(map, 0, &c->req, &c->comp);
-    h = map;
     atomic_store_explicit(&h->accepted, SHM_ACCEPTED, memory_order_release);
     return 0;
 }

@@ -46,8 +46,9 @@ struct ring_ctl {
 };
 
 /* The header page.  The task writes magic, version and sizes before it
-   passes the memfd; the daemon checks the memfd's size and seals, not
-   these, and writes accepted. */
+   passes the memfd; the daemon checks the memfd's size and seals, and the
+   magic and version (in its own byte order: a task of the other order is
+   refused), and writes accepted. */
 struct shm_hdr {
     uint64_t magic;
     uint32_t version;
