@@ -50,6 +50,7 @@
 #include "colls.h"
 #include "proto/dtype.h"
 #include "proto/reduce.h"
+#include "tests/integration/mix.h"
 
 #define MAX_P    16
 #define SENTINEL 0xa5
@@ -65,15 +66,6 @@ struct bo {
 };
 
 /* ---- values ----------------------------------------------------------- */
-
-static uint64_t
-mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 /* The hash of a case, a rank, a block and an item. */
 static uint64_t

@@ -100,6 +100,7 @@
 #include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/reduce.h"
+#include "tests/integration/mix.h"
 
 #define MAX_P       64
 #define SENTINEL    0xa5
@@ -195,16 +196,6 @@ now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* splitmix64's finaliser. */
-static uint64_t
-mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
 }
 
 /* ---- inputs and the serial reference ---------------------------------- */
