@@ -404,7 +404,9 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
     cr.op = (uint32_t)a->op;
     cr.rop = (uint32_t)a->rop;
     cr.root = a->root;
-    cr.mode = (uint32_t)g->mode;
+    /* DIRECT is the library's: what it does not run direct is AUTO's */
+    cr.mode =
+        (uint32_t)(g->mode == COLLS_MODE_DIRECT ? COLLS_MODE_AUTO : g->mode);
     cr.alg = g->alg[a->op];
     cr.counts = a->counts;
     cr.n_counts = a->counts != NULL ? a->ncounts : 0;
@@ -486,6 +488,87 @@ out:
     return rc;
 }
 
+/* 0 if a direct collective (dcoll.c) may start on g now, as coll_run
+   checks for itself. */
+static int
+coll_direct_begin(const struct colls_group *g)
+{
+    colls_t *c = g->c;
+
+    if (c->conn.daemon == NULL)
+        return c->conn.err ? c->conn.err : COLLS_ENOTCONN;
+    if (c->coll_wait != NULL)
+        return COLLS_EINVAL; /* a collective from inside a callback */
+    return 0;
+}
+
+/*
+ * Ends direct collective op of g, started at t0 (us) and finished with
+ * rc: like a call of coll_run that waits, it waits for the results of the
+ * group's earlier operations that returned early and reports their first
+ * failure; what ran is kept for colls_group_last_alg (mode
+ * COLLS_MODE_DIRECT) and traced.
+ */
+static int
+coll_direct_end(struct colls_group *g, int op, size_t bytes, double t0, int rc)
+{
+    const char *alg = op == COLLS_COLL_BARRIER     ? "dissemination"
+                      : op == COLLS_COLL_BCAST     ? "binomial"
+                      : op == COLLS_COLL_ALLGATHER ? "bruck"
+                                                   : "bruck+reduce";
+
+    if (rc == 0)
+        rc = coll_early_wait(g, 1);
+    if (rc < 0) {
+        if (rc != COLLS_ECOUNT) /* dcoll.c said which counts differ */
+            snprintf(g->c->errmsg, sizeof(g->c->errmsg),
+                     "direct %s among the tasks: %s", collop_name(op),
+                     colls_strerror(rc));
+        return rc;
+    }
+    snprintf(g->last_alg, sizeof(g->last_alg), "%s", alg);
+    g->last_mode = COLLS_MODE_DIRECT;
+    g->last_seq = g->seq;
+    if (g->trace)
+        fprintf(stderr,
+                "colls-trace group=%s op=%s bytes=%zu P=%d alg=%s mode=direct "
+                "us=%.1f\n",
+                g->name, collop_name(op), bytes, g->size, alg,
+                coll_now_us() - t0);
+    return coll_early_report(g, rc);
+}
+
+/*
+ * Runs op direct among g's tasks (dcoll.c): bcast in place in rbuf,
+ * n bytes; allgather of n bytes per member; allreduce of count items;
+ * barrier.
+ */
+static int
+coll_direct(struct colls_group *g, int op, const void *sbuf, void *rbuf,
+            size_t count, size_t n, int dtype, int rop, int root)
+{
+    double t0 = coll_now_us();
+    int rc = coll_direct_begin(g);
+
+    if (rc < 0)
+        return rc;
+    switch (op) {
+    case COLLS_COLL_BARRIER:
+        rc = colls__dcoll_barrier(g);
+        break;
+    case COLLS_COLL_BCAST:
+        rc = colls__dcoll_bcast(g, rbuf, n, dtype, root);
+        break;
+    case COLLS_COLL_ALLGATHER:
+        rc = colls__dcoll_allgather(g, sbuf, rbuf, n, dtype);
+        break;
+    default:
+        rc = colls__dcoll_allreduce(g, sbuf, rbuf, count, dtype, rop);
+        break;
+    }
+    return coll_direct_end(g, op, n, t0, rc);
+}
+
 /* Runs a and copies the whole result (if any) to out. */
 static int
 coll_run_copy(struct colls_group *g, const struct coll_args *a, void *out)
@@ -541,6 +624,9 @@ colls_barrier(colls_group_t *g)
     struct coll_args a;
     int rc = coll_check(g, COLLS_COLL_BARRIER, COLLS_BYTE, 0, 0);
 
+    if (rc == 0 && colls__dcoll_pick(g, COLLS_COLL_BARRIER, COLLS_BYTE, 0))
+        return coll_direct(g, COLLS_COLL_BARRIER, NULL, NULL, 0, 0, COLLS_BYTE,
+                           0, 0);
     if (rc < 0)
         return rc;
     coll_args_init(&a, COLLS_COLL_BARRIER, COLLS_BYTE, 0, 0);
@@ -559,6 +645,9 @@ colls_bcast(colls_group_t *g, void *buf, size_t count, int dtype, int root)
         rc = coll_bytes(g, count, dtype, &n);
     if (rc == 0 && n > 0 && buf == NULL)
         rc = COLLS_EINVAL;
+    if (rc == 0 && colls__dcoll_pick(g, COLLS_COLL_BCAST, dtype, n))
+        return coll_direct(g, COLLS_COLL_BCAST, NULL, buf, count, n, dtype, 0,
+                           root);
     if (rc < 0)
         return rc;
     coll_args_init(&a, COLLS_COLL_BCAST, dtype, 0, root);
@@ -585,7 +674,7 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
 {
     struct coll_args a;
     uv_buf_t b;
-    size_t n = 0;
+    size_t n = 0, all;
     int gets, rc = coll_check(g, op, dtype, rop, root);
 
     if (rc == 0)
@@ -599,6 +688,9 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
                                      : 1;
     if (n > 0 && (sbuf == NULL || (gets && rbuf == NULL)))
         return COLLS_EINVAL;
+    if (op == COLLS_COLL_ALLREDUCE && coll_mul(n, (size_t)g->size, &all) == 0 &&
+        colls__dcoll_pick(g, op, dtype, all))
+        return coll_direct(g, op, sbuf, rbuf, count, n, dtype, rop, 0);
     coll_args_init(&a, op, dtype, rop, root);
     a.count = count;
     a.expect = gets ? n : 0;
@@ -688,6 +780,8 @@ coll_blocks(colls_group_t *g, int op, const void *sbuf, void *rbuf,
         return rc;
     if ((in > 0 && sbuf == NULL) || (out > 0 && rbuf == NULL))
         return COLLS_EINVAL;
+    if (op == COLLS_COLL_ALLGATHER && colls__dcoll_pick(g, op, dtype, out))
+        return coll_direct(g, op, sbuf, rbuf, count, n, dtype, 0, 0);
     coll_args_init(&a, op, dtype, 0, root);
     a.count = count;
     a.expect = out;

@@ -111,11 +111,12 @@ colls_crowd_check(colls_t *c, uint64_t now_ns)
 }
 
 /* 1 while something this task started awaits the daemon or a peer: a
-   collective's result, a control reply, a posted receive. */
+   collective's result, a direct collective's message, a control reply, a
+   posted receive. */
 static int
 colls_in_flight(const colls_t *c)
 {
-    return c->coll_wait != NULL || !list_empty(&c->ctls) ||
+    return c->coll_wait != NULL || c->dcoll_busy || !list_empty(&c->ctls) ||
            !list_empty(&c->posted);
 }
 
@@ -435,6 +436,7 @@ colls_free_handle(colls_t *c)
     }
     while ((n = list_first(&c->ctls)) != NULL)
         colls__ctl_free(list_entry(n, struct colls__ctl, link));
+    colls__dcoll_forget(c, 0, 1);
     free(c->dead.v);
     free(c);
 }
@@ -481,6 +483,7 @@ colls_attach(const char *socket_path, colls_t **out)
     list_init(&c->unexpected);
     list_init(&c->posted);
     list_init(&c->ctls);
+    list_init(&c->dcoll_inbox);
     rc = colls__conn_init(&c->conn, &colls_conn_ops);
     if (rc < 0) {
         free(c);

@@ -199,7 +199,9 @@ COLLS_EXTERN uint64_t colls_route_fallbacks(const colls_t *c);
 /* ---- point to point --------------------------------------------------- */
 
 /* Sends len raw bytes.  A message to COLLS_DAEMON_TID(hid) is echoed back
-   by that daemon with the same tag (diagnostics). */
+   by that daemon with the same tag (diagnostics).  Any int is a tag but
+   INT_MIN, which the library keeps for itself (COLLS_EINVAL); no receive
+   with COLLS_ANY as tag sees the library's messages. */
 COLLS_EXTERN int colls_send(colls_t *c, colls_tid_t dst, int tag,
                             const void *buf, size_t len);
 /* As colls_send, with the route chosen for this message only. */
@@ -371,9 +373,19 @@ COLLS_EXTERN colls_tid_t colls_group_tid(const colls_group_t *g, int r);
 /* Leaves and frees g.  The name is free again once every member left. */
 COLLS_EXTERN int colls_group_leave(colls_group_t *g);
 
-/* How a collective runs: AUTO (hierarchical where it applies), HIER
-   (per-host subspaces + leaders), FLAT (same algorithms over task ranks). */
-enum { COLLS_MODE_AUTO = 0, COLLS_MODE_HIER = 1, COLLS_MODE_FLAT = 2 };
+/* How a collective runs: AUTO (hierarchical where it applies; barrier,
+   bcast, allreduce and allgather moving at most $COLLS_DIRECT_MAX bytes,
+   default 8192, into one member run direct), HIER (per-host subspaces +
+   leaders), FLAT (same algorithms over task ranks), DIRECT (barrier,
+   bcast, allreduce and allgather among the tasks over the direct route,
+   at any size, without the daemons' algorithms; the other operations as
+   AUTO).  docs/collectives.md, "Direct collectives". */
+enum {
+    COLLS_MODE_AUTO = 0,
+    COLLS_MODE_HIER = 1,
+    COLLS_MODE_FLAT = 2,
+    COLLS_MODE_DIRECT = 3
+};
 COLLS_EXTERN int colls_group_set_mode(colls_group_t *g, int mode);
 
 /* Collective operations (for options, statistics and traces). */

@@ -23,6 +23,8 @@
  * connection layer (conn.h).
  */
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,11 +139,12 @@ group_env_unknown(colls_t *c)
 }
 
 /*
- * Fills g's forced algorithms from COLLS_ALG_<OP> and its trace flag from
- * COLLS_TRACE.  COLLS_EINVAL (naming the variable on stderr and in
- * colls_errmsg) if a variable holds an invalid spec or names no
- * operation, so a typo does not go unnoticed.  Whether a well-formed
- * name is an algorithm the daemon says at the first collective.
+ * Fills g's forced algorithms from COLLS_ALG_<OP>, its trace flag from
+ * COLLS_TRACE and the largest direct collective from COLLS_DIRECT_MAX.
+ * COLLS_EINVAL (naming the variable on stderr and in colls_errmsg) if a
+ * variable holds an invalid spec or names no operation, so a typo does not go
+ * unnoticed.  Whether a well-formed name is an algorithm the daemon says at the
+ * first collective.
  */
 static int
 group_read_env(struct colls_group *g)
@@ -150,9 +153,25 @@ group_read_env(struct colls_group *g)
     char var[64];
     int op;
 
+    const char *dm = getenv("COLLS_DIRECT_MAX");
+    char *end;
+    unsigned long long dv;
+
     g->trace = tr != NULL && strcmp(tr, "1") == 0;
     if (group_env_unknown(g->c) < 0)
         return COLLS_EINVAL;
+    g->direct_max = COLLS__DIRECT_MAX;
+    if (dm != NULL && dm[0] != '\0') {
+        errno = 0;
+        dv = strtoull(dm, &end, 10);
+        if (*end != '\0' || errno != 0 || dm[0] == '-' || dv > SIZE_MAX) {
+            snprintf(g->c->errmsg, sizeof(g->c->errmsg),
+                     "COLLS_DIRECT_MAX=%s is not a number of bytes", dm);
+            fprintf(stderr, "libcolls: %s\n", g->c->errmsg);
+            return COLLS_EINVAL;
+        }
+        g->direct_max = (size_t)dv;
+    }
     for (op = 0; op < COLLS_COLL_MAX; op++) {
         const char *v;
         colls__alg_env_var(var, sizeof(var), op);
@@ -314,6 +333,7 @@ colls_group_leave(colls_group_t *g)
              : (c->conn.err ? c->conn.err : COLLS_ENOTCONN);
     if (rc == 0)
         colls__poll(c);
+    colls__dcoll_leave(g);
     free(g->tids);
     free(g);
     return rc;
@@ -323,7 +343,7 @@ int
 colls_group_set_mode(colls_group_t *g, int mode)
 {
     if (g == NULL || (mode != COLLS_MODE_AUTO && mode != COLLS_MODE_HIER &&
-                      mode != COLLS_MODE_FLAT))
+                      mode != COLLS_MODE_FLAT && mode != COLLS_MODE_DIRECT))
         return COLLS_EINVAL;
     g->mode = mode;
     return 0;

@@ -96,6 +96,9 @@ struct colls__ctl {
 
 /* ---- the handle --------------------------------------------------------- */
 
+/* Groups left whose direct collectives' messages are dropped (dcoll.c). */
+#define COLLS__DCOLL_LEFT 16
+
 struct colls {
     struct colls__conn conn; /* the connection layer's part (conn.h) */
     uv_timer_t timer;
@@ -127,6 +130,13 @@ struct colls {
     uint64_t poll_ns, crowd_checked_ns;
     int crowded;
     int solo; /* this thread may run on one CPU only: no polling */
+    /* direct collectives (dcoll.c): their messages not waited for yet
+       (colls__dmsg), and malformed ones dropped */
+    struct list_node dcoll_inbox;
+    uint64_t dcoll_dropped;
+    int dcoll_busy; /* one runs: its waits poll (colls_in_flight) */
+    uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
+    size_t dcoll_nleft;
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */
@@ -200,11 +210,37 @@ struct colls_group {
     int last_mode;
     uint64_t last_seq;   /* the collective last_alg and last_mode are of */
     uint64_t seq;        /* next collective's sequence number */
+    uint64_t dseq;       /* next direct collective's (dcoll.c) */
+    size_t direct_max;   /* COLLS_DIRECT_MAX: AUTO runs direct up to it */
     int failed;          /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
     unsigned early;      /* its entries in c->coll_early */
     int early_err;       /* first failure of one of them, not yet reported */
     char early_why[512]; /* the daemon's words on early_err */
 };
+
+/* The tag of direct collectives' messages (dcoll.c): no receive of the
+   application matches it, and it may not send it. */
+#define COLLS__TAG_DCOLL INT32_MIN
+/* COLLS_DIRECT_MAX's default: bytes one member receives */
+#define COLLS__DIRECT_MAX 8192
+
+/* dcoll.c: direct collectives */
+/* 1 if op of bytes (into one member) on g runs direct. */
+int colls__dcoll_pick(const struct colls_group *g, int op, int dtype,
+                      size_t bytes);
+int colls__dcoll_barrier(struct colls_group *g);
+int colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes,
+                       int dtype, int root);
+int colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
+                           size_t m, int dtype);
+int colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
+                           size_t count, int dtype, int rop);
+/* A message with tag COLLS__TAG_DCOLL arrived (takes m). */
+int colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m);
+/* g is being left: tells the others, forgets its messages. */
+void colls__dcoll_leave(struct colls_group *g);
+/* Drops the waiting messages of group gid (all: of every group). */
+void colls__dcoll_forget(colls_t *c, uint64_t gid, int all);
 
 /* group.c */
 int colls__alg_spec_check(const char *spec);

@@ -259,7 +259,7 @@ colls_msg_send(colls_t *c, colls_tid_t dst, int tag, colls_msg_t *m)
     size_t len;
     int rc;
 
-    if (c == NULL || m == NULL)
+    if (c == NULL || m == NULL || tag == COLLS__TAG_DCOLL)
         return COLLS_EINVAL;
     if (m->encoding == COLLS_ENC_INPLACE && !m->received)
         for (i = 0; i < m->nsegs; i++)

@@ -136,6 +136,8 @@ colls__send_wait(struct colls_req *r)
 static int
 p2p_match(colls_tid_t rsrc, int rtag, colls_tid_t src, int tag)
 {
+    if (tag == COLLS__TAG_DCOLL)
+        return 0; /* a direct collective's (dcoll.c), never the caller's */
     return (rsrc == (colls_tid_t)COLLS_ANY || rsrc == src) &&
            (rtag == COLLS_ANY || rtag == tag);
 }
@@ -226,8 +228,11 @@ colls__recv_post(colls_t *c, struct colls_req *r)
 int
 colls__deliver(colls_t *c, struct colls__rmsg *m)
 {
-    struct colls_req *r = p2p_posted(c, m->src, m->tag);
+    struct colls_req *r;
 
+    if (m->tag == COLLS__TAG_DCOLL)
+        return colls__dcoll_deliver(c, m);
+    r = p2p_posted(c, m->src, m->tag);
     c->arrivals++;
     c->host_down[COLLS_TID_HID(m->src)] = 0;
     if (r != NULL) {
@@ -353,7 +358,7 @@ colls_send_route(colls_t *c, colls_tid_t dst, int tag, const void *buf,
     uv_buf_t b;
     int rc;
 
-    if (c == NULL || (buf == NULL && len > 0) ||
+    if (c == NULL || (buf == NULL && len > 0) || tag == COLLS__TAG_DCOLL ||
         (route != COLLS_ROUTE_DEFAULT && route != COLLS_ROUTE_DIRECT))
         return COLLS_EINVAL;
     if (len > UINT32_MAX)
@@ -472,7 +477,8 @@ colls_isend(colls_t *c, colls_tid_t dst, int tag, const void *buf, size_t len,
     uv_buf_t b;
     int rc;
 
-    if (c == NULL || req == NULL || (buf == NULL && len > 0))
+    if (c == NULL || req == NULL || (buf == NULL && len > 0) ||
+        tag == COLLS__TAG_DCOLL)
         return COLLS_EINVAL;
     if (len > UINT32_MAX)
         return COLLS_EMSGSIZE;

@@ -156,13 +156,14 @@ bench_size_run(colls_group_t *g, const struct bench_opts *o, void *sbuf,
     return 0;
 }
 
-/* "hier", "flat" or "auto". */
+/* "hier", "flat", "direct" or "auto". */
 static const char *
 bench_mode_name(int mode)
 {
-    return mode == COLLS_MODE_HIER   ? "hier"
-           : mode == COLLS_MODE_FLAT ? "flat"
-                                     : "auto";
+    return mode == COLLS_MODE_HIER     ? "hier"
+           : mode == COLLS_MODE_FLAT   ? "flat"
+           : mode == COLLS_MODE_DIRECT ? "direct"
+                                       : "auto";
 }
 
 /* The compress mode's name; NULL when not given. */
@@ -421,6 +422,9 @@ bench_exec(int argc, char **argv)
         case 'F':
             o.mode = COLLS_MODE_FLAT;
             break;
+        case 'D':
+            o.mode = COLLS_MODE_DIRECT;
+            break;
         case 'R':
             o.placement = COLLS_PLACE_ROUNDROBIN;
             break;
@@ -489,6 +493,10 @@ static const struct collsctl_opt bench_opts[] = {
     {"hier", 'H', 0, NULL,
      "hierarchical mode: combine on each host, exchange between hosts"},
     {"flat", 'F', 0, NULL, "flat mode: every rank is a peer of the schedule"},
+    {"direct", 'D', 0, NULL,
+     "direct mode: barrier, bcast, allreduce and allgather among the tasks "
+     "over the direct route (default: auto, direct up to COLLS_DIRECT_MAX "
+     "bytes)"},
     {"roundrobin", 'R', 0, NULL,
      "deal the ranks over the hosts round robin (default: contiguous per "
      "host)"},

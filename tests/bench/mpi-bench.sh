@@ -19,6 +19,10 @@
 #   BENCH_PIN      "0 1"  1: every process pinned to CPU 0 (taskset -c 0),
 #                         0: unpinned; both by default
 #   BENCH_IMPLS    "collsd ompi mpich"  which of the three run
+#   BENCH_MODE     collsd's mode: "auto" (default: what a program gets;
+#                  small barrier/bcast/allreduce/allgather run direct among
+#                  the tasks, the rest hierarchical), "hier", "flat",
+#                  "direct"
 #   BENCH_OUT      ./mpi-bench-results.txt
 #
 # Fairness on a machine with fewer CPUs than ranks: both MPIs busy-poll,
@@ -50,6 +54,15 @@ RUNS=${BENCH_RUNS:-5}
 ITERS=${BENCH_ITERS:-50}
 PINS=${BENCH_PIN:-0 1}
 IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich} "
+CMODE=${BENCH_MODE:-auto}
+case $CMODE in
+auto) CMODE_OPT="" ;;
+hier | flat | direct) CMODE_OPT="--$CMODE" ;;
+*)
+    echo "BENCH_MODE=$CMODE: auto, hier, flat or direct" >&2
+    exit 2
+    ;;
+esac
 OUT=${BENCH_OUT:-$PWD/mpi-bench-results.txt}
 MPI_PACKAGES="openmpi-bin libopenmpi-dev mpich libmpich-dev"
 
@@ -104,7 +117,8 @@ OMPI_OPTS="--map-by slot --bind-to none --oversubscribe --mca pml ob1 \
 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0"
 MPICH_ENV="UCX_TLS=tcp,self,sm UCX_NET_DEVICES=eth0 \
 LD_PRELOAD=$NS_RUN/mb-yield.so"
-HOW="Open MPI: OMPI_ALLOW_RUN_AS_ROOT=1 mpirun.openmpi --hostfile HOSTS -np N
+HOW="collsd: collsctl bench, mode $CMODE (BENCH_MODE), cluster key set
+Open MPI: OMPI_ALLOW_RUN_AS_ROOT=1 mpirun.openmpi --hostfile HOSTS -np N
   $OMPI_OPTS (rsh agent: ns-rsh)
 MPICH: mpiexec.hydra -launcher ssh -launcher-exec ns-rsh -f HOSTS -iface eth0
   -n N, -genv for each of: $MPICH_ENV"
@@ -142,7 +156,7 @@ run_colls()
     for i in $(seq 1 "$nh"); do
         for j in $(seq 1 "$nk"); do
             host_bg "$i" "$name-$i-$j.log" timeout 900 $wrap "$B/collsctl" \
-                --socket "$SOCK" bench "$op" --sizes "$SIZES" --hier \
+                --socket "$SOCK" bench "$op" --sizes "$SIZES" $CMODE_OPT \
                 --runs "$RUNS" --iters "$ITERS" --group "$name" \
                 -n $((nh * nk))
             pids="$pids $NS_LASTPID"

@@ -13,7 +13,10 @@
  *                   with colls_group_set_alg, plus the default choice and a
  *                   small segment for segmented ones) x sizes x datatypes
  *                   and operators x roots, each in hierarchical and flat
- *                   mode.  Outputs are compared bytewise with a serial
+ *                   mode, and the daemon's choice of barrier, bcast,
+ *                   allreduce and allgather also in direct mode (among
+ *                   the tasks, libclient/dcoll.c; last_mode and last_alg
+ *                   must say so).  Outputs are compared bytewise with a serial
  *                   reference computed from deterministic per-rank inputs
  *                   (rank r's items are a hash of (seed, case, r, index));
  *                   floating data are small integers so every order of
@@ -41,7 +44,9 @@
  *                   scatter, scatterv, reduce, gather, gatherv; mostly
  *                   small, every 16th larger than a segment) mixed with
  *                   allreduces, back to back with no barrier, in
- *                   hierarchical and then flat mode; each input buffer
+ *                   hierarchical, flat and direct mode (bcast and
+ *                   allreduce among the tasks, the others through the
+ *                   daemons); each input buffer
  *                   is overwritten as soon as its call returned (a root
  *                   may return before the operation ended) and each
  *                   output compared with the serial reference.  After
@@ -56,7 +61,9 @@
  *                   --victim-daemon in fork mode, are on that host).  Every
  *                   survivor must get exactly that error; with --reform N
  *                   the survivors then join the same name again (N
- *                   members) and check an allreduce and a barrier.
+ *                   members) and check an allreduce and a barrier.  With
+ *                   --mode direct the allreduces run direct among the
+ *                   tasks (libclient/dcoll.c).
  *   bench           (for tests/bench/coll-bench.sh, which needs the round-
  *                   robin placement collsctl bench does not offer) times
  *                   --ops OP of --bytes per block with --alg and --mode
@@ -441,9 +448,10 @@ describe(const struct ctx *x, const struct ccase *cs, int mode, char *s,
              collop_name(cs->op), cs->alg ? cs->alg : "(auto)",
              dtype_name(cs->dtype),
              cs->rop >= 0 ? reduce_op_name(cs->rop) : "-", cs->count, cs->root,
-             mode == COLLS_MODE_HIER   ? "hier"
-             : mode == COLLS_MODE_FLAT ? "flat"
-                                       : "auto",
+             mode == COLLS_MODE_HIER     ? "hier"
+             : mode == COLLS_MODE_FLAT   ? "flat"
+             : mode == COLLS_MODE_DIRECT ? "direct"
+                                         : "auto",
              x->place == COLLS_PLACE_ROUNDROBIN ? "rr" : "contig", x->P,
              x->nhosts, x->rank, x->gname);
 }
@@ -808,20 +816,60 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     return 0;
 }
 
+/* The algorithm a direct collective of op reports (libclient/dcoll.c,
+   docs/collectives.md "Direct collectives"), NULL if op never runs
+   direct. */
+static const char *
+direct_alg(int op)
+{
+    switch (op) {
+    case COLLS_COLL_BARRIER:
+        return "dissemination";
+    case COLLS_COLL_BCAST:
+        return "binomial";
+    case COLLS_COLL_ALLGATHER:
+        return "bruck";
+    case COLLS_COLL_ALLREDUCE:
+        return "bruck+reduce";
+    default:
+        return NULL;
+    }
+}
+
+/* After cs ran in COLLS_MODE_DIRECT: mode and algorithm must say it ran
+   direct.  0 or -1. */
+static int
+check_direct(struct ctx *x, const struct ccase *cs)
+{
+    const char *ran = colls_group_last_alg(x->g);
+    int ran_mode = colls_group_last_mode(x->g);
+    char d[512];
+
+    if (ran_mode == COLLS_MODE_DIRECT && strcmp(ran, direct_alg(cs->op)) == 0)
+        return 0;
+    describe(x, cs, COLLS_MODE_DIRECT, d, sizeof d);
+    say("FAIL: %s: direct asked, last_mode %d last_alg %s (want %s)", d,
+        ran_mode, ran, direct_alg(cs->op));
+    return -1;
+}
+
 /*
- * Runs cs in hierarchical and in flat mode; both results must equal the
- * reference and each other.
+ * Runs cs in hierarchical and in flat mode, and for the default choice of
+ * an operation that can run direct, in direct mode; every result must
+ * equal the reference and the hierarchical one.
  */
 static int
 check_case(struct ctx *x, struct ccase *cs)
 {
-    static const int modes[2] = {COLLS_MODE_HIER, COLLS_MODE_FLAT};
-    struct run run[2];
+    static const int modes[3] = {COLLS_MODE_HIER, COLLS_MODE_FLAT,
+                                 COLLS_MODE_DIRECT};
+    struct run run[3];
     char d[512];
     int m, rc, bad = 0;
+    int nm = cs->alg == NULL && direct_alg(cs->op) != NULL ? 3 : 2;
 
     memset(run, 0, sizeof run);
-    for (m = 0; m < 2 && !bad; m++) {
+    for (m = 0; m < nm && !bad; m++) {
         rc = colls_group_set_mode(x->g, modes[m]);
         if (rc == 0)
             rc = colls_group_set_alg(x->g, cs->op, cs->alg);
@@ -842,15 +890,18 @@ check_case(struct ctx *x, struct ccase *cs)
             compare(x, cs, modes[m], "result vs reference", run[m].want,
                     run[m].rbuf, run[m].rlen) != 0)
             bad = 1;
-        else if (check_alg(x, cs, modes[m]) != 0)
+        else if (modes[m] == COLLS_MODE_DIRECT
+                     ? check_direct(x, cs) != 0
+                     : check_alg(x, cs, modes[m]) != 0)
             bad = 1;
     }
-    if (!bad && run[0].rlen > 0 &&
-        compare(x, cs, COLLS_MODE_FLAT, "flat vs hier", run[0].rbuf,
-                run[1].rbuf, run[0].rlen) != 0)
-        bad = 1;
-    run_free(&run[0]);
-    run_free(&run[1]);
+    for (m = 1; m < nm && !bad; m++)
+        if (run[0].rlen > 0 && compare(x, cs, modes[m], "vs hier", run[0].rbuf,
+                                       run[m].rbuf, run[0].rlen) != 0)
+            bad = 1;
+    for (m = 0; m < nm; m++)
+        run_free(&run[m]);
+    colls_group_set_mode(x->g, COLLS_MODE_FLAT);
     colls_group_set_alg(x->g, cs->op, NULL);
     x->ncases++;
     return bad ? -1 : 0;
@@ -1193,7 +1244,8 @@ fnv64(const unsigned char *p, size_t len)
 static int
 check_same_result(struct ctx *x)
 {
-    static const int modes[2] = {COLLS_MODE_HIER, COLLS_MODE_FLAT};
+    static const int modes[3] = {COLLS_MODE_HIER, COLLS_MODE_FLAT,
+                                 COLLS_MODE_DIRECT};
     size_t ntab, i, n = 1009, k;
     const struct alg *tab = alg_table(COLLS_COLL_ALLREDUCE, &ntab);
     double *in = xalloc(n * sizeof *in), *out = xalloc(n * sizeof *out);
@@ -1207,7 +1259,7 @@ check_same_result(struct ctx *x)
             ldexp((double)(v >> 11), (int)(v % 60) - 80) * (v & 1 ? -1.0 : 1.0);
     }
     for (i = 0; i <= ntab && rc == 0; i++)
-        for (m = 0; m < 2 && rc == 0; m++) {
+        for (m = 0; m < (i < ntab ? 2 : 3) && rc == 0; m++) {
             colls_group_set_mode(x->g, modes[m]);
             colls_group_set_alg(x->g, COLLS_COLL_ALLREDUCE,
                                 i < ntab ? tab[i].name : NULL);
@@ -1227,7 +1279,10 @@ check_same_result(struct ctx *x)
                         "rank %d's result hash %016" PRIx64 " differs from "
                         "rank %d's %016" PRIx64,
                         x->gname, i < ntab ? tab[i].name : "(auto)",
-                        m == 0 ? "hier" : "flat", r, all[r], x->rank, h);
+                        m == 0   ? "hier"
+                        : m == 1 ? "flat"
+                                 : "direct",
+                        r, all[r], x->rank, h);
                     rc = -1;
                     break;
                 }
@@ -1348,7 +1403,9 @@ b2b_run(struct ctx *x, int mode)
         COLLS_COLL_BCAST,   COLLS_COLL_ALLREDUCE, COLLS_COLL_REDUCE,
         COLLS_COLL_SCATTER,
     };
-    const char *mname = mode == COLLS_MODE_HIER ? "hier" : "flat";
+    const char *mname = mode == COLLS_MODE_HIER   ? "hier"
+                        : mode == COLLS_MODE_FLAT ? "flat"
+                                                  : "direct";
     int it, rc = colls_group_set_mode(x->g, mode);
 
     if (rc != 0) {
@@ -1463,7 +1520,8 @@ b2b_deferred(struct ctx *x)
 static int
 do_b2b(struct ctx *x)
 {
-    static const int modes[2] = {COLLS_MODE_HIER, COLLS_MODE_FLAT};
+    static const int modes[3] = {COLLS_MODE_HIER, COLLS_MODE_FLAT,
+                                 COLLS_MODE_DIRECT};
     char name[128];
     int p, m;
 
@@ -1475,7 +1533,7 @@ do_b2b(struct ctx *x)
                  p == 0 ? COLLS_PLACE_CONTIGUOUS : COLLS_PLACE_ROUNDROBIN) != 0)
             return 1;
         x->ncalls = 0;
-        for (m = 0; m < 2; m++)
+        for (m = 0; m < 3; m++)
             if (b2b_run(x, modes[m]) != 0 || b2b_deferred(x) != 0)
                 return 1;
         if (x->rank == 0)
@@ -1524,6 +1582,9 @@ do_fail(struct ctx *x, int victim)
 
     if (join(x, o->group, o->size, COLLS_PLACE_CONTIGUOUS) != 0)
         return victim ? 0 : 1;
+    /* --mode direct: the allreduces run among the tasks (dcoll.c) */
+    if (o->mode == COLLS_MODE_DIRECT)
+        colls_group_set_mode(x->g, COLLS_MODE_DIRECT);
     for (it = 0; now_ms() - t0 < o->timeout_ms; it++) {
         if (it == o->after && x->rank == 0 && o->ready != NULL) {
             FILE *f = fopen(o->ready, "w");
@@ -1921,7 +1982,7 @@ usage(void)
             "  [--after N] [--ready FILE] [--reform N] [--timeout-ms MS]"
             " [-v]\n"
             "  bench: --check bench --ops OP --bytes N [--alg SPEC]"
-            " [--mode hier|flat] [--iters N]\n"
+            " [--mode hier|flat|direct] [--iters N]\n"
             "  [--compress off|on|auto] [--data smooth|random|special|all]"
             " [--alg SPEC]\n");
     exit(2);
@@ -2012,9 +2073,10 @@ main(int argc, char **argv)
         else if (strcmp(a, "--bytes") == 0)
             o.bytes = (size_t)strtoull(v, NULL, 0);
         else if (strcmp(a, "--mode") == 0)
-            o.mode = strcmp(v, "hier") == 0   ? COLLS_MODE_HIER
-                     : strcmp(v, "flat") == 0 ? COLLS_MODE_FLAT
-                                              : COLLS_MODE_AUTO;
+            o.mode = strcmp(v, "hier") == 0     ? COLLS_MODE_HIER
+                     : strcmp(v, "flat") == 0   ? COLLS_MODE_FLAT
+                     : strcmp(v, "direct") == 0 ? COLLS_MODE_DIRECT
+                                                : COLLS_MODE_AUTO;
         else if (strcmp(a, "--expect") == 0)
             o.expect = strcmp(v, "peerdead") == 0   ? EXPECT_PEERDEAD
                        : strcmp(v, "hostdown") == 0 ? EXPECT_HOSTDOWN

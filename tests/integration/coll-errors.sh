@@ -7,6 +7,8 @@
 #    ranks on two daemons (the executor meets "64 bytes from rank R, 32
 #    expected") and on one daemon (the requests disagree: "count 8 at rank
 #    1, 16 at rank 0"): every rank gets COLLS_ECOUNT with those words.
+#    Then direct among the tasks (libclient/dcoll.c): the same code and
+#    the executor's words.
 # 2. Joiners giving different sizes (2, then 3): both fail at once with
 #    COLLS_ESIZE naming both sizes; `collsctl groups` lists the forming
 #    group while the first waits.
@@ -70,7 +72,10 @@ pair()
     finish "$a" "$IT_LASTPID"
 }
 
-# 1. counts that differ: ranks on two daemons, then on one
+# 1. counts that differ: ranks on two daemons, then on one (through the
+# daemons: COLLS_DIRECT_MAX=0), then direct among the tasks (dcoll.c
+# meets a message of the wrong length, with the executor's words)
+export COLLS_DIRECT_MAX=0
 pair cnt2 1 2 16 8
 for l in cnt2-a cnt2-b; do
     expect "$l" '^allreduce: ECOUNT: (64|32) bytes from rank [01], (32|64) expected$'
@@ -78,6 +83,11 @@ done
 pair cnt1 1 1 16 8
 for l in cnt1-a cnt1-b; do
     expect "$l" '^allreduce: ECOUNT: count (8|16) at rank [01], (16|8) at rank [01]$'
+done
+unset COLLS_DIRECT_MAX
+pair cntd 1 2 16 8
+for l in cntd-a cntd-b; do
+    expect "$l" '^allreduce: ECOUNT: (64|32) bytes from rank [01], (32|64) expected$'
 done
 
 # 2. sizes that differ; the first joiner is listed as forming meanwhile

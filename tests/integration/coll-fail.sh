@@ -7,7 +7,10 @@
 #    survivor's call must return COLLS_EPEERDEAD (each asserts it, and a
 #    later barrier on the group fails the same way); the 4 survivors then
 #    join the same name again and pass a checked allreduce and a barrier.
-#    Run twice: the victim on a daemon with another member, and rank 0.
+#    Run twice: the victim on a daemon with another member, and rank 0;
+#    then twice with --mode direct (the allreduces run among the tasks,
+#    libclient/dcoll.c: the survivors learn of the death from their
+#    daemons while they wait for the dead task's message).
 # 2. a host's daemon dies mid-operation: 6 members (2 per daemon); after
 #    rank 0 reports round 20, daemon 3 is killed (-9).  Every member on
 #    daemons 1 and 2 must get COLLS_EHOSTDOWN (the call bounded by the
@@ -30,17 +33,21 @@ it_wait_hosts 3 || exit 1
 S="$(it_sock 1),$(it_sock 2),$(it_sock 3)"
 
 # 1. member death.
-for victim in 3 0; do
+for run in "3 auto" "0 auto" "3 direct" "1 direct"; do
+    set -- $run
+    victim=$1
+    mode=$2
     out=$(timeout 120 "$CC" -n 5 --sockets "$S" --layout 2,1,2 \
-        --group "pd$victim" --check fail --expect peerdead \
-        --victim "$victim" --after 20 --reform 4 --timeout-ms 30000 2>&1)
+        --group "pd$victim$mode" --check fail --expect peerdead \
+        --victim "$victim" --after 20 --reform 4 --timeout-ms 30000 \
+        --mode "$mode" 2>&1)
     rc=$?
     echo "$out"
-    [ "$rc" = 0 ] || it_fail "member death (victim rank $victim): rc $rc"
+    [ "$rc" = 0 ] || it_fail "member death (victim rank $victim, $mode): rc $rc"
     n=$(echo "$out" | grep -c 'survivor rank .*: EPEERDEAD')
-    [ "$n" = 4 ] || it_fail "victim $victim: $n survivors saw EPEERDEAD, not 4"
+    [ "$n" = 4 ] || it_fail "victim $victim ($mode): $n survivors saw EPEERDEAD, not 4"
     n=$(echo "$out" | grep -c '^re-formed .* passed')
-    [ "$n" = 4 ] || it_fail "victim $victim: $n re-formed members, not 4"
+    [ "$n" = 4 ] || it_fail "victim $victim ($mode): $n re-formed members, not 4"
 done
 
 # 2. host death.

@@ -177,6 +177,9 @@ attach(struct fake *f)
     f->max_message = 1u << 20;
     f->handler = fake_handle;
     fake_P = 1;
+    /* the fake daemon plays the other members: nothing may run direct
+       among tasks that do not exist (libclient/dcoll.c) */
+    setenv("COLLS_DIRECT_MAX", "0", 1);
     return fake_attach(f);
 }
 
@@ -225,6 +228,13 @@ START_TEST(test_join)
     ck_assert_int_eq(
         colls_group_set_alg(g, COLLS_COLL_BCAST, "chain_seg:65536"), 0);
     ck_assert_int_eq(colls_group_leave(g), 0);
+
+    /* so is a COLLS_DIRECT_MAX that is no number of bytes */
+    setenv("COLLS_DIRECT_MAX", "12x", 1);
+    ck_assert_int_eq(colls_group_join(c, "g2", 1, &g), COLLS_EINVAL);
+    setenv("COLLS_DIRECT_MAX", "-1", 1);
+    ck_assert_int_eq(colls_group_join(c, "g2", 1, &g), COLLS_EINVAL);
+    setenv("COLLS_DIRECT_MAX", "0", 1);
 
     /* an invalid COLLS_ALG_<OP> is refused before anything is sent */
     setenv("COLLS_ALG_SCAN", "no spec!", 1);

@@ -18,6 +18,7 @@
  * route and its fallback to the daemon, and a daemon that goes away.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -316,6 +317,16 @@ START_TEST(test_echo_and_trunc)
                      COLLS_ETRUNC);
     ck_assert_str_eq(out, "0123");
     ck_assert_uint_eq(st.length, 10);
+    ck_assert_int_eq(colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, 4, &st),
+                     COLLS_EAGAIN);
+    /* the library's own tag (direct collectives, libclient/dcoll.c) */
+    ck_assert_int_eq(colls_send(c, PEER, INT_MIN, "x", 1), COLLS_EINVAL);
+    {
+        colls_req_t *rq = NULL;
+        ck_assert_int_eq(colls_isend(c, PEER, INT_MIN, "x", 1, &rq),
+                         COLLS_EINVAL);
+        ck_assert_ptr_null(rq);
+    }
     ck_assert_int_eq(colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, 4, &st),
                      COLLS_EAGAIN);
     /* zero-length message */

@@ -1,0 +1,536 @@
+/*
+ * dcoll.c -- direct collectives: small barrier, bcast, allreduce and
+ * allgather run among the group's tasks themselves, over the direct
+ * route, without the daemons (docs/collectives.md, "Direct collectives").
+ *
+ * A hierarchical collective costs two hops between each task and its
+ * daemon plus the daemons' rounds; for a few bytes those hops are most of
+ * the time.  In COLLS_MODE_AUTO a group whose operation moves at most
+ * g->direct_max bytes into one member (bcast: the message; allgather and
+ * allreduce: every member's block), with no algorithm forced and no FPC
+ * asked for, runs it here; COLLS_MODE_DIRECT runs these four operations
+ * here at any size unless an algorithm is forced.  The choice depends only on
+ * the call's arguments and the group's settings, so every member makes the same
+ * one (COLLS_DIRECT_MAX must be the same for every member, as COLLS_ALG_<OP>
+ * must).
+ *
+ * Algorithms, over the ranks of the group:
+ *   barrier    dissemination: round k sends to rank + 2^k, waits for
+ *              rank - 2^k (mod P); ceil(log2 P) rounds, any P.
+ *   bcast      binomial tree from the root.
+ *   allgather  Bruck: round k sends the first min(2^k, P - 2^k) blocks it
+ *              holds to rank - 2^k and appends as many from rank + 2^k;
+ *              ceil(log2 P) rounds, any P; then rotated into rank order.
+ *   allreduce  Bruck's allgather of the inputs, then every member reduces
+ *              the P blocks in rank order itself, so every member's result
+ *              is bit-identical and does not depend on P's factors.
+ *
+ * Every message is a DATA frame with tag COLLS__TAG_DCOLL (which no
+ * receive of the application can match, and no application may send) to
+ * a member's tid by COLLS_ROUTE_DIRECT (direct.c falls back to the daemon
+ * when a peer cannot be reached: slower, still correct), its payload a
+ * 24-byte header {u64 gid, u64 seq, u32 step, u32 zero} (little-endian)
+ * followed by data.  seq counts the group's direct collectives (every
+ * member runs the same ones in the same order); step tells a collective's
+ * messages apart.  Data travels little-endian whatever the members' byte
+ * orders: a big-endian member swaps what it contributes before sending
+ * and what it received once the collective is done.
+ *
+ * Messages that arrive before they are waited for wait in c->dcoll_inbox.
+ * A wait for a member known dead or on a host known down fails with
+ * COLLS_EPEERDEAD / COLLS_EHOSTDOWN; the member that failed so sends an
+ * ABORT (step 0xffffffff, data = the status) to every other member, and a
+ * wait fails with that status once an ABORT of this collective or an
+ * earlier one of the group has come, so that no member waits for ever for
+ * one that stopped.  (Not every member's death: a member that finished
+ * its part may exit while others still wait.)  Counts that differ between
+ * members show as a message of the wrong length: COLLS_ECOUNT, and an
+ * ABORT of that collective.  A member leaving a group that ran direct
+ * collectives sends an ABORT of the next one through the daemons (no
+ * connection to open), so that members still in a direct collective
+ * with it fail (COLLS_EPEERDEAD) as the daemons fail theirs; messages of
+ * the last COLLS__DCOLL_LEFT groups left are dropped on arrival.
+ * COLLS_ETIMEDOUT after colls_set_timeout().  A malformed message is dropped
+ * and counted.
+ *
+ * API layer (internal.h): may call p2p.c (sends), colls.c's loop and
+ * dead.c, proto/.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proto/bytes.h"
+#include "proto/reduce.h"
+
+#define DCOLL_HDR 24
+
+/* Most messages one member sends in one direct collective: a round's or a
+   binomial child's, ceil(log2 P) at most, P <= 2^32. */
+#define DCOLL_SENDS_MAX 33
+
+/* The step of an ABORT: data = the failure's status (i32). */
+#define DCOLL_ABORT 0xffffffffu
+
+static int dcoll_sent_pred(void *arg);
+static void dcoll_abort(struct colls_group *g, uint64_t seq, int status,
+                        int route);
+
+/* A message waiting to be waited for. */
+struct colls__dmsg {
+    struct list_node link;
+    colls_tid_t src;
+    uint64_t gid, seq;
+    uint32_t step;
+    uint8_t *data; /* the whole payload; the data is after the header */
+    size_t len;    /* of the data */
+};
+
+/* One direct collective of one member. */
+struct dcoll {
+    struct colls_group *g;
+    uint64_t seq;
+    struct colls_req sent; /* every send of this collective */
+    uint8_t hdr[DCOLL_SENDS_MAX][DCOLL_HDR];
+    unsigned nsent;
+};
+
+/* What a wait looks for; got is the message once found. */
+struct dcoll_wait {
+    struct dcoll *d;
+    colls_tid_t src;
+    uint32_t step;
+    struct colls__dmsg *got;
+    int err;
+};
+
+static void
+dcoll_dmsg_free(struct colls__dmsg *m)
+{
+    free(m->data);
+    free(m);
+}
+
+int
+colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m)
+{
+    struct colls__dmsg *d;
+    size_t i;
+
+    if (m->len < DCOLL_HDR || get_u32(m->data + 20) != 0 ||
+        (d = calloc(1, sizeof(*d))) == NULL) {
+        c->dcoll_dropped++;
+        colls__rmsg_free(m);
+        return 0;
+    }
+    d->src = m->src;
+    d->gid = get_u64(m->data);
+    for (i = 0; i < COLLS__DCOLL_LEFT; i++)
+        if (c->dcoll_left[i] == d->gid && d->gid != 0) {
+            free(d);
+            colls__rmsg_free(m);
+            return 0; /* of a group this task left */
+        }
+    d->seq = get_u64(m->data + 8);
+    d->step = get_u32(m->data + 16);
+    d->data = m->data;
+    d->len = m->len - DCOLL_HDR;
+    m->data = NULL;
+    colls__rmsg_free(m);
+    list_add_tail(&c->dcoll_inbox, &d->link);
+    return 0;
+}
+
+void
+colls__dcoll_leave(struct colls_group *g)
+{
+    size_t i;
+
+    if (g->dseq > 0 && !g->failed)
+        dcoll_abort(g, g->dseq, COLLS_EPEERDEAD, COLLS_ROUTE_DEFAULT);
+    colls__dcoll_forget(g->c, g->gid, 0);
+    /* what the others still send for it is dropped on arrival */
+    for (i = 0; i < COLLS__DCOLL_LEFT; i++)
+        if (g->c->dcoll_left[i] == g->gid)
+            return;
+    g->c->dcoll_left[g->c->dcoll_nleft++ % COLLS__DCOLL_LEFT] = g->gid;
+}
+
+void
+colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
+{
+    struct list_node *n, *next;
+
+    for (n = c->dcoll_inbox.next; n != &c->dcoll_inbox; n = next) {
+        struct colls__dmsg *d = list_entry(n, struct colls__dmsg, link);
+        next = n->next;
+        if (all || d->gid == gid) {
+            list_del(&d->link);
+            dcoll_dmsg_free(d);
+        }
+    }
+}
+
+int
+colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
+{
+    if (op != COLLS_COLL_BARRIER && op != COLLS_COLL_BCAST &&
+        op != COLLS_COLL_ALLREDUCE && op != COLLS_COLL_ALLGATHER)
+        return 0;
+    if (g->alg[op][0] != '\0')
+        return 0; /* a forced algorithm is the daemons' */
+    if (g->mode == COLLS_MODE_DIRECT)
+        return 1;
+    if (g->mode != COLLS_MODE_AUTO || g->direct_max == 0 ||
+        bytes > g->direct_max)
+        return 0; /* COLLS_DIRECT_MAX=0: never */
+    /* FPC compresses doubles in bcast: the daemons' path does that */
+    return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
+             g->compress != COLLS_COMPRESS_OFF);
+}
+
+/* Swaps count items of dtype between native and little-endian order
+   (nothing on a little-endian machine). */
+static void
+dcoll_le(int dtype, void *buf, size_t bytes)
+{
+    size_t ds = dtype_size(dtype);
+
+    if (ds > 1 && bytes > 0 && dtype_native_order() != COLLS_ORDER_LITTLE)
+        dtype_swap(dtype, buf, bytes / ds);
+}
+
+/*
+ * Sends len bytes at data (which must stay put until the collective's
+ * sends are done) to rank r as step.  0 or a COLLS_E* code.
+ */
+static int
+dcoll_send(struct dcoll *d, int r, uint32_t step, const void *data, size_t len)
+{
+    struct colls_group *g = d->g;
+    uint8_t *h;
+    uv_buf_t b[2];
+    int rc;
+
+    if (d->nsent >= DCOLL_SENDS_MAX)
+        return COLLS_EINVAL; /* cannot happen: ceil(log2 P) sends */
+    h = d->hdr[d->nsent++];
+    put_u64(h, g->gid);
+    put_u64(h + 8, d->seq);
+    put_u32(h + 16, step);
+    put_u32(h + 20, 0);
+    b[0] = uv_buf_init((char *)h, DCOLL_HDR);
+    b[1] = uv_buf_init((char *)(uintptr_t)data, (unsigned)len);
+    rc = colls__send_data(g->c, g->tids[r], COLLS__TAG_DCOLL, COLLS_ENC_RAW,
+                          COLLS_ORDER_LITTLE, COLLS_ROUTE_DIRECT, b,
+                          len > 0 ? 2 : 1, &d->sent);
+    return rc;
+}
+
+/*
+ * The status of an ABORT of g's direct collective seq, or of an earlier
+ * one for a death (that member stopped taking part from there on), or 0.
+ */
+static int
+dcoll_aborted(colls_t *c, const struct colls_group *g, uint64_t seq)
+{
+    struct list_node *n;
+
+    LIST_FOREACH (n, &c->dcoll_inbox) {
+        struct colls__dmsg *m = list_entry(n, struct colls__dmsg, link);
+        int st;
+        if (m->step != DCOLL_ABORT || m->gid != g->gid || m->seq > seq)
+            continue;
+        st = m->len == 4 ? (int32_t)get_u32(m->data + DCOLL_HDR) : 0;
+        if (st == COLLS_EHOSTDOWN || st == COLLS_EPEERDEAD)
+            return st; /* that member stopped there for good */
+        if (m->seq == seq)
+            return st == COLLS_ECOUNT ? st : COLLS_EPEERDEAD;
+    }
+    return 0;
+}
+
+/*
+ * Tells every other member by route that g's collective seq failed here
+ * with status (a member died or its host went down, counts differ) or,
+ * with COLLS_EPEERDEAD, that this member takes no part in it or later
+ * ones: members waiting for this one, or for one that waits for it, fail
+ * too instead of waiting for ever.  The ABORT messages are written
+ * before this returns.
+ */
+static void
+dcoll_abort(struct colls_group *g, uint64_t seq, int status, int route)
+{
+    struct colls_req req;
+    uint8_t *msg;
+    uv_buf_t b;
+    int r;
+
+    msg = malloc((size_t)g->size * (DCOLL_HDR + 4));
+    if (msg == NULL)
+        return; /* the others fail when their timeout ends */
+    memset(&req, 0, sizeof(req));
+    req.c = g->c;
+    req.kind = COLLS__REQ_SEND;
+    list_init(&req.link);
+    for (r = 0; r < g->size; r++) {
+        uint8_t *h = msg + (size_t)r * (DCOLL_HDR + 4);
+        if (r == g->rank || colls__src_status(g->c, g->tids[r]) < 0)
+            continue;
+        put_u64(h, g->gid);
+        put_u64(h + 8, seq);
+        put_u32(h + 16, DCOLL_ABORT);
+        put_u32(h + 20, 0);
+        put_u32(h + 24, (uint32_t)status);
+        b = uv_buf_init((char *)h, DCOLL_HDR + 4);
+        (void)colls__send_data(g->c, g->tids[r], COLLS__TAG_DCOLL,
+                               COLLS_ENC_RAW, COLLS_ORDER_LITTLE, route, &b, 1,
+                               &req);
+    }
+    if (req.pending > 0)
+        (void)colls__wait(g->c, dcoll_sent_pred, &req, 0);
+    free(msg);
+}
+
+static int
+dcoll_wait_pred(void *arg)
+{
+    struct dcoll_wait *w = arg;
+    colls_t *c = w->d->g->c;
+    struct list_node *n;
+
+    LIST_FOREACH (n, &c->dcoll_inbox) {
+        struct colls__dmsg *m = list_entry(n, struct colls__dmsg, link);
+        if (m->src == w->src && m->gid == w->d->g->gid && m->seq == w->d->seq &&
+            m->step == w->step) {
+            w->got = m;
+            return 1;
+        }
+    }
+    w->err = colls__src_status(c, w->src);
+    if (w->err == 0)
+        w->err = dcoll_aborted(c, w->d->g, w->d->seq);
+    return w->err < 0;
+}
+
+/*
+ * Waits for step's message from rank r and copies its data, which must be
+ * exactly len bytes, to out.  0 or a COLLS_E* code.
+ */
+static int
+dcoll_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
+{
+    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0};
+    int rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
+
+    if (w.got == NULL)
+        return rc < 0 ? rc : w.err < 0 ? w.err : COLLS_EIO;
+    list_del(&w.got->link);
+    rc = 0;
+    if (w.got->len != len) {
+        /* the members' counts differ: the daemons' words for it */
+        snprintf(d->g->c->errmsg, sizeof(d->g->c->errmsg),
+                 "%zu bytes from rank %d, %zu expected", w.got->len, r, len);
+        rc = COLLS_ECOUNT;
+    }
+    if (rc == 0 && len > 0)
+        memcpy(out, w.got->data + DCOLL_HDR, len);
+    dcoll_dmsg_free(w.got);
+    return rc;
+}
+
+static int
+dcoll_sent_pred(void *arg)
+{
+    return ((struct colls_req *)arg)->pending == 0;
+}
+
+/* Starts a direct collective of g (takes the group's next seq). */
+static void
+dcoll_begin(struct dcoll *d, struct colls_group *g)
+{
+    memset(&d->sent, 0, sizeof(d->sent));
+    d->sent.c = g->c;
+    d->sent.kind = COLLS__REQ_SEND;
+    list_init(&d->sent.link);
+    d->g = g;
+    d->seq = g->dseq++;
+    d->nsent = 0;
+    g->c->dcoll_busy = 1;
+}
+
+/* Ends it: every send written (the buffers are in them); rc or the
+   first send's failure. */
+static int
+dcoll_end(struct dcoll *d, int rc)
+{
+    int wrc;
+
+    if (d->sent.pending > 0) {
+        wrc = colls__wait(d->g->c, dcoll_sent_pred, &d->sent, 0);
+        if (rc == 0)
+            rc = wrc;
+    }
+    if (rc == 0)
+        rc = d->sent.result;
+    if (rc == COLLS_EPEERDEAD || rc == COLLS_EHOSTDOWN) {
+        if (!d->g->failed)
+            dcoll_abort(d->g, d->seq, rc, COLLS_ROUTE_DIRECT);
+        d->g->failed = rc;
+    } else if (rc == COLLS_ECOUNT) {
+        dcoll_abort(d->g, d->seq, rc, COLLS_ROUTE_DIRECT);
+    }
+    d->g->c->dcoll_busy = 0;
+    return rc;
+}
+
+int
+colls__dcoll_barrier(struct colls_group *g)
+{
+    struct dcoll d;
+    uint32_t k = 0;
+    size_t dist;
+    int p = g->size, r = g->rank, rc = 0;
+
+    dcoll_begin(&d, g);
+    for (dist = 1; rc == 0 && dist < (size_t)p; dist <<= 1, k++) {
+        rc = dcoll_send(&d, (int)((r + dist) % (size_t)p), k, NULL, 0);
+        if (rc == 0)
+            rc = dcoll_recv(&d, (int)((r + (size_t)p - dist) % (size_t)p), k,
+                            NULL, 0);
+    }
+    return dcoll_end(&d, rc);
+}
+
+int
+colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
+                   int root)
+{
+    struct dcoll d;
+    size_t p = (size_t)g->size, vr = ((size_t)g->rank + p - (size_t)root) % p;
+    size_t mask = 1;
+    uint8_t *data = buf, *copy = NULL;
+    int rc = 0;
+
+    dcoll_begin(&d, g);
+    if (vr == 0 && bytes > 0 && dtype_size(dtype) > 1 &&
+        dtype_native_order() != COLLS_ORDER_LITTLE) {
+        copy = malloc(bytes); /* the root's buffer stays as it is */
+        if (copy == NULL)
+            return dcoll_end(&d, COLLS_ENOMEM);
+        memcpy(copy, buf, bytes);
+        dcoll_le(dtype, copy, bytes);
+        data = copy;
+    }
+    for (; mask < p; mask <<= 1)
+        if (vr & mask) {
+            rc = dcoll_recv(&d, (int)((vr - mask + (size_t)root) % p), 0, buf,
+                            bytes);
+            break;
+        }
+    for (mask >>= 1; rc == 0 && mask > 0; mask >>= 1)
+        if (vr + mask < p)
+            rc = dcoll_send(&d, (int)((vr + mask + (size_t)root) % p), 0, data,
+                            bytes);
+    rc = dcoll_end(&d, rc);
+    free(copy);
+    if (rc == 0 && vr != 0)
+        dcoll_le(dtype, buf, bytes);
+    return rc;
+}
+
+/*
+ * Bruck's allgather of one block of m bytes per member (own: mine, in
+ * little-endian order) into all (P blocks, rank order, little-endian).
+ */
+static int
+dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m)
+{
+    size_t p = (size_t)d->g->size, r = (size_t)d->g->rank, dist, k;
+    size_t have = 1;
+    uint32_t step = 0;
+    uint8_t *w;
+    int rc = 0;
+
+    w = malloc(p * m > 0 ? p * m : 1);
+    if (w == NULL)
+        return COLLS_ENOMEM;
+    if (m > 0)
+        memcpy(w, mine, m);
+    /* w holds the blocks of ranks r, r+1, ..., r+have-1 (mod P) */
+    for (dist = 1; rc == 0 && dist < p; dist <<= 1, step++) {
+        k = dist < p - dist ? dist : p - dist;
+        rc = dcoll_send(d, (int)((r + p - dist) % p), step, w, k * m);
+        if (rc == 0)
+            rc =
+                dcoll_recv(d, (int)((r + dist) % p), step, w + have * m, k * m);
+        have += k;
+    }
+    /* sends read w: done before it is freed */
+    rc = dcoll_end(d, rc);
+    if (rc == 0)
+        for (k = 0; k < p && m > 0; k++)
+            memcpy(all + ((r + k) % p) * m, w + k * m, m);
+    free(w);
+    return rc;
+}
+
+int
+colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
+                       size_t m, int dtype)
+{
+    struct dcoll d;
+    uint8_t *mine = (uint8_t *)(uintptr_t)sbuf, *copy = NULL;
+    int rc;
+
+    dcoll_begin(&d, g);
+    if (m > 0 && dtype_size(dtype) > 1 &&
+        dtype_native_order() != COLLS_ORDER_LITTLE) {
+        copy = malloc(m);
+        if (copy == NULL)
+            return dcoll_end(&d, COLLS_ENOMEM);
+        memcpy(copy, sbuf, m);
+        dcoll_le(dtype, copy, m);
+        mine = copy;
+    }
+    rc = dcoll_bruck(&d, mine, rbuf, m);
+    free(copy);
+    if (rc == 0)
+        dcoll_le(dtype, rbuf, m * (size_t)g->size);
+    return rc;
+}
+
+int
+colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
+                       size_t count, int dtype, int rop)
+{
+    struct dcoll d;
+    size_t m = count * dtype_size(dtype), p = (size_t)g->size, j;
+    uint8_t *all, *mine;
+    int rc;
+
+    dcoll_begin(&d, g);
+    all = malloc(p * m > 0 ? p * m : 1);
+    mine = malloc(m > 0 ? m : 1);
+    if (all == NULL || mine == NULL) {
+        free(all);
+        free(mine);
+        return dcoll_end(&d, COLLS_ENOMEM);
+    }
+    if (m > 0)
+        memcpy(mine, sbuf, m);
+    dcoll_le(dtype, mine, m);
+    rc = dcoll_bruck(&d, mine, all, m);
+    free(mine);
+    if (rc == 0 && m > 0) {
+        dcoll_le(dtype, all, p * m);
+        for (j = 1; rc == 0 && j < p; j++)
+            rc = reduce_apply(rop, dtype, all, all + j * m, count);
+        if (rc == 0)
+            memcpy(rbuf, all, m);
+    }
+    free(all);
+    return rc;
+}
