@@ -254,9 +254,11 @@ struct collsd_poller {
 #define COLLSD_CROWD_CHECK_US 1000u
 
 /*
- * Refreshes p->crowded at most every COLLSD_CROWD_CHECK_US: the running
+ * Refreshes p->solo and p->crowded at most every COLLSD_CROWD_CHECK_US:
+ * solo when our affinity mask allows one CPU (then /proc/loadavg is not
+ * read: a solo daemon does not poll); else crowded when the running
  * count of /proc/loadavg (runnable processes on the machine, this one
- * included) against the CPUs of our affinity mask.  When the machine has
+ * included) exceeds the CPUs of our affinity mask.  When the machine has
  * more runnable processes than we have CPUs, a probe that finds nothing
  * yields, so that the process we wait for (a task, the other daemon on
  * the same CPU) runs instead of us; otherwise polling keeps the CPU.
@@ -275,6 +277,8 @@ collsd_crowd_check(struct collsd_poller *p, uint64_t now)
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
     p->solo = ncpu <= 1;
+    if (p->solo)
+        return; /* no polling, hence no yields to decide */
     n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, text, sizeof text - 1, 0)
                            : -1;
     if (n <= 0) {
@@ -325,15 +329,17 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
     if (window == 0 || collsd_loop_ended(d) || !collsd_busy(d))
         return 0;
     start = platform_now_us();
-    cpu0 = cpu = collsd_cpu_us();
-    mark = collsd_input_mark(d);
     collsd_crowd_check(p, start);
     /* Pinned to one CPU, whatever we wait for (a task, another daemon
        there) needs the CPU we would spin on: sleep at once.  Measured on
        4 emulated hosts, everything on CPU 0: a 60 us window took a PVM
-       barrier from 268 to 546 us and 8 B ping-pong from 30 to 48 us. */
+       barrier from 268 to 546 us and 8 B ping-pong from 30 to 48 us.
+       Decided before the CPU clock is read: that clock is a system call
+       (no vDSO for CLOCK_THREAD_CPUTIME_ID), once per turn for nothing. */
     if (p->solo)
         return 0;
+    cpu0 = cpu = collsd_cpu_us();
+    mark = collsd_input_mark(d);
     d->st.poll_rounds++;
     for (;;) {
         /* a task's shared-memory ring first: no system call for it */
