@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -47,6 +50,18 @@ platform_wall_us(void)
 
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int
+platform_timer_slack(uint64_t ns)
+{
+#ifdef PR_SET_TIMERSLACK
+    return prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) == 0 ? 0
+                                                                     : -errno;
+#else
+    (void)ns;
+    return -ENOSYS;
+#endif
 }
 
 #if HAVE_DECL_SO_PEERCRED
