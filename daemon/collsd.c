@@ -243,14 +243,12 @@ collsd_input_mark(const struct daemon *d)
     return d->st.bytes_in + rs.dgrams_in;
 }
 
-/* The polling state of the loop: whether to yield between probes, and
-   the timer slack of its sleeps. */
+/* The polling state of the loop: whether to yield between probes. */
 struct collsd_poller {
     int loadavg_fd; /* /proc/loadavg, -1 if unreadable */
     uint64_t checked_us;
     int crowded; /* more runnable processes than CPUs we may run on */
     int solo;    /* we may run on one CPU only: polling there never pays */
-    uint64_t slack_ns; /* the timer slack set last, UINT64_MAX: none yet */
 };
 
 #define COLLSD_CROWD_CHECK_US 1000u
@@ -383,19 +381,16 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
  * with an epoll timeout of 1 ms, 0 with 5 ms or more).  A paced send
  * keeps the default slack (its lateness would cost throughput), and so
  * does a daemon with more than one CPU: unpinned the slack did not pay.
+ * A system call only when the slack changes (platform_timer_slack); a
+ * spawned child gets the daemon's own slack (spawn.c).
  */
 static void
 collsd_slack(struct daemon *d, struct collsd_poller *p)
 {
-    uint64_t want;
-
     collsd_crowd_check(p, platform_now_us());
-    want = p->solo && rel_next_pace(d->rel) == UINT64_MAX ? COLLSD_SOLO_SLACK_NS
-                                                          : 0;
-    if (want == p->slack_ns)
-        return;
-    p->slack_ns = want;
-    (void)platform_timer_slack(want);
+    (void)platform_timer_slack(p->solo && rel_next_pace(d->rel) == UINT64_MAX
+                                   ? COLLSD_SOLO_SLACK_NS
+                                   : 0);
 }
 
 /*
@@ -406,7 +401,7 @@ collsd_slack(struct daemon *d, struct collsd_poller *p)
 static void
 collsd_run(struct daemon *d)
 {
-    struct collsd_poller p = {-1, 0, 0, 0, UINT64_MAX};
+    struct collsd_poller p = {-1, 0, 0, 0};
 
     p.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     for (;;) {

@@ -16,9 +16,11 @@ uint64_t platform_now_us(void);
 uint64_t platform_wall_us(void);
 /*
  * How late the kernel may wake this thread from a timed sleep (timer
- * slack, nanoseconds; 0: the default, 50 us).  A slack of a scheduler
- * tick or more lets the wake-up wait for the next tick instead of
- * programming the timer hardware for each sleep.  0, or a negative errno
+ * slack, nanoseconds; 0: the slack the process started with, usually
+ * 50 us).  A slack of a scheduler tick or more lets the wake-up wait for
+ * the next tick instead of programming the timer hardware for each
+ * sleep.  No system call when ns is the slack set last.  Children forked
+ * inherit the slack: set 0 before a fork.  0, or a negative errno
  * (-ENOSYS where the system has no such setting).
  */
 int platform_timer_slack(uint64_t ns);

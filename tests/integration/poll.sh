@@ -116,10 +116,14 @@ it_log "the same summaries with every window: $(wc -l <"$IT_DIR/sum-0") lines"
 # 3. A daemon pinned to one CPU gives the same results and sleeps with a
 # timer slack of 4 ms (its timers fire at a scheduler tick; collsd.c
 # collsd_slack) while no paced send is due; a daemon with more CPUs keeps
-# the slack it was started with (ours).  Needs 2 CPUs and the kernel's
-# /proc/PID/timerslack_ns.
+# the slack it was started with (ours), and so does a program the pinned
+# daemon spawns.  Needs 2 CPUs and the kernel's /proc/PID/timerslack_ns.
 if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
-    it_start 2 || exit 1
+    mkdir -m 700 "$IT_DIR/bin"
+    printf '#!/bin/sh\necho "slack $(cat /proc/self/timerslack_ns)"\n' \
+        >"$IT_DIR/bin/slack"
+    chmod +x "$IT_DIR/bin/slack"
+    it_start 2 --spawn-path "$IT_DIR/bin" || exit 1
     it_wait_hosts 2 || exit 1
     taskset -a -p -c 0 "$(it_pid 1)" >/dev/null || it_fail "cannot pin daemon 1"
     run_checks solo
@@ -134,6 +138,10 @@ if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
     it_log "timer slack: pinned daemon $s1 ns, unpinned $s2 ns (ours $own)"
     [ "$s1" = 4000000 ] || it_fail "the pinned daemon's timer slack is $s1 ns"
     [ "$s2" = "$own" ] || it_fail "the unpinned daemon's timer slack is $s2 ns"
+    out=$(it_ctl 1 spawn --host 1 "$IT_DIR/bin/slack" 2>&1)
+    grep -q "\] slack $own\$" "$IT_DIR/d1.log" ||
+        it_fail "a child of the pinned daemon: '$out', log:
+$(grep slack "$IT_DIR/d1.log")"
     stop_all
 fi
 
