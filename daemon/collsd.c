@@ -329,7 +329,9 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
     uint64_t cpu0, cpu;
     int hit = 0;
 
-    if (window == 0 || collsd_loop_ended(d) || !collsd_busy(d))
+    /* p->solo is at most COLLSD_CROWD_CHECK_US old (collsd_slack): a solo
+       daemon does not walk its tasks and groups for collsd_busy */
+    if (window == 0 || p->solo || collsd_loop_ended(d) || !collsd_busy(d))
         return 0;
     start = platform_now_us();
     collsd_crowd_check(p, start);
