@@ -378,9 +378,11 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
  * hardware as it starts and again when input ends it early -- on a VM
  * each is an exit to the hypervisor -- and a daemon in a ping-pong always
  * sleeps so, an ack or a probe being due within a millisecond.  Measured
- * on 2 emulated hosts, everything on CPU 0: 8 B ping-pong of PVM's
- * programs 34 -> 27.5 us (an eventfd ping-pong pinned: 3.4 us per wake-up
- * with an epoll timeout of 1 ms, 0 with 5 ms or more).  A paced send
+ * with everything on CPU 0, 8 B ping-pong, half round trip: PVM's programs
+ * on 2 emulated hosts 35 -> 25.5 us (long runs; tests/bench/pvm-bench.sh
+ * on 4 hosts 33.2 -> 27.8), `collsctl pingpong --route default` 25.7 ->
+ * 18.0 (raw UDP 7.85); an eventfd ping-pong of two processes: 3.4 us per
+ * wake-up with an epoll timeout of 1 ms, 0 with 5 ms or more.  A paced send
  * keeps the default slack (its lateness would cost throughput), and so
  * does a daemon with more than one CPU: unpinned the slack did not pay.
  * A system call only when the slack changes (platform_timer_slack); a
