@@ -252,11 +252,16 @@ struct collsd_poller {
 };
 
 #define COLLSD_CROWD_CHECK_US 1000u
+/* The timer slack of a solo daemon's sleeps when no paced send is due:
+   a scheduler tick at HZ=250, the common kernels' rate (collsd_slack). */
+#define COLLSD_SOLO_SLACK_NS 4000000u
 
 /*
- * Refreshes p->crowded at most every COLLSD_CROWD_CHECK_US: the running
+ * Refreshes p->solo and p->crowded at most every COLLSD_CROWD_CHECK_US:
+ * solo when our affinity mask allows one CPU (then /proc/loadavg is not
+ * read: a solo daemon does not poll); else crowded when the running
  * count of /proc/loadavg (runnable processes on the machine, this one
- * included) against the CPUs of our affinity mask.  When the machine has
+ * included) exceeds the CPUs of our affinity mask.  When the machine has
  * more runnable processes than we have CPUs, a probe that finds nothing
  * yields, so that the process we wait for (a task, the other daemon on
  * the same CPU) runs instead of us; otherwise polling keeps the CPU.
@@ -275,6 +280,8 @@ collsd_crowd_check(struct collsd_poller *p, uint64_t now)
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         ncpu = CPU_COUNT(&set);
     p->solo = ncpu <= 1;
+    if (p->solo)
+        return; /* no polling, hence no yields to decide */
     n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, text, sizeof text - 1, 0)
                            : -1;
     if (n <= 0) {
@@ -322,18 +329,22 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
     uint64_t cpu0, cpu;
     int hit = 0;
 
-    if (window == 0 || collsd_loop_ended(d) || !collsd_busy(d))
+    /* p->solo is at most COLLSD_CROWD_CHECK_US old (collsd_slack): a solo
+       daemon does not walk its tasks and groups for collsd_busy */
+    if (window == 0 || p->solo || collsd_loop_ended(d) || !collsd_busy(d))
         return 0;
     start = platform_now_us();
-    cpu0 = cpu = collsd_cpu_us();
-    mark = collsd_input_mark(d);
     collsd_crowd_check(p, start);
     /* Pinned to one CPU, whatever we wait for (a task, another daemon
        there) needs the CPU we would spin on: sleep at once.  Measured on
        4 emulated hosts, everything on CPU 0: a 60 us window took a PVM
-       barrier from 268 to 546 us and 8 B ping-pong from 30 to 48 us. */
+       barrier from 268 to 546 us and 8 B ping-pong from 30 to 48 us.
+       Decided before the CPU clock is read: that clock is a system call
+       (no vDSO for CLOCK_THREAD_CPUTIME_ID), once per turn for nothing. */
     if (p->solo)
         return 0;
+    cpu0 = cpu = collsd_cpu_us();
+    mark = collsd_input_mark(d);
     d->st.poll_rounds++;
     for (;;) {
         /* a task's shared-memory ring first: no system call for it */
@@ -359,6 +370,34 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
 }
 
 /*
+ * Before the loop may sleep: the timer slack of that sleep.  A solo
+ * daemon (affinity of one CPU) with no paced send due lets its timers
+ * (delayed acks, loss probes, retransmissions, the cron) fire up to
+ * COLLSD_SOLO_SLACK_NS late, that is at the next scheduler tick: a sleep
+ * whose deadline is less than a tick away otherwise programs the timer
+ * hardware as it starts and again when input ends it early -- on a VM
+ * each is an exit to the hypervisor -- and a daemon in a ping-pong always
+ * sleeps so, an ack or a probe being due within a millisecond.  Measured
+ * with everything on CPU 0, 8 B ping-pong, half round trip: PVM's programs
+ * on 2 emulated hosts 35 -> 25.5 us (long runs; tests/bench/pvm-bench.sh
+ * on 4 hosts 33.2 -> 27.8), `collsctl pingpong --route default` 25.7 ->
+ * 18.0 (raw UDP 7.85); an eventfd ping-pong of two processes: 3.4 us per
+ * wake-up with an epoll timeout of 1 ms, 0 with 5 ms or more.  A paced send
+ * keeps the default slack (its lateness would cost throughput), and so
+ * does a daemon with more than one CPU: unpinned the slack did not pay.
+ * A system call only when the slack changes (platform_timer_slack); a
+ * spawned child gets the daemon's own slack (spawn.c).
+ */
+static void
+collsd_slack(struct daemon *d, struct collsd_poller *p)
+{
+    collsd_crowd_check(p, platform_now_us());
+    (void)platform_timer_slack(p->solo && rel_next_pace(d->rel) == UINT64_MAX
+                                   ? COLLSD_SOLO_SLACK_NS
+                                   : 0);
+}
+
+/*
  * The daemon's loop, until events_stop or collsd_linger ends it: one
  * blocking turn (EVLOOP_ONCE), then polling windows for as long as each
  * brings input.
@@ -366,10 +405,11 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
 static void
 collsd_run(struct daemon *d)
 {
-    struct collsd_poller p = {-1, 0, 0};
+    struct collsd_poller p = {-1, 0, 0, 0};
 
     p.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     for (;;) {
+        collsd_slack(d, &p);
         if (event_base_loop(d->base, EVLOOP_ONCE) != 0 || collsd_loop_ended(d))
             break;
         while (collsd_poll(d, &p))

@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -47,6 +50,34 @@ platform_wall_us(void)
 
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The timer slack this process started with and the one set last, in
+   ns; 0 until the first platform_timer_slack. */
+static uint64_t platform_slack0, platform_slack;
+
+int
+platform_timer_slack(uint64_t ns)
+{
+#ifdef PR_SET_TIMERSLACK
+    long v;
+
+    if (platform_slack0 == 0) {
+        v = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        platform_slack0 = platform_slack = v > 0 ? (uint64_t)v : 50000u;
+    }
+    if (ns == 0)
+        ns = platform_slack0;
+    if (ns == platform_slack)
+        return 0;
+    if (prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) != 0)
+        return -errno;
+    platform_slack = ns;
+    return 0;
+#else
+    (void)ns;
+    return -ENOSYS;
+#endif
 }
 
 #if HAVE_DECL_SO_PEERCRED

@@ -14,6 +14,16 @@
 uint64_t platform_now_us(void);
 /* Wall clock in microseconds since the epoch. */
 uint64_t platform_wall_us(void);
+/*
+ * How late the kernel may wake this thread from a timed sleep (timer
+ * slack, nanoseconds; 0: the slack the process started with, usually
+ * 50 us).  A slack of a scheduler tick or more lets the wake-up wait for
+ * the next tick instead of programming the timer hardware for each
+ * sleep.  No system call when ns is the slack set last.  Children forked
+ * inherit the slack: set 0 before a fork.  0, or a negative errno
+ * (-ENOSYS where the system has no such setting).
+ */
+int platform_timer_slack(uint64_t ns);
 
 /* Uid and pid of the process at the other end of a Unix socket.  0 or a
    negative COLLS_E* code (COLLS_ENOTSUP where the system cannot tell). */

@@ -804,23 +804,39 @@ rel_timer(struct rel *r, uint64_t now_us)
     rel_leave(r);
 }
 
-uint64_t
-rel_next_timeout(const struct rel *r)
+/* The earliest deadline of r's peers: of every kind, or (pace_only) of
+   paced sends only; UINT64_MAX: none. */
+static uint64_t
+next_deadline(const struct rel *r, int pace_only)
 {
     const struct rel_peer *p;
     uint64_t t = UINT64_MAX;
 
     REL_FOREACH_PEER (p, r) {
+        if (p->pace_deadline != 0)
+            t = min_u64(t, p->pace_deadline);
+        if (pace_only)
+            continue;
         if (p->rto_deadline != 0)
             t = min_u64(t, p->rto_deadline);
         if (p->pto_deadline != 0)
             t = min_u64(t, p->pto_deadline);
         if (p->ack_deadline != 0)
             t = min_u64(t, p->ack_deadline);
-        if (p->pace_deadline != 0)
-            t = min_u64(t, p->pace_deadline);
     }
     return t;
+}
+
+uint64_t
+rel_next_timeout(const struct rel *r)
+{
+    return next_deadline(r, 0);
+}
+
+uint64_t
+rel_next_pace(const struct rel *r)
+{
+    return next_deadline(r, 1);
 }
 
 void

@@ -154,6 +154,10 @@ void rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
 void rel_timer(struct rel *r, uint64_t now_us);
 /* Absolute time of the next thing rel_timer has to do; UINT64_MAX: none. */
 uint64_t rel_next_timeout(const struct rel *r);
+/* The earliest of those that is a paced send (UINT64_MAX: none): the one
+   deadline whose lateness costs throughput; acks, probes and
+   retransmissions late by a few ms only delay recovery. */
+uint64_t rel_next_pace(const struct rel *r);
 /* Retries sends that got -1 from ops->send (the socket is writable). */
 void rel_writable(struct rel *r, uint64_t now_us);
 

@@ -141,11 +141,3 @@ shm_ring_bell(int fd)
 
     (void)!write(fd, &one, sizeof(one));
 }
-
-void
-shm_drain_bell(int fd)
-{
-    uint64_t v;
-
-    (void)!read(fd, &v, sizeof(v));
-}

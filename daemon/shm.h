@@ -49,7 +49,5 @@ void shm_chan_free(struct shm_chan *c);
 /* Rings a doorbell (an eventfd).  Errors are ignored: a full or bad
    eventfd belongs to a task that will be found out otherwise. */
 void shm_ring_bell(int fd);
-/* Empties our doorbell after a wake-up. */
-void shm_drain_bell(int fd);
 
 #endif

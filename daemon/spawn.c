@@ -701,6 +701,9 @@ spawn_start(struct daemon *d, struct spawn_child *c, const char *path,
         px[0] = px[1] = -1;
         goto fail;
     }
+    /* the child's timers are its own: the slack the daemon started with,
+       not a solo daemon's tick (collsd.c collsd_slack sets it again) */
+    (void)platform_timer_slack(0);
     pid = fork();
     if (pid < 0) {
         rc = -errno;

@@ -80,8 +80,10 @@ colls_poll_ns(void)
 }
 
 /*
- * Refreshes c->crowded, at most every COLLS__CROWD_CHECK_NS: 1 when
- * /proc/loadavg counts more runnable processes (this one included) than
+ * Refreshes c->solo and c->crowded, at most every COLLS__CROWD_CHECK_NS:
+ * solo when this thread may run on one CPU only (then /proc/loadavg is
+ * not read: three system calls a solo wait has no use for); else crowded
+ * when /proc/loadavg counts more runnable processes (this one included) than
  * the CPUs this thread may run on.  Then a probe that found nothing
  * yields, so that the daemon this task waits for gets the CPU; else the
  * poll keeps it.  Unreadable: crowded, the polite guess.
@@ -100,6 +102,8 @@ colls_crowd_check(colls_t *c, uint64_t now_ns)
     c->crowd_checked_ns = now_ns;
     ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     c->solo = ncpu <= 1;
+    if (c->solo)
+        return; /* a solo task does not poll: no yields to decide */
     fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         got = read(fd, line, sizeof line - 1);

@@ -15,6 +15,7 @@
 #    and its CPU time (utime + stime of /proc/PID/stat, in clock ticks)
 #    grows by at most 2 ticks more than that of a daemon that never polls,
 #    idle beside it (a daemon that kept polling would burn about 1000).
+# (Part 3, between them: a daemon pinned to one CPU, see below.)
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 CC=$IT_B/tests/integration/coll-check
@@ -111,6 +112,38 @@ for w in default 2000; do
     }
 done
 it_log "the same summaries with every window: $(wc -l <"$IT_DIR/sum-0") lines"
+
+# 3. A daemon pinned to one CPU gives the same results and sleeps with a
+# timer slack of 4 ms (its timers fire at a scheduler tick; collsd.c
+# collsd_slack) while no paced send is due; a daemon with more CPUs keeps
+# the slack it was started with (ours), and so does a program the pinned
+# daemon spawns.  Needs 2 CPUs and the kernel's /proc/PID/timerslack_ns.
+if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
+    mkdir -m 700 "$IT_DIR/bin"
+    printf '#!/bin/sh\necho "slack $(cat /proc/self/timerslack_ns)"\n' \
+        >"$IT_DIR/bin/slack"
+    chmod +x "$IT_DIR/bin/slack"
+    it_start 2 --spawn-path "$IT_DIR/bin" || exit 1
+    it_wait_hosts 2 || exit 1
+    taskset -a -p -c 0 "$(it_pid 1)" >/dev/null || it_fail "cannot pin daemon 1"
+    run_checks solo
+    cmp -s "$IT_DIR/sum-0" "$IT_DIR/sum-solo" || {
+        it_fail "results with a pinned daemon differ from --poll-us 0"
+        diff "$IT_DIR/sum-0" "$IT_DIR/sum-solo" >&2
+    }
+    sleep 0.2 # idle: no paced send due
+    own=$(cat /proc/self/timerslack_ns)
+    s1=$(cat "/proc/$(it_pid 1)/timerslack_ns")
+    s2=$(cat "/proc/$(it_pid 2)/timerslack_ns")
+    it_log "timer slack: pinned daemon $s1 ns, unpinned $s2 ns (ours $own)"
+    [ "$s1" = 4000000 ] || it_fail "the pinned daemon's timer slack is $s1 ns"
+    [ "$s2" = "$own" ] || it_fail "the unpinned daemon's timer slack is $s2 ns"
+    out=$(it_ctl 1 spawn --host 1 "$IT_DIR/bin/slack" 2>&1)
+    grep -q "\] slack $own\$" "$IT_DIR/d1.log" ||
+        it_fail "a child of the pinned daemon: '$out', log:
+$(grep slack "$IT_DIR/d1.log")"
+    stop_all
+fi
 
 # 2. An idle daemon sleeps, even with a large window.  Beside it, at the
 # same time, a daemon that never polls: the cost of being idle (the cron's
