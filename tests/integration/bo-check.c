@@ -7,7 +7,9 @@
  *   bo-check --socket S --group NAME --size P [--count N] [--big N]
  *            [--seed S] [--timeout-ms MS]
  *
- * Joins NAME (P members) and runs, in hierarchical then flat mode:
+ * Joins NAME (P members) and runs, in hierarchical, flat and direct mode
+ * (barrier, bcast, allreduce and allgather among the tasks, libclient/dcoll.c;
+ * the other operations as in auto):
  *   - every operation x every datatype; the reductions (reduce,
  *     allreduce, reduce_scatter, scan, exscan) x every valid operator;
  *     the v-variants with unequal counts (one of them 0) and blocks
@@ -278,7 +280,9 @@ static const char *const op_name[COLLS_COLL_MAX] = {
 static const char *
 mode_name(int mode)
 {
-    return mode == COLLS_MODE_FLAT ? "flat" : "hier";
+    return mode == COLLS_MODE_FLAT     ? "flat"
+           : mode == COLLS_MODE_DIRECT ? "direct"
+                                       : "hier";
 }
 
 /* Compares n bytes of got with want; reports the first differing item. */
@@ -666,11 +670,12 @@ run_colls(struct bo *b)
         run_bcast(b, COLLS_DOUBLE, b->big, (cm + 1) % b->P, 4 + cm, cname[cm]);
         colls_group_set_alg(b->g, COLLS_COLL_BCAST, NULL);
         /* on: compressed exactly where FPC applies (hierarchical, and the
-           groups here span two daemons) */
+           groups here span two daemons; in direct mode the forced
+           algorithm ran through the daemons, as in auto: hierarchical) */
         b->cases++;
         if (compress[cm] == COLLS_COMPRESS_ON &&
             (strstr(colls_group_last_alg(b->g), "+fpc") != NULL) !=
-                (b->mode == COLLS_MODE_HIER)) {
+                (b->mode != COLLS_MODE_FLAT)) {
             b->fails++;
             printf("FAIL: rank %d %s bcast compress=on ran as \"%s\"\n",
                    b->rank, mode_name(b->mode), colls_group_last_alg(b->g));
@@ -814,8 +819,12 @@ main(int argc, char **argv)
         return 1;
     }
     b.rank = rc;
-    for (m = 0; m < 2; m++) {
-        b.mode = m ? COLLS_MODE_FLAT : COLLS_MODE_HIER;
+    /* direct: barrier, bcast, allreduce and allgather among the tasks,
+       little-endian on the wire whatever their orders (dcoll.c) */
+    for (m = 0; m < 3; m++) {
+        b.mode = m == 0   ? COLLS_MODE_HIER
+                 : m == 1 ? COLLS_MODE_FLAT
+                          : COLLS_MODE_DIRECT;
         colls_group_set_mode(b.g, b.mode);
         run_colls(&b);
     }
