@@ -59,7 +59,9 @@ sample()
 
 # 1. Format.
 socks="$(it_sock 1),$(it_sock 2),$(it_sock 3)"
-it_ctl 1 bench allreduce -n 3 --sockets "$socks" --sizes 4:4K --runs 1 \
+# (--hier: the daemons run them; in auto mode small ones run among the
+# tasks, libclient/dcoll.c, and no daemon counts them)
+it_ctl 1 bench allreduce -n 3 --sockets "$socks" --sizes 4:4K --runs 1 --hier \
     --iters 5 >"$IT_DIR/bench.log" 2>&1 || it_fail "collsctl bench failed"
 resp=$(http GET /metrics)
 echo "$resp" | head -1 | grep -q '^HTTP/1\.[01] 200' ||
