@@ -104,6 +104,7 @@ struct dcoll_wait {
     uint32_t step;
     struct colls__dmsg *got;
     int err;
+    int drained; /* the loop ran once more after src was known dead */
 };
 
 static void
@@ -310,6 +311,14 @@ dcoll_wait_pred(void *arg)
         }
     }
     w->err = colls__src_status(c, w->src);
+    if (w->err < 0 && !w->drained) {
+        /* a member that finished its part may have exited right after
+           its message: the message is in a socket's buffer, read it
+           before calling the member lost */
+        w->drained = 1;
+        colls__poll(c);
+        return dcoll_wait_pred(arg);
+    }
     if (w->err == 0)
         w->err = dcoll_aborted(c, w->d->g, w->d->seq);
     return w->err < 0;
@@ -322,7 +331,7 @@ dcoll_wait_pred(void *arg)
 static int
 dcoll_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
 {
-    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0};
+    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0};
     int rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
 
     if (w.got == NULL)
@@ -456,7 +465,7 @@ dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m)
 
     w = malloc(p * m > 0 ? p * m : 1);
     if (w == NULL)
-        return COLLS_ENOMEM;
+        return dcoll_end(d, COLLS_ENOMEM); /* the collective ends here */
     if (m > 0)
         memcpy(w, mine, m);
     /* w holds the blocks of ranks r, r+1, ..., r+have-1 (mod P) */
