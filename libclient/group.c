@@ -223,6 +223,17 @@ group_apply_info(struct colls_group *g, const Envelope *rep)
     if (g->rank < 0)
         return COLLS_EPROTO;
     g->gid = gi->gid;
+    /* one member per host: direct collectives pay no hop that the
+       daemons' hierarchy would save (dcoll.c) */
+    g->one_per_host = 1;
+    for (i = 0; i < gi->n_tids && g->one_per_host; i++) {
+        size_t j;
+        for (j = 0; j < i; j++)
+            if (COLLS_TID_HID(gi->tids[j]) == COLLS_TID_HID(gi->tids[i])) {
+                g->one_per_host = 0;
+                break;
+            }
+    }
     g->owner = gi->owner;
     return 0;
 }

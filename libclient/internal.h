@@ -212,6 +212,7 @@ struct colls_group {
     uint64_t seq;        /* next collective's sequence number */
     uint64_t dseq;       /* next direct collective's (dcoll.c) */
     size_t direct_max;   /* COLLS_DIRECT_MAX: AUTO runs direct up to it */
+    int one_per_host;    /* no two members on one host */
     int failed;          /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
     unsigned early;      /* its entries in c->coll_early */
     int early_err;       /* first failure of one of them, not yet reported */
