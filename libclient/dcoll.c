@@ -123,7 +123,6 @@ colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m)
 
     if (m->len < DCOLL_HDR || get_u32(m->data + 20) != 0 ||
         (d = calloc(1, sizeof(*d))) == NULL) {
-        c->dcoll_dropped++;
         colls__rmsg_free(m);
         return 0;
     }
@@ -163,11 +162,10 @@ colls__dcoll_leave(struct colls_group *g)
 void
 colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
 {
-    struct list_node *n, *next;
+    struct list_node *n, *tmp;
 
-    for (n = c->dcoll_inbox.next; n != &c->dcoll_inbox; n = next) {
+    LIST_FOREACH_SAFE (n, tmp, &c->dcoll_inbox) {
         struct colls__dmsg *d = list_entry(n, struct colls__dmsg, link);
-        next = n->next;
         if (all || d->gid == gid) {
             list_del(&d->link);
             dcoll_dmsg_free(d);
@@ -458,11 +456,14 @@ colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
 }
 
 /*
- * Bruck's allgather of one block of m bytes per member (own: mine, in
- * little-endian order) into all (P blocks, rank order, little-endian).
+ * Bruck's allgather of one block of m bytes (items of dtype) per member,
+ * mine in native order, into all (P blocks, rank order, native order).
+ * Blocks travel little-endian: mine is swapped once it is copied to the
+ * working buffer, all once it is complete.
  */
 static int
-dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m)
+dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m,
+            int dtype)
 {
     size_t p = (size_t)d->g->size, r = (size_t)d->g->rank, dist, k;
     size_t have = 1;
@@ -475,6 +476,7 @@ dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m)
         return dcoll_end(d, COLLS_ENOMEM); /* the collective ends here */
     if (m > 0)
         memcpy(w, mine, m);
+    dcoll_le(dtype, w, m);
     /* w holds the blocks of ranks r, r+1, ..., r+have-1 (mod P) */
     for (dist = 1; rc == 0 && dist < p; dist <<= 1, step++) {
         k = dist < p - dist ? dist : p - dist;
@@ -486,9 +488,11 @@ dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m)
     }
     /* sends read w: done before it is freed */
     rc = dcoll_end(d, rc);
-    if (rc == 0)
+    if (rc == 0) {
         for (k = 0; k < p && m > 0; k++)
             memcpy(all + ((r + k) % p) * m, w + k * m, m);
+        dcoll_le(dtype, all, p * m);
+    }
     free(w);
     return rc;
 }
@@ -498,24 +502,9 @@ colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
                        size_t m, int dtype)
 {
     struct dcoll d;
-    uint8_t *mine = (uint8_t *)(uintptr_t)sbuf, *copy = NULL;
-    int rc;
 
     dcoll_begin(&d, g);
-    if (m > 0 && dtype_size(dtype) > 1 &&
-        dtype_native_order() != COLLS_ORDER_LITTLE) {
-        copy = malloc(m);
-        if (copy == NULL)
-            return dcoll_end(&d, COLLS_ENOMEM);
-        memcpy(copy, sbuf, m);
-        dcoll_le(dtype, copy, m);
-        mine = copy;
-    }
-    rc = dcoll_bruck(&d, mine, rbuf, m);
-    free(copy);
-    if (rc == 0)
-        dcoll_le(dtype, rbuf, m * (size_t)g->size);
-    return rc;
+    return dcoll_bruck(&d, sbuf, rbuf, m, dtype);
 }
 
 int
@@ -524,29 +513,18 @@ colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
 {
     struct dcoll d;
     size_t m = count * dtype_size(dtype), p = (size_t)g->size, j;
-    uint8_t *all, *mine;
+    uint8_t *all;
     int rc;
 
     dcoll_begin(&d, g);
     all = malloc(p * m > 0 ? p * m : 1);
-    mine = malloc(m > 0 ? m : 1);
-    if (all == NULL || mine == NULL) {
-        free(all);
-        free(mine);
+    if (all == NULL)
         return dcoll_end(&d, COLLS_ENOMEM);
-    }
-    if (m > 0)
-        memcpy(mine, sbuf, m);
-    dcoll_le(dtype, mine, m);
-    rc = dcoll_bruck(&d, mine, all, m);
-    free(mine);
-    if (rc == 0 && m > 0) {
-        dcoll_le(dtype, all, p * m);
-        for (j = 1; rc == 0 && j < p; j++)
-            rc = reduce_apply(rop, dtype, all, all + j * m, count);
-        if (rc == 0)
-            memcpy(rbuf, all, m);
-    }
+    rc = dcoll_bruck(&d, sbuf, all, m, dtype);
+    for (j = 1; rc == 0 && j < p && m > 0; j++)
+        rc = reduce_apply(rop, dtype, all, all + j * m, count);
+    if (rc == 0 && m > 0)
+        memcpy(rbuf, all, m);
     free(all);
     return rc;
 }

@@ -131,9 +131,8 @@ struct colls {
     int crowded;
     int solo; /* this thread may run on one CPU only: no polling */
     /* direct collectives (dcoll.c): their messages not waited for yet
-       (colls__dmsg), and malformed ones dropped */
+       (colls__dmsg) */
     struct list_node dcoll_inbox;
-    uint64_t dcoll_dropped;
     int dcoll_busy; /* one runs: its waits poll (colls_in_flight) */
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
     size_t dcoll_nleft;
