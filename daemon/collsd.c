@@ -80,6 +80,8 @@
 extern char **environ;
 
 #define CRON_US 20000u
+/* The idle cron's longest period (collsd_cron_arm). */
+#define CRON_IDLE_US 250000u
 
 /*
  * While stopping: ends the loop once no task is left and the transport
@@ -112,8 +114,44 @@ collsd_notify_stopping(void)
 }
 
 /*
- * The periodic jobs, every CRON_US, in this order:
- *   membership: stopping -> collsd_linger; joining -> join_cron; a member
+ * Arms the cron's next run: in CRON_US while anything it watches may be
+ * due soon -- a task, a group, a request, a spawn, a join or a stop in
+ * progress; else (an idle member) in a quarter of --heartbeat, between
+ * CRON_US and CRON_IDLE_US, as often as the heartbeats it sends, the
+ * silences it judges and the stall it detects (HOST_STALL_BEATS) need.
+ * An idle daemon of 4 emulated hosts woke about 90 times a second with
+ * the cron at 20 ms, using 0.5 % of a CPU (tests/bench/mpi-bench.sh's
+ * idle line).
+ */
+/* 1 for a member with nothing of its own to do: no task, no group, no
+   request of its own pending, no spawn, neither joining nor stopping. */
+static int
+collsd_idle(const struct daemon *d)
+{
+    return d->tasks == NULL && !d->stopping && !d->joining &&
+           list_empty(&d->pending) && !spawn_busy(d) &&
+           (d->gs == NULL || list_empty(&d->gs->groups));
+}
+
+static void
+collsd_cron_arm(struct daemon *d)
+{
+    uint64_t us = CRON_US;
+    struct timeval tv;
+
+    if (collsd_idle(d)) {
+        us = (uint64_t)d->cfg->heartbeat_ms * 1000u / 4u;
+        us = us < CRON_US ? CRON_US : us > CRON_IDLE_US ? CRON_IDLE_US : us;
+    }
+    tv.tv_sec = (time_t)(us / 1000000u);
+    tv.tv_usec = (suseconds_t)(us % 1000000u);
+    event_add(d->cron_ev, &tv);
+}
+
+/*
+ * The periodic jobs, every CRON_US (less often when idle: collsd_cron_arm), in
+ * this order: membership: stopping -> collsd_linger; joining -> join_cron; a
+ * member
  *     -> host_comeback (declared down while alive), group_cron (group
  *     timeouts), host_cron (heartbeats, invitations, dead hosts);
  *   then always admin_cron and spawn_cron (request timeouts), task_cron (stuck
@@ -141,6 +179,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     task_cron(d, now);
     coll_cron(d, now);
     net_kick(d);
+    collsd_cron_arm(d);
 }
 
 /*
@@ -245,10 +284,12 @@ collsd_input_mark(const struct daemon *d)
 
 /* The polling state of the loop: whether to yield between probes. */
 struct collsd_poller {
-    int loadavg_fd; /* /proc/loadavg, -1 if unreadable */
-    uint64_t checked_us;
-    int crowded; /* more runnable processes than CPUs we may run on */
-    int solo;    /* we may run on one CPU only: polling there never pays */
+    int loadavg_fd;    /* /proc/loadavg, -1 if unreadable */
+    uint64_t solo_us;  /* when solo and ncpu were last refreshed */
+    uint64_t crowd_us; /* when crowded was */
+    int ncpu;          /* CPUs of our affinity mask */
+    int crowded;       /* more runnable processes than CPUs we may run on */
+    int solo;          /* we may run on one CPU only: polling never pays */
 };
 
 #define COLLSD_CROWD_CHECK_US 1000u
@@ -256,32 +297,46 @@ struct collsd_poller {
    a scheduler tick at HZ=250, the common kernels' rate (collsd_slack). */
 #define COLLSD_SOLO_SLACK_NS 4000000u
 
+/* Refreshes p->solo and p->ncpu from our affinity mask, at most every
+   COLLSD_CROWD_CHECK_US: one system call, which every sleep's slack
+   needs (collsd_slack). */
+static void
+collsd_solo_check(struct collsd_poller *p, uint64_t now)
+{
+    cpu_set_t set;
+
+    if (p->solo_us != 0 && now - p->solo_us < COLLSD_CROWD_CHECK_US)
+        return;
+    p->solo_us = now;
+    p->ncpu = 1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        p->ncpu = CPU_COUNT(&set);
+    p->solo = p->ncpu <= 1;
+}
+
 /*
- * Refreshes p->solo and p->crowded at most every COLLSD_CROWD_CHECK_US:
- * solo when our affinity mask allows one CPU (then /proc/loadavg is not
- * read: a solo daemon does not poll); else crowded when the running
- * count of /proc/loadavg (runnable processes on the machine, this one
- * included) exceeds the CPUs of our affinity mask.  When the machine has
- * more runnable processes than we have CPUs, a probe that finds nothing
- * yields, so that the process we wait for (a task, the other daemon on
- * the same CPU) runs instead of us; otherwise polling keeps the CPU.
+ * For a polling window: refreshes p->solo, and p->crowded at most every
+ * COLLSD_CROWD_CHECK_US: crowded when the running count of /proc/loadavg
+ * (runnable processes on the machine, this one included) exceeds the
+ * CPUs of our affinity mask.  A solo daemon does not poll: /proc/loadavg
+ * is not read for it, nor before a sleep (only polling needs it; an idle
+ * daemon read it at every wake-up).  When the machine has more runnable
+ * processes than we have CPUs, a probe that finds nothing yields, so that
+ * the process we wait for (a task, the other daemon on the same CPU) runs
+ * instead of us; otherwise polling keeps the CPU.
  */
 static void
 collsd_crowd_check(struct collsd_poller *p, uint64_t now)
 {
     char text[128];
-    cpu_set_t set;
     ssize_t n;
-    int running = 0, ncpu = 1;
+    int running = 0;
 
-    if (p->checked_us != 0 && now - p->checked_us < COLLSD_CROWD_CHECK_US)
+    collsd_solo_check(p, now);
+    if (p->solo ||
+        (p->crowd_us != 0 && now - p->crowd_us < COLLSD_CROWD_CHECK_US))
         return;
-    p->checked_us = now;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        ncpu = CPU_COUNT(&set);
-    p->solo = ncpu <= 1;
-    if (p->solo)
-        return; /* no polling, hence no yields to decide */
+    p->crowd_us = now;
     n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, text, sizeof text - 1, 0)
                            : -1;
     if (n <= 0) {
@@ -290,7 +345,7 @@ collsd_crowd_check(struct collsd_poller *p, uint64_t now)
     }
     text[n] = '\0';
     p->crowded =
-        sscanf(text, "%*s %*s %*s %d", &running) != 1 || running > ncpu;
+        sscanf(text, "%*s %*s %*s %d", &running) != 1 || running > p->ncpu;
 }
 
 /* 1 once the loop was told to end (events_stop, collsd_linger). */
@@ -331,7 +386,10 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
 
     /* p->solo is at most COLLSD_CROWD_CHECK_US old (collsd_slack): a solo
        daemon does not walk its tasks and groups for collsd_busy */
-    if (window == 0 || p->solo || collsd_loop_ended(d) || !collsd_busy(d))
+    /* nor does an idle one: what it owes (an ack of a heartbeat) is not
+       worth a window */
+    if (window == 0 || p->solo || collsd_loop_ended(d) || collsd_idle(d) ||
+        !collsd_busy(d))
         return 0;
     start = platform_now_us();
     collsd_crowd_check(p, start);
@@ -384,15 +442,20 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
  * 18.0 (raw UDP 7.85); an eventfd ping-pong of two processes: 3.4 us per
  * wake-up with an epoll timeout of 1 ms, 0 with 5 ms or more.  A paced send
  * keeps the default slack (its lateness would cost throughput), and so
- * does a daemon with more than one CPU: unpinned the slack did not pay.
+ * does a busy daemon with more than one CPU: unpinned the slack did not
+ * pay.  An idle daemon (collsd_idle) takes the slack too: libevent judges
+ * its timers by the coarse monotonic clock, which moves once a tick (4 ms
+ * at HZ=250), so a delayed ack due in 200 us took four 1 ms sleeps
+ * before it fired; with the slack the first sleep reaches the tick.
  * A system call only when the slack changes (platform_timer_slack); a
  * spawned child gets the daemon's own slack (spawn.c).
  */
 static void
 collsd_slack(struct daemon *d, struct collsd_poller *p)
 {
-    collsd_crowd_check(p, platform_now_us());
-    (void)platform_timer_slack(p->solo && rel_next_pace(d->rel) == UINT64_MAX
+    collsd_solo_check(p, platform_now_us());
+    (void)platform_timer_slack((p->solo || collsd_idle(d)) &&
+                                       rel_next_pace(d->rel) == UINT64_MAX
                                    ? COLLSD_SOLO_SLACK_NS
                                    : 0);
 }
@@ -405,7 +468,7 @@ collsd_slack(struct daemon *d, struct collsd_poller *p)
 static void
 collsd_run(struct daemon *d)
 {
-    struct collsd_poller p = {-1, 0, 0, 0};
+    struct collsd_poller p = {-1, 0, 0, 1, 0, 0};
 
     p.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     for (;;) {
@@ -832,7 +895,7 @@ main(int argc, char **argv)
         event_priority_set(sigs[i], 0);
         evsignal_add(sigs[i], NULL);
     }
-    d->cron_ev = event_new(d->base, -1, EV_PERSIST, collsd_cron_cb, d);
+    d->cron_ev = event_new(d->base, -1, 0, collsd_cron_cb, d);
     if (d->cron_ev == NULL) {
         rc = COLLS_ENOMEM;
         goto out;

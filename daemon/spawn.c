@@ -1302,6 +1302,15 @@ spawn_host_down(struct daemon *d, int hid)
     }
 }
 
+int
+spawn_busy(const struct daemon *d)
+{
+    const struct spawn_state *s = d->spawn;
+
+    return s != NULL && (!list_empty(&s->children) || !list_empty(&s->orders) ||
+                         !list_empty(&s->reqs) || !list_empty(&s->dead));
+}
+
 void
 spawn_cron(struct daemon *d, uint64_t now_us)
 {

@@ -111,5 +111,8 @@ int spawn_child_alive(struct daemon *d, uint32_t tid);
 void spawn_host_down(struct daemon *d, int hid);
 /* Timeouts: copies that do not attach in time, requests unanswered. */
 void spawn_cron(struct daemon *d, uint64_t now_us);
+/* 1 while spawn_cron has something to watch: a child, an order or a
+   request of ours, or a child to free. */
+int spawn_busy(const struct daemon *d);
 
 #endif

@@ -115,7 +115,8 @@ it_log "the same summaries with every window: $(wc -l <"$IT_DIR/sum-0") lines"
 
 # 3. A daemon pinned to one CPU gives the same results and sleeps with a
 # timer slack of 4 ms (its timers fire at a scheduler tick; collsd.c
-# collsd_slack) while no paced send is due; a daemon with more CPUs keeps
+# collsd_slack) while no paced send is due; so does an idle daemon (no
+# task, no group) with more CPUs, but while a task is attached it keeps
 # the slack it was started with (ours), and so does a program the pinned
 # daemon spawns.  Needs 2 CPUs and the kernel's /proc/PID/timerslack_ns.
 if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
@@ -135,9 +136,24 @@ if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
     own=$(cat /proc/self/timerslack_ns)
     s1=$(cat "/proc/$(it_pid 1)/timerslack_ns")
     s2=$(cat "/proc/$(it_pid 2)/timerslack_ns")
-    it_log "timer slack: pinned daemon $s1 ns, unpinned $s2 ns (ours $own)"
+    it_log "timer slack: pinned daemon $s1 ns, unpinned idle $s2 ns (ours $own)"
     [ "$s1" = 4000000 ] || it_fail "the pinned daemon's timer slack is $s1 ns"
-    [ "$s2" = "$own" ] || it_fail "the unpinned daemon's timer slack is $s2 ns"
+    [ "$s2" = 4000000 ] ||
+        it_fail "the unpinned idle daemon's timer slack is $s2 ns"
+    # a task attached: the unpinned daemon is not idle
+    "$IT_B/collsctl" --socket "$(it_sock 2)" echo >"$IT_DIR/echo.out" 2>&1 &
+    epid=$!
+    for _ in $(seq 1 50); do
+        [ -s "$IT_DIR/echo.out" ] && break
+        sleep 0.1
+    done
+    sleep 0.2
+    s2=$(cat "/proc/$(it_pid 2)/timerslack_ns")
+    kill "$epid" 2>/dev/null
+    wait "$epid" 2>/dev/null
+    it_log "timer slack of the unpinned daemon with a task attached: $s2 ns"
+    [ "$s2" = "$own" ] ||
+        it_fail "the unpinned daemon's timer slack with a task is $s2 ns"
     out=$(it_ctl 1 spawn --host 1 "$IT_DIR/bin/slack" 2>&1)
     grep -q "\] slack $own\$" "$IT_DIR/d1.log" ||
         it_fail "a child of the pinned daemon: '$out', log:
@@ -146,16 +162,20 @@ $(grep slack "$IT_DIR/d1.log")"
 fi
 
 # 2. An idle daemon sleeps, even with a large window.  Beside it, at the
-# same time, a daemon that never polls: the cost of being idle (the cron's
-# wake-ups) is the same for both, however loaded the machine is.
+# same time, a daemon that never polls (same options otherwise): the cost
+# of being idle (the cron's wake-ups) is the same for both, however loaded
+# the machine is.
 ticks()
 {
     awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 it_start 1 --poll-us 1000000 || exit 1
 mkdir -m 700 "$IT_DIR/ref"
+# (the same heartbeat as daemon 1: an idle daemon's cron follows it)
+# shellcheck disable=SC2086
 it_bg ref.log "$IT_B/collsd" --foreground --listen 127.0.0.1:0 \
-    --socket "$IT_DIR/ref/collsd.sock" --poll-us 0 --log-level warn
+    --socket "$IT_DIR/ref/collsd.sock" $IT_DAEMON_OPTS --poll-us 0 \
+    --log-level warn
 ref=$IT_LASTPID
 for _ in $(seq 1 100); do
     [ -S "$IT_DIR/ref/collsd.sock" ] && break
