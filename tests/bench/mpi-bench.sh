@@ -23,6 +23,17 @@
 #                  small barrier/bcast/allreduce/allgather run direct among
 #                  the tasks, the rest hierarchical), "hier", "flat",
 #                  "direct"
+#   BENCH_AUTH     "key"  collsd machines: "key" (daemons with the cluster
+#                  key: authenticated datagrams) and/or "none" (--insecure);
+#                  with both, two machines run side by side (ports 7490 and
+#                  7491; an idle daemon costs nothing) and the tables get a
+#                  column for each
+#   BENCH_CPU_OPS  10000  the CPU table: that many allreduces of 4 B per
+#                  layout and placement (--runs 1), CPU seconds summed over
+#                  every process that takes part: collsd's tasks and its
+#                  daemons (/proc/PID/schedstat), each MPI's ranks (bash's
+#                  `times` around each); 0: no CPU table
+#   BENCH_IDLE_S   10  then the daemons' CPU over that many idle seconds
 #   BENCH_OUT      ./mpi-bench-results.txt
 #
 # Fairness on a machine with fewer CPUs than ranks: both MPIs busy-poll,
@@ -55,6 +66,16 @@ ITERS=${BENCH_ITERS:-50}
 PINS=${BENCH_PIN:-0 1}
 IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich} "
 CMODE=${BENCH_MODE:-auto}
+AUTHS=${BENCH_AUTH:-key}
+CPU_OPS=${BENCH_CPU_OPS:-10000}
+IDLE_S=${BENCH_IDLE_S:-10}
+for a in $AUTHS; do
+    case $a in key | none) ;; *)
+        echo "BENCH_AUTH=$AUTHS: key and/or none" >&2
+        exit 2
+        ;;
+    esac
+done
 case $CMODE in
 auto) CMODE_OPT="" ;;
 hier | flat | direct) CMODE_OPT="--$CMODE" ;;
@@ -77,11 +98,34 @@ for l in $LAYOUTS; do
     [ "${l%x*}" -gt "$maxh" ] && maxh=${l%x*}
 done
 mh_init "$B" "$SOCK" "$maxh" collsd collsctl
-for i in $(seq 1 "$maxh"); do
-    mh_daemon "$i" --log-level warning
-done
-for i in $(seq 1 "$maxh"); do
-    mh_wait_up "$i" "$maxh" || fail "host $i does not see $maxh hosts up"
+# One collsd machine per BENCH_AUTH mode: its socket, label and daemons.
+sock_of()
+{
+    [ "$1" = key ] && echo "$SOCK" || echo /tmp/collsd-na/collsd.sock
+}
+label_of()
+{
+    [ "$1" = key ] && echo collsd || echo collsd-noauth
+}
+sed 's/:7490 /:7491 /' "$NS_RUN/hostfile" >"$NS_RUN/hostfile-na"
+for a in $AUTHS; do
+    pids=""
+    for i in $(seq 1 "$maxh"); do
+        if [ "$a" = key ]; then
+            mh_daemon "$i" --log-level warning
+        else
+            host_bg "$i" "dna$i.log" "$B/collsd" --foreground \
+                --listen "$(ns_addr "$i"):7491" \
+                --hostfile "$NS_RUN/hostfile-na" --socket "$(sock_of none)" \
+                --insecure --log-level warning
+        fi
+        pids="$pids $NS_LASTPID"
+    done
+    eval "DPIDS_$a=\"$pids\""
+    for i in $(seq 1 "$maxh"); do
+        MH_SOCK=$(sock_of "$a") mh_wait_up "$i" "$maxh" ||
+            fail "host $i does not see $maxh hosts up ($a)"
+    done
 done
 [ "$FAILED" = 0 ] || exit 1
 
@@ -117,11 +161,28 @@ OMPI_OPTS="--map-by slot --bind-to none --oversubscribe --mca pml ob1 \
 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0"
 MPICH_ENV="UCX_TLS=tcp,self,sm UCX_NET_DEVICES=eth0 \
 LD_PRELOAD=$NS_RUN/mb-yield.so"
-HOW="collsd: collsctl bench, mode $CMODE (BENCH_MODE), cluster key set
+HOW="collsd: collsctl bench, mode $CMODE (BENCH_MODE); daemons: $(for a in $AUTHS; do
+    [ "$a" = key ] && printf 'cluster key (collsd) ' || printf -- '--insecure (collsd-noauth) '
+done)
 Open MPI: OMPI_ALLOW_RUN_AS_ROOT=1 mpirun.openmpi --hostfile HOSTS -np N
   $OMPI_OPTS (rsh agent: ns-rsh)
 MPICH: mpiexec.hydra -launcher ssh -launcher-exec ns-rsh -f HOSTS -iface eth0
   -n N, -genv for each of: $MPICH_ENV"
+
+# cpu-wrap CMD...: runs CMD, then prints "cpu USER SYS", its CPU time
+# (the second line of bash's `times`: the children's; `times` in a
+# command substitution would be a subshell's); CMD's status.
+cat >"$NS_RUN/cpu-wrap" <<'EOS'
+#!/bin/bash
+"$@"
+s=$?
+t=$(mktemp)
+times >"$t"
+echo "cpu $(tail -1 "$t")"
+rm -f "$t"
+exit $s
+EOS
+chmod +x "$NS_RUN/cpu-wrap"
 
 # The rsh agent: "ns-rsh [options] ADDR CMD..." runs CMD in the namespace
 # of the host with address ADDR, as ssh would on a real cluster.
@@ -145,36 +206,69 @@ exec nsenter -t "\$pid" -n -m -u -i --wd="$NS_RUN" -- sh -c "\$*"
 EOS
 chmod +x "$NS_RUN/ns-rsh"
 
-# collsd: `collsctl bench` on H hosts x K tasks (contiguous ranks); prints
-# "collsd OP BYTES US" lines.
+# The CPU seconds of a `times` line's second half ("0m1.5s 0m0.2s": the
+# children's user and system time), summed over such lines prefixed
+# "cpu " in the files or standard input.
+cpu_sum()
+{
+    awk '$1 == "cpu" {
+        for (i = 2; i <= 3; i++) {
+            split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2]
+        }
+    } END { printf "%.3f", t }' "$@"
+}
+
+# The CPU time of the processes PIDS so far, in nanoseconds (the first
+# field of /proc/PID/schedstat: exact, where /proc/PID/stat counts ticks).
+cpu_ns()
+{
+    local p t=0 st
+    for p in "$@"; do
+        st=$(cut -d' ' -f1 "/proc/$p/schedstat" 2>/dev/null) || continue
+        t=$((t + st))
+    done
+    echo "$t"
+}
+
+# collsd: `collsctl bench` on H hosts x K tasks (contiguous ranks) of
+# machine AUTH; prints "LABEL OP BYTES US" lines.  With CPU=1 (6th
+# argument): CPU_OPS allreduces of 4 B in one run, and the tasks' CPU
+# seconds ("tasks-cpu S"; every task runs under cpu-wrap).
 run_colls()
 {
     # (not h: host_bg and host_run of lib.sh set a global h)
-    local nh=$1 nk=$2 op=$3 pin=$4 name i j pids="" wrap=""
+    local nh=$1 nk=$2 op=$3 pin=$4 auth=$5 cpu=${6:-0} name i j pids=""
+    local wrap="" sizes=$SIZES runs=$RUNS iters=$ITERS
     name="g$(date +%s%N)"
     [ "$pin" = 1 ] && wrap="taskset -c 0"
+    [ "$cpu" = 1 ] && sizes=4:4 runs=1 iters=$CPU_OPS
     for i in $(seq 1 "$nh"); do
         for j in $(seq 1 "$nk"); do
-            host_bg "$i" "$name-$i-$j.log" timeout 900 $wrap "$B/collsctl" \
-                --socket "$SOCK" bench "$op" --sizes "$SIZES" $CMODE_OPT \
-                --runs "$RUNS" --iters "$ITERS" --group "$name" \
-                -n $((nh * nk))
+            host_bg "$i" "$name-$i-$j.log" timeout 900 $wrap \
+                "$NS_RUN/cpu-wrap" "$B/collsctl" --socket "$(sock_of "$auth")" bench "$op" \
+                --sizes "$sizes" $CMODE_OPT --runs "$runs" \
+                --iters "$iters" --group "$name" -n $((nh * nk))
             pids="$pids $NS_LASTPID"
         done
     done
     for i in $pids; do
         wait "$i"
     done
-    cat "$NS_RUN/$name"-*.log |
-        awk -v op="$op" '/^ *[0-9]+ +[0-9.]+ / { print "collsd", op, $1, $2 }'
+    cat "$NS_RUN/$name"-*.log | awk -v op="$op" -v l="$(label_of "$auth")" \
+        '/^ *[0-9]+ +[0-9.]+ / { print l, op, $1, $2 }'
+    [ "$cpu" = 1 ] && echo "tasks-cpu $(cpu_sum "$NS_RUN/$name"-*.log)"
 }
 
 # Open MPI and MPICH: H hosts x K ranks; "LABEL OP BYTES US" lines.
+# With CPU=1 (6th argument): CPU_OPS allreduces of 4 B in one run, and
+# a "cpu USER SYS" line per rank.
 run_mpi()
 {
-    local impl=$1 nh=$2 nk=$3 op=$4 pin=$5 i hf="$NS_RUN/hf-$1-$2-$3"
-    local wrap="" np=$(($2 * $3))
+    local impl=$1 nh=$2 nk=$3 op=$4 pin=$5 cpu=${6:-0} i hf="$NS_RUN/hf-$1-$2-$3"
+    local wrap="" np=$(($2 * $3)) sizes=$SIZES runs=$RUNS iters=$ITERS
     [ "$pin" = 1 ] && wrap="taskset -c 0"
+    [ "$cpu" = 1 ] && sizes=4:4 runs=1 iters=$CPU_OPS
+    wrap="$wrap $NS_RUN/cpu-wrap"
     if [ "$impl" = ompi ]; then
         for i in $(seq 1 "$nh"); do
             echo "$(ns_addr "$i") slots=$nk"
@@ -182,8 +276,8 @@ run_mpi()
         host_run 1 timeout 900 env OMPI_ALLOW_RUN_AS_ROOT=1 \
             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent="$NS_RUN/ns-rsh" \
             mpirun.openmpi --hostfile "$hf" -np "$np" $OMPI_OPTS \
-            $wrap "$NS_RUN/mb-ompi" "$op" "$SIZES" --runs "$RUNS" \
-            --iters "$ITERS" --label openmpi 2>>"$NS_RUN/mpi.err"
+            $wrap "$NS_RUN/mb-ompi" "$op" "$sizes" --runs "$runs" \
+            --iters "$iters" --label openmpi 2>>"$NS_RUN/mpi.err"
     else
         for i in $(seq 1 "$nh"); do
             echo "$(ns_addr "$i"):$nk"
@@ -191,8 +285,8 @@ run_mpi()
         host_run 1 timeout 900 mpiexec.hydra -launcher ssh \
             -launcher-exec "$NS_RUN/ns-rsh" -f "$hf" -iface eth0 -n "$np" \
             $(for v in $MPICH_ENV; do echo "-genv ${v%%=*} ${v#*=}"; done) \
-            $wrap "$NS_RUN/mb-mpich" "$op" "$SIZES" --runs "$RUNS" \
-            --iters "$ITERS" --label mpich 2>>"$NS_RUN/mpi.err"
+            $wrap "$NS_RUN/mb-mpich" "$op" "$sizes" --runs "$runs" \
+            --iters "$iters" --label mpich 2>>"$NS_RUN/mpi.err"
     fi
 }
 
@@ -205,7 +299,10 @@ for layout in $LAYOUTS; do
         : >"$f"
         for op in $OPS; do
             case $IMPLS in *" collsd "*)
-                run_colls "$lh" "$lk" "$op" "$pin" >>"$f" ;;
+                for a in $AUTHS; do
+                    run_colls "$lh" "$lk" "$op" "$pin" "$a" >>"$f"
+                done
+                ;;
             esac
             for impl in ompi mpich; do
                 case $IMPLS in *" $impl "*)
@@ -219,25 +316,100 @@ for layout in $LAYOUTS; do
             python3 - "$f" <<'EOP'
 import sys
 rows = {}
+labels = ("collsd", "collsd-noauth", "openmpi", "mpich")
 for line in open(sys.argv[1]):
     w = line.split()
-    if len(w) != 4:
+    # what else the programs print (an MPI's warnings) is not a figure
+    if len(w) != 4 or w[0] not in labels:
         continue
-    lab, op, n, us = w[0], w[1], int(w[2]), float(w[3])
-    rows.setdefault((op, n), {})[lab] = us
-print("%-10s %9s %10s %10s %10s %12s" % ("op", "bytes", "collsd", "Open MPI",
-                                        "MPICH", "collsd/best"))
+    try:
+        n, us = int(w[2]), float(w[3])
+    except ValueError:
+        continue
+    rows.setdefault((w[1], n), {})[w[0]] = us
+na = any("collsd-noauth" in r for r in rows.values())
+head = "%-10s %9s %10s" % ("op", "bytes", "collsd")
+if na:
+    head += " %10s" % "no auth"
+print(head + " %10s %10s %12s" % ("Open MPI", "MPICH", "collsd/best"))
+f = lambda x: "%10.1f" % x if x is not None else "%10s" % "-"
 for (op, n) in sorted(rows, key=lambda k: (k[0], k[1])):
     r = rows[(op, n)]
     c, o, m = r.get("collsd"), r.get("openmpi"), r.get("mpich")
     best = min([x for x in (o, m) if x is not None], default=None)
-    f = lambda x: "%10.1f" % x if x is not None else "%10s" % "-"
+    line = "%-10s %9d %s" % (op, n, f(c))
+    if na:
+        line += " " + f(r.get("collsd-noauth"))
     ratio = "%11.2fx" % (c / best) if c and best else "%12s" % "-"
-    print("%-10s %9d %s %s %s %s" % (op, n, f(c), f(o), f(m), ratio))
+    print(line + " %s %s %s" % (f(o), f(m), ratio))
 EOP
         } | tee -a "$OUT"
     done
 done
+
+# CPU: CPU_OPS allreduces of 4 B, CPU seconds of everything that works.
+if [ "$CPU_OPS" -gt 0 ]; then
+    {
+        printf '\n== CPU seconds per %s allreduces of 4 B (one run of %s; collsd: tasks + daemons, MPI: ranks; wall us/op beside)\n' \
+            "$CPU_OPS" "$CPU_OPS"
+        printf '%-6s %-10s %-14s %10s %10s %10s %10s\n' layout placement \
+            system tasks daemons total "us/op"
+    } | tee -a "$OUT"
+    for layout in $LAYOUTS; do
+        lh=${layout%x*}
+        lk=${layout#*x}
+        for pin in $PINS; do
+            pl=$([ "$pin" = 1 ] && echo pinned || echo unpinned)
+            case $IMPLS in *" collsd "*)
+                for a in $AUTHS; do
+                    eval "dp=\$DPIDS_$a"
+                    # shellcheck disable=SC2086
+                    t0=$(cpu_ns $dp)
+                    o=$(run_colls "$lh" "$lk" allreduce "$pin" "$a" 1)
+                    # shellcheck disable=SC2086
+                    t1=$(cpu_ns $dp)
+                    tc=$(echo "$o" | awk '$1 == "tasks-cpu" { print $2 }')
+                    us=$(echo "$o" | awk '$3 == 4 { print $4 }')
+                    awk -v l="$layout" -v p="$pl" -v s="$(label_of "$a")" \
+                        -v t="${tc:-0}" -v d="$((t1 - t0))" -v us="${us:--}" \
+                        'BEGIN {
+                        printf "%-6s %-10s %-14s %10.2f %10.2f %10.2f %10s\n",
+                            l, p, s, t, d / 1e9, t + d / 1e9, us }'
+                done
+                ;;
+            esac
+            for impl in ompi mpich; do
+                case $IMPLS in *" $impl "*)
+                    o=$(run_mpi "$impl" "$lh" "$lk" allreduce "$pin" 1)
+                    us=$(echo "$o" | awk '$2 == "allreduce" && $3 == 4 { print $4 }')
+                    awk -v l="$layout" -v p="$pl" \
+                        -v s="$([ "$impl" = ompi ] && echo "Open MPI" || echo MPICH)" \
+                        -v t="$(echo "$o" | cpu_sum)" -v us="${us:--}" 'BEGIN {
+                        printf "%-6s %-10s %-14s %10.2f %10s %10.2f %10s\n",
+                            l, p, s, t, "-", t, us }'
+                    ;;
+                esac
+            done
+        done
+    done | tee -a "$OUT"
+fi
+
+# Idle: the daemons' CPU while nothing runs.
+if [ "$IDLE_S" -gt 0 ]; then
+    sleep 2 # the groups of the last runs are gone
+    for a in $AUTHS; do
+        eval "dp=\$DPIDS_$a"
+        # shellcheck disable=SC2086
+        t0=$(cpu_ns $dp)
+        sleep "$IDLE_S"
+        # shellcheck disable=SC2086
+        t1=$(cpu_ns $dp)
+        awk -v l="$(label_of "$a")" -v n="$maxh" -v d="$((t1 - t0))" \
+            -v s="$IDLE_S" 'BEGIN {
+            printf "\nidle daemons (%s): %d daemons used %.1f ms of CPU in %d s, %.3f %% of a CPU each\n",
+                l, n, d / 1e6, s, d / 1e7 / s / n }'
+    done | tee -a "$OUT"
+fi
 if [ -s "$NS_RUN/mpi.err" ]; then
     echo "(MPI's stderr, last lines:)"
     tail -n 5 "$NS_RUN/mpi.err"
