@@ -113,16 +113,6 @@ collsd_notify_stopping(void)
     told = 1;
 }
 
-/*
- * Arms the cron's next run: in CRON_US while anything it watches may be
- * due soon -- a task, a group, a request, a spawn, a join or a stop in
- * progress; else (an idle member) in a quarter of --heartbeat, between
- * CRON_US and CRON_IDLE_US, as often as the heartbeats it sends, the
- * silences it judges and the stall it detects (HOST_STALL_BEATS) need.
- * An idle daemon of 4 emulated hosts woke about 90 times a second with
- * the cron at 20 ms, using 0.5 % of a CPU (tests/bench/mpi-bench.sh's
- * idle line).
- */
 /* 1 for a member with nothing of its own to do: no task, no group, no
    request of its own pending, no spawn, neither joining nor stopping. */
 static int
@@ -133,6 +123,17 @@ collsd_idle(const struct daemon *d)
            (d->gs == NULL || list_empty(&d->gs->groups));
 }
 
+/*
+ * Arms the cron's next run: in CRON_US while anything it watches may be
+ * due soon -- a task, a group, a request, a spawn, a join or a stop in
+ * progress; else (an idle member) in a quarter of --heartbeat, between
+ * CRON_US and CRON_IDLE_US, as often as the heartbeats it sends, the
+ * silences it judges and the stall it detects (HOST_STALL_BEATS) need.
+ * An idle daemon of 4 emulated hosts woke about 90 times a second with
+ * the cron at 20 ms and used 0.5 % of a CPU; with this (and collsd_slack,
+ * collsd_poll) about 18 times, 0.1 % (tests/bench/mpi-bench.sh's idle
+ * line measures it).
+ */
 static void
 collsd_cron_arm(struct daemon *d)
 {
@@ -149,9 +150,9 @@ collsd_cron_arm(struct daemon *d)
 }
 
 /*
- * The periodic jobs, every CRON_US (less often when idle: collsd_cron_arm), in
- * this order: membership: stopping -> collsd_linger; joining -> join_cron; a
- * member
+ * The periodic jobs, every CRON_US (less often when idle: collsd_cron_arm),
+ * in this order:
+ *   membership: stopping -> collsd_linger; joining -> join_cron; a member
  *     -> host_comeback (declared down while alive), group_cron (group
  *     timeouts), host_cron (heartbeats, invitations, dead hosts);
  *   then always admin_cron and spawn_cron (request timeouts), task_cron (stuck
@@ -385,9 +386,9 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
     int hit = 0;
 
     /* p->solo is at most COLLSD_CROWD_CHECK_US old (collsd_slack): a solo
-       daemon does not walk its tasks and groups for collsd_busy */
-    /* nor does an idle one: what it owes (an ack of a heartbeat) is not
-       worth a window */
+       daemon does not walk its tasks and groups for collsd_busy.  Nor
+       does an idle one poll: what it owes (the ack of a heartbeat) is not
+       worth a window. */
     if (window == 0 || p->solo || collsd_loop_ended(d) || collsd_idle(d) ||
         !collsd_busy(d))
         return 0;
