@@ -224,15 +224,19 @@ group_apply_info(struct colls_group *g, const Envelope *rep)
         return COLLS_EPROTO;
     g->gid = gi->gid;
     /* one member per host: direct collectives pay no hop that the
-       daemons' hierarchy would save (dcoll.c) */
-    g->one_per_host = 1;
-    for (i = 0; i < gi->n_tids && g->one_per_host; i++) {
-        size_t j;
-        for (j = 0; j < i; j++)
-            if (COLLS_TID_HID(gi->tids[j]) == COLLS_TID_HID(gi->tids[i])) {
+       daemons' hierarchy would save (dcoll.c); a bit per hid (12 bits of
+       a tid) finds a second member of a host in one pass */
+    {
+        uint8_t seen[(((uint32_t)UINT32_MAX >> 20) + 1) / 8] = {0};
+
+        g->one_per_host = 1;
+        for (i = 0; i < gi->n_tids && g->one_per_host; i++) {
+            int hid = COLLS_TID_HID(gi->tids[i]);
+
+            if (seen[hid / 8] & (1u << (hid % 8)))
                 g->one_per_host = 0;
-                break;
-            }
+            seen[hid / 8] |= (uint8_t)(1u << (hid % 8));
+        }
     }
     g->owner = gi->owner;
     return 0;
