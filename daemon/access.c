@@ -125,10 +125,10 @@ access_refuse(struct daemon *d, int fd, int status, char *msg)
     er.message = msg;
     e.body_case = ENVELOPE__BODY_ERROR;
     e.error = &er;
-    elen = envelope__get_packed_size(&e);
+    elen = envelope_packed_size(&e);
     if (elen <= sizeof(frame) - FRAME_HDR_LEN &&
         frame_put_header(frame, (uint32_t)elen, 0) == 0) {
-        envelope__pack(&e, frame + FRAME_HDR_LEN);
+        envelope_pack(&e, frame + FRAME_HDR_LEN);
         (void)!write(fd, frame, FRAME_HDR_LEN + elen);
     }
     close(fd);

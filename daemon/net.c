@@ -455,12 +455,12 @@ net_close(struct daemon *d)
 static uint8_t *
 net_pack(const Envelope *e, uint8_t *stackbuf, size_t stacklen, size_t *len)
 {
-    size_t n = envelope__get_packed_size(e);
+    size_t n = envelope_packed_size(e);
     uint8_t *p = n <= stacklen ? stackbuf : malloc(n);
 
     if (p == NULL)
         return NULL;
-    *len = envelope__pack(e, p);
+    *len = envelope_pack(e, p);
     return p;
 }
 

@@ -540,13 +540,13 @@ task_notice_all(struct daemon *d, Envelope *e, uint32_t except)
         n = task_notice_at(d, seq);
         free(n->frame);
         e->dst = 0;
-        elen = envelope__get_packed_size(e);
+        elen = envelope_packed_size(e);
         n->frame = malloc(FRAME_HDR_LEN + elen);
         n->len = FRAME_HDR_LEN + elen;
         n->except = except;
         if (n->frame != NULL &&
             frame_put_header(n->frame, (uint32_t)elen, 0) == 0)
-            envelope__pack(e, n->frame + FRAME_HDR_LEN);
+            envelope_pack(e, n->frame + FRAME_HDR_LEN);
         else {
             free(n->frame);
             n->frame = NULL; /* out of memory: this notice is lost */
@@ -579,7 +579,7 @@ int
 task_queue_env(struct task *t, const Envelope *e, const void *payload,
                size_t plen, void *owner)
 {
-    size_t elen = envelope__get_packed_size(e);
+    size_t elen = envelope_packed_size(e);
     size_t inl = owner != NULL ? 0 : plen;
     struct task_out *o;
 
@@ -598,7 +598,7 @@ task_queue_env(struct task *t, const Envelope *e, const void *payload,
         free(owner);
         return COLLS_EMSGSIZE;
     }
-    envelope__pack(e, o->head + FRAME_HDR_LEN);
+    envelope_pack(e, o->head + FRAME_HDR_LEN);
     o->sent = 0;
     if (owner != NULL) {
         o->head_len = FRAME_HDR_LEN + elen;

@@ -92,6 +92,266 @@ envelope_unknown_ok(const ProtobufCMessage *m)
 }
 
 /*
+ * The hand-written codec (envelope.h).  Field numbers and wire types of
+ * colls.proto's Envelope: 1..15 are varints but 6, the group, which is
+ * length-delimited.  protobuf-c packs a proto3 field only when it is not
+ * zero (a string: not empty), in the order of the field numbers; kind is
+ * an int32 enum, so a negative kind takes ten bytes; tag and status are
+ * sint32 (zigzag).
+ */
+enum {
+    ENV_F_GROUP = 6,
+    ENV_FAST_MAX_FIELD = 15,
+    ENV_WT_VARINT = 0,
+    ENV_WT_LEN = 2
+};
+
+static size_t
+env_varint_len(uint64_t v)
+{
+    size_t n = 1;
+
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *
+env_put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint32_t
+env_zigzag(int32_t v)
+{
+    return ((uint32_t)v << 1) ^ (uint32_t) - (int32_t)((uint32_t)v >> 31);
+}
+
+static int32_t
+env_unzigzag(uint32_t v)
+{
+    return (int32_t)((v >> 1) ^ (uint32_t) - (int32_t)(v & 1));
+}
+
+/* The varint fields of e, by field number (index 0 and 6 unused); an
+   int32 (kind) is sign-extended as protobuf packs it. */
+static void
+env_varints(const Envelope *e, uint64_t v[ENV_FAST_MAX_FIELD + 1])
+{
+    v[0] = 0;
+    v[1] = e->version;
+    v[2] = (uint64_t)(int64_t)(int32_t)e->kind;
+    v[3] = e->src;
+    v[4] = e->dst;
+    v[5] = env_zigzag(e->tag);
+    v[ENV_F_GROUP] = 0;
+    v[7] = e->seq;
+    v[8] = e->dtype;
+    v[9] = e->count;
+    v[10] = e->encoding;
+    v[11] = e->byte_order;
+    v[12] = e->flags;
+    v[13] = e->req_id;
+    v[14] = env_zigzag(e->status);
+    v[15] = e->route;
+}
+
+/* The reverse: e's varint fields from v (by field number), each cut to
+   its type as protobuf-c does (the low 32 bits of a 32-bit field). */
+static void
+env_set_varints(Envelope *e, const uint64_t v[ENV_FAST_MAX_FIELD + 1])
+{
+    e->version = (uint32_t)v[1];
+    e->kind = (Kind)(int32_t)(uint32_t)v[2];
+    e->src = (uint32_t)v[3];
+    e->dst = (uint32_t)v[4];
+    e->tag = env_unzigzag((uint32_t)v[5]);
+    e->seq = v[7];
+    e->dtype = (uint32_t)v[8];
+    e->count = v[9];
+    e->encoding = (uint32_t)v[10];
+    e->byte_order = (uint32_t)v[11];
+    e->flags = (uint32_t)v[12];
+    e->req_id = v[13];
+    e->status = env_unzigzag((uint32_t)v[14]);
+    e->route = (uint32_t)v[15];
+}
+
+size_t
+envelope_fast_size(const Envelope *e)
+{
+    uint64_t v[ENV_FAST_MAX_FIELD + 1];
+    size_t n = 0, glen;
+    int f;
+
+    if (e->body_case != ENVELOPE__BODY__NOT_SET ||
+        e->base.n_unknown_fields != 0)
+        return 0;
+    env_varints(e, v);
+    for (f = 1; f <= ENV_FAST_MAX_FIELD; f++)
+        if (v[f] != 0)
+            n += 1 + env_varint_len(v[f]);
+    if (e->group != NULL && e->group[0] != '\0') {
+        glen = strlen(e->group);
+        n += 1 + env_varint_len(glen) + glen;
+    }
+    return n;
+}
+
+size_t
+envelope_fast_pack(const Envelope *e, uint8_t *out)
+{
+    uint64_t v[ENV_FAST_MAX_FIELD + 1];
+    uint8_t *p = out;
+    size_t glen;
+    int f;
+
+    env_varints(e, v);
+    for (f = 1; f <= ENV_FAST_MAX_FIELD; f++) {
+        if (f == ENV_F_GROUP && e->group != NULL && e->group[0] != '\0') {
+            glen = strlen(e->group);
+            *p++ = (uint8_t)(ENV_F_GROUP << 3 | ENV_WT_LEN);
+            p = env_put_varint(p, glen);
+            memcpy(p, e->group, glen);
+            p += glen;
+        } else if (v[f] != 0) {
+            *p++ = (uint8_t)(f << 3 | ENV_WT_VARINT);
+            p = env_put_varint(p, v[f]);
+        }
+    }
+    return (size_t)(p - out);
+}
+
+/* Reads a varint of at most 10 bytes at *pp (before end), as protobuf-c
+   does (bits past the 64th dropped).  0 if there is none. */
+static int
+env_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t r = 0;
+    unsigned i;
+
+    for (i = 0; i < 10 && p < end; i++, p++) {
+        r |= (uint64_t)(*p & 0x7f) << (7 * i);
+        if ((*p & 0x80) == 0) {
+            *v = r;
+            *pp = p + 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *
+env_alloc(ProtobufCAllocator *al, size_t n)
+{
+    return al != NULL ? al->alloc(al->allocator_data, n) : malloc(n);
+}
+
+static void
+env_dealloc(ProtobufCAllocator *al, void *p)
+{
+    if (al != NULL)
+        al->free(al->allocator_data, p);
+    else
+        free(p);
+}
+
+int
+envelope_fast_decode(ProtobufCAllocator *al, const uint8_t *buf, size_t len,
+                     Envelope **out)
+{
+    static const Envelope init = ENVELOPE__INIT;
+    const uint8_t *p = buf, *end = buf + len, *gp = NULL;
+    uint64_t v, glen = 0, val[ENV_FAST_MAX_FIELD + 1] = {0};
+    Envelope e = init, *r;
+    char *g;
+    size_t i;
+
+    while (p < end) {
+        unsigned f = *p >> 3, wt = *p & 7;
+
+        if (*p++ & 0x80 || f == 0 || f > ENV_FAST_MAX_FIELD)
+            return 0;
+        if (f == ENV_F_GROUP) {
+            /* a one-byte length: protobuf-c refuses lengths of more
+               than five bytes, even of small values */
+            if (wt != ENV_WT_LEN || p == end || *p >= 0x80)
+                return 0;
+            glen = *p++;
+            if (glen > (uint64_t)(end - p))
+                return 0;
+            for (i = 0; i < glen; i++)
+                if (p[i] < 0x20 || p[i] > 0x7e)
+                    return 0;
+            gp = p;
+            p += glen;
+            continue;
+        }
+        if (wt != ENV_WT_VARINT || !env_get_varint(&p, end, &v))
+            return 0;
+        val[f] = v;
+    }
+    env_set_varints(&e, val);
+    r = env_alloc(al, sizeof(*r));
+    if (r == NULL)
+        return 0;
+    if (gp != NULL && glen > 0) {
+        g = env_alloc(al, (size_t)glen + 1);
+        if (g == NULL) {
+            env_dealloc(al, r);
+            return 0;
+        }
+        memcpy(g, gp, (size_t)glen);
+        g[glen] = '\0';
+        e.group = g;
+    }
+    *r = e;
+    *out = r;
+    return 1;
+}
+
+/* Frees an unpacked envelope: by hand when it has no body and no unknown
+   field (what protobuf-c would free: the group if it is not the default,
+   then the struct), else through protobuf-c. */
+static void
+envelope_release(ProtobufCAllocator *al, Envelope *e)
+{
+    if (e->body_case != ENVELOPE__BODY__NOT_SET ||
+        e->base.n_unknown_fields != 0 || e->base.unknown_fields != NULL) {
+        envelope__free_unpacked(e, al);
+        return;
+    }
+    if (e->group != NULL && e->group != protobuf_c_empty_string)
+        env_dealloc(al, e->group);
+    env_dealloc(al, e);
+}
+
+size_t
+envelope_packed_size(const Envelope *e)
+{
+    size_t n = envelope_fast_size(e);
+
+    return n != 0 ? n : envelope__get_packed_size(e);
+}
+
+size_t
+envelope_pack(const Envelope *e, uint8_t *out)
+{
+    if (envelope_fast_size(e) != 0)
+        return envelope_fast_pack(e, out);
+    return envelope__pack(e, out);
+}
+
+/*
  * Range checks on a decoded envelope.  The version comes first: a peer of
  * another version may legitimately use values this one does not know.
  */
@@ -106,7 +366,9 @@ envelope_check(const Envelope *e)
         return COLLS_EPROTO;
     if (e->byte_order > COLLS_ORDER_BIG)
         return COLLS_EPROTO;
-    if (!envelope_unknown_ok(&e->base))
+    if ((e->body_case != ENVELOPE__BODY__NOT_SET ||
+         e->base.n_unknown_fields != 0) &&
+        !envelope_unknown_ok(&e->base))
         return COLLS_EPROTO;
     return 0;
 }
@@ -123,12 +385,14 @@ envelope_decode(ProtobufCAllocator *al, const uint8_t *buf, size_t len,
     *out = NULL;
     /* protobuf-c cannot tell malformed input from a failed malloc; both
        are reported as a protocol error. */
-    e = envelope__unpack(al, len, len > 0 ? buf : empty);
-    if (e == NULL)
-        return COLLS_EPROTO;
+    if (!envelope_fast_decode(al, buf, len, &e)) {
+        e = envelope__unpack(al, len, len > 0 ? buf : empty);
+        if (e == NULL)
+            return COLLS_EPROTO;
+    }
     rc = envelope_check(e);
     if (rc != 0) {
-        envelope__free_unpacked(e, al);
+        envelope_release(al, e);
         return rc;
     }
     *out = e;
@@ -161,7 +425,7 @@ void
 envelope_free(Envelope *e)
 {
     if (e != NULL)
-        envelope__free_unpacked(e, NULL);
+        envelope_release(NULL, e);
 }
 
 /* The arena's allocator: bump allocation in mem, malloc past its end. */
@@ -204,7 +468,7 @@ void
 envelope_free_in(struct envelope_arena *a, Envelope *e)
 {
     if (e != NULL)
-        envelope__free_unpacked(e, &a->alloc);
+        envelope_release(&a->alloc, e);
 }
 
 /*
@@ -220,7 +484,7 @@ envelope_frame_common(struct buf *b, const Envelope *e, const void *payload,
     size_t elen, need, packed;
     int rc;
 
-    elen = envelope__get_packed_size(e);
+    elen = envelope_packed_size(e);
     if (elen > UINT32_MAX)
         return COLLS_EMSGSIZE;
     rc = frame_put_header(hdr, (uint32_t)elen, (uint64_t)plen);
@@ -238,7 +502,7 @@ envelope_frame_common(struct buf *b, const Envelope *e, const void *payload,
     if (rc != 0)
         return rc;
     memcpy(b->data + b->len, hdr, FRAME_HDR_LEN);
-    packed = envelope__pack(e, b->data + b->len + FRAME_HDR_LEN);
+    packed = envelope_pack(e, b->data + b->len + FRAME_HDR_LEN);
     if (packed != elen)
         return COLLS_EPROTO;
     if (payload != NULL && plen > 0)
@@ -267,13 +531,13 @@ envelope_frame_head(struct buf *b, const Envelope *e, size_t plen)
 int
 envelope_pack_to(struct buf *b, const Envelope *e)
 {
-    size_t elen = envelope__get_packed_size(e);
+    size_t elen = envelope_packed_size(e);
     int rc;
 
     rc = buf_reserve(b, elen);
     if (rc != 0)
         return rc;
-    if (elen > 0 && envelope__pack(e, b->data + b->len) != elen)
+    if (elen > 0 && envelope_pack(e, b->data + b->len) != elen)
         return COLLS_EPROTO;
     b->len += elen;
     return 0;

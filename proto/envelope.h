@@ -93,4 +93,36 @@ int envelope_frame_head(struct buf *b, const Envelope *e, size_t plen);
 /* Packs just the envelope (no frame header) into b: datagram messages. */
 int envelope_pack_to(struct buf *b, const Envelope *e);
 
+/*
+ * The packed size of e, and e packed into out (which has that many
+ * bytes; returns the bytes written).  The same bytes as protobuf-c's
+ * envelope__get_packed_size / envelope__pack; every packer in the tree
+ * goes through these two.
+ */
+size_t envelope_packed_size(const Envelope *e);
+size_t envelope_pack(const Envelope *e, uint8_t *out);
+
+/*
+ * The hand-written codec behind the functions above, for the envelope
+ * every message between tasks carries: scalar fields 1..15 and the group,
+ * no body, no unknown field.  protobuf-c's generic code walks all 43
+ * fields of the descriptor on every pack, unpack and free; this does
+ * only the fields present.  Exposed for the tests and the fuzzer, which
+ * hold both codecs to the same bytes and the same fields.
+ *
+ * envelope_fast_size: the packed size of e, or 0 if e is not such an
+ * envelope (protobuf-c packs it).  envelope_fast_pack writes that many
+ * bytes (e must have a non-zero envelope_fast_size).
+ * envelope_fast_decode: 1 and *out (allocated with al, NULL: malloc; free
+ * as any unpacked envelope) when buf is such an envelope in the canonical
+ * form (one-byte tags, wire types as declared, varints of at most 10
+ * bytes, a group of printable ASCII with a one-byte length); 0 when it
+ * is not, *out untouched: protobuf-c decides.  No range check
+ * (envelope_unpack's).
+ */
+size_t envelope_fast_size(const Envelope *e);
+size_t envelope_fast_pack(const Envelope *e, uint8_t *out);
+int envelope_fast_decode(ProtobufCAllocator *al, const uint8_t *buf, size_t len,
+                         Envelope **out);
+
 #endif

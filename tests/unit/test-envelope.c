@@ -544,6 +544,186 @@ START_TEST(test_arena)
 }
 END_TEST
 
+/* Envelopes without body, as tasks and daemons exchange them: extreme
+   values of every field, negative enums and zigzag fields, groups. */
+static void
+fast_cases(Envelope *v, size_t *n)
+{
+    size_t k = 0;
+
+    envelope_init(&v[k++]); /* version only */
+    envelope_init(&v[k]);
+    v[k].kind = KIND__DATA;
+    v[k].src = 0x100001;
+    v[k].dst = 0x200002;
+    v[k].tag = -5;
+    v[k].encoding = COLLS_ENC_RAW;
+    v[k++].route = COLLS_ROUTE_DIRECT;
+    envelope_init(&v[k]);
+    v[k].kind = (Kind)-7; /* an int32 enum: ten bytes on the wire */
+    v[k].src = UINT32_MAX;
+    v[k].dst = UINT32_MAX;
+    v[k].tag = INT32_MIN;
+    v[k].group = "group-with.chars_0123456789~";
+    v[k].seq = UINT64_MAX;
+    v[k].dtype = COLLS_DOUBLE;
+    v[k].count = UINT64_MAX - 1;
+    v[k].byte_order = COLLS_ORDER_BIG;
+    v[k].flags = UINT32_MAX;
+    v[k].req_id = UINT64_C(1) << 63;
+    v[k].status = INT32_MAX;
+    v[k++].route = 127;
+    envelope_init(&v[k]);
+    v[k].kind = KIND__DATA;
+    v[k].tag = INT32_MAX;
+    v[k].status = INT32_MIN;
+    v[k].seq = 128;
+    v[k++].group = "g";
+    *n = k;
+}
+
+/* The hand-written packer writes protobuf-c's bytes, and the decoder
+   reads back protobuf-c's fields. */
+START_TEST(test_fast_codec)
+{
+    Envelope v[8], *a, *b;
+    uint8_t mine[256], theirs[256];
+    size_t n, i, len;
+
+    fast_cases(v, &n);
+    for (i = 0; i < n; i++) {
+        len = envelope__get_packed_size(&v[i]);
+        ck_assert_uint_le(len, sizeof(theirs));
+        ck_assert_uint_eq(envelope_fast_size(&v[i]), len);
+        ck_assert_uint_eq(envelope_packed_size(&v[i]), len);
+        ck_assert_uint_eq(envelope__pack(&v[i], theirs), len);
+        ck_assert_uint_eq(envelope_fast_pack(&v[i], mine), len);
+        ck_assert_mem_eq(mine, theirs, len);
+        memset(mine, 0, sizeof(mine));
+        ck_assert_uint_eq(envelope_pack(&v[i], mine), len);
+        ck_assert_mem_eq(mine, theirs, len);
+
+        a = envelope__unpack(NULL, len, theirs);
+        ck_assert_ptr_nonnull(a);
+        b = NULL;
+        ck_assert_int_eq(envelope_fast_decode(NULL, theirs, len, &b), 1);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->kind, a->kind);
+        ck_assert_uint_eq(b->src, a->src);
+        ck_assert_uint_eq(b->dst, a->dst);
+        ck_assert_int_eq(b->tag, a->tag);
+        ck_assert_str_eq(b->group, a->group);
+        ck_assert_str_eq(b->group, v[i].group);
+        ck_assert_uint_eq(b->seq, a->seq);
+        ck_assert_uint_eq(b->dtype, a->dtype);
+        ck_assert_uint_eq(b->count, a->count);
+        ck_assert_uint_eq(b->encoding, a->encoding);
+        ck_assert_uint_eq(b->byte_order, a->byte_order);
+        ck_assert_uint_eq(b->flags, a->flags);
+        ck_assert_uint_eq(b->req_id, a->req_id);
+        ck_assert_int_eq(b->status, a->status);
+        ck_assert_uint_eq(b->route, a->route);
+        ck_assert_int_eq(b->body_case, ENVELOPE__BODY__NOT_SET);
+        ck_assert_uint_eq(b->base.n_unknown_fields, 0);
+        envelope__free_unpacked(a, NULL);
+        envelope_free(b);
+    }
+    /* What has a body or an unknown field is protobuf-c's to pack. */
+    ck_assert_uint_eq(envelope_fast_size(&(Envelope)ENVELOPE__INIT), 0);
+    a = envelope__unpack(NULL, sizeof(full_env), full_env);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(envelope_fast_size(a), 0);
+    ck_assert_uint_eq(envelope_packed_size(a), sizeof(full_env));
+    ck_assert_uint_eq(envelope_pack(a, theirs), sizeof(full_env));
+    ck_assert_mem_eq(theirs, full_env, sizeof(full_env));
+    envelope__free_unpacked(a, NULL);
+}
+END_TEST
+
+/* What the decoder leaves to protobuf-c (returns 0, *out untouched), and
+   envelope_unpack's answer for it, which protobuf-c gives. */
+START_TEST(test_fast_declines)
+{
+    static const struct {
+        uint8_t b[16];
+        size_t n;
+        int rc; /* envelope_unpack's */
+    } cases[] = {
+        /* a body (attach_req, empty) */
+        {{0x08, 0x02, 0xa2, 0x01, 0x00}, 5, 0},
+        /* an unknown field 16 (two-byte tag) */
+        {{0x08, 0x02, 0x80, 0x01, 0x05}, 5, 0},
+        /* field 3 in a two-byte tag */
+        {{0x08, 0x02, 0x98, 0x00, 0x05}, 5, 0},
+        /* a group that is not printable ASCII (protobuf-c takes it) */
+        {{0x08, 0x02, 0x32, 0x02, 0xc3, 0xa9}, 6, 0},
+        /* the group as a varint: wrong wire type */
+        {{0x08, 0x02, 0x30, 0x01}, 4, COLLS_EPROTO},
+        /* src as a fixed32: wrong wire type */
+        {{0x08, 0x02, 0x1d, 1, 2, 3, 4}, 7, COLLS_EPROTO},
+        /* a varint of 11 bytes */
+        {{0x08, 0x02, 0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+          0x80, 0x80, 0x01},
+         14,
+         COLLS_EPROTO},
+        /* a varint cut short */
+        {{0x08, 0x02, 0x18, 0x80}, 4, COLLS_EPROTO},
+        /* an empty group whose length takes nine bytes (protobuf-c
+           refuses lengths of more than five) */
+        {{0x08, 0x02, 0x32, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+          0x00},
+         12,
+         COLLS_EPROTO},
+        /* a group longer than what is left */
+        {{0x08, 0x02, 0x32, 0x05, 0x61}, 5, COLLS_EPROTO},
+        /* field number 0 */
+        {{0x08, 0x02, 0x00, 0x01}, 4, COLLS_EPROTO},
+    };
+    Envelope *e, *sentinel = (Envelope *)&cases;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        e = sentinel;
+        ck_assert_msg(envelope_fast_decode(NULL, cases[i].b, cases[i].n, &e) ==
+                          0,
+                      "case %zu", i);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_msg(unpack_rc(cases[i].b, cases[i].n) == cases[i].rc,
+                      "case %zu: %d", i, unpack_rc(cases[i].b, cases[i].n));
+    }
+}
+END_TEST
+
+/* Fast-decoded envelopes, with and without a group, free cleanly from
+   the heap and from an arena, and the range checks still apply
+   (LeakSanitizer and ASan check the frees). */
+START_TEST(test_fast_free)
+{
+    static const uint8_t with_group[] = {0x08, 0x02, 0x10, 0xc8, 0x01,
+                                         0x32, 0x03, 0x61, 0x62, 0x63};
+    static const uint8_t bad_dtype[] = {0x08, 0x02, 0x40, 0x7f};
+    static const uint8_t old_version[] = {0x08, 0x01, 0x32, 0x01, 0x61};
+    struct envelope_arena a;
+    Envelope *e = NULL;
+
+    ck_assert_int_eq(envelope_unpack(with_group, sizeof(with_group), &e), 0);
+    ck_assert_str_eq(e->group, "abc");
+    ck_assert_int_eq(e->kind, KIND__DATA);
+    envelope_free(e);
+    ck_assert_int_eq(envelope_unpack_in(&a, with_group, sizeof(with_group), &e),
+                     0);
+    ck_assert_str_eq(e->group, "abc");
+    envelope_free_in(&a, e);
+    ck_assert_int_eq(unpack_rc(bad_dtype, sizeof(bad_dtype)), COLLS_EPROTO);
+    ck_assert_int_eq(unpack_rc(old_version, sizeof(old_version)),
+                     COLLS_EVERSION);
+    ck_assert_int_eq(
+        envelope_unpack_in(&a, old_version, sizeof(old_version), &e),
+        COLLS_EVERSION);
+    ck_assert_ptr_null(e);
+}
+END_TEST
+
 Suite *
 suite_envelope(void)
 {
@@ -565,6 +745,9 @@ suite_envelope(void)
     tcase_add_test(tc, test_field_zero);
     tcase_add_test(tc, test_free_null);
     tcase_add_test(tc, test_arena);
+    tcase_add_test(tc, test_fast_codec);
+    tcase_add_test(tc, test_fast_declines);
+    tcase_add_test(tc, test_fast_free);
     suite_add_tcase(s, tc);
     return s;
 }
