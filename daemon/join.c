@@ -78,7 +78,7 @@
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/rel.h"
-#include "daemon/siphash.h"
+#include "proto/siphash.h"
 #include "proto/bytes.h"
 #include "proto/envelope.h"
 

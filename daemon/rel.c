@@ -60,7 +60,7 @@
 #include "colls.h"
 #include "daemon/rel.h"
 #include "daemon/rel_int.h"
-#include "daemon/siphash.h"
+#include "proto/siphash.h"
 #include "proto/bytes.h"
 #include "proto/dgram.h"
 #include "proto/list.h"

@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 
 #include "daemon/rel.h"
-#include "daemon/siphash.h"
+#include "proto/siphash.h"
 #include "proto/dgram.h"
 #include "proto/list.h"
 

@@ -711,9 +711,14 @@ route_host_add(struct daemon *d, int hid)
     route_notify_event(d, COLLS_NOTIFY_HOST_ADD, hid, -1);
 }
 
-/* Answers task t's ROUTE_REQ for a local tid. */
+/*
+ * Answers a ROUTE_REQ of task asker for a local tid: its address and the
+ * asker's ticket for it (tk: COLLS_TICKET_LEN bytes the reply points to),
+ * if it registered a direct key.
+ */
 static void
-route_rep_local(struct daemon *d, uint32_t dst, RouteRep *rep, int *status)
+route_rep_local(struct daemon *d, uint32_t asker, uint32_t dst, RouteRep *rep,
+                uint8_t tk[COLLS_TICKET_LEN], int *status)
 {
     struct task *u = task_find(d, dst);
 
@@ -722,14 +727,22 @@ route_rep_local(struct daemon *d, uint32_t dst, RouteRep *rep, int *status)
         *status = route_local_status(d, dst);
     else if (u->direct_addr[0] == '\0')
         *status = COLLS_ENOENT;
-    else
+    else {
         rep->addr = u->direct_addr;
+        if (u->direct_keyed) {
+            put_u64(tk, colls_direct_ticket(u->direct_key, asker, dst));
+            rep->ticket.data = tk;
+            rep->ticket.len = COLLS_TICKET_LEN;
+        }
+    }
 }
 
-/* Sends ROUTE_REP to task t. */
+/* Sends ROUTE_REP to task t: dst's address and t's ticket for it (each
+   may be NULL). */
 static void
 route_rep_to_task(struct task *t, uint64_t req_id, uint32_t dst,
-                  const char *addr, int status)
+                  const char *addr, const ProtobufCBinaryData *ticket,
+                  int status)
 {
     RouteRep rep = ROUTE_REP__INIT;
     Envelope r;
@@ -738,6 +751,8 @@ route_rep_to_task(struct task *t, uint64_t req_id, uint32_t dst,
     rep.tid = dst;
     if (addr != NULL)
         rep.addr = (char *)addr;
+    if (ticket != NULL && ticket->len == COLLS_TICKET_LEN)
+        rep.ticket = *ticket;
     r.body_case = ENVELOPE__BODY_ROUTE_REP;
     r.route_rep = &rep;
     task_queue_env(t, &r, NULL, 0, NULL);
@@ -754,19 +769,20 @@ route_route_req(struct task *t, const Envelope *e)
 
     if (hid == d->hid) {
         RouteRep rep = ROUTE_REP__INIT;
+        uint8_t tk[COLLS_TICKET_LEN];
 
-        route_rep_local(d, e->dst, &rep, &status);
-        route_rep_to_task(t, e->req_id, e->dst, rep.addr, status);
+        route_rep_local(d, t->tid, e->dst, &rep, tk, &status);
+        route_rep_to_task(t, e->req_id, e->dst, rep.addr, &rep.ticket, status);
         return;
     }
     status = route_host_status(d, hid);
     if (status != 0) {
-        route_rep_to_task(t, e->req_id, e->dst, NULL, status);
+        route_rep_to_task(t, e->req_id, e->dst, NULL, NULL, status);
         return;
     }
     p = admin_pending_new(d, PEND_ROUTE, t->tid, e->req_id);
     if (p == NULL) {
-        route_rep_to_task(t, e->req_id, e->dst, NULL, COLLS_ENOMEM);
+        route_rep_to_task(t, e->req_id, e->dst, NULL, NULL, COLLS_ENOMEM);
         return;
     }
     p->dst = e->dst;
@@ -776,11 +792,12 @@ route_route_req(struct task *t, const Envelope *e)
     status = net_send(d, hid, &q, NULL, 0);
     if (status != 0) {
         admin_pending_done(d, p);
-        route_rep_to_task(t, e->req_id, e->dst, NULL, status);
+        route_rep_to_task(t, e->req_id, e->dst, NULL, NULL, status);
     }
 }
 
-/* ROUTE_REG {route_rep: tid, addr}: the task's direct listener. */
+/* ROUTE_REG {route_rep: tid, addr, key}: the task's direct listener and
+   the key of its tickets (none: tasks may connect without one). */
 static void
 route_route_reg(struct task *t, const Envelope *e)
 {
@@ -788,12 +805,17 @@ route_route_reg(struct task *t, const Envelope *e)
 
     if (e->body_case != ENVELOPE__BODY_ROUTE_REP ||
         (addr = e->route_rep->addr) == NULL ||
-        strlen(addr) >= sizeof(t->direct_addr)) {
+        strlen(addr) >= sizeof(t->direct_addr) ||
+        (e->route_rep->key.len != 0 &&
+         e->route_rep->key.len != SIPHASH_KEY_LEN)) {
         t->d->st.bad_requests++;
         task_error(t, e->req_id, COLLS_EINVAL, "bad ROUTE_REG");
         return;
     }
     snprintf(t->direct_addr, sizeof(t->direct_addr), "%s", addr);
+    t->direct_keyed = e->route_rep->key.len == SIPHASH_KEY_LEN;
+    if (t->direct_keyed)
+        memcpy(t->direct_key, e->route_rep->key.data, SIPHASH_KEY_LEN);
 }
 
 void
@@ -932,10 +954,15 @@ static void
 route_peer_route_req(struct daemon *d, int hid, const Envelope *e)
 {
     RouteRep rep = ROUTE_REP__INIT;
+    uint8_t tk[COLLS_TICKET_LEN];
     int status = 0;
     Envelope r;
 
-    route_rep_local(d, e->dst, &rep, &status);
+    /* a daemon asks for its own tasks only: a ticket names the asker */
+    if (COLLS_TID_HID(e->src) != hid || COLLS_TID_LOCAL(e->src) == 0)
+        status = COLLS_EINVAL;
+    else
+        route_rep_local(d, e->src, e->dst, &rep, tk, &status);
     envelope_reply(&r, COLLS_DAEMON_TID(d->hid), e->src, KIND__ROUTE_REP,
                    e->req_id, status);
     r.body_case = ENVELOPE__BODY_ROUTE_REP;
@@ -953,12 +980,11 @@ route_peer_route_rep(struct daemon *d, int hid, const Envelope *e)
     if (p == NULL || p->kind != PEND_ROUTE || !p->asked[hid])
         return; /* timed out already */
     t = task_find(d, p->task_tid);
-    if (t != NULL)
-        route_rep_to_task(t, p->task_req, p->dst,
-                          e->body_case == ENVELOPE__BODY_ROUTE_REP
-                              ? e->route_rep->addr
-                              : NULL,
-                          e->status);
+    if (t != NULL && e->body_case == ENVELOPE__BODY_ROUTE_REP)
+        route_rep_to_task(t, p->task_req, p->dst, e->route_rep->addr,
+                          &e->route_rep->ticket, e->status);
+    else if (t != NULL)
+        route_rep_to_task(t, p->task_req, p->dst, NULL, NULL, e->status);
     admin_pending_done(d, p);
 }
 

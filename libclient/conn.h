@@ -33,6 +33,7 @@
 #include "proto/buf.h"
 #include "proto/envelope.h"
 #include "proto/list.h"
+#include "proto/siphash.h"
 
 /* Send buffer asked for on the daemon socket (the kernel doubles it). */
 #define COLLS__SOCK_BUF (4 << 20)
@@ -153,6 +154,8 @@ struct colls__peer {
     struct colls__stream *st; /* outgoing or adopted incoming stream */
     struct list_node pending; /* colls__wreq waiting for the connection */
     uv_connect_t conn;
+    uint8_t ticket[COLLS_TICKET_LEN]; /* what we show it (ROUTE_REP) */
+    int has_ticket;
 };
 
 /* The connection layer's state, embedded in colls_t. */
@@ -166,6 +169,10 @@ struct colls__conn {
     char direct_addr[64]; /* where to listen ("" = 127.0.0.1) */
     uv_tcp_t listener;
     int listening;
+    /* the key of the tickets others show us in DIRECT_HELLO (ROUTE_REG) */
+    uint8_t direct_key[SIPHASH_KEY_LEN];
+    int direct_keyed;
+    uint64_t direct_refused;  /* connections closed for a bad HELLO */
     struct list_node peers;   /* colls__peer */
     struct list_node streams; /* colls__stream */
     /* deaths held back while a direct connection has not said HELLO yet
@@ -202,7 +209,8 @@ const char *colls__conn_channel(const struct colls__conn *cn);
 int colls__direct_listen(struct colls__conn *cn);
 int colls__direct_send(struct colls__conn *cn, struct colls__wreq *wr);
 void colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
-                            const char *addr);
+                            const char *addr, const uint8_t *ticket,
+                            size_t ticket_len);
 int colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid,
                              int status);
 void colls__direct_frame(struct colls__stream *st, Envelope *e,

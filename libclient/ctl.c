@@ -180,11 +180,16 @@ ctl_route_cb(colls_t *c, struct colls__ctl *ctl)
 {
     const Envelope *e = ctl->rep;
     const char *addr = NULL;
+    const uint8_t *ticket = NULL;
+    size_t ticket_len = 0;
 
     if (ctl->status == 0 && e != NULL && e->kind == KIND__ROUTE_REP &&
-        e->status >= 0 && e->body_case == ENVELOPE__BODY_ROUTE_REP)
+        e->status >= 0 && e->body_case == ENVELOPE__BODY_ROUTE_REP) {
         addr = e->route_rep->addr;
-    colls__direct_resolved(&c->conn, ctl->tid, addr);
+        ticket = e->route_rep->ticket.data;
+        ticket_len = e->route_rep->ticket.len;
+    }
+    colls__direct_resolved(&c->conn, ctl->tid, addr, ticket, ticket_len);
     colls__ctl_free(ctl);
 }
 
@@ -201,7 +206,7 @@ colls__ctl_resolve(struct colls__conn *cn, colls_tid_t tid)
     Envelope e;
 
     if (ctl == NULL) {
-        colls__direct_resolved(cn, tid, NULL);
+        colls__direct_resolved(cn, tid, NULL, NULL, 0);
         return;
     }
     list_init(&ctl->link);
@@ -212,6 +217,6 @@ colls__ctl_resolve(struct colls__conn *cn, colls_tid_t tid)
     e.dst = tid;
     if (colls__ctl_send(c, &e, ctl) < 0) {
         free(ctl);
-        colls__direct_resolved(cn, tid, NULL);
+        colls__direct_resolved(cn, tid, NULL, NULL, 0);
     }
 }

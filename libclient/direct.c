@@ -3,12 +3,16 @@
  *
  * At attach the task listens on TCP port 0 at the address the daemon gave
  * in ATTACH_REP.direct_addr (127.0.0.1 when empty) and registers host:port
- * with ROUTE_REG.  The first direct send to a task asks the daemon for its
- * address (ROUTE_REQ), connects once (TCP_NODELAY), sends DIRECT_HELLO and
- * then DATA frames; messages sent meanwhile wait, in order, on the peer.
- * An accepted connection names its sender in DIRECT_HELLO and is adopted
- * for sending back to that task if we have no connection to it yet, so
- * connections are reused both ways.  DATA received on a direct
+ * with ROUTE_REG, with a random direct key.  The first direct send to a
+ * task asks the daemon for its address (ROUTE_REQ), connects once
+ * (TCP_NODELAY), sends DIRECT_HELLO and then DATA frames; messages sent
+ * meanwhile wait, in order, on the peer.  An accepted connection names
+ * its sender in DIRECT_HELLO and shows the ticket the receiver's daemon
+ * gave the sender (SipHash of both tids under our key, proto/siphash.h):
+ * without the right one the connection is closed unheard, so nobody who
+ * can reach our port can speak in another task's name.  A good one is
+ * adopted for sending back to that task if we have no connection to it
+ * yet, so connections are reused both ways.  DATA received on a direct
  * connection goes up through ops->frame like the daemon's messages.
  *
  * When the peer cannot be reached (no address, connect fails) the peer is
@@ -29,8 +33,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "conn.h"
+#include "proto/bytes.h"
 
 /* How long a death waits for an unidentified direct connection's HELLO. */
 #define COLLS__HELLO_MS 2000
@@ -140,6 +146,7 @@ direct_connect_cb(uv_connect_t *req, int status)
     struct colls__peer *p = req->data;
     struct colls__stream *st = p->st;
     struct colls__conn *cn;
+    RouteRep hello = ROUTE_REP__INIT;
     Envelope e;
 
     if (st == NULL) {
@@ -157,6 +164,13 @@ direct_connect_cb(uv_connect_t *req, int status)
     e.src = cn->tid;
     e.dst = p->tid;
     e.route = COLLS_ROUTE_DIRECT;
+    if (p->has_ticket) {
+        hello.tid = cn->tid;
+        hello.ticket.data = p->ticket;
+        hello.ticket.len = COLLS_TICKET_LEN;
+        e.body_case = ENVELOPE__BODY_ROUTE_REP;
+        e.route_rep = &hello;
+    }
     if (colls__stream_start(st) < 0 ||
         colls__write_env(st, &e, NULL, 0, NULL) < 0) {
         direct_peer_fail(cn, p);
@@ -172,7 +186,8 @@ direct_connect_cb(uv_connect_t *req, int status)
  */
 void
 colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
-                       const char *addr)
+                       const char *addr, const uint8_t *ticket,
+                       size_t ticket_len)
 {
     struct colls__peer *p = direct_find(cn, tid);
     struct sockaddr_storage ss;
@@ -184,6 +199,9 @@ colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
         direct_peer_fail(cn, p);
         return;
     }
+    p->has_ticket = ticket != NULL && ticket_len == COLLS_TICKET_LEN;
+    if (p->has_ticket)
+        memcpy(p->ticket, ticket, COLLS_TICKET_LEN);
     st = colls__stream_new(cn, COLLS__ST_DIRECT);
     if (st == NULL) {
         direct_peer_fail(cn, p);
@@ -333,6 +351,27 @@ colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
 
 /* ---- receiving ---------------------------------------------------------- */
 
+/* 1 if HELLO e shows the ticket our key gives its sender for us (or we
+   registered no key).  Compared in constant time. */
+static int
+direct_ticket_ok(const struct colls__conn *cn, const Envelope *e)
+{
+    uint8_t want[COLLS_TICKET_LEN], diff = 0;
+    const uint8_t *got;
+    size_t i;
+
+    if (!cn->direct_keyed)
+        return 1;
+    if (e->body_case != ENVELOPE__BODY_ROUTE_REP ||
+        e->route_rep->ticket.len != COLLS_TICKET_LEN)
+        return 0;
+    got = e->route_rep->ticket.data;
+    put_u64(want, colls_direct_ticket(cn->direct_key, e->src, cn->tid));
+    for (i = 0; i < COLLS_TICKET_LEN; i++)
+        diff |= (uint8_t)(want[i] ^ got[i]);
+    return diff == 0;
+}
+
 /*
  * A frame on a direct connection.  The first must be DIRECT_HELLO naming
  * the sender; then DATA frames, which go up with that sender as source.
@@ -346,7 +385,8 @@ colls__direct_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
 
     if (!st->hello) {
         if (e->kind != KIND__DIRECT_HELLO || e->src == 0 ||
-            COLLS_TID_LOCAL(e->src) == 0) {
+            COLLS_TID_LOCAL(e->src) == 0 || !direct_ticket_ok(cn, e)) {
+            cn->direct_refused++;
             colls__stream_close(st);
             goto out;
         }
@@ -463,6 +503,13 @@ colls__direct_listen(struct colls__conn *cn)
     e.req_id = colls__conn_req_id(cn);
     rr.tid = cn->tid;
     rr.addr = addr;
+    /* no key, no listener: a peer's messages then come by the daemon */
+    if (getrandom(cn->direct_key, sizeof(cn->direct_key), 0) !=
+        (ssize_t)sizeof(cn->direct_key))
+        goto fail;
+    cn->direct_keyed = 1;
+    rr.key.data = cn->direct_key;
+    rr.key.len = sizeof(cn->direct_key);
     e.body_case = ENVELOPE__BODY_ROUTE_REP;
     e.route_rep = &rr;
     if (colls__write_env(cn->daemon, &e, NULL, 0, NULL) < 0)

@@ -14,10 +14,10 @@
 #include "proto/colls.pb-c.h"
 #include "proto/frame.h"
 
-/* 2: HEARTBEAT carries the incarnation in Heartbeat.incarnation (not
-   Envelope.seq), join cookies travel in HostJoin.cookie and HostOp.cookie
-   (not Envelope.req_id).  docs/protocol.md lists the versions. */
-#define COLLS_PROTO_VERSION 2
+/* 3: a direct connection's DIRECT_HELLO shows a ticket (RouteRep.ticket)
+   that the receiver checks; tasks register a direct key with ROUTE_REG.
+   docs/protocol.md lists the versions. */
+#define COLLS_PROTO_VERSION 3
 
 /* Envelope flags (Envelope.flags). */
 enum {

@@ -52,11 +52,11 @@ done
 timeout 10 "$G" version "127.0.0.1:$(it_port 1)" --version 1 ||
     it_fail "version-1 join datagram to daemon 1"
 for _ in $(seq 50); do
-    grep -q 'COLLS_EVERSION.*version 1, this daemon 2' "$IT_DIR/d1.log" &&
+    grep -q 'COLLS_EVERSION.*version 1, this daemon 3' "$IT_DIR/d1.log" &&
         break
     sleep 0.1
 done
-grep -q 'COLLS_EVERSION.*version 1, this daemon 2' "$IT_DIR/d1.log" ||
+grep -q 'COLLS_EVERSION.*version 1, this daemon 3' "$IT_DIR/d1.log" ||
     it_fail "daemon 1 did not log the version-1 join datagram"
 
 if [ "$(id -u)" = 0 ]; then

@@ -72,8 +72,10 @@ fake_data(int fd, uint32_t src, int tag, const Envelope *like,
 
 /* What the fake daemon remembers between frames (the child's copy). */
 static struct {
-    char route_addr[128]; /* registered with ROUTE_REG */
-    uint8_t *hbuf;        /* the message T_HALF started, hlen bytes */
+    char route_addr[128];               /* registered with ROUTE_REG */
+    uint8_t route_key[SIPHASH_KEY_LEN]; /* its direct key */
+    int route_keyed;
+    uint8_t *hbuf; /* the message T_HALF started, hlen bytes */
     uint32_t hlen;
 } fake_st;
 
@@ -94,15 +96,21 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
     Error er = ERROR__INIT;
     RouteRep rr = ROUTE_REP__INIT;
     HostOp op = HOST_OP__INIT;
+    uint8_t ticket[COLLS_TICKET_LEN];
 
     (void)arg;
     envelope_init(&e);
     e.req_id = in->req_id;
     switch (in->kind) {
     case KIND__ROUTE_REG:
-        if (in->body_case == ENVELOPE__BODY_ROUTE_REP)
+        if (in->body_case == ENVELOPE__BODY_ROUTE_REP) {
             snprintf(fake_st.route_addr, sizeof(fake_st.route_addr), "%s",
                      in->route_rep->addr);
+            fake_st.route_keyed = in->route_rep->key.len == SIPHASH_KEY_LEN;
+            if (fake_st.route_keyed)
+                memcpy(fake_st.route_key, in->route_rep->key.data,
+                       SIPHASH_KEY_LEN);
+        }
         break;
     case KIND__ROUTE_REQ:
         e.kind = KIND__ROUTE_REP;
@@ -114,7 +122,14 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
             fake_send(fd, &e, NULL, 0);
             break;
         } else {
+            /* every tid listens where this task does: the ticket is the
+               one its own key gives it for itself */
             rr.addr = fake_st.route_addr;
+            if (fake_st.route_keyed) {
+                put_u64(ticket, colls_direct_ticket(fake_st.route_key, ME, ME));
+                rr.ticket.data = ticket;
+                rr.ticket.len = sizeof(ticket);
+            }
         }
         rr.tid = in->dst;
         e.body_case = ENVELOPE__BODY_ROUTE_REP;
@@ -715,24 +730,68 @@ direct_streams(colls_t *c)
     return n;
 }
 
-/* Garbage on the direct listener: each connection is dropped, nothing
-   else is disturbed. */
-START_TEST(test_direct_garbage)
+/* Opens a TCP connection to c's direct listener and writes b to it. */
+static int
+direct_connect_write(colls_t *c, const struct buf *b)
 {
-    struct fake f;
-    colls_t *c = attach(&f);
     struct sockaddr_storage ss;
-    int sslen = sizeof(ss), k, i, fd;
-    uint8_t bad[64];
-    struct buf b;
-    Envelope e;
-    colls_status_t st;
-    char out[4];
+    int sslen = sizeof(ss), fd;
 
     ck_assert_int_eq(
         uv_tcp_getsockname(&c->conn.listener, (struct sockaddr *)&ss, &sslen),
         0);
-    for (k = 0; k < 4; k++) {
+    fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&ss, (socklen_t)sslen), 0);
+    ck_assert_int_eq(netutil_write_full(fd, b->data, b->len), 0);
+    return fd;
+}
+
+/* Appends to b a DIRECT_HELLO from src showing ticket (NULL: none), then
+   a DATA frame "forged" with tag 9. */
+static void
+hello_and_data(struct buf *b, colls_tid_t src, const uint8_t *ticket)
+{
+    RouteRep rr = ROUTE_REP__INIT;
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = KIND__DIRECT_HELLO;
+    e.src = src;
+    e.dst = ME;
+    if (ticket != NULL) {
+        rr.tid = src;
+        rr.ticket.data = (uint8_t *)ticket;
+        rr.ticket.len = COLLS_TICKET_LEN;
+        e.body_case = ENVELOPE__BODY_ROUTE_REP;
+        e.route_rep = &rr;
+    }
+    ck_assert_int_eq(envelope_frame(b, &e, NULL, 0), 0);
+    envelope_init(&e);
+    e.kind = KIND__DATA;
+    e.src = src;
+    e.dst = ME;
+    e.tag = 9;
+    ck_assert_int_eq(envelope_frame(b, &e, "forged", 6), 0);
+}
+
+/* Garbage on the direct listener, and HELLOs naming a task without the
+   ticket its daemon would have given that task: each connection is
+   dropped unheard, nothing else is disturbed; the right ticket is let
+   in. */
+START_TEST(test_direct_garbage)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    int k, i, fd;
+    uint8_t bad[64], tk[COLLS_TICKET_LEN];
+    struct buf b;
+    Envelope e;
+    colls_status_t st;
+    char out[8];
+
+    ck_assert(c->conn.direct_keyed);
+    for (k = 0; k < 7; k++) {
         buf_init(&b);
         envelope_init(&e);
         switch (k) {
@@ -751,17 +810,24 @@ START_TEST(test_direct_garbage)
             memset(bad + 8, 0xee, 8);
             buf_append(&b, bad, 16);
             break;
-        default: /* a HELLO claiming to be a daemon */
+        case 3: /* a HELLO claiming to be a daemon */
             e.kind = KIND__DIRECT_HELLO;
             e.src = COLLS_DAEMON_TID(1);
             ck_assert_int_eq(envelope_frame(&b, &e, NULL, 0), 0);
             break;
+        case 4: /* a task's name without a ticket (as before version 3) */
+            hello_and_data(&b, PEER, NULL);
+            break;
+        case 5: /* a made-up ticket */
+            memset(tk, 0xa5, sizeof(tk));
+            hello_and_data(&b, PEER, tk);
+            break;
+        default: /* the ticket of another task, shown in PEER's name */
+            put_u64(tk, colls_direct_ticket(c->conn.direct_key, UNKNOWN, ME));
+            hello_and_data(&b, PEER, tk);
+            break;
         }
-        fd = socket(ss.ss_family, SOCK_STREAM, 0);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(connect(fd, (struct sockaddr *)&ss, (socklen_t)sslen),
-                         0);
-        ck_assert_int_eq(netutil_write_full(fd, b.data, b.len), 0);
+        fd = direct_connect_write(c, &b);
         buf_free(&b);
         /* the library drops the connection: this end sees it closed */
         for (i = 0; i < 5000; i++) {
@@ -778,10 +844,24 @@ START_TEST(test_direct_garbage)
         ck_assert_int_eq(direct_streams(c), 0);
         close(fd);
     }
-    /* nothing was delivered, and the handle still works */
+    /* nothing was delivered, the five bad HELLOs (and the DATA that
+       came first) were counted, and the handle
+       still works */
     ck_assert_int_eq(
         colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st),
         COLLS_EAGAIN);
+    ck_assert_uint_eq(c->conn.direct_refused, 5);
+    /* PEER's own ticket (what its daemon would give it) is let in */
+    buf_init(&b);
+    put_u64(tk, colls_direct_ticket(c->conn.direct_key, PEER, ME));
+    hello_and_data(&b, PEER, tk);
+    fd = direct_connect_write(c, &b);
+    buf_free(&b);
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, 9, out, sizeof(out), &st), 0);
+    ck_assert_uint_eq(st.source, PEER);
+    ck_assert_mem_eq(out, "forged", 6);
+    ck_assert_uint_eq(c->conn.direct_refused, 5);
+    close(fd);
     ck_assert_int_eq(colls_send(c, PEER, 4, "ok", 2), 0);
     ck_assert_int_eq(colls_recv(c, PEER, 4, out, sizeof(out), &st), 0);
     ck_assert_mem_eq(out, "ok", 2);

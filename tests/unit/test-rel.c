@@ -25,7 +25,7 @@
 #include "colls.h"
 #include "daemon/auth.h"
 #include "daemon/rel.h"
-#include "daemon/siphash.h"
+#include "proto/siphash.h"
 #include "daemon/udp.h"
 #include "proto/bytes.h"
 #include "proto/dgram.h"

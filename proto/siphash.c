@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "daemon/siphash.h"
+#include "proto/siphash.h"
 #include "proto/bytes.h"
 
 static uint64_t
@@ -70,4 +70,15 @@ siphash24(const uint8_t key[SIPHASH_KEY_LEN], const void *data, size_t len)
     s.v2 ^= 0xff;
     sip_rounds(&s, 4);
     return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
+uint64_t
+colls_direct_ticket(const uint8_t key[SIPHASH_KEY_LEN], uint32_t from,
+                    uint32_t to)
+{
+    uint8_t m[16] = "collsdt1";
+
+    put_u32(m + 8, from);
+    put_u32(m + 12, to);
+    return siphash24(key, m, sizeof(m));
 }
