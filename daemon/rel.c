@@ -735,6 +735,12 @@ rel_peer_remove(struct rel *r, int hid)
     if (hid < 1 || hid > DGRAM_MAX_HID || (p = r->peers[hid]) == NULL)
         return;
     rel_enter(r);
+    /* First the ack it is owed for what was delivered: a peer removed
+       from inside deliver (a daemon that leaves says so in its last
+       message) would otherwise wait for it until it gives up. */
+    if (p->inc != 0 &&
+        (p->ack_now || p->ack_deadline != 0 || p->acked_nxt != p->rcv_nxt))
+        relrecv_send_ack(r, p);
     r->peers[hid] = NULL;
     list_del(&p->link);
     peer_free_mem(r, p);

@@ -158,6 +158,7 @@ struct rel_peer {
     unsigned rx_unacked;
     uint64_t ack_deadline;
     int ack_now;
+    uint32_t acked_nxt; /* rcv_nxt as our last ack said it */
 
     /* reassembly (relrecv.c) */
     uint8_t *asm_buf;
@@ -240,6 +241,7 @@ ack_sent(struct rel_peer *p)
     p->rx_unacked = 0;
     p->ack_deadline = 0;
     p->ack_now = 0;
+    p->acked_nxt = p->rcv_nxt;
 }
 
 /* ---- rel.c --------------------------------------------------------- */

@@ -48,6 +48,7 @@ void
 relrecv_init(struct rel_peer *p)
 {
     p->rcv_nxt = 1;
+    p->acked_nxt = 1;
     p->rx_ooo = 0;
     p->echo_ts = 0;
     p->rx_unacked = 0;

@@ -1433,6 +1433,38 @@ START_TEST(test_rel_remove)
 }
 END_TEST
 
+/* A peer removed from inside deliver is sent the ack it is owed first
+   (a daemon that leaves announces it in its last message and waits for
+   that ack before it exits), before any timer would have sent it. */
+START_TEST(test_rel_remove_acks)
+{
+    struct rel_config cfg;
+    struct rel_ops ops = sim_ops;
+    struct rel_peer_stats st;
+    struct sim *s;
+    struct sockaddr_in a;
+
+    small_config(&cfg);
+    cfg.ack_delay_us = 50000; /* the delayed ack would come too late */
+    s = sim_new(2, &cfg);
+    rel_free(s->n[1].r);
+    ops.deliver = remove_in_deliver;
+    s->n[1].r = rel_new(&cfg, &ops, &s->n[1], 2, 101);
+    node_addr(&a, 0);
+    ck_assert_int_eq(
+        rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a, sizeof a, 0), 0);
+    sim_msg(s, 0, 1, 100);
+    sim_run(s, NULL, s->now + 20000);
+    ck_assert_int_eq(s->ex[0][1].got, 1);
+    ck_assert_int_eq(s->n[1].resets, 1);
+    ck_assert_uint_eq(rel_queued(s->n[0].r, 2), 0);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &st), 0);
+    ck_assert_uint_ge(st.acks_recv, 1);
+    ck_assert_uint_eq(st.retransmits + st.timeouts, 0);
+    sim_free(s);
+}
+END_TEST
+
 /* One test case per test, so CK_RUN_CASE=name runs one. */
 /* ---- udp.c over loopback --------------------------------------------- */
 
@@ -1888,6 +1920,7 @@ suite_rel(void)
     add(s, "unknown_source", test_rel_unknown_source);
     add(s, "max_message", test_rel_max_message);
     add(s, "remove", test_rel_remove);
+    add(s, "remove_acks", test_rel_remove_acks);
     add(s, "ack_fields", test_rel_ack_fields);
     add(s, "mtu_mismatch", test_rel_mtu_mismatch);
     add(s, "keyed_sizes", test_rel_keyed_sizes);
