@@ -140,7 +140,8 @@ collsd_cron_arm(struct daemon *d)
     uint64_t us = CRON_US;
     struct timeval tv;
 
-    if (collsd_idle(d)) {
+    d->cron_idle = collsd_idle(d);
+    if (d->cron_idle) {
         us = (uint64_t)d->cfg->heartbeat_ms * 1000u / 4u;
         us = us < CRON_US ? CRON_US : us > CRON_IDLE_US ? CRON_IDLE_US : us;
     }
@@ -186,7 +187,10 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * The end-of-loop-turn hook (net_ops.turn_end, run by net.c after the
  * callbacks of each turn, Redis' beforeSleep): frees the tasks that died
- * during the turn, then resumes readers whose destinations drained.
+ * during the turn, then resumes readers whose destinations drained; a
+ * daemon that was idle and now is not (a task came, a request, a stop)
+ * brings its cron forward from the idle period to CRON_US, so a stop
+ * lingers and a request times out on time.
  */
 static void
 collsd_turn_end(struct daemon *d)
@@ -194,6 +198,8 @@ collsd_turn_end(struct daemon *d)
     task_reap(d);
     if (d->npaused > 0)
         task_resume_paused(d);
+    if (d->cron_idle && !collsd_idle(d))
+        collsd_cron_arm(d);
 }
 
 static const struct net_ops collsd_net_ops = {

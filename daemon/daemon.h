@@ -288,6 +288,7 @@ struct daemon {
     struct evhttp *http;
     struct event *cron_ev;
     uint64_t cron_us; /* the previous cron (stall detection, host_cron) */
+    int cron_idle;    /* armed at the idle period (collsd_cron_arm) */
     struct daemon_stats st;
 };
 
