@@ -1383,10 +1383,25 @@ remove_in_deliver(void *ctx, int hid, uint8_t *msg, size_t len)
     rel_peer_remove(nd->r, hid);
 }
 
+/* Makes node 1 of s remove node 0 when node 0's first message arrives. */
+static void
+sim_remover(struct sim *s, const struct rel_config *cfg)
+{
+    static struct rel_ops ops;
+    struct sockaddr_in a;
+
+    ops = sim_ops;
+    ops.deliver = remove_in_deliver;
+    rel_free(s->n[1].r);
+    s->n[1].r = rel_new(cfg, &ops, &s->n[1], 2, 101);
+    node_addr(&a, 0);
+    ck_assert_int_eq(
+        rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a, sizeof a, 0), 0);
+}
+
 START_TEST(test_rel_remove)
 {
     struct rel_config cfg;
-    struct rel_ops ops = sim_ops;
     struct sim *s;
     struct sockaddr_in a;
 
@@ -1407,12 +1422,7 @@ START_TEST(test_rel_remove)
         rel_peer_set(s->n[0].r, 4096, (struct sockaddr *)&a, sizeof a, 0),
         COLLS_EINVAL);
     /* node 1 removes node 0 when the first message arrives */
-    rel_free(s->n[1].r);
-    ops.deliver = remove_in_deliver;
-    s->n[1].r = rel_new(&cfg, &ops, &s->n[1], 2, 101);
-    node_addr(&a, 0);
-    ck_assert_int_eq(
-        rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a, sizeof a, 0), 0);
+    sim_remover(s, &cfg);
     sim_msg(s, 0, 1, 3);
     sim_msg(s, 0, 1, 4);
     sim_msg(s, 0, 1, 3000);
@@ -1439,20 +1449,13 @@ END_TEST
 START_TEST(test_rel_remove_acks)
 {
     struct rel_config cfg;
-    struct rel_ops ops = sim_ops;
     struct rel_peer_stats st;
     struct sim *s;
-    struct sockaddr_in a;
 
     small_config(&cfg);
     cfg.ack_delay_us = 50000; /* the delayed ack would come too late */
     s = sim_new(2, &cfg);
-    rel_free(s->n[1].r);
-    ops.deliver = remove_in_deliver;
-    s->n[1].r = rel_new(&cfg, &ops, &s->n[1], 2, 101);
-    node_addr(&a, 0);
-    ck_assert_int_eq(
-        rel_peer_set(s->n[1].r, 1, (struct sockaddr *)&a, sizeof a, 0), 0);
+    sim_remover(s, &cfg);
     sim_msg(s, 0, 1, 100);
     sim_run(s, NULL, s->now + 20000);
     ck_assert_int_eq(s->ex[0][1].got, 1);
