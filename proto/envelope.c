@@ -129,16 +129,19 @@ env_put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
+/* sint32 on the wire: 0, -1, 1, -2 ... as 0, 1, 2, 3 ... */
 static uint32_t
 env_zigzag(int32_t v)
 {
-    return ((uint32_t)v << 1) ^ (uint32_t) - (int32_t)((uint32_t)v >> 31);
+    uint32_t u = (uint32_t)v;
+
+    return (u << 1) ^ (0u - (u >> 31));
 }
 
 static int32_t
 env_unzigzag(uint32_t v)
 {
-    return (int32_t)((v >> 1) ^ (uint32_t) - (int32_t)(v & 1));
+    return (int32_t)((v >> 1) ^ (0u - (v & 1)));
 }
 
 /* The varint fields of e, by field number (index 0 and 6 unused); an
