@@ -14,7 +14,8 @@
  *   GROUP_FORMED  owner -> every member daemon: group, body group_info;
  *   GROUP_LEAVE   leaver's daemon -> every member daemon and the owner:
  *                 src = task, body group_leave (gid, ncoll = collectives
- *                 it made).  (From the task itself, seq = gid.)
+ *                 it made).  (From the task itself: body group_leave
+ *                 with the gid only.)
  * The leave notice travels on the same ordered stream as that daemon's
  * later TASK_EXIT of the task, so every daemon sees the leave first and
  * collectives the member completed are not failed by its exit.
@@ -786,7 +787,9 @@ void
 group_task_leave(struct task *t, const Envelope *e)
 {
     struct daemon *d = t->d;
-    struct group *g = group_find(d, e->seq); /* the task's: seq = gid */
+    struct group *g = e->body_case == ENVELOPE__BODY_GROUP_LEAVE
+                          ? group_find(d, e->group_leave->gid)
+                          : NULL;
     GroupLeave gl = GROUP_LEAVE__INIT;
     unsigned char *sent;
     int r, i, hid;

@@ -8,7 +8,7 @@
  * req_id, or by GROUP_FAILED {status, group_failed.why: the owner's
  * words, kept for colls_errmsg}.  The reply is checked (as many tids
  * as the size, this task among them exactly once) before a colls_group_t
- * exists.  Leaving sends GROUP_LEAVE {group, seq = gid} and frees the
+ * exists.  Leaving sends GROUP_LEAVE {group, group_leave.gid} and frees the
  * handle; there is no reply.  A join cut short by colls_set_timeout()
  * returns COLLS_ETIMEDOUT but stays pending in the daemons until the task
  * detaches (a second join of the same name by this task is
@@ -330,6 +330,7 @@ int
 colls_group_leave(colls_group_t *g)
 {
     colls_t *c;
+    GroupLeave gl = GROUP_LEAVE__INIT;
     Envelope e;
     int rc;
 
@@ -341,7 +342,9 @@ colls_group_leave(colls_group_t *g)
     e.kind = KIND__GROUP_LEAVE;
     e.src = c->conn.tid;
     e.group = g->name;
-    e.seq = g->gid;
+    gl.gid = g->gid;
+    e.body_case = ENVELOPE__BODY_GROUP_LEAVE;
+    e.group_leave = &gl;
     e.req_id = colls__conn_req_id(&c->conn);
     rc = c->conn.daemon != NULL
              ? colls__write_env(c->conn.daemon, &e, NULL, 0, NULL)
