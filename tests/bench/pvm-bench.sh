@@ -40,6 +40,10 @@
 #   BENCH_HOSTS   4
 #   BENCH_OPS     "barrier reduce-int reduce-double bcast pingpong"
 #   BENCH_RUNS    5, BENCH_ITERS 50, BENCH_REPEAT 5
+#   BENCH_PP_ITERS 1000  round trips per run of pingpong: the barrier
+#                 before each run leaves work in the daemons that lands on
+#                 its first operations (about 2 us per round trip of ours
+#                 in runs of 50), and a latency benchmark runs thousands
 #   BENCH_PIN     "0 1"  both by default
 #   BENCH_OUT     ./pvm-bench-results.txt
 #
@@ -58,6 +62,7 @@ NH=${BENCH_HOSTS:-4}
 OPS=${BENCH_OPS:-barrier reduce-int reduce-double bcast pingpong}
 RUNS=${BENCH_RUNS:-5}
 ITERS=${BENCH_ITERS:-50}
+PP_ITERS=${BENCH_PP_ITERS:-1000}
 REPEAT=${BENCH_REPEAT:-5}
 PINS=${BENCH_PIN:-0 1}
 OUT=${BENCH_OUT:-$PWD/pvm-bench-results.txt}
@@ -190,7 +195,8 @@ run_bench()
     [ "$pin" = 1 ] && wrap="taskset -c 0"
     # shellcheck disable=SC2086
     host_run 1 timeout 600 env COLLS_SOCKET="$SOCK" $wrap "$NS_RUN/$prog" \
-        --runs "$RUNS" --iters "$ITERS" --repeat "$REPEAT" --label "$label" \
+        --runs "$RUNS" --iters "$ITERS" --pp-iters "$PP_ITERS" \
+        --repeat "$REPEAT" --label "$label" \
         $OPS >"$o" 2>>"$NS_RUN/bench.err"
     rc=$?
     cat "$o" >>"$NS_RUN/bench.log"
@@ -210,7 +216,8 @@ run_bench()
         echo "  collsd: not measured: libpvm3 not built ($B/pvm/libpvm3.la: our pvm3 library is absent)"
     fi
     echo "  both:   master started by hand on host1, workers by pvm_spawn(PvmTaskHost), default route;"
-    echo "          $REPEAT x ($RUNS runs x $ITERS ops after a barrier, 3 warm-ups), best run per process,"
+    echo "          $REPEAT x ($RUNS runs x $ITERS ops, pingpong $PP_ITERS round trips, after a barrier,"
+    echo "          3 warm-ups), best run per process,"
     echo "          max over processes; median [min..max] of the $REPEAT figures, us/op"
 } | tee "$OUT"
 
