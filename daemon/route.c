@@ -959,9 +959,10 @@ route_peer_route_req(struct daemon *d, int hid, const Envelope *e)
     Envelope r;
 
     /* a daemon asks for its own tasks only: a ticket names the asker */
-    if (COLLS_TID_HID(e->src) != hid || COLLS_TID_LOCAL(e->src) == 0)
+    if (COLLS_TID_HID(e->src) != hid || COLLS_TID_LOCAL(e->src) == 0) {
+        rep.tid = e->dst;
         status = COLLS_EINVAL;
-    else
+    } else
         route_rep_local(d, e->src, e->dst, &rep, tk, &status);
     envelope_reply(&r, COLLS_DAEMON_TID(d->hid), e->src, KIND__ROUTE_REP,
                    e->req_id, status);

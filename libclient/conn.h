@@ -171,7 +171,6 @@ struct colls__conn {
     int listening;
     /* the key of the tickets others show us in DIRECT_HELLO (ROUTE_REG) */
     uint8_t direct_key[SIPHASH_KEY_LEN];
-    int direct_keyed;
     uint64_t direct_refused;  /* connections closed for a bad HELLO */
     struct list_node peers;   /* colls__peer */
     struct list_node streams; /* colls__stream */

@@ -351,8 +351,8 @@ colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
 
 /* ---- receiving ---------------------------------------------------------- */
 
-/* 1 if HELLO e shows the ticket our key gives its sender for us (or we
-   registered no key).  Compared in constant time. */
+/* 1 if HELLO e shows the ticket our key gives its sender for us (a task
+   listens only once it has drawn its key).  Compared in constant time. */
 static int
 direct_ticket_ok(const struct colls__conn *cn, const Envelope *e)
 {
@@ -360,8 +360,6 @@ direct_ticket_ok(const struct colls__conn *cn, const Envelope *e)
     const uint8_t *got;
     size_t i;
 
-    if (!cn->direct_keyed)
-        return 1;
     if (e->body_case != ENVELOPE__BODY_ROUTE_REP ||
         e->route_rep->ticket.len != COLLS_TICKET_LEN)
         return 0;
@@ -507,7 +505,6 @@ colls__direct_listen(struct colls__conn *cn)
     if (getrandom(cn->direct_key, sizeof(cn->direct_key), 0) !=
         (ssize_t)sizeof(cn->direct_key))
         goto fail;
-    cn->direct_keyed = 1;
     rr.key.data = cn->direct_key;
     rr.key.len = sizeof(cn->direct_key);
     e.body_case = ENVELOPE__BODY_ROUTE_REP;

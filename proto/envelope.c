@@ -188,6 +188,15 @@ env_set_varints(Envelope *e, const uint64_t v[ENV_FAST_MAX_FIELD + 1])
     e->route = (uint32_t)v[15];
 }
 
+/* 1 for an envelope of the hand-written codec's kind: no body, no
+   unknown field (the test for packing, checking and freeing alike). */
+static int
+env_fast_ok(const Envelope *e)
+{
+    return e->body_case == ENVELOPE__BODY__NOT_SET &&
+           e->base.n_unknown_fields == 0 && e->base.unknown_fields == NULL;
+}
+
 size_t
 envelope_fast_size(const Envelope *e)
 {
@@ -195,8 +204,7 @@ envelope_fast_size(const Envelope *e)
     size_t n = 0, glen;
     int f;
 
-    if (e->body_case != ENVELOPE__BODY__NOT_SET ||
-        e->base.n_unknown_fields != 0)
+    if (!env_fast_ok(e))
         return 0;
     env_varints(e, v);
     for (f = 1; f <= ENV_FAST_MAX_FIELD; f++)
@@ -328,8 +336,7 @@ envelope_fast_decode(ProtobufCAllocator *al, const uint8_t *buf, size_t len,
 static void
 envelope_release(ProtobufCAllocator *al, Envelope *e)
 {
-    if (e->body_case != ENVELOPE__BODY__NOT_SET ||
-        e->base.n_unknown_fields != 0 || e->base.unknown_fields != NULL) {
+    if (!env_fast_ok(e)) {
         envelope__free_unpacked(e, al);
         return;
     }
@@ -349,7 +356,8 @@ envelope_packed_size(const Envelope *e)
 size_t
 envelope_pack(const Envelope *e, uint8_t *out)
 {
-    if (envelope_fast_size(e) != 0)
+    /* an envelope of no field packs to nothing either way */
+    if (env_fast_ok(e))
         return envelope_fast_pack(e, out);
     return envelope__pack(e, out);
 }
@@ -369,9 +377,7 @@ envelope_check(const Envelope *e)
         return COLLS_EPROTO;
     if (e->byte_order > COLLS_ORDER_BIG)
         return COLLS_EPROTO;
-    if ((e->body_case != ENVELOPE__BODY__NOT_SET ||
-         e->base.n_unknown_fields != 0) &&
-        !envelope_unknown_ok(&e->base))
+    if (!env_fast_ok(e) && !envelope_unknown_ok(&e->base))
         return COLLS_EPROTO;
     return 0;
 }
