@@ -467,6 +467,10 @@ collsd_slack(struct daemon *d, struct collsd_poller *p)
                                    : 0);
 }
 
+/* Turns in a row the loop may take from the tasks' rings alone
+   (task_shm_sleep) before it runs libevent's without blocking. */
+#define COLLSD_QUIET_MAX 16
+
 /*
  * The daemon's loop, until events_stop or collsd_linger ends it: one
  * blocking turn (EVLOOP_ONCE), then polling windows for as long as each
@@ -476,11 +480,28 @@ static void
 collsd_run(struct daemon *d)
 {
     struct collsd_poller p = {-1, 0, 0, 1, 0, 0};
+    int quiet = 0; /* turns in a row taken from the rings alone */
 
     p.loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     for (;;) {
+        int flags = EVLOOP_ONCE;
+
         collsd_slack(d, &p);
-        if (event_base_loop(d->base, EVLOOP_ONCE) != 0 || collsd_loop_ended(d))
+        if (task_shm_sleep(d)) {
+            /* a task wrote without ringing: its input and the turn's
+               flush, without an epoll_wait that would find nothing --
+               but the socket's turn comes after COLLSD_QUIET_MAX */
+            task_shm_poll(d);
+            if (++quiet < COLLSD_QUIET_MAX) {
+                net_flush_now(d);
+                if (collsd_loop_ended(d))
+                    break;
+                continue;
+            }
+            flags = EVLOOP_NONBLOCK;
+        }
+        quiet = 0;
+        if (event_base_loop(d->base, flags) != 0 || collsd_loop_ended(d))
             break;
         while (collsd_poll(d, &p))
             ;

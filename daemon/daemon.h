@@ -267,6 +267,7 @@ struct daemon {
     uint32_t next_local; /* next tid local number; never reused */
     int ntasks;          /* ACTIVE tasks */
     int npaused;         /* tasks with reading paused */
+    int shm_awake;       /* some channel's req_awake is set (task.c) */
     /* broadcast notices (TASK_EXIT, HOST_DOWN) kept for tasks over their
        queue limit (task.c, task_notice_all): a ring of TASK_NOTICES */
     struct task_notice *notices;

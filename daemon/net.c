@@ -352,6 +352,15 @@ net_kick(struct daemon *d)
         event_active(d->flush_ev, EV_TIMEOUT, 0);
 }
 
+void
+net_flush_now(struct daemon *d)
+{
+    if (d->flush_ev == NULL || !event_pending(d->flush_ev, EV_TIMEOUT, NULL))
+        return;
+    event_del(d->flush_ev);
+    net_flush_cb(-1, EV_TIMEOUT, d);
+}
+
 int
 net_open(struct daemon *d, const struct net_ops *ops)
 {

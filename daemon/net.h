@@ -75,6 +75,9 @@ int net_send_join(struct daemon *d, const struct sockaddr_in *to,
 void net_drain(struct daemon *d);
 /* Schedules the end-of-turn flush. */
 void net_kick(struct daemon *d);
+/* Runs the end-of-turn flush now if it is scheduled, for work done
+   outside a loop turn (it costs no epoll_wait). */
+void net_flush_now(struct daemon *d);
 /* Bytes queued towards hid and not yet acknowledged. */
 uint64_t net_queued(struct daemon *d, int hid);
 

@@ -27,6 +27,8 @@ struct shm_chan {
     struct event *ev;      /* our doorbell (task.c's) */
     int out_on;            /* output goes to comp (after ATTACH_REP) */
     int broken;            /* a bad index was seen: never used again */
+    int req_awake;         /* req's sleeping flag lowered while we are awake
+                              (task.c, task_shm_sleep raises it again) */
 };
 
 #define SHM_FD_MEM 0

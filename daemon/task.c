@@ -277,6 +277,23 @@ task_shm_corrupt(struct task *t, const char *why)
 }
 
 /*
+ * We are awake: t need not ring our doorbell until task_shm_sleep says
+ * we sleep.  Lowers the sleeping flag of t's request ring (a task that
+ * rang lowered it already) and marks the channel for task_shm_sleep.
+ */
+static void
+task_shm_lower(struct task *t)
+{
+    struct shm_chan *c = t->shm;
+
+    if (c->req_awake)
+        return;
+    ring_awake(&c->req);
+    c->req_awake = 1;
+    t->d->shm_awake = 1;
+}
+
+/*
  * Copies queued output into the completion ring as far as it has room
  * and rings the task's doorbell if it sleeps.  1 if everything went or
  * the ring is full (the task's doorbell brings us back), -1 if the ring
@@ -320,6 +337,11 @@ task_flush_shm(struct task *t)
         t->d->st.shm_bytes_out += (uint64_t)n;
         task_written(t, (size_t)n);
     }
+    /* its answer will likely come while this turn runs: no doorbell for
+       it.  Before we ring: the task may run at once, before the write
+       below returns. */
+    if (total > 0)
+        task_shm_lower(t);
     if (total > 0 && ring_wake_consumer(&c->comp))
         shm_ring_bell(c->fds[SHM_FD_OUT]);
     return 1;
@@ -1282,7 +1304,9 @@ task_shm_read(struct task *t)
             task_fail(t, COLLS_ENOMEM, "out of memory");
             return;
         }
-        n = ring_take(&c->req, p, len);
+        /* ring_read, not ring_take: the flag goes up before we sleep
+           (task_shm_sleep), not when the ring runs dry */
+        n = ring_read(&c->req, p, len);
         if (n == 0)
             break;
         if (n < 0) {
@@ -1293,6 +1317,7 @@ task_shm_read(struct task *t)
         t->d->st.shm_bytes_in += (uint64_t)n;
         task_got(t, (size_t)n);
     }
+    task_shm_lower(t);
     if (freed && t->state != TASK_ST_DEAD && !c->broken &&
         ring_wake_producer(&c->req)) {
         t->d->st.shm_task_waits++;
@@ -1365,6 +1390,44 @@ task_shm_probe(struct daemon *d)
         if (task_shm_ready(t))
             return 1;
     return 0;
+}
+
+/*
+ * The sleeping flag of a task's request ring says whether we sleep, not
+ * whether we drained the ring: it is lowered while we are awake
+ * (task_shm_lower: when we read the ring or wrote to the task), so a
+ * task that answers within our turn writes without ringing.  Before we
+ * sleep every lowered flag goes up again, with a fence, and the ring is
+ * looked at once more (ring_sleep), so what was written meanwhile is
+ * taken now and what comes later rings.  In a ping-pong that saves the
+ * task's doorbell write and our wake-up for it whenever the answer comes
+ * before our turn ends: with everything on one CPU the task runs as soon
+ * as we wake it, and unpinned it answers while we poll.
+ */
+int
+task_shm_sleep(struct daemon *d)
+{
+    struct task *t;
+    int ready = 0;
+
+    if (!d->shm_awake)
+        return 0;
+    d->shm_awake = 0;
+    for (t = d->tasks; t != NULL; t = t->next) {
+        struct shm_chan *c = t->shm;
+
+        if (c == NULL || !c->req_awake)
+            continue;
+        c->req_awake = 0;
+        if (c->map == NULL || c->broken || ring_sleep(&c->req) == 0 ||
+            !task_reading(t))
+            continue; /* a paused task's ring is read when it resumes */
+        /* input came without a ring: stay awake and marked until
+           task_shm_poll took it (it serves one task per call) */
+        task_shm_lower(t);
+        ready = 1;
+    }
+    return ready;
 }
 
 int

@@ -125,6 +125,11 @@ void task_resume_paused(struct daemon *d);
    task_shm_poll does that work for one such task (1 if it did). */
 int task_shm_probe(struct daemon *d);
 int task_shm_poll(struct daemon *d);
+/* Before the loop sleeps: raises the sleeping flags that task.c lowered
+   while the daemon was awake (a task answering what we just gave it
+   then writes without ringing us); 1 if a ring already has input
+   (take it with task_shm_poll instead of sleeping), else 0. */
+int task_shm_sleep(struct daemon *d);
 /* What carries t's frames: "shm" or "socket". */
 const char *task_channel(const struct task *t);
 /* ACTIVE tasks whose frames go through a shared-memory channel. */
