@@ -30,10 +30,11 @@
 #
 # pvm-bench spawns one worker per other host (PvmTaskHost), so 1 process
 # per host; it times as `collsctl bench` does (3 warm-ups, K runs of N
-# operations, per process its best run, the maximum over processes) and
-# repeats that R times; the tables give the median and [min..max] of the
-# R figures in microseconds per operation, and collsd / PVM of the
-# medians.  Pinned (1): every daemon and task on CPU 0 (taskset -c 0; the
+# operations, per process its best run, the maximum over processes).
+# Both systems are up at once and take turns: R rounds of one program run
+# under PVM then one under collsd.  The tables give the median and
+# [min..max] of the R figures in microseconds per operation, collsd / PVM
+# of the medians, and the median [min..max] of the R per-round ratios.  Pinned (1): every daemon and task on CPU 0 (taskset -c 0; the
 # pvmds and spawned tasks inherit it, collsd daemons are pinned with
 # taskset -a -p once started); unpinned (0): as the scheduler likes.
 #
@@ -196,7 +197,7 @@ run_bench()
     # shellcheck disable=SC2086
     host_run 1 timeout 600 env COLLS_SOCKET="$SOCK" $wrap "$NS_RUN/$prog" \
         --runs "$RUNS" --iters "$ITERS" --pp-iters "$PP_ITERS" \
-        --repeat "$REPEAT" --label "$label" \
+        --repeat 1 --label "$label" \
         $OPS >"$o" 2>>"$NS_RUN/bench.err"
     rc=$?
     cat "$o" >>"$NS_RUN/bench.log"
@@ -216,35 +217,52 @@ run_bench()
         echo "  collsd: not measured: libpvm3 not built ($B/pvm/libpvm3.la: our pvm3 library is absent)"
     fi
     echo "  both:   master started by hand on host1, workers by pvm_spawn(PvmTaskHost), default route;"
-    echo "          $REPEAT x ($RUNS runs x $ITERS ops, pingpong $PP_ITERS round trips, after a barrier,"
-    echo "          3 warm-ups), best run per process,"
-    echo "          max over processes; median [min..max] of the $REPEAT figures, us/op"
+    echo "          $REPEAT rounds, each a program run under PVM then one under collsd (both systems up"
+    echo "          throughout); a program run: $RUNS runs x $ITERS ops (pingpong $PP_ITERS round trips) after a"
+    echo "          barrier and 3 warm-ups, best run per process, max over processes;"
+    echo "          median [min..max] of the $REPEAT figures, us/op; collsd/PVM: of the medians, and"
+    echo "          per round (median [min..max] of the $REPEAT ratios)"
 } | tee "$OUT"
 
+# Both systems stay up for a placement and take turns, one program run
+# each per round: this machine's speed drifts over minutes (other guests),
+# and a drift then lands on both sides of a ratio instead of one.
 for pin in $PINS; do
     f="$NS_RUN/res-$pin"
     : >"$f"
+    pvm_up=0
+    colls_up=0
     if pvm_start "$pin"; then
-        run_bench pb-pvm pvm "$pin" >>"$f" || fail "pvm-bench under PVM failed"
+        pvm_up=1
     else
         fail "PVM's virtual machine did not come up"
         cp "$NS_RUN/pvmd.log" "$NS_RUN/pvmd-failed.log" 2>/dev/null
     fi
-    pvm_stop
     if [ -n "$OURS" ]; then
         if colls_start "$pin"; then
-            run_bench pb-ours collsd "$pin" >>"$f" ||
-                fail "pvm-bench under collsd failed"
+            colls_up=1
         else
             fail "collsd daemons did not come up"
         fi
-        colls_stop
     fi
+    for _ in $(seq 1 "$REPEAT"); do
+        if [ "$pvm_up" = 1 ]; then
+            run_bench pb-pvm pvm "$pin" >>"$f" ||
+                fail "pvm-bench under PVM failed"
+        fi
+        if [ "$colls_up" = 1 ]; then
+            run_bench pb-ours collsd "$pin" >>"$f" ||
+                fail "pvm-bench under collsd failed"
+        fi
+    done
+    pvm_stop
+    [ -n "$OURS" ] && colls_stop
     {
         printf '\n== %s hosts, %s; us/op\n' "$NH" \
             "$([ "$pin" = 1 ] && echo "everything pinned to CPU 0" || echo unpinned)"
         python3 - "$f" <<'EOP'
-import sys
+import statistics, sys
+# one figure per program run (--repeat 1), in round order per label
 rows, order = {}, []
 for line in open(sys.argv[1]):
     w = line.split()
@@ -253,17 +271,23 @@ for line in open(sys.argv[1]):
     lab, op, n = w[0], w[1], int(w[2])
     if (op, n) not in rows:
         order.append((op, n))
-    rows.setdefault((op, n), {})[lab] = [float(x) for x in w[3:]]
+    rows.setdefault((op, n), {}).setdefault(lab, []).append(float(w[3]))
+def summary(v):
+    return (statistics.median(v), min(v), max(v)) if v else None
 target = {"pingpong": 0.5}
-print("%-14s %8s %28s %28s %11s %7s" % ("op", "bytes", "PVM 3.4.6",
-                                         "collsd", "collsd/PVM", "target"))
+print("%-14s %8s %28s %28s %11s %22s %7s" % (
+    "op", "bytes", "PVM 3.4.6", "collsd", "collsd/PVM", "per round", "target"))
 for k in order:
     r = rows[k]
-    f = lambda v: ("%9.1f [%7.1f..%7.1f]" % tuple(v)) if v else "%28s" % "-"
-    p, c = r.get("pvm"), r.get("collsd")
+    f = lambda v: ("%9.1f [%7.1f..%7.1f]" % v) if v else "%28s" % "-"
+    pv, cv = r.get("pvm", []), r.get("collsd", [])
+    p, c = summary(pv), summary(cv)
     ratio = "%10.2fx" % (c[0] / p[0]) if p and c and p[0] > 0 else "%11s" % "-"
-    print("%-14s %8d %28s %28s %s %6.1fx" % (k[0], k[1], f(p), f(c), ratio,
-                                            target.get(k[0], 0.3)))
+    pairs = [b / a for a, b in zip(pv, cv) if a > 0]
+    pr = summary(pairs)
+    rounds = ("%6.2fx [%5.2f..%5.2f]" % pr) if pr else "%22s" % "-"
+    print("%-14s %8d %28s %28s %s %s %6.1fx" % (
+        k[0], k[1], f(p), f(c), ratio, rounds, target.get(k[0], 0.3)))
 EOP
     } | tee -a "$OUT"
 done
