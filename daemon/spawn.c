@@ -603,11 +603,53 @@ spawn_child_check(struct spawn_child *c)
     }
 }
 
-/* Sets up the child process: session, descriptors, signals, exec. */
-static void
-spawn_exec_child(const char *path, char **argv, int out, int err, int errfd,
-                 const struct daemon *d, uint32_t total, uint32_t index)
+int
+spawn_env_check(char *const *env, size_t n, long uid, long self,
+                const char **why)
 {
+    size_t i, k;
+
+    if (n > SPAWN_MAX_ENV) {
+        *why = "too many environment entries";
+        return COLLS_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        const char *v = env[i];
+
+        if (v == NULL || !(v[0] == '_' || (v[0] >= 'A' && v[0] <= 'Z') ||
+                           (v[0] >= 'a' && v[0] <= 'z'))) {
+            *why = "an environment entry is not NAME=value";
+            return COLLS_EINVAL;
+        }
+        for (k = 1; v[k] != '=' && v[k] != '\0'; k++)
+            if (!(v[k] == '_' || (v[k] >= 'A' && v[k] <= 'Z') ||
+                  (v[k] >= 'a' && v[k] <= 'z') || (v[k] >= '0' && v[k] <= '9')))
+                break;
+        if (v[k] != '=') {
+            *why = "an environment entry is not NAME=value";
+            return COLLS_EINVAL;
+        }
+        if (uid != 0 && uid != self && strncmp(v, "COLLS_", 6) != 0 &&
+            strncmp(v, "PVM_", 4) != 0) {
+            *why = "a task of another uid may pass only COLLS_* and PVM_* "
+                   "variables to the daemon's user";
+            return COLLS_EPERM;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Sets up the child process: session, descriptors, signals, the
+ * spawner's environment entries (checked), then the daemon's own
+ * (COLLS_SOCKET and the spawn's count and index win), exec.
+ */
+static void
+spawn_exec_child(const char *path, char **argv, char **env, size_t nenv,
+                 int out, int err, int errfd, const struct daemon *d,
+                 uint32_t total, uint32_t index)
+{
+    size_t i;
     char num[32];
     sigset_t none;
     long fd, max;
@@ -627,6 +669,8 @@ spawn_exec_child(const char *path, char **argv, int out, int err, int errfd,
     for (fd = 3; fd < max; fd++)
         if (fd != errfd)
             close((int)fd);
+    for (i = 0; i < nenv; i++)
+        putenv(env[i]); /* this process's copy of the order: lives to exec */
     setenv("COLLS_SOCKET", d->sock_path != NULL ? d->sock_path : "", 1);
     snprintf(num, sizeof(num), "%u", total);
     setenv("COLLS_SPAWN_COUNT", num, 1);
@@ -688,7 +732,7 @@ spawn_pipe(int p[2])
  */
 static int
 spawn_start(struct daemon *d, struct spawn_child *c, const char *path,
-            char **argv, uint32_t total, uint32_t index)
+            char **argv, const SpawnReq *r, uint32_t index)
 {
     int po[2], pe[2] = {-1, -1}, px[2] = {-1, -1}, e = 0, rc = 0, s;
     ssize_t got;
@@ -710,7 +754,8 @@ spawn_start(struct daemon *d, struct spawn_child *c, const char *path,
         goto fail;
     }
     if (pid == 0)
-        spawn_exec_child(path, argv, po[1], pe[1], px[1], d, total, index);
+        spawn_exec_child(path, argv, r->env, r->n_env, po[1], pe[1], px[1], d,
+                         r->total, index);
     close(po[1]);
     close(pe[1]);
     close(px[1]);
@@ -763,6 +808,7 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
 {
     struct spawn_order *o = calloc(1, sizeof(*o));
     char path[PATH_MAX], **argv = NULL;
+    const char *why = NULL;
     int rc, i;
     size_t k;
 
@@ -786,8 +832,12 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
     }
     list_add_tail(&d->spawn->orders, &o->node);
     o->deadline_us = platform_now_us() + SPAWN_ATTACH_US;
-    rc = spawn_resolve(d->cfg->spawn_path, r->file, path, sizeof(path));
-    if (rc == COLLS_EPERM)
+    rc = spawn_env_check(r->env, r->n_env, (long)r->uid, (long)geteuid(), &why);
+    if (rc != 0)
+        log_warn("spawn of %s for t%x refused: %s", r->file, spawner, why);
+    else
+        rc = spawn_resolve(d->cfg->spawn_path, r->file, path, sizeof(path));
+    if (rc == COLLS_EPERM && why == NULL)
         log_warn("spawn of %s for t%x refused: %s", r->file, spawner,
                  d->cfg->spawn_path[0] == '\0' ? "no --spawn-path set"
                                                : "outside --spawn-path");
@@ -814,7 +864,7 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
         c->d = d;
         c->parent = spawner;
         c->fd[0] = c->fd[SPAWN_STDOUT] = c->fd[SPAWN_STDERR] = -1;
-        o->status[i] = spawn_start(d, c, path, argv, r->total, r->first + i);
+        o->status[i] = spawn_start(d, c, path, argv, r, r->first + i);
         if (o->status[i] != 0) {
             log_info("spawn of %s for t%x: copy %u did not start: %s", path,
                      spawner, r->first + i, log_errstr(o->status[i]));
@@ -974,6 +1024,7 @@ spawn_task_req(struct task *t, const Envelope *e)
     const SpawnReq *q = e->spawn_req;
     struct spawn_host *hs = NULL;
     struct spawn_req *r;
+    const char *why;
     uint64_t id;
     int nh, rc, i, j, hid;
 
@@ -994,6 +1045,13 @@ spawn_task_req(struct task *t, const Envelope *e)
         task_error(t, e->req_id, COLLS_EPERM,
                    "spawned programs run as the daemon's user: a task of "
                    "another uid needs --admin-uid or --admin-gid");
+        return;
+    }
+    rc = spawn_env_check(q->env, q->n_env, (long)t->uid, (long)geteuid(), &why);
+    if (rc != 0) {
+        if (rc == COLLS_EINVAL)
+            d->st.bad_requests++;
+        task_error(t, e->req_id, rc, why);
         return;
     }
     hs = calloc(DAEMON_MAX_HID, sizeof(*hs));
@@ -1029,6 +1087,7 @@ spawn_task_req(struct task *t, const Envelope *e)
         o.first = (uint32_t)i;
         o.n = (uint32_t)(j - i);
         o.total = (uint32_t)r->n;
+        o.uid = (int32_t)t->uid; /* for the executing daemon's check */
         if (hid == d->hid) {
             spawn_order_exec(d, d->hid, id, t->tid, &o);
         } else {

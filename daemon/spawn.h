@@ -75,6 +75,20 @@ int spawn_path_inside(const char *path, const char *dir);
 int spawn_resolve(const char *spawn_path, const char *file, char *out,
                   size_t cap);
 
+/* Environment entries a spawn may carry. */
+#define SPAWN_MAX_ENV 4096
+
+/*
+ * Checks the n environment entries env of a spawn for the copies: each
+ * "NAME=value" with NAME a shell variable name ([A-Za-z_][A-Za-z0-9_]*),
+ * at most SPAWN_MAX_ENV.  A spawner whose uid is neither 0 nor self (the
+ * daemon's) may set only COLLS_* and PVM_* variables: the copies run as
+ * the daemon's user, and LD_PRELOAD or PATH would make them run code of
+ * the spawner's choosing.  0, or COLLS_EINVAL / COLLS_EPERM with *why.
+ */
+int spawn_env_check(char *const *env, size_t n, long uid, long self,
+                    const char **why);
+
 /* ---- the daemon's part ------------------------------------------------ */
 
 /* Sets up the state and the SIGCHLD event; 0 or a COLLS_E* code. */

@@ -289,6 +289,22 @@ enum {
 COLLS_EXTERN int colls_spawn(colls_t *c, const char *file, char *const argv[],
                              int flags, const char *where, int n,
                              colls_tid_t *tids);
+/*
+ * The copies' environment is their daemon's, plus the caller's COLLS_*
+ * variables (settings every member of a group must share, such as
+ * COLLS_DIRECT_MAX and COLLS_ALG_<OP>, then are; not COLLS_SOCKET,
+ * COLLS_SPAWN_COUNT, COLLS_SPAWN_INDEX, COLLS_TASK_NAME, which the daemon
+ * sets), plus the variables the caller's COLLS_EXPORT names
+ * (':'-separated, as PVM's PVM_EXPORT).  colls_spawn_env adds env
+ * ("NAME=value" strings, NULL-terminated; NULL: none) after those.  A
+ * caller of another uid than the daemon's (not root) may pass only
+ * COLLS_* and PVM_* variables, else the request fails with COLLS_EPERM;
+ * an entry that is not NAME=value fails it with COLLS_EINVAL.
+ */
+COLLS_EXTERN int colls_spawn_env(colls_t *c, const char *file,
+                                 char *const argv[], char *const env[],
+                                 int flags, const char *where, int n,
+                                 colls_tid_t *tids);
 /* The tid of the task that spawned this one, or COLLS_ENOENT. */
 COLLS_EXTERN int colls_parent(colls_t *c, colls_tid_t *parent);
 /*

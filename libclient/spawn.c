@@ -14,18 +14,107 @@
 
 #include "internal.h"
 
-/* Copies and arguments one request may carry (the daemon's bounds). */
+/* Copies, arguments and environment entries one request may carry (the
+   daemon's bounds). */
 #define SPAWN_MAX_COPIES 4096
 #define SPAWN_MAX_ARGS   4096
+#define SPAWN_MAX_ENV    4096
+
+extern char **environ;
+
+/* Variables of ours that are the daemon's to set for each copy. */
+static int
+spawn_env_own(const char *v)
+{
+    static const char *const own[] = {"COLLS_SOCKET=", "COLLS_SPAWN_COUNT=",
+                                      "COLLS_SPAWN_INDEX=", "COLLS_TASK_NAME="};
+    size_t i;
+
+    for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (strncmp(v, own[i], strlen(own[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 if the ':'-separated list names the variable of entry v ("NAME=..."). */
+static int
+spawn_env_listed(const char *list, const char *v)
+{
+    size_t len = strcspn(v, "=");
+    const char *p = list;
+
+    while (p != NULL && *p != '\0') {
+        size_t k = strcspn(p, ":");
+
+        if (k == len && strncmp(p, v, len) == 0)
+            return 1;
+        p += k;
+        if (*p == ':')
+            p++;
+    }
+    return 0;
+}
+
+/*
+ * The copies' environment entries, into *out (malloc'd; the strings are
+ * environ's and extra's, not copied): every COLLS_* variable of ours but
+ * the daemon's own (so that settings every member must share, such as
+ * COLLS_DIRECT_MAX and COLLS_ALG_<OP>, are shared), the variables
+ * COLLS_EXPORT names (':'-separated, as PVM_EXPORT), then extra
+ * (NULL-terminated, may be NULL): later entries win.  The count, or
+ * COLLS_ENOMEM / COLLS_EINVAL (over SPAWN_MAX_ENV).
+ */
+static long
+spawn_env(char *const extra[], char ***out)
+{
+    const char *list = getenv("COLLS_EXPORT");
+    size_t n = 0, cap = 0, i;
+    char **v;
+
+    for (i = 0; environ != NULL && environ[i] != NULL; i++)
+        cap++;
+    for (i = 0; extra != NULL && extra[i] != NULL; i++)
+        cap++;
+    v = malloc((cap + 1) * sizeof(*v));
+    if (v == NULL)
+        return COLLS_ENOMEM;
+    for (i = 0; environ != NULL && environ[i] != NULL; i++) {
+        char *e = environ[i];
+
+        if (strchr(e, '=') == NULL || spawn_env_own(e))
+            continue;
+        if (strncmp(e, "COLLS_", 6) == 0 ||
+            (list != NULL && spawn_env_listed(list, e)))
+            v[n++] = e;
+    }
+    for (i = 0; extra != NULL && extra[i] != NULL; i++)
+        v[n++] = extra[i];
+    if (n > SPAWN_MAX_ENV) {
+        free(v);
+        return COLLS_EINVAL;
+    }
+    *out = v;
+    return (long)n;
+}
 
 int
 colls_spawn(colls_t *c, const char *file, char *const argv[], int flags,
             const char *where, int n, colls_tid_t *tids)
 {
+    return colls_spawn_env(c, file, argv, NULL, flags, where, n, tids);
+}
+
+int
+colls_spawn_env(colls_t *c, const char *file, char *const argv[],
+                char *const env[], int flags, const char *where, int n,
+                colls_tid_t *tids)
+{
     SpawnReq q = SPAWN_REQ__INIT;
     Envelope e, *rep = NULL;
     const SpawnRep *r;
     size_t nargs = 0;
+    char **vars = NULL;
+    long nvars;
     int rc, i, started = 0;
 
     if (c == NULL || file == NULL || file[0] == '\0' || tids == NULL || n < 1 ||
@@ -37,17 +126,23 @@ colls_spawn(colls_t *c, const char *file, char *const argv[], int flags,
     while (argv != NULL && argv[nargs] != NULL)
         if (++nargs > SPAWN_MAX_ARGS)
             return COLLS_EINVAL;
+    nvars = spawn_env(env, &vars);
+    if (nvars < 0)
+        return (int)nvars;
     q.file = (char *)file;
     q.n_argv = nargs;
     q.argv = (char **)argv;
     q.flags = (uint32_t)flags;
     q.where = flags == COLLS_SPAWN_ANY ? (char *)"" : (char *)where;
     q.n = (uint32_t)n;
+    q.n_env = (size_t)nvars;
+    q.env = vars;
     envelope_init(&e);
     e.kind = KIND__SPAWN_REQ;
     e.body_case = ENVELOPE__BODY_SPAWN_REQ;
     e.spawn_req = &q;
     rc = colls__ctl_call(c, &e, &rep);
+    free(vars);
     if (rc < 0)
         return rc;
     if (rep->kind != KIND__SPAWN_REP ||

@@ -307,8 +307,6 @@ PVM_NOTIMPL(pvm_getmboxinfo, (char *pattern, int *nclasses,
 PVM_NOTIMPL(pvm_insert, (char *name, int req, int data))
 PVM_NOTIMPL(pvm_lookup, (char *name, int req, int *datap))
 PVM_NOTIMPL(pvm_delete, (char *name, int req))
-PVM_NOTIMPL(pvm_export, (char *name))
-PVM_NOTIMPL(pvm_unexport, (char *name))
 PVM_NOTIMPL(pvm_getfds, (int **fds))
 PVM_NOTIMPL(pvm_getnoresets, (int **tids, int *ntids))
 PVM_NOTIMPL(pvm_hostsync, (int host, struct timeval *sltime,

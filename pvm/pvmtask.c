@@ -72,11 +72,110 @@ pvm_spawn_code(int err)
     }
 }
 
+extern char **environ;
+
+/* The ':'-separated list names the variable of entry e ("NAME=..."). */
+static int
+pvm_listed(const char *list, const char *e, size_t len)
+{
+    const char *p = list;
+
+    while (*p != '\0') {
+        size_t k = strcspn(p, ":");
+
+        if (k == len && strncmp(p, e, len) == 0)
+            return 1;
+        p += k + (p[k] == ':');
+    }
+    return 0;
+}
+
+/*
+ * What PVM passes to spawned tasks: PVM_EXPORT and the variables it
+ * names, as environ holds them (NULL-terminated; the strings are
+ * environ's).  NULL without memory.
+ */
+static char **
+pvm_exports(void)
+{
+    const char *list = getenv("PVM_EXPORT");
+    size_t n = 0, i;
+    char **v;
+
+    for (i = 0; environ != NULL && environ[i] != NULL; i++)
+        ;
+    v = calloc(i + 1, sizeof(*v));
+    if (v == NULL || list == NULL)
+        return v;
+    for (i = 0; environ[i] != NULL; i++) {
+        char *e = environ[i];
+        size_t len = strcspn(e, "=");
+
+        if (e[len] == '=' &&
+            (strncmp(e, "PVM_EXPORT=", 11) == 0 || pvm_listed(list, e, len)))
+            v[n++] = e;
+    }
+    return v;
+}
+
+/* Rewrites PVM_EXPORT without name (and with it if add), keeping the
+   order of the others. */
+static int
+pvm_export_edit(const char *call, const char *name, int add)
+{
+    const char *list = getenv("PVM_EXPORT"), *p;
+    size_t len, cap;
+    char *out;
+    int rc;
+
+    if (name == NULL || name[0] == '\0' || strpbrk(name, ":=") != NULL)
+        return pvm__fail(call, PvmBadParam);
+    len = strlen(name);
+    if (list == NULL)
+        list = "";
+    cap = strlen(list) + len + 2;
+    out = malloc(cap);
+    if (out == NULL)
+        return pvm__fail(call, PvmNoMem);
+    out[0] = '\0';
+    for (p = list; *p != '\0';) {
+        size_t k = strcspn(p, ":");
+
+        if (k > 0 && !(k == len && strncmp(p, name, len) == 0)) {
+            if (out[0] != '\0')
+                strcat(out, ":");
+            strncat(out, p, k);
+        }
+        p += k + (p[k] == ':');
+    }
+    if (add) {
+        if (out[0] != '\0')
+            strcat(out, ":");
+        strcat(out, name);
+    }
+    rc = setenv("PVM_EXPORT", out, 1);
+    free(out);
+    return rc == 0 ? PvmOk : pvm__fail(call, PvmNoMem);
+}
+
+int
+pvm_export(char *name)
+{
+    return pvm_export_edit("pvm_export", name, 1);
+}
+
+int
+pvm_unexport(char *name)
+{
+    return pvm_export_edit("pvm_unexport", name, 0);
+}
+
 int
 pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
 {
     colls_t *c = pvm__colls("pvm_spawn");
     colls_tid_t *t;
+    char **env;
     int i, n, how = COLLS_SPAWN_ANY;
 
     if (c == NULL)
@@ -92,10 +191,15 @@ pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
     else if ((flag & PvmTaskArch) && where != NULL && where[0] != '\0')
         how = COLLS_SPAWN_ARCH;
     t = calloc((size_t)ntask, sizeof(*t));
-    if (t == NULL)
+    env = pvm_exports();
+    if (t == NULL || env == NULL) {
+        free(t);
+        free(env);
         return pvm__fail("pvm_spawn", PvmNoMem);
+    }
     fflush(stdout);
-    n = colls_spawn(c, file, argv, how, where, ntask, t);
+    n = colls_spawn_env(c, file, argv, env, how, where, ntask, t);
+    free(env);
     if (n < 0) {
         free(t);
         return pvm__fail("pvm_spawn", pvm_spawn_code(n));

@@ -242,9 +242,10 @@ const struct collsctl_cmd cmd_spawn = {
         "[tTID], as it comes; when every copy has ended, one line per copy: "
         "'copy I: tTID exit CODE' (CODE 128 + N for signal N), or 'copy I: "
         "NAME (text)' for a copy that did not start (COLLS_ENOENT: no such "
-        "program, COLLS_EPERM: outside --spawn-path).  Exit status 0 if "
-        "every copy started and exited 0, else 1.  Options end at PROGRAM: "
-        "what follows it is the program's.",
+        "program, COLLS_EPERM: outside --spawn-path).  The copies get the "
+        "COLLS_* variables of this environment and those COLLS_EXPORT names "
+        "(NAME:NAME...).  Exit status 0 if every copy started and exited 0, "
+        "else 1.  Options end at PROGRAM: what follows it is the program's.",
     .opts = spawn_opts,
     .operands = COLLSCTL_FILES,
     .needs_daemon = 1,

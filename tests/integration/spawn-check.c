@@ -15,6 +15,7 @@
  *         missing: ENOENT ENOENT         (no such file, per copy)
  *         bare missing: ENOENT           (a name not in --spawn-path)
  *         outside: EPERM EPERM           (outside --spawn-path, per copy)
+ *         bad env: EINVAL                (an entry that is not NAME=value)
  *         kill: status 143               (SIGTERM, from the notice)
  *         kill unknown: ENOENT
  *         parent: ENOENT                 (this task was not spawned)
@@ -31,6 +32,8 @@
  *   spawn-check hostadd
  *       asks for COLLS_NOTIFY_HOST_ADD, prints "ready", then the first
  *       notice: "host_add: host H".
+ *   spawn-check env NAME...
+ *       prints "NAME=value" or "NAME unset" for each NAME, in order.
  *
  * Exit status 0 when every step passed, 1 otherwise, 2 on usage errors.
  */
@@ -303,6 +306,14 @@ parent(const char *self, const char *out, int n)
     spawn_fails(c, "missing", "/nonexistent/spawn-check", 2, COLLS_ENOENT);
     spawn_fails(c, "bare missing", "no-such-program", 1, COLLS_ENOENT);
     spawn_fails(c, "outside", "/bin/true", 2, COLLS_EPERM);
+    {
+        char *bad[] = {"1A=x", NULL}, *args[] = {"env", NULL};
+        colls_tid_t t;
+
+        printf("bad env: %s\n",
+               colls_err_name(colls_spawn_env(c, self, args, bad,
+                                              COLLS_SPAWN_ANY, NULL, 1, &t)));
+    }
     printf("kill unknown: %s\n",
            colls_err_name(colls_kill(c, colls_mytid(c) + 0xfff)));
     printf("parent: %s\n", colls_err_name(colls_parent(c, &p)));
@@ -342,6 +353,25 @@ master(const char *self, int n)
     return ok ? 0 : 1;
 }
 
+/* ---- env ---------------------------------------------------------------- */
+
+/* Prints "NAME=value" or "NAME unset" for each name, in order. */
+static int
+env(int argc, char **argv)
+{
+    int i;
+
+    for (i = 0; i < argc; i++) {
+        const char *v = getenv(argv[i]);
+
+        if (v != NULL)
+            printf("%s=%s\n", argv[i], v);
+        else
+            printf("%s unset\n", argv[i]);
+    }
+    return 0;
+}
+
 /* ---- hostadd ------------------------------------------------------------ */
 
 static int
@@ -374,6 +404,8 @@ main(int argc, char **argv)
         return child(argc >= 3 && strcmp(argv[2], "--sleep") == 0);
     if (argc >= 2 && strcmp(argv[1], "hostadd") == 0)
         return hostadd();
+    if (argc >= 2 && strcmp(argv[1], "env") == 0)
+        return env(argc - 2, argv + 2);
     if (argc == 3 && strcmp(argv[1], "master") == 0)
         return master(argv[0], atoi(argv[2]));
     if (argc < 2 || strcmp(argv[1], "parent") != 0)
@@ -393,6 +425,6 @@ main(int argc, char **argv)
 usage:
     fprintf(stderr, "usage: spawn-check parent --self PATH --out FILE "
                     "[--copies N] | child [--sleep] | master N | "
-                    "hostadd\n");
+                    "hostadd | env NAME...\n");
     return 2;
 }

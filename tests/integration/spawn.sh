@@ -14,6 +14,8 @@
 #      --spawn-path name their error per copy and exit 1; the spawner's
 #      daemon logs the lines "[tTID] line"; a spawned master's workers'
 #      lines pass up through it to collsctl;
+#      a copy's environment holds the spawner's COLLS_* variables (but
+#      those the daemon sets) and those COLLS_EXPORT names, no others;
 #   3. COLLS_NOTIFY_HOST_ADD: a host that comes back is announced;
 #   4. a daemon without --spawn-path refuses (COLLS_EPERM).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -45,6 +47,7 @@ kill: status 143
 missing: ENOENT ENOENT
 bare missing: ENOENT
 outside: EPERM EPERM
+bad env: EINVAL
 kill unknown: ENOENT
 parent: ENOENT"
 # (the children say hello in any order: both sides sorted)
@@ -103,6 +106,23 @@ rc=$?
     [ "$(echo "$out" | grep -Ec '^\[t[0-9a-f]+\] copy [01] line 4$')" = 2 ] &&
     [ "$(echo "$out" | grep -Ec '^\[t[0-9a-f]+\] copy [01] on stderr$')" = 2 ] ||
     it_fail "spawn of a master: exit $rc: '$out'"
+# the copies' environment: the spawner's COLLS_* variables (not those
+# the daemon sets) and what COLLS_EXPORT names, nothing else of its
+out=$(COLLS_DIRECT_MAX=123 COLLS_SPAWN_INDEX=7 COLLS_EXPORT=IT_FOO:IT_NONE \
+    IT_FOO='a b=c' IT_BAR=no it_ctl 1 spawn --host 2 "$bindir/spawn-check" \
+    env COLLS_DIRECT_MAX COLLS_SPAWN_INDEX COLLS_SPAWN_COUNT COLLS_EXPORT \
+    IT_FOO IT_BAR IT_NONE 2>&1)
+rc=$?
+want="COLLS_DIRECT_MAX=123
+COLLS_SPAWN_INDEX=0
+COLLS_SPAWN_COUNT=1
+COLLS_EXPORT=IT_FOO:IT_NONE
+IT_FOO=a b=c
+IT_BAR unset
+IT_NONE unset"
+got=$(echo "$out" | sed -n 's/^\[t2[0-9a-f]\{5\}\] //p')
+[ $rc -eq 0 ] && [ "$got" = "$want" ] ||
+    it_fail "environment of a spawned copy: exit $rc: '$out'"
 out=$(it_ctl 1 spawn --host nosuchhost /bin/true 2>&1)
 [ $? -eq 1 ] && echo "$out" | grep -q "host is down" ||
     it_fail "spawn --host nosuchhost: '$out'"

@@ -5,7 +5,9 @@
 #    anywhere land on all three hosts, one on host3 by name, one by
 #    architecture; a missing program is PvmNoFile per copy; the workers'
 #    output comes back through pvm_catchout with their tids; sums, parent,
-#    pvm_tasks, pvm_kill and every PvmTaskExit notification check out; the
+#    pvm_tasks, pvm_kill and every PvmTaskExit notification check out;
+#    every worker sees the variable pvm_export named and the master's
+#    COLLS_* setting, not the one pvm_unexport took back; the
 #    workers' group (pvmgs started by libgpvm3 through spawn) reduces to
 #    the serial sum.
 # 2. `collsctl spawn -n 5 tests/pvm/pvm-group 5`: five members over the
@@ -42,7 +44,7 @@ echo "$out" | grep '^master: ' | grep -v ': ok$' |
 # catchout, spawn missing/default/host/arch, notify, 8 results, group
 # reduce, tasks, kill, exits
 n=$(echo "$out" | grep -c '^master: .*: ok$')
-[ "$n" = 18 ] || fail "pvm-master: $n checks ok, 18 expected"
+[ "$n" = 27 ] || fail "pvm-master: $n checks ok, 27 expected"
 echo "$out" | grep -qx 'master: workers on 3 hosts' ||
     fail "pvm-master: the six workers are not on all three hosts"
 w=$(echo "$out" | grep -Ec '^\[t[0-9a-f]+\] worker t[0-9a-f]+ on host[1-3]$')

@@ -4,8 +4,10 @@
  *   pvm-master N        the master: spawns N workers of this program
  *   pvm-master worker   a worker (started by the master)
  *
- * The master catches its children's output (pvm_catchout), checks that a
- * missing program gives PvmNoFile per copy, spawns N workers anywhere
+ * The master catches its children's output (pvm_catchout), exports a
+ * variable (pvm_export; pvm_unexport takes another back) and checks that
+ * every worker sees it and our COLLS_* settings, not the other; checks
+ * that a missing program gives PvmNoFile per copy, spawns N workers anywhere
  * (PvmTaskDefault), one on host "host3" (PvmTaskHost) and one on its own
  * architecture (PvmTaskArch), asks for their exits (PvmTaskExit), hands
  * each a block of numbers and checks the sums that come back with the
@@ -27,14 +29,25 @@
 #define MAXW  32
 #define BLOCK 100
 
+/* A variable's value, or "-" when unset. */
+static const char *
+envof(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL ? v : "-";
+}
+
 static int
 worker(void)
 {
     double v[BLOCK], sum = 0;
-    char host[64] = "";
+    char host[64] = "", envs[256];
     int idx, j, parent = pvm_parent(), me = pvm_mytid(), inst, n, total = 0;
 
     gethostname(host, sizeof(host) - 1);
+    snprintf(envs, sizeof(envs), "%s|%s|%s|%s", envof("PVM_EXPORT"),
+             envof("PVMM_PROBE"), envof("PVMM_GONE"), envof("COLLS_PVMM"));
     printf("worker t%x on %s\n", (unsigned)me, host);
     fflush(stdout);
     pvm_recv(parent, 1);
@@ -47,6 +60,7 @@ worker(void)
     pvm_pkint(&idx, 1, 1);
     pvm_pkdouble(&sum, 1, 1);
     pvm_pkstr(host);
+    pvm_pkstr(envs);
     pvm_send(parent, 2);
     if (n > 0) {
         /* the group part: every worker of the first set */
@@ -79,7 +93,7 @@ main(int argc, char **argv)
     static char *wargs[] = {"worker", NULL};
     int n, tids[MAXW + 2], i, j, k, rc, idx, exited, hosts, ntask, sum;
     double v[BLOCK], got;
-    char host[64], name[64];
+    char host[64], name[64], envs[256];
     struct pvmtaskinfo *ti;
     struct utsname u;
     unsigned seen = 0;
@@ -96,6 +110,19 @@ main(int argc, char **argv)
     if (pvm_mytid() < 0)
         return 1;
     CHECK("catchout", pvm_catchout(stdout) == 0, "failed");
+    /* the workers' environment: what PVM_EXPORT names (pvm_export,
+       pvm_unexport), and our COLLS_* settings */
+    unsetenv("PVM_EXPORT");
+    setenv("PVMM_PROBE", "x=1 y", 1);
+    setenv("PVMM_GONE", "no", 1);
+    setenv("COLLS_PVMM", "shared", 1);
+    CHECK("export",
+          pvm_export("PVMM_PROBE") == PvmOk && pvm_export("PVMM_GONE") == 0 &&
+              pvm_export("PVMM_PROBE") == 0 && pvm_unexport("PVMM_GONE") == 0 &&
+              pvm_export("A:B") == PvmBadParam &&
+              pvm_unexport("") == PvmBadParam &&
+              strcmp(envof("PVM_EXPORT"), "PVMM_PROBE") == 0,
+          "PVM_EXPORT=%s", envof("PVM_EXPORT"));
     rc = pvm_spawn("pvm-nosuch", NULL, PvmTaskDefault, "", 2, tids);
     CHECK("spawn missing",
           rc == 0 && tids[0] == PvmNoFile && tids[1] == PvmNoFile,
@@ -127,6 +154,9 @@ main(int argc, char **argv)
         pvm_upkint(&idx, 1, 1);
         pvm_upkdouble(&got, 1, 1);
         pvm_upkstr(host);
+        pvm_upkstr(envs);
+        snprintf(name, sizeof(name), "environment %d", idx);
+        CHECK(name, strcmp(envs, "PVMM_PROBE|x=1 y|-|shared") == 0, "%s", envs);
         snprintf(name, sizeof(name), "result %d", idx);
         CHECK(name,
               idx >= 0 && idx < n + 2 &&

@@ -252,6 +252,40 @@ START_TEST(test_resolve)
 }
 END_TEST
 
+START_TEST(test_env_check)
+{
+    char *good[] = {"COLLS_DIRECT_MAX=0", "PVM_EXPORT=A:B", "A=", "_x1=a=b",
+                    "LD_PRELOAD=/tmp/x.so"};
+    char *colls_only[] = {"COLLS_ALG_BCAST=chain", "PVM_ROOT=/usr"};
+    char *no_eq[] = {"COLLS_TRACE"}, *empty_name[] = {"=x"},
+         *digit[] = {"1A=x"}, *space[] = {"A B=x"}, *dash[] = {"A-B=x"};
+    char *unset[] = {NULL};
+    const char *why = NULL;
+
+    /* root or the daemon's own user may pass anything well formed */
+    ck_assert_int_eq(spawn_env_check(good, 5, 0, 1000, &why), 0);
+    ck_assert_int_eq(spawn_env_check(good, 5, 1000, 1000, &why), 0);
+    ck_assert_int_eq(spawn_env_check(good, 0, 1001, 1000, &why), 0);
+    /* another user: COLLS_* and PVM_* only */
+    ck_assert_int_eq(spawn_env_check(colls_only, 2, 1001, 1000, &why), 0);
+    ck_assert_int_eq(spawn_env_check(good, 5, 1001, 1000, &why), COLLS_EPERM);
+    ck_assert_ptr_nonnull(strstr(why, "another uid"));
+    ck_assert_int_eq(spawn_env_check(good + 2, 1, 1001, 0, &why), COLLS_EPERM);
+    /* not NAME=value, whoever asks */
+    why = NULL;
+    ck_assert_int_eq(spawn_env_check(no_eq, 1, 0, 0, &why), COLLS_EINVAL);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_int_eq(spawn_env_check(empty_name, 1, 0, 0, &why), COLLS_EINVAL);
+    ck_assert_int_eq(spawn_env_check(digit, 1, 0, 0, &why), COLLS_EINVAL);
+    ck_assert_int_eq(spawn_env_check(space, 1, 0, 0, &why), COLLS_EINVAL);
+    ck_assert_int_eq(spawn_env_check(dash, 1, 0, 0, &why), COLLS_EINVAL);
+    ck_assert_int_eq(spawn_env_check(unset, 1, 0, 0, &why), COLLS_EINVAL);
+    /* too many entries: refused before any is looked at */
+    ck_assert_int_eq(spawn_env_check(good, SPAWN_MAX_ENV + 1, 0, 0, &why),
+                     COLLS_EINVAL);
+}
+END_TEST
+
 Suite *
 suite_spawn(void)
 {
@@ -265,6 +299,7 @@ suite_spawn(void)
     tcase_add_test(tc, test_place_arch);
     tcase_add_test(tc, test_path_inside);
     tcase_add_test(tc, test_resolve);
+    tcase_add_test(tc, test_env_check);
     suite_add_tcase(s, tc);
     return s;
 }
