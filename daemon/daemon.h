@@ -124,7 +124,6 @@ struct task {
     char name[DAEMON_NAME_LEN];
     char direct_addr[DAEMON_ADDR_LEN];   /* ROUTE_REG, "" if none */
     uint8_t direct_key[SIPHASH_KEY_LEN]; /* ROUTE_REG: its tickets' key */
-    int direct_keyed;                    /* direct_key was given */
     uint32_t parent; /* the task that spawned it (spawn.c), 0 none */
     int catching;    /* CATCHOUT: its children's output is delivered */
     uint64_t attached_us, closing_us;

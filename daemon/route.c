@@ -713,8 +713,7 @@ route_host_add(struct daemon *d, int hid)
 
 /*
  * Answers a ROUTE_REQ of task asker for a local tid: its address and the
- * asker's ticket for it (tk: COLLS_TICKET_LEN bytes the reply points to),
- * if it registered a direct key.
+ * asker's ticket for it (tk: COLLS_TICKET_LEN bytes the reply points to).
  */
 static void
 route_rep_local(struct daemon *d, uint32_t asker, uint32_t dst, RouteRep *rep,
@@ -729,11 +728,9 @@ route_rep_local(struct daemon *d, uint32_t asker, uint32_t dst, RouteRep *rep,
         *status = COLLS_ENOENT;
     else {
         rep->addr = u->direct_addr;
-        if (u->direct_keyed) {
-            put_u64(tk, colls_direct_ticket(u->direct_key, asker, dst));
-            rep->ticket.data = tk;
-            rep->ticket.len = COLLS_TICKET_LEN;
-        }
+        put_u64(tk, colls_direct_ticket(u->direct_key, asker, dst));
+        rep->ticket.data = tk;
+        rep->ticket.len = COLLS_TICKET_LEN;
     }
 }
 
@@ -797,7 +794,8 @@ route_route_req(struct task *t, const Envelope *e)
 }
 
 /* ROUTE_REG {route_rep: tid, addr, key}: the task's direct listener and
-   the key of its tickets (none: tasks may connect without one). */
+   the key of its tickets (a listener without one would refuse every
+   connection: refused). */
 static void
 route_route_reg(struct task *t, const Envelope *e)
 {
@@ -806,16 +804,13 @@ route_route_reg(struct task *t, const Envelope *e)
     if (e->body_case != ENVELOPE__BODY_ROUTE_REP ||
         (addr = e->route_rep->addr) == NULL ||
         strlen(addr) >= sizeof(t->direct_addr) ||
-        (e->route_rep->key.len != 0 &&
-         e->route_rep->key.len != SIPHASH_KEY_LEN)) {
+        e->route_rep->key.len != SIPHASH_KEY_LEN) {
         t->d->st.bad_requests++;
         task_error(t, e->req_id, COLLS_EINVAL, "bad ROUTE_REG");
         return;
     }
     snprintf(t->direct_addr, sizeof(t->direct_addr), "%s", addr);
-    t->direct_keyed = e->route_rep->key.len == SIPHASH_KEY_LEN;
-    if (t->direct_keyed)
-        memcpy(t->direct_key, e->route_rep->key.data, SIPHASH_KEY_LEN);
+    memcpy(t->direct_key, e->route_rep->key.data, SIPHASH_KEY_LEN);
 }
 
 void
@@ -976,16 +971,16 @@ static void
 route_peer_route_rep(struct daemon *d, int hid, const Envelope *e)
 {
     struct pending *p = admin_pending_find(d, e->req_id);
+    const RouteRep *rr;
     struct task *t;
 
     if (p == NULL || p->kind != PEND_ROUTE || !p->asked[hid])
         return; /* timed out already */
     t = task_find(d, p->task_tid);
-    if (t != NULL && e->body_case == ENVELOPE__BODY_ROUTE_REP)
-        route_rep_to_task(t, p->task_req, p->dst, e->route_rep->addr,
-                          &e->route_rep->ticket, e->status);
-    else if (t != NULL)
-        route_rep_to_task(t, p->task_req, p->dst, NULL, NULL, e->status);
+    rr = e->body_case == ENVELOPE__BODY_ROUTE_REP ? e->route_rep : NULL;
+    if (t != NULL)
+        route_rep_to_task(t, p->task_req, p->dst, rr ? rr->addr : NULL,
+                          rr ? &rr->ticket : NULL, e->status);
     admin_pending_done(d, p);
 }
 

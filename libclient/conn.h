@@ -155,7 +155,6 @@ struct colls__peer {
     struct list_node pending; /* colls__wreq waiting for the connection */
     uv_connect_t conn;
     uint8_t ticket[COLLS_TICKET_LEN]; /* what we show it (ROUTE_REP) */
-    int has_ticket;
 };
 
 /* The connection layer's state, embedded in colls_t. */

@@ -164,13 +164,11 @@ direct_connect_cb(uv_connect_t *req, int status)
     e.src = cn->tid;
     e.dst = p->tid;
     e.route = COLLS_ROUTE_DIRECT;
-    if (p->has_ticket) {
-        hello.tid = cn->tid;
-        hello.ticket.data = p->ticket;
-        hello.ticket.len = COLLS_TICKET_LEN;
-        e.body_case = ENVELOPE__BODY_ROUTE_REP;
-        e.route_rep = &hello;
-    }
+    hello.tid = cn->tid;
+    hello.ticket.data = p->ticket;
+    hello.ticket.len = COLLS_TICKET_LEN;
+    e.body_case = ENVELOPE__BODY_ROUTE_REP;
+    e.route_rep = &hello;
     if (colls__stream_start(st) < 0 ||
         colls__write_env(st, &e, NULL, 0, NULL) < 0) {
         direct_peer_fail(cn, p);
@@ -181,8 +179,10 @@ direct_connect_cb(uv_connect_t *req, int status)
 }
 
 /*
- * The answer to ops->resolve: tid listens at addr ("host:port"), or NULL
- * when the daemon had no address for it.  Connects to it, or falls back.
+ * The answer to ops->resolve: tid listens at addr ("host:port") and takes
+ * ticket from us, or addr is NULL when the daemon had neither for it.
+ * Connects to it, or falls back: without a ticket the peer would close
+ * the connection unheard, with our messages on it.
  */
 void
 colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
@@ -195,13 +195,12 @@ colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
 
     if (p == NULL || p->state != COLLS__PEER_RESOLVING)
         return; /* adopted an incoming connection meanwhile */
-    if (addr == NULL || direct_parse_addr(addr, &ss) < 0) {
+    if (addr == NULL || ticket == NULL || ticket_len != COLLS_TICKET_LEN ||
+        direct_parse_addr(addr, &ss) < 0) {
         direct_peer_fail(cn, p);
         return;
     }
-    p->has_ticket = ticket != NULL && ticket_len == COLLS_TICKET_LEN;
-    if (p->has_ticket)
-        memcpy(p->ticket, ticket, COLLS_TICKET_LEN);
+    memcpy(p->ticket, ticket, COLLS_TICKET_LEN);
     st = colls__stream_new(cn, COLLS__ST_DIRECT);
     if (st == NULL) {
         direct_peer_fail(cn, p);

@@ -845,8 +845,7 @@ START_TEST(test_direct_garbage)
         close(fd);
     }
     /* nothing was delivered, the five bad HELLOs (and the DATA that
-       came first) were counted, and the handle
-       still works */
+       came first) were counted, and the handle still works */
     ck_assert_int_eq(
         colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st),
         COLLS_EAGAIN);
