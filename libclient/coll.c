@@ -512,10 +512,7 @@ coll_direct_begin(const struct colls_group *g)
 static int
 coll_direct_end(struct colls_group *g, int op, size_t bytes, double t0, int rc)
 {
-    const char *alg = op == COLLS_COLL_BARRIER     ? "dissemination"
-                      : op == COLLS_COLL_BCAST     ? "binomial"
-                      : op == COLLS_COLL_ALLGATHER ? "bruck"
-                                                   : "bruck+reduce";
+    const char *alg = colls__dcoll_alg(g, op, bytes);
 
     if (rc == 0)
         rc = coll_early_wait(g, 1);

@@ -224,7 +224,15 @@ struct colls_group {
 /* COLLS_DIRECT_MAX's default: bytes one member receives */
 #define COLLS__DIRECT_MAX 8192
 
+/* From this many bytes gathered into each member (P x the input) a
+   direct allreduce runs as reduce-scatter + allgather, below as Bruck's
+   allgather + reduce (dcoll.c; measured on 4 hosts x 1: equal at 16 KiB
+   of input, at 32 KiB 98-154 us against 141-184). */
+#define COLLS__DCOLL_RSAG ((size_t)128 * 1024)
+
 /* dcoll.c: direct collectives */
+/* The algorithm a direct op of g with bytes per member runs. */
+const char *colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes);
 /* 1 if op of bytes (into one member) on g runs direct. */
 int colls__dcoll_pick(const struct colls_group *g, int op, int dtype,
                       size_t bytes);

@@ -816,11 +816,11 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
     return 0;
 }
 
-/* The algorithm a direct collective of op reports (libclient/dcoll.c,
-   docs/collectives.md "Direct collectives"), NULL if op never runs
-   direct. */
+/* The algorithm a direct collective of op of bytes per member among P
+   reports (libclient/dcoll.c, docs/collectives.md "Direct collectives"),
+   NULL if op never runs direct. */
 static const char *
-direct_alg(int op)
+direct_alg(int op, size_t bytes, int P)
 {
     switch (op) {
     case COLLS_COLL_BARRIER:
@@ -830,7 +830,8 @@ direct_alg(int op)
     case COLLS_COLL_ALLGATHER:
         return "bruck";
     case COLLS_COLL_ALLREDUCE:
-        return "bruck+reduce";
+        /* COLLS__DCOLL_RSAG, libclient/internal.h */
+        return bytes * (size_t)P >= 131072 ? "rsag" : "bruck+reduce";
     default:
         return NULL;
     }
@@ -843,13 +844,15 @@ check_direct(struct ctx *x, const struct ccase *cs)
 {
     const char *ran = colls_group_last_alg(x->g);
     int ran_mode = colls_group_last_mode(x->g);
+    const char *want =
+        direct_alg(cs->op, cs->count * dtype_size(cs->dtype), x->P);
     char d[512];
 
-    if (ran_mode == COLLS_MODE_DIRECT && strcmp(ran, direct_alg(cs->op)) == 0)
+    if (ran_mode == COLLS_MODE_DIRECT && strcmp(ran, want) == 0)
         return 0;
     describe(x, cs, COLLS_MODE_DIRECT, d, sizeof d);
     say("FAIL: %s: direct asked, last_mode %d last_alg %s (want %s)", d,
-        ran_mode, ran, direct_alg(cs->op));
+        ran_mode, ran, want);
     return -1;
 }
 
@@ -866,7 +869,7 @@ check_case(struct ctx *x, struct ccase *cs)
     struct run run[3];
     char d[512];
     int m, rc, bad = 0;
-    int nm = cs->alg == NULL && direct_alg(cs->op) != NULL ? 3 : 2;
+    int nm = cs->alg == NULL && direct_alg(cs->op, 0, 1) != NULL ? 3 : 2;
 
     memset(run, 0, sizeof run);
     for (m = 0; m < nm && !bad; m++) {
