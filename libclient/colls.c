@@ -441,6 +441,7 @@ colls_free_handle(colls_t *c)
     while ((n = list_first(&c->ctls)) != NULL)
         colls__ctl_free(list_entry(n, struct colls__ctl, link));
     colls__dcoll_forget(c, 0, 1);
+    free(c->dcoll_scratch);
     free(c->dead.v);
     free(c);
 }
@@ -488,6 +489,7 @@ colls_attach(const char *socket_path, colls_t **out)
     list_init(&c->posted);
     list_init(&c->ctls);
     list_init(&c->dcoll_inbox);
+    list_init(&c->dcoll_posted);
     rc = colls__conn_init(&c->conn, &colls_conn_ops);
     if (rc < 0) {
         free(c);

@@ -409,8 +409,8 @@ conn_pend(struct colls__stream *st, Envelope *e, size_t len, size_t have)
 /*
  * A large DATA frame has started to arrive (have of len payload bytes at
  * p): if the API layer claims it (ops->claim), the rest is read straight
- * into the buffer it hands out.  Returns 1 if so (e is kept until the
- * payload is complete), else 0.
+ * into the buffer it hands out, less the head it skips.  Returns 1 if so
+ * (e is kept until the payload is complete), else 0.
  */
 static int
 conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
@@ -419,18 +419,23 @@ conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
     struct colls__conn *cn = st->cn;
     colls_tid_t src;
     void *buf, *token = NULL;
+    size_t skip = 0;
 
     if (e->kind != KIND__DATA || (st->kind == COLLS__ST_DIRECT && !st->hello))
         return 0;
     src = st->kind == COLLS__ST_DIRECT ? st->peer_tid : e->src;
-    buf = cn->ops->claim(cn, st, src, e->tag, len, &token);
+    buf = cn->ops->claim(cn, st, src, e->tag, p, have, len, &skip, &token);
     if (buf == NULL)
         return 0;
-    memcpy(buf, p, have);
+    if (skip > have || skip > sizeof(st->pend_head))
+        skip = 0; /* cannot happen: the claim keeps within the head */
+    memcpy(st->pend_head, p, skip);
+    st->pend_skip = skip;
+    memcpy(buf, p + skip, have - skip);
     st->pend_buf = buf;
     st->pend_token = token;
     st->pend_src = src;
-    conn_pend(st, e, len, have);
+    conn_pend(st, e, len - skip, have - skip);
     return 1;
 }
 
@@ -448,6 +453,7 @@ conn_bound_done(struct colls__stream *st)
     st->pend_buf = NULL;
     st->pend_token = NULL;
     st->pend_len = st->pend_got = 0;
+    st->pend_skip = 0;
     cn->ops->claimed(cn, token, st->pend_src, tag, len, 0);
 }
 
@@ -460,17 +466,23 @@ conn_bound_done(struct colls__stream *st)
 void
 colls__stream_unbind(struct colls__stream *st)
 {
-    uint8_t *data = malloc(st->pend_len);
+    size_t skip = st->pend_skip;
+    uint8_t *data = malloc(skip + st->pend_len);
     const void *got = st->pend_buf;
 
     st->pend_buf = NULL;
     st->pend_token = NULL;
+    st->pend_skip = 0;
     if (data == NULL) {
         conn_stream_error(st, COLLS_ENOMEM);
         return;
     }
-    memcpy(data, got, st->pend_got);
+    /* the whole payload again, with the head the claim skipped */
+    memcpy(data, st->pend_head, skip);
+    memcpy(data + skip, got, st->pend_got);
     st->pend_data = data;
+    st->pend_len += skip;
+    st->pend_got += skip;
 }
 
 /* Takes every complete frame out of the stream's buffer. */
@@ -499,14 +511,16 @@ conn_parse(struct colls__stream *st)
             return;
         if (avail < fi.total_len && fi.payload_len <= COLLS__INLINE_MAX)
             return;
+        have = avail - FRAME_HDR_LEN - fi.env_len;
+        if (have > fi.payload_len)
+            have = (size_t)fi.payload_len;
+        if (have < fi.payload_len && have < COLLS__CLAIM_HEAD)
+            return; /* a claim is shown the payload's head */
         rc = envelope_unpack(head + FRAME_HDR_LEN, fi.env_len, &e);
         if (rc < 0) {
             conn_stream_error(st, rc);
             return;
         }
-        have = avail - FRAME_HDR_LEN - fi.env_len;
-        if (have > fi.payload_len)
-            have = (size_t)fi.payload_len;
         if (have < fi.payload_len &&
             conn_bind(st, e, head + FRAME_HDR_LEN + fi.env_len, have,
                       (size_t)fi.payload_len)) {

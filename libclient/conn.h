@@ -38,6 +38,10 @@
 /* Send buffer asked for on the daemon socket (the kernel doubles it). */
 #define COLLS__SOCK_BUF (4 << 20)
 
+/* Bytes of a large payload's head a claim is shown (ops->claim): enough
+   for the header of a direct collective's message (dcoll.c). */
+#define COLLS__CLAIM_HEAD 32
+
 struct colls__conn;
 struct colls__shm;
 struct colls__stream;
@@ -65,12 +69,16 @@ struct colls__conn_ops {
        (malloc'd, NULL when plen is 0). */
     void (*frame)(struct colls__conn *cn, int route, colls_tid_t src,
                   Envelope *e, uint8_t *payload, size_t plen);
-    /* The head of a large DATA frame from src (len payload bytes) came:
-       returns a buffer of at least len bytes to read the payload straight
-       into, with *token naming who waits for it, or NULL (the layer then
-       reads into an allocation of its own and calls frame()). */
+    /* The head of a large DATA frame from src (len payload bytes) came,
+       its first have bytes at head (at least COLLS__CLAIM_HEAD of them, or
+       all): returns a buffer of at least len - *skip bytes to read the
+       payload straight into, less its first *skip bytes (at most have,
+       kept by the layer), with *token naming who waits for it, or NULL
+       (the layer then reads into an allocation of its own and calls
+       frame()). */
     void *(*claim)(struct colls__conn *cn, struct colls__stream *st,
-                   colls_tid_t src, int tag, size_t len, void **token);
+                   colls_tid_t src, int tag, const uint8_t *head, size_t have,
+                   size_t len, size_t *skip, void **token);
     /* A claimed payload is complete (status 0) or lost (status < 0: the
        stream closed). */
     void (*claimed)(struct colls__conn *cn, void *token, colls_tid_t src,
@@ -105,13 +113,17 @@ struct colls__stream {
     struct list_node link; /* in colls__conn.streams */
     struct buf in;         /* header + envelope bytes being assembled */
     /* A large payload read straight into its final buffer: pend_data,
-       or the buffer a claim() handed out (pend_buf, for pend_token). */
+       or the buffer a claim() handed out (pend_buf, for pend_token; the
+       payload's first pend_skip bytes, which the claim did not take, in
+       pend_head). */
     Envelope *pend_env;
     uint8_t *pend_data;
     void *pend_buf;
     void *pend_token;
     colls_tid_t pend_src;
     size_t pend_len, pend_got;
+    uint8_t pend_head[COLLS__CLAIM_HEAD];
+    size_t pend_skip;
     /* direct streams: the task at the other end, once DIRECT_HELLO came */
     colls_tid_t peer_tid;
     int hello;

@@ -95,6 +95,22 @@ struct colls__dmsg {
     size_t len;    /* of the data */
 };
 
+/*
+ * A receive posted before its message comes, so that a large payload is
+ * read straight into its place (colls__dcoll_claim) instead of into a
+ * buffer of its own and copied.  While live and neither claimed nor
+ * done, r.link is in c->dcoll_posted.
+ */
+struct dcoll_post {
+    struct colls_req r; /* r.src, r.buf, r.cap: from whom, where, how much */
+    uint64_t gid, seq;
+    uint32_t step;
+    int live; /* posted and not yet taken by dcoll_recv or dcoll_unpost */
+};
+
+/* Posts a collective has room for without allocating. */
+#define DCOLL_POSTS_INLINE 2
+
 /* One direct collective of one member. */
 struct dcoll {
     struct colls_group *g;
@@ -103,6 +119,9 @@ struct dcoll {
     uint8_t (*hdr)[DCOLL_HDR]; /* a header per send: hdr0 or allocated */
     uint8_t hdr0[DCOLL_SENDS_MAX][DCOLL_HDR];
     unsigned nsent, maxsent;
+    struct dcoll_post *post; /* post0 or allocated */
+    struct dcoll_post post0[DCOLL_POSTS_INLINE];
+    unsigned maxpost;
 };
 
 /* What a wait looks for; got is the message once found. */
@@ -113,6 +132,7 @@ struct dcoll_wait {
     struct colls__dmsg *got;
     int err;
     int drained; /* the loop ran once more after src was known dead */
+    struct dcoll_post *post; /* posted for it, or NULL */
 };
 
 static void
@@ -149,6 +169,33 @@ colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m)
     colls__rmsg_free(m);
     list_add_tail(&c->dcoll_inbox, &d->link);
     return 0;
+}
+
+struct colls_req *
+colls__dcoll_claim(colls_t *c, colls_tid_t src, const uint8_t *head,
+                   size_t have, size_t len, size_t *skip)
+{
+    struct list_node *n;
+    uint64_t gid, seq;
+    uint32_t step;
+
+    if (have < DCOLL_HDR || len < DCOLL_HDR || get_u32(head + 20) != 0)
+        return NULL;
+    gid = get_u64(head);
+    seq = get_u64(head + 8);
+    step = get_u32(head + 16);
+    LIST_FOREACH (n, &c->dcoll_posted) {
+        struct dcoll_post *p = list_entry(n, struct dcoll_post, r.link);
+        if (p->r.src != src || p->gid != gid || p->seq != seq ||
+            p->step != step)
+            continue;
+        if (p->r.cap != len - DCOLL_HDR)
+            return NULL; /* counts differ: dcoll_recv says so */
+        list_del(&p->r.link);
+        *skip = DCOLL_HDR;
+        return &p->r;
+    }
+    return NULL;
 }
 
 void
@@ -321,6 +368,8 @@ dcoll_wait_pred(void *arg)
     colls_t *c = w->d->g->c;
     struct list_node *n;
 
+    if (w->post != NULL && w->post->r.done && w->post->r.result == 0)
+        return 1; /* read into place (a lost stream: as if not sent) */
     LIST_FOREACH (n, &c->dcoll_inbox) {
         struct colls__dmsg *m = list_entry(n, struct colls__dmsg, link);
         if (m->src == w->src && m->gid == w->d->g->gid && m->seq == w->d->seq &&
@@ -344,15 +393,89 @@ dcoll_wait_pred(void *arg)
 }
 
 /*
+ * Posts a receive of step's message from rank r, len bytes into out:
+ * from now on its payload may be written there.  NULL when d has no room
+ * (the message then waits in the inbox and is copied).
+ */
+static struct dcoll_post *
+dcoll_post(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
+{
+    struct dcoll_post *p = NULL;
+    unsigned i;
+
+    for (i = 0; i < d->maxpost && p == NULL; i++)
+        if (!d->post[i].live)
+            p = &d->post[i];
+    if (p == NULL)
+        return NULL;
+    memset(&p->r, 0, sizeof(p->r));
+    p->r.c = d->g->c;
+    p->r.kind = COLLS__REQ_RECV;
+    p->r.src = d->g->tids[r];
+    p->r.tag = COLLS__TAG_DCOLL;
+    p->r.buf = out;
+    p->r.cap = len;
+    p->gid = d->g->gid;
+    p->seq = d->seq;
+    p->step = step;
+    p->live = 1;
+    list_add_tail(&d->g->c->dcoll_posted, &p->r.link);
+    return p;
+}
+
+/* Withdraws post p: no more is written to its buffer after this. */
+static void
+dcoll_unpost(struct dcoll_post *p)
+{
+    if (p == NULL || !p->live)
+        return;
+    if (p->r.bound != NULL)
+        colls__recv_cancel(&p->r); /* the rest goes to the inbox */
+    else if (!p->r.done)
+        list_del(&p->r.link);
+    p->live = 0;
+}
+
+/* Makes room for n posts at once (before any is posted).  0 or
+   COLLS_ENOMEM. */
+static int
+dcoll_posts(struct dcoll *d, size_t n)
+{
+    if (n <= d->maxpost)
+        return 0;
+    d->post = calloc(n, sizeof(*d->post));
+    if (d->post == NULL) {
+        d->post = d->post0;
+        return COLLS_ENOMEM;
+    }
+    d->maxpost = (unsigned)n;
+    return 0;
+}
+
+/*
  * Waits for step's message from rank r and copies its data, which must be
- * exactly len bytes, to out.  0 or a COLLS_E* code.
+ * exactly len bytes, to out (unless it was read there through a post of
+ * dcoll_post: made here if the caller did not).  0 or a COLLS_E* code.
  */
 static int
 dcoll_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
 {
-    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0};
-    int rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
+    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0, NULL};
+    unsigned i;
+    int rc;
 
+    for (i = 0; i < d->maxpost && w.post == NULL; i++)
+        if (d->post[i].live && d->post[i].r.src == w.src &&
+            d->post[i].step == step)
+            w.post = &d->post[i];
+    if (w.post == NULL)
+        w.post = dcoll_post(d, r, step, out, len);
+    rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
+    if (w.post != NULL && w.post->r.done && w.post->r.result == 0) {
+        w.post->live = 0;
+        return 0; /* its length was checked by the claim */
+    }
+    dcoll_unpost(w.post);
     if (w.got == NULL)
         return rc < 0 ? rc : w.err < 0 ? w.err : COLLS_EIO;
     list_del(&w.got->link);
@@ -388,6 +511,9 @@ dcoll_begin(struct dcoll *d, struct colls_group *g)
     d->hdr = d->hdr0;
     d->nsent = 0;
     d->maxsent = DCOLL_SENDS_MAX;
+    d->post = d->post0;
+    d->maxpost = DCOLL_POSTS_INLINE;
+    memset(d->post0, 0, sizeof(d->post0));
     g->c->dcoll_busy = 1;
 }
 
@@ -412,6 +538,7 @@ dcoll_room(struct dcoll *d, size_t n)
 static int
 dcoll_end(struct dcoll *d, int rc)
 {
+    unsigned i;
     int wrc;
 
     if (d->sent.pending > 0) {
@@ -430,6 +557,10 @@ dcoll_end(struct dcoll *d, int rc)
     }
     if (d->hdr != d->hdr0)
         free(d->hdr); /* the sends are done with them */
+    for (i = 0; i < d->maxpost; i++)
+        dcoll_unpost(&d->post[i]); /* a failure left them posted */
+    if (d->post != d->post0)
+        free(d->post);
     d->g->c->dcoll_busy = 0;
     return rc;
 }
@@ -568,6 +699,35 @@ dcoll_block(size_t count, size_t p, size_t j, size_t *first, size_t *n)
 }
 
 /*
+ * n bytes of working memory for the running direct collective, kept in c
+ * for the next one (a fresh allocation of a large block costs a page
+ * fault per page each time), or NULL.
+ */
+static uint8_t *
+dcoll_scratch(colls_t *c, size_t n)
+{
+    uint8_t *p;
+
+    if (n <= c->dcoll_scratch_cap)
+        return c->dcoll_scratch;
+    p = realloc(c->dcoll_scratch, n);
+    if (p == NULL)
+        return NULL;
+    c->dcoll_scratch = p;
+    c->dcoll_scratch_cap = n;
+    return p;
+}
+
+/* 1 if the n bytes at a and at b overlap. */
+static int
+dcoll_overlap(const void *a, const void *b, size_t n)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+    return n > 0 && x < y + n && y < x + n;
+}
+
+/*
  * Large allreduce: reduce-scatter then allgather, both pairwise.  The
  * count items are cut into P blocks; rank j owns block j.  Step 0: every
  * member sends block j of its input to rank j (all P - 1 sends at once)
@@ -576,7 +736,10 @@ dcoll_block(size_t count, size_t p, size_t j, size_t *first, size_t *n)
  * the result is bit-identical to that and to every other member's.  Step
  * 1: it sends its reduced block to every other member and receives
  * theirs.  Each member sends and receives 2 (P - 1) / P of the data,
- * what a ring moves, in two rounds instead of 2 (P - 1).
+ * what a ring moves, in two rounds instead of 2 (P - 1).  Every receive
+ * is posted before its step's sends (step 1's at once unless the output
+ * is the input that step 0's sends read), so that large blocks are read
+ * straight into place.
  */
 static int
 dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
@@ -586,21 +749,30 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     size_t ds = dtype_size(dtype), k, j, first, n, mf, mn;
     const uint8_t *in = sbuf, *mine;
     uint8_t *le = NULL, *part, *out = rbuf;
-    int rc = dcoll_room(d, 2 * (p - 1));
+    int alias, rc = dcoll_room(d, 2 * (p - 1));
 
+    if (rc == 0)
+        rc = dcoll_posts(d, 2 * (p - 1));
     dcoll_block(count, p, r, &mf, &mn);
-    part = malloc(p * mn * ds > 0 ? p * mn * ds : 1);
+    part = dcoll_scratch(d->g->c, p * mn * ds > 0 ? p * mn * ds : 1);
     if (part == NULL)
         return dcoll_end(d, COLLS_ENOMEM);
     if (ds > 1 && count > 0 && dtype_native_order() != COLLS_ORDER_LITTLE) {
         le = malloc(count * ds); /* the input as it travels */
-        if (le == NULL) {
-            free(part);
+        if (le == NULL)
             return dcoll_end(d, COLLS_ENOMEM);
-        }
         memcpy(le, sbuf, count * ds);
         dcoll_le(dtype, le, count * ds);
         in = le;
+    }
+    /* step 0's sends read the output before it is written */
+    alias = in == sbuf && dcoll_overlap(sbuf, rbuf, count * ds);
+    for (k = 1; rc == 0 && k < p; k++) {
+        j = (r + p - k) % p;
+        (void)dcoll_post(d, (int)j, 0, part + j * mn * ds, mn * ds);
+        dcoll_block(count, p, j, &first, &n);
+        if (!alias)
+            (void)dcoll_post(d, (int)j, 1, out + first * ds, n * ds);
     }
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + k) % p;
@@ -617,8 +789,8 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     }
     for (j = 1; rc == 0 && j < p; j++)
         rc = reduce_apply(rop, dtype, part, part + j * mn * ds, mn);
-    /* the sends of step 0 read sbuf, which may be rbuf: done first */
-    if (rc == 0 && d->sent.pending > 0)
+    /* so they are done first (le's block r is not among them) */
+    if (rc == 0 && alias && d->sent.pending > 0)
         rc = colls__wait(d->g->c, dcoll_sent_pred, &d->sent, 0);
     if (rc == 0 && mn > 0) {
         memcpy(out + mf * ds, part, mn * ds);
@@ -628,6 +800,11 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
         }
     }
     mine = le != NULL ? le + mf * ds : out + mf * ds;
+    for (k = 1; rc == 0 && alias && k < p; k++) {
+        j = (r + p - k) % p;
+        dcoll_block(count, p, j, &first, &n);
+        (void)dcoll_post(d, (int)j, 1, out + first * ds, n * ds);
+    }
     for (k = 1; rc == 0 && k < p; k++)
         rc = dcoll_send(d, (int)((r + k) % p), 1, mine, mn * ds);
     for (k = 1; rc == 0 && k < p; k++) {
@@ -638,7 +815,6 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
             dcoll_le(dtype, out + first * ds, n * ds);
     }
     rc = dcoll_end(d, rc); /* the sends read le */
-    free(part);
     free(le);
     return rc;
 }

@@ -133,7 +133,10 @@ struct colls {
     /* direct collectives (dcoll.c): their messages not waited for yet
        (colls__dmsg) */
     struct list_node dcoll_inbox;
-    int dcoll_busy; /* one runs: its waits poll (colls_in_flight) */
+    struct list_node dcoll_posted; /* dcoll.c's receives, for claims */
+    int dcoll_busy;         /* one runs: its waits poll (colls_in_flight) */
+    uint8_t *dcoll_scratch; /* its working memory, kept for the next */
+    size_t dcoll_scratch_cap;
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
     size_t dcoll_nleft;
 };
@@ -169,7 +172,8 @@ int colls__write_req(colls_t *c, const Envelope *e, const uv_buf_t *payload,
 void colls__req_written(struct colls__conn *cn, void *token, int status);
 int colls__deliver(colls_t *c, struct colls__rmsg *m);
 void *colls__recv_claim(struct colls__conn *cn, struct colls__stream *st,
-                        colls_tid_t src, int tag, size_t len, void **token);
+                        colls_tid_t src, int tag, const uint8_t *head,
+                        size_t have, size_t len, size_t *skip, void **token);
 void colls__recv_claimed(struct colls__conn *cn, void *token, colls_tid_t src,
                          int tag, size_t len, int status);
 int colls__recv_post(colls_t *c, struct colls_req *r);
@@ -243,6 +247,12 @@ int colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
                            size_t m, int dtype);
 int colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
                            size_t count, int dtype, int rop);
+/* ops->claim for a large direct collective's message from src (have
+   bytes of its head at head, len in all): the receive posted for it,
+   removed from c->dcoll_posted, with *skip = its header; or NULL. */
+struct colls_req *colls__dcoll_claim(colls_t *c, colls_tid_t src,
+                                     const uint8_t *head, size_t have,
+                                     size_t len, size_t *skip);
 /* A message with tag COLLS__TAG_DCOLL arrived (takes m). */
 int colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m);
 /* g is being left: tells the others, forgets its messages. */

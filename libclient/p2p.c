@@ -248,15 +248,28 @@ colls__deliver(colls_t *c, struct colls__rmsg *m)
  * ops->claim: the head of a large DATA frame from src came.  If the
  * oldest posted receive it matches takes raw bytes and has room for all
  * of it, that receive is bound to stream st and its buffer returned (the
- * payload is read straight into it); else NULL.
+ * payload is read straight into it); else NULL.  A direct collective's
+ * message goes to dcoll.c, which may skip its header.
  */
 void *
 colls__recv_claim(struct colls__conn *cn, struct colls__stream *st,
-                  colls_tid_t src, int tag, size_t len, void **token)
+                  colls_tid_t src, int tag, const uint8_t *head, size_t have,
+                  size_t len, size_t *skip, void **token)
 {
-    struct colls_req *r = p2p_posted(COLLS__OF(cn), src, tag);
+    struct colls_req *r;
 
-    if (r == NULL || r->want_msg || r->cap < len)
+    if (tag == COLLS__TAG_DCOLL)
+        r = colls__dcoll_claim(COLLS__OF(cn), src, head, have, len, skip);
+    else
+        r = p2p_posted(COLLS__OF(cn), src, tag);
+    if (r == NULL)
+        return NULL;
+    if (tag == COLLS__TAG_DCOLL) {
+        r->bound = st;
+        *token = r;
+        return r->buf;
+    }
+    if (r->want_msg || r->cap < len)
         return NULL; /* it takes this message, but not this way */
     list_del(&r->link);
     r->bound = st;

@@ -16,14 +16,13 @@
  *                   mode, and the daemon's choice of barrier, bcast,
  *                   allreduce and allgather also in direct mode (among
  *                   the tasks, libclient/dcoll.c; last_mode and last_alg
- *                   must say so).  Outputs are compared bytewise with a serial
- *                   reference computed from deterministic per-rank inputs
- *                   (rank r's items are a hash of (seed, case, r, index));
- *                   floating data are small integers so every order of
- *                   combination is exact.  The hierarchical and flat
- *                   outputs must be bitwise equal, untouched parts of the
- *                   output (non-roots, gaps between v-blocks, exscan's rank
- *                   0) must keep their sentinel bytes, and
+ *                   must say so; the allreduce once more with the input
+ *                   in the output buffer).  Outputs are compared bytewise with
+ * a serial reference computed from deterministic per-rank inputs (rank r's
+ * items are a hash of (seed, case, r, index)); floating data are small integers
+ * so every order of combination is exact.  The hierarchical and flat outputs
+ * must be bitwise equal, untouched parts of the output (non-roots, gaps between
+ * v-blocks, exscan's rank 0) must keep their sentinel bytes, and
  *                   colls_group_last_alg must name the forced algorithm
  *                   when it applies (alg_usable over the ranks or leaders
  *                   the daemon reports it ran over) and another one when
@@ -857,6 +856,35 @@ check_direct(struct ctx *x, const struct ccase *cs)
 }
 
 /*
+ * A direct allreduce with the input in the output buffer (sbuf == rbuf),
+ * after run r of cs: the result must be the reference (rsag's first sends
+ * read the buffer its result goes to).  0 or -1.
+ */
+static int
+check_in_place(struct ctx *x, const struct ccase *cs, const struct run *r)
+{
+    unsigned char *io = xalloc(r->slen);
+    char d[512];
+    int rc;
+
+    memcpy(io, r->sbuf, r->slen);
+    rc = colls_group_set_mode(x->g, COLLS_MODE_DIRECT);
+    if (rc == 0)
+        rc = colls_allreduce(x->g, io, io, cs->count, cs->dtype, cs->rop);
+    x->ncalls++;
+    if (rc != 0) {
+        describe(x, cs, COLLS_MODE_DIRECT, d, sizeof d);
+        say("FAIL: %s: in place: returned %s", d, colls_err_name(rc));
+    } else if (r->rlen > 0 &&
+               compare(x, cs, COLLS_MODE_DIRECT, "in place vs reference",
+                       r->want, io, r->rlen) != 0) {
+        rc = -1;
+    }
+    free(io);
+    return rc != 0 ? -1 : 0;
+}
+
+/*
  * Runs cs in hierarchical and in flat mode, and for the default choice of
  * an operation that can run direct, in direct mode; every result must
  * equal the reference and the hierarchical one.
@@ -902,6 +930,8 @@ check_case(struct ctx *x, struct ccase *cs)
         if (run[0].rlen > 0 && compare(x, cs, modes[m], "vs hier", run[0].rbuf,
                                        run[m].rbuf, run[0].rlen) != 0)
             bad = 1;
+    if (!bad && nm == 3 && cs->op == COLLS_COLL_ALLREDUCE)
+        bad = check_in_place(x, cs, &run[2]) != 0;
     for (m = 0; m < nm; m++)
         run_free(&run[m]);
     colls_group_set_mode(x->g, COLLS_MODE_FLAT);
