@@ -18,7 +18,9 @@
 #   BENCH_RUNS     5, BENCH_ITERS 50
 #   BENCH_PIN      "0 1"  1: every process pinned to CPU 0 (taskset -c 0),
 #                         0: unpinned; both by default
-#   BENCH_IMPLS    "collsd ompi mpich"  which of the three run
+#   BENCH_IMPLS    "collsd ompi mpich han"  which run; han: Open MPI with
+#                  its hierarchical collectives (--mca coll_han_priority
+#                  100), a column and a ratio of its own
 #   BENCH_MODE     collsd's mode: "auto" (default: what a program gets;
 #                  small barrier/bcast/allreduce/allgather run direct among
 #                  the tasks, the rest hierarchical), "hier", "flat",
@@ -68,7 +70,7 @@ SIZES=${BENCH_SIZES:-4:4194304}
 RUNS=${BENCH_RUNS:-5}
 ITERS=${BENCH_ITERS:-50}
 PINS=${BENCH_PIN:-0 1}
-IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich} "
+IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich han} "
 CMODE=${BENCH_MODE:-auto}
 AUTHS=${BENCH_AUTH:-key}
 CPU_OPS=${BENCH_CPU_OPS:-10000}
@@ -164,6 +166,7 @@ cc -O2 -shared -fPIC -o "$NS_RUN/mb-yield.so" "$NS_RUN/mb-yield.c" -ldl ||
 OMPI_OPTS="--map-by slot --bind-to none --oversubscribe --mca pml ob1 \
 --mca btl tcp,self,vader --mca mpi_yield_when_idle 1 \
 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0"
+HAN_OPTS="--mca coll_han_priority 100"
 MPICH_ENV="UCX_TLS=tcp,self,sm UCX_NET_DEVICES=eth0 \
 LD_PRELOAD=$NS_RUN/mb-yield.so"
 HOW="collsd: collsctl bench, mode $CMODE (BENCH_MODE); daemons: $(for a in $AUTHS; do
@@ -171,6 +174,7 @@ HOW="collsd: collsctl bench, mode $CMODE (BENCH_MODE); daemons: $(for a in $AUTH
 done)
 Open MPI: OMPI_ALLOW_RUN_AS_ROOT=1 mpirun.openmpi --hostfile HOSTS -np N
   $OMPI_OPTS (rsh agent: ns-rsh)
+Open MPI HAN: the same with $HAN_OPTS
 MPICH: mpiexec.hydra -launcher ssh -launcher-exec ns-rsh -f HOSTS -iface eth0
   -n N, -genv for each of: $MPICH_ENV"
 
@@ -274,15 +278,19 @@ run_mpi()
     [ "$pin" = 1 ] && wrap="taskset -c 0"
     [ "$cpu" = 1 ] && sizes=4:4 runs=1 iters=$CPU_OPS
     wrap="$wrap $NS_RUN/cpu-wrap"
-    if [ "$impl" = ompi ]; then
+    if [ "$impl" = ompi ] || [ "$impl" = han ]; then
         for i in $(seq 1 "$nh"); do
             echo "$(ns_addr "$i") slots=$nk"
         done >"$hf"
+        # shellcheck disable=SC2046
         host_run 1 timeout "$MPI_TIMEOUT" env OMPI_ALLOW_RUN_AS_ROOT=1 \
             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent="$NS_RUN/ns-rsh" \
             mpirun.openmpi --hostfile "$hf" -np "$np" $OMPI_OPTS \
+            $([ "$impl" = han ] && echo "$HAN_OPTS") \
             $wrap "$NS_RUN/mb-ompi" "$op" "$sizes" --runs "$runs" \
-            --iters "$iters" --label openmpi 2>>"$NS_RUN/mpi.err"
+            --iters "$iters" \
+            --label "$([ "$impl" = han ] && echo openmpi-han || echo openmpi)" \
+            2>>"$NS_RUN/mpi.err"
     else
         for i in $(seq 1 "$nh"); do
             echo "$(ns_addr "$i"):$nk"
@@ -313,7 +321,7 @@ for layout in $LAYOUTS; do
                     printf "%s%s", $i, (i > 1 ? " " : "\n") }')
                 ;;
             esac
-            for impl in ompi mpich; do
+            for impl in ompi mpich han; do
                 case $IMPLS in *" $impl "*)
                     run_mpi "$impl" "$lh" "$lk" "$op" "$pin" >>"$f" ;;
                 esac
@@ -325,7 +333,7 @@ for layout in $LAYOUTS; do
             python3 - "$f" <<'EOP'
 import sys
 rows = {}
-labels = ("collsd", "collsd-noauth", "openmpi", "mpich")
+labels = ("collsd", "collsd-noauth", "openmpi", "mpich", "openmpi-han")
 for line in open(sys.argv[1]):
     w = line.split()
     # what else the programs print (an MPI's warnings) is not a figure
@@ -337,10 +345,14 @@ for line in open(sys.argv[1]):
         continue
     rows.setdefault((w[1], n), {})[w[0]] = us
 na = any("collsd-noauth" in r for r in rows.values())
+han = any("openmpi-han" in r for r in rows.values())
 head = "%-10s %9s %10s" % ("op", "bytes", "collsd")
 if na:
     head += " %10s" % "no auth"
-print(head + " %10s %10s %12s" % ("Open MPI", "MPICH", "collsd/best"))
+head += " %10s %10s %12s" % ("Open MPI", "MPICH", "collsd/best")
+if han:
+    head += " %10s %11s" % ("OMPI HAN", "collsd/HAN")
+print(head)
 f = lambda x: "%10.1f" % x if x is not None else "%10s" % "-"
 for (op, n) in sorted(rows, key=lambda k: (k[0], k[1])):
     r = rows[(op, n)]
@@ -350,7 +362,11 @@ for (op, n) in sorted(rows, key=lambda k: (k[0], k[1])):
     if na:
         line += " " + f(r.get("collsd-noauth"))
     ratio = "%11.2fx" % (c / best) if c and best else "%12s" % "-"
-    print(line + " %s %s %s" % (f(o), f(m), ratio))
+    line += " %s %s %s" % (f(o), f(m), ratio)
+    if han:
+        h = r.get("openmpi-han")
+        line += " %s %s" % (f(h), "%10.2fx" % (c / h) if c and h else "%11s" % "-")
+    print(line)
 EOP
         } | tee -a "$OUT"
     done
