@@ -9,8 +9,8 @@
  * g->direct_max bytes into one member (bcast: the message; allgather and
  * allreduce: every member's block), with no algorithm forced and no FPC
  * asked for, runs it here (barrier, allreduce and allgather only when no
- * two members share a host); a group with one member per host runs bcast
- * and allreduce here at any size, since its daemons would only relay;
+ * two members share a host); a group with one member per host runs them
+ * here at any size, since its daemons would only relay;
  * COLLS_MODE_DIRECT runs these four operations here at any size unless an
  * algorithm is forced.  The choice depends only on
  * the call's arguments and the group's settings, so every member makes the same
@@ -21,9 +21,11 @@
  *   barrier    dissemination: round k sends to rank + 2^k, waits for
  *              rank - 2^k (mod P); ceil(log2 P) rounds, any P.
  *   bcast      binomial tree from the root.
- *   allgather  Bruck: round k sends the first min(2^k, P - 2^k) blocks it
- *              holds to rank - 2^k and appends as many from rank + 2^k;
- *              ceil(log2 P) rounds, any P; then rotated into rank order.
+ *   allgather  below COLLS__DCOLL_RSAG bytes of P blocks: Bruck: round k
+ *              sends the first min(2^k, P - 2^k) blocks it holds to
+ *              rank - 2^k and appends as many from rank + 2^k; ceil(log2
+ *              P) rounds, any P; then rotated into rank order.  From
+ *              there: pairwise, every block straight to every member.
  *   allreduce  below COLLS__DCOLL_RSAG bytes of P inputs: Bruck's
  *              allgather of the inputs, then every member reduces the P
  *              blocks in rank order itself; from there: reduce-scatter +
@@ -239,13 +241,11 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
         return 1;
     if (g->mode != COLLS_MODE_AUTO || g->direct_max == 0)
         return 0; /* COLLS_DIRECT_MAX=0: never */
-    /* with one member per host the daemons would only relay: a large
-       bcast or allreduce gains too (4 hosts x 1, unpinned: bcast of 1 MiB
-       1777 us direct against 2741 through the daemons, allreduce of 1
-       MiB about 3300 against 6589) */
-    if (bytes > g->direct_max &&
-        !(g->one_per_host &&
-          (op == COLLS_COLL_BCAST || op == COLLS_COLL_ALLREDUCE)))
+    /* with one member per host the daemons would only relay: large
+       operations gain too (4 hosts x 1, unpinned: bcast of 1 MiB 1777 us
+       direct against 2741 through the daemons, allreduce of 1 MiB about
+       3300 against 6589, allgather of 64 KiB 282 against 854) */
+    if (bytes > g->direct_max && !g->one_per_host)
         return 0;
     /* with several members on a host the daemons' hierarchy combines
        them first: measured on 2 hosts x 4 tasks, barrier 110 us through
@@ -592,7 +592,8 @@ colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes)
     case COLLS_COLL_BCAST:
         return "binomial";
     case COLLS_COLL_ALLGATHER:
-        return "bruck";
+        return bytes * (size_t)g->size >= COLLS__DCOLL_RSAG ? "pairwise"
+                                                            : "bruck";
     default:
         return bytes * (size_t)g->size >= COLLS__DCOLL_RSAG ? "rsag"
                                                             : "bruck+reduce";
@@ -678,16 +679,6 @@ dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m,
     return rc;
 }
 
-int
-colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
-                       size_t m, int dtype)
-{
-    struct dcoll d;
-
-    dcoll_begin(&d, g);
-    return dcoll_bruck(&d, sbuf, rbuf, m, dtype);
-}
-
 /* Item block j of count items cut into p: its first item and length. */
 static void
 dcoll_block(size_t count, size_t p, size_t j, size_t *first, size_t *n)
@@ -725,6 +716,108 @@ dcoll_overlap(const void *a, const void *b, size_t n)
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
 
     return n > 0 && x < y + n && y < x + n;
+}
+
+/*
+ * Posts the receives of step's blocks from every other member: block j of
+ * total items of ds bytes (dcoll_block) into out from rank j.
+ */
+static void
+dcoll_post_blocks(struct dcoll *d, uint32_t step, uint8_t *out, size_t total,
+                  size_t ds)
+{
+    size_t p = (size_t)d->g->size, r = (size_t)d->g->rank, k, j, first, n;
+
+    for (k = 1; k < p; k++) {
+        j = (r + p - k) % p;
+        dcoll_block(total, p, j, &first, &n);
+        (void)dcoll_post(d, (int)j, step, out + first * ds, n * ds);
+    }
+}
+
+/*
+ * A pairwise allgather of blocks as step: sends mine (this member's block
+ * of total items of dtype, little-endian, which stays put until the
+ * collective's sends are done) to every other member and receives block
+ * j from rank j into its place in out (native order).  Does not touch
+ * this member's own block of out.  0 or a COLLS_E* code.
+ */
+static int
+dcoll_gather_blocks(struct dcoll *d, uint32_t step, const uint8_t *mine,
+                    uint8_t *out, size_t total, int dtype)
+{
+    size_t p = (size_t)d->g->size, r = (size_t)d->g->rank, k, j, first, n;
+    size_t ds = dtype_size(dtype);
+    int rc = 0;
+
+    dcoll_block(total, p, r, &first, &n);
+    for (k = 1; rc == 0 && k < p; k++)
+        rc = dcoll_send(d, (int)((r + k) % p), step, mine, n * ds);
+    for (k = 1; rc == 0 && k < p; k++) {
+        j = (r + p - k) % p;
+        dcoll_block(total, p, j, &first, &n);
+        rc = dcoll_recv(d, (int)j, step, out + first * ds, n * ds);
+        if (rc == 0)
+            dcoll_le(dtype, out + first * ds, n * ds);
+    }
+    return rc;
+}
+
+/*
+ * Large allgather: every member sends its block to every other member
+ * (P - 1 sends at once) and receives theirs straight into place, posted
+ * first: the bytes of Bruck's, without its working copy and rotation.
+ */
+static int
+dcoll_pairwise(struct dcoll *d, const void *sbuf, uint8_t *all, size_t m,
+               int dtype)
+{
+    size_t p = (size_t)d->g->size, r = (size_t)d->g->rank;
+    size_t ds = dtype_size(dtype), count = m / ds;
+    const uint8_t *mine = sbuf;
+    uint8_t *le = NULL;
+    int rc = dcoll_room(d, p - 1);
+
+    if (rc == 0)
+        rc = dcoll_posts(d, p - 1);
+    /* my block as it travels: a copy when it must be swapped, or when
+       it lies in all other than at its place (the receives write there) */
+    if (rc == 0 && m > 0 &&
+        ((ds > 1 && dtype_native_order() != COLLS_ORDER_LITTLE) ||
+         (dcoll_overlap(sbuf, all, p * m) &&
+          (const uint8_t *)sbuf != all + r * m))) {
+        le = malloc(m);
+        if (le == NULL)
+            return dcoll_end(d, COLLS_ENOMEM);
+        memcpy(le, sbuf, m);
+        dcoll_le(dtype, le, m);
+        mine = le;
+    }
+    if (rc == 0) {
+        dcoll_post_blocks(d, 0, all, p * count, ds);
+        rc = dcoll_gather_blocks(d, 0, mine, all, p * count, dtype);
+    }
+    rc = dcoll_end(d, rc); /* the sends read mine */
+    if (rc == 0 && le != NULL) {
+        memcpy(all + r * m, le, m);
+        dcoll_le(dtype, all + r * m, m); /* back to native order */
+    } else if (rc == 0 && m > 0 && all + r * m != (const uint8_t *)sbuf) {
+        memcpy(all + r * m, sbuf, m);
+    }
+    free(le);
+    return rc;
+}
+
+int
+colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
+                       size_t m, int dtype)
+{
+    struct dcoll d;
+
+    dcoll_begin(&d, g);
+    if ((size_t)g->size * m >= COLLS__DCOLL_RSAG)
+        return dcoll_pairwise(&d, sbuf, rbuf, m, dtype);
+    return dcoll_bruck(&d, sbuf, rbuf, m, dtype);
 }
 
 /*
@@ -770,10 +863,9 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + p - k) % p;
         (void)dcoll_post(d, (int)j, 0, part + j * mn * ds, mn * ds);
-        dcoll_block(count, p, j, &first, &n);
-        if (!alias)
-            (void)dcoll_post(d, (int)j, 1, out + first * ds, n * ds);
     }
+    if (rc == 0 && !alias)
+        dcoll_post_blocks(d, 1, out, count, ds);
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + k) % p;
         dcoll_block(count, p, j, &first, &n);
@@ -800,20 +892,10 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
         }
     }
     mine = le != NULL ? le + mf * ds : out + mf * ds;
-    for (k = 1; rc == 0 && alias && k < p; k++) {
-        j = (r + p - k) % p;
-        dcoll_block(count, p, j, &first, &n);
-        (void)dcoll_post(d, (int)j, 1, out + first * ds, n * ds);
-    }
-    for (k = 1; rc == 0 && k < p; k++)
-        rc = dcoll_send(d, (int)((r + k) % p), 1, mine, mn * ds);
-    for (k = 1; rc == 0 && k < p; k++) {
-        j = (r + p - k) % p;
-        dcoll_block(count, p, j, &first, &n);
-        rc = dcoll_recv(d, (int)j, 1, out + first * ds, n * ds);
-        if (rc == 0)
-            dcoll_le(dtype, out + first * ds, n * ds);
-    }
+    if (rc == 0 && alias)
+        dcoll_post_blocks(d, 1, out, count, ds);
+    if (rc == 0)
+        rc = dcoll_gather_blocks(d, 1, mine, out, count, dtype);
     rc = dcoll_end(d, rc); /* the sends read le */
     free(le);
     return rc;

@@ -496,7 +496,7 @@ static const struct collsctl_opt bench_opts[] = {
     {"direct", 'D', 0, NULL,
      "direct mode: barrier, bcast, allreduce and allgather among the tasks "
      "over the direct route (default: auto, direct up to COLLS_DIRECT_MAX "
-     "bytes, and bcast and allreduce at any size with one task per host)"},
+     "bytes, and at any size with one task per host)"},
     {"roundrobin", 'R', 0, NULL,
      "deal the ranks over the hosts round robin (default: contiguous per "
      "host)"},

@@ -19,8 +19,8 @@
  *     "+fpc" there and not in flat mode), small and of --big doubles
  *     with chain_seg (4 KiB segments: the stream or the raw doubles are
  *     pipelined);
- *   - in direct mode, allreduces of --big items of three datatypes
- *     (reduce-scatter + allgather among the tasks, block by block);
+ *   - in direct mode, allreduces of --big items of three datatypes and
+ *     allgathers of two (blocks sent pairwise among the tasks);
  *   - every algorithm of the daemons' tables forced in turn, on --big / 4
  *     items of a datatype per operation (segmented ones with 4 KiB
  *     segments), so that every way of splitting data meets both orders;
@@ -830,13 +830,16 @@ main(int argc, char **argv)
         colls_group_set_mode(b.g, b.mode);
         run_colls(&b);
         if (b.mode == COLLS_MODE_DIRECT) {
-            /* large allreduces: reduce-scatter + allgather (dcoll.c,
-               from 128 KiB of P inputs), each block swapped on its own */
+            /* large allreduces and allgathers: blocks sent pairwise
+               (dcoll.c, from 128 KiB of P inputs), each block swapped on
+               its own */
             size_t keep = b.count;
             b.count = b.big;
             run_reduction(&b, COLLS_COLL_ALLREDUCE, COLLS_DOUBLE, COLLS_SUM);
             run_reduction(&b, COLLS_COLL_ALLREDUCE, COLLS_INT32, COLLS_MAX);
             run_reduction(&b, COLLS_COLL_ALLREDUCE, COLLS_UINT64, COLLS_BXOR);
+            run_move(&b, COLLS_COLL_ALLGATHER, COLLS_DOUBLE);
+            run_move(&b, COLLS_COLL_ALLGATHER, COLLS_INT32);
             b.count = keep;
         }
     }

@@ -821,15 +821,17 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
 static const char *
 direct_alg(int op, size_t bytes, int P)
 {
+    /* from COLLS__DCOLL_RSAG (libclient/internal.h) gathered into each
+       member, allgather and allreduce send each block straight to every
+       member */
     switch (op) {
     case COLLS_COLL_BARRIER:
         return "dissemination";
     case COLLS_COLL_BCAST:
         return "binomial";
     case COLLS_COLL_ALLGATHER:
-        return "bruck";
+        return bytes * (size_t)P >= 131072 ? "pairwise" : "bruck";
     case COLLS_COLL_ALLREDUCE:
-        /* COLLS__DCOLL_RSAG, libclient/internal.h */
         return bytes * (size_t)P >= 131072 ? "rsag" : "bruck+reduce";
     default:
         return NULL;
