@@ -63,6 +63,13 @@ struct colls__coll_wait {
     Envelope *rep;
     uint8_t *payload;
     size_t plen;
+    /* Where the caller wants the whole result (cap bytes), or NULL: a
+       large result is read straight there (colls__coll_claim_result)
+       once the request is written (sent).  bound: being read there;
+       placed: it was, and payload is NULL. */
+    void *out;
+    size_t cap;
+    int sent, bound, placed;
 };
 
 /* An operation that returned before its result (colls_t.coll_early). */
@@ -166,6 +173,41 @@ colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
     w->rep = e;
     w->payload = payload;
     w->plen = plen;
+    w->done = 1;
+}
+
+/* ops->claim_result: a large result for the waiting call is read into
+   its output buffer, if it has one of exactly len bytes. */
+void *
+colls__coll_claim_result(struct colls__conn *cn, const Envelope *e, size_t len,
+                         void **token)
+{
+    struct colls__coll_wait *w = COLLS__OF(cn)->coll_wait;
+
+    if (w == NULL || w->out == NULL || !w->sent || w->done || w->bound ||
+        len != w->cap || e->status < 0 || e->group == NULL ||
+        e->seq != w->seq || strcmp(e->group, w->g->name) != 0)
+        return NULL;
+    w->bound = 1;
+    *token = w;
+    return w->out;
+}
+
+/* ops->result_claimed: that result is in place (e its frame), or lost
+   with the daemon stream (whose end fails the wait). */
+void
+colls__coll_result_claimed(struct colls__conn *cn, void *token, Envelope *e,
+                           size_t len, int status)
+{
+    struct colls__coll_wait *w = token;
+
+    (void)cn;
+    w->bound = 0;
+    if (status < 0)
+        return;
+    w->rep = e;
+    w->plen = len;
+    w->placed = 1;
     w->done = 1;
 }
 
@@ -358,11 +400,13 @@ coll_keep_why(struct colls_group *g, int op, const Envelope *rep)
  * for it to be written and for its result, checks the result's length
  * against a->expect.  On success *res is the result payload (malloc'd,
  * NULL when empty; the caller frees it) and *rlen its length, in native
- * byte order.  Returns 0 or a COLLS_E* code.
+ * byte order.  A large result may instead be read straight into out
+ * (a->expect bytes, unless NULL): *res is then NULL and *rlen its length.
+ * Returns 0 or a COLLS_E* code.
  */
 static int
-coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
-         size_t *rlen)
+coll_run(struct colls_group *g, const struct coll_args *a, void *out,
+         uint8_t **res, size_t *rlen)
 {
     colls_t *c = g->c;
     struct colls__coll_wait w;
@@ -419,6 +463,8 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
     memset(&w, 0, sizeof(w));
     w.g = g;
     w.seq = g->seq;
+    w.out = a->expect > 0 ? out : NULL;
+    w.cap = a->expect;
     memset(&wr, 0, sizeof(wr));
     wr.c = c;
     wr.kind = COLLS__REQ_SEND;
@@ -434,6 +480,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         rc = wr.result;
     if (rc < 0)
         goto out;
+    w.sent = 1;
     if (a->early && !w.done) {
         struct colls__coll_early *x = malloc(sizeof(*x));
         if (x != NULL) {
@@ -469,7 +516,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
         goto out;
     }
     if (w.plen > 0 && ds > 1 && (int)w.rep->byte_order != dtype_native_order())
-        dtype_swap(a->dtype, w.payload, w.plen / ds);
+        dtype_swap(a->dtype, w.placed ? out : w.payload, w.plen / ds);
     coll_keep_alg(g, w.seq, w.rep);
     if (g->trace)
         fprintf(stderr,
@@ -482,6 +529,10 @@ coll_run(struct colls_group *g, const struct coll_args *a, uint8_t **res,
     *rlen = w.plen;
     w.payload = NULL;
 out:
+    if (w.bound && c->conn.daemon != NULL)
+        /* timed out while the result is read into out: the rest goes to
+           a buffer of the stream's own, and is dropped when complete */
+        colls__stream_unbind(c->conn.daemon);
     c->coll_wait = NULL;
     envelope_free(w.rep);
     free(w.payload);
@@ -572,9 +623,9 @@ coll_run_copy(struct colls_group *g, const struct coll_args *a, void *out)
 {
     uint8_t *res;
     size_t rlen;
-    int rc = coll_run(g, a, &res, &rlen);
+    int rc = coll_run(g, a, out, &res, &rlen);
 
-    if (rc == 0 && rlen > 0 && out != NULL)
+    if (rc == 0 && res != NULL && out != NULL) /* else: read into out */
         memcpy(out, res, rlen);
     free(res);
     return coll_early_report(g, rc);
@@ -907,7 +958,7 @@ coll_run_vunpack(struct colls_group *g, const struct coll_args *a, void *rbuf,
 {
     uint8_t *res;
     size_t rlen;
-    int rc = coll_run(g, a, &res, &rlen);
+    int rc = coll_run(g, a, NULL, &res, &rlen);
 
     if (rc == 0 && rlen > 0)
         coll_vunpack(g, res, rbuf, counts, displs, a->dtype);

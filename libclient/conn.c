@@ -318,10 +318,14 @@ colls__stream_close(struct colls__stream *st)
     list_del(&st->link);
     if (st->pend_token != NULL) {
         void *token = st->pend_token;
+        int err = cn->err ? cn->err : COLLS_EIO;
         st->pend_token = NULL;
         st->pend_buf = NULL;
-        cn->ops->claimed(cn, token, st->pend_src, 0, 0,
-                         cn->err ? cn->err : COLLS_EIO);
+        if (st->pend_result)
+            cn->ops->result_claimed(cn, token, NULL, 0, err);
+        else
+            cn->ops->claimed(cn, token, st->pend_src, 0, 0, err);
+        st->pend_result = 0;
     }
     if (cn->daemon == st) {
         cn->daemon = NULL;
@@ -407,8 +411,9 @@ conn_pend(struct colls__stream *st, Envelope *e, size_t len, size_t have)
 }
 
 /*
- * A large DATA frame has started to arrive (have of len payload bytes at
- * p): if the API layer claims it (ops->claim), the rest is read straight
+ * A large DATA frame, or a collective's large result from the daemon, has
+ * started to arrive (have of len payload bytes at p): if the API layer
+ * claims it (ops->claim, ops->claim_result), the rest is read straight
  * into the buffer it hands out, less the head it skips.  Returns 1 if so
  * (e is kept until the payload is complete), else 0.
  */
@@ -421,6 +426,18 @@ conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
     void *buf, *token = NULL;
     size_t skip = 0;
 
+    if (e->kind == KIND__COLL_RESULT && st->kind == COLLS__ST_DAEMON) {
+        buf = cn->ops->claim_result(cn, e, len, &token);
+        if (buf == NULL)
+            return 0;
+        memcpy(buf, p, have);
+        st->pend_buf = buf;
+        st->pend_token = token;
+        st->pend_src = e->src;
+        st->pend_result = 1;
+        conn_pend(st, e, len, have);
+        return 1;
+    }
     if (e->kind != KIND__DATA || (st->kind == COLLS__ST_DIRECT && !st->hello))
         return 0;
     src = st->kind == COLLS__ST_DIRECT ? st->peer_tid : e->src;
@@ -445,15 +462,21 @@ conn_bound_done(struct colls__stream *st)
 {
     struct colls__conn *cn = st->cn;
     void *token = st->pend_token;
-    int tag = st->pend_env->tag;
+    Envelope *e = st->pend_env;
+    int tag = e->tag, result = st->pend_result;
     size_t len = st->pend_len;
 
-    envelope_free(st->pend_env);
     st->pend_env = NULL;
     st->pend_buf = NULL;
     st->pend_token = NULL;
     st->pend_len = st->pend_got = 0;
     st->pend_skip = 0;
+    st->pend_result = 0;
+    if (result) {
+        cn->ops->result_claimed(cn, token, e, len, 0);
+        return;
+    }
+    envelope_free(e);
     cn->ops->claimed(cn, token, st->pend_src, tag, len, 0);
 }
 
@@ -473,6 +496,7 @@ colls__stream_unbind(struct colls__stream *st)
     st->pend_buf = NULL;
     st->pend_token = NULL;
     st->pend_skip = 0;
+    st->pend_result = 0;
     if (data == NULL) {
         conn_stream_error(st, COLLS_ENOMEM);
         return;

@@ -17,8 +17,9 @@
  *
  * Ownership: a callback that is handed an Envelope or a payload takes it.
  * A write's buffers belong to the caller until the write's token is
- * reported written; a buffer handed out by claim() belongs to the
- * connection layer until claimed() or colls__stream_unbind().
+ * reported written; a buffer handed out by claim() (claim_result())
+ * belongs to the connection layer until claimed() (result_claimed()) or
+ * colls__stream_unbind().
  */
 #ifndef COLLS_LIBCLIENT_CONN_H
 #define COLLS_LIBCLIENT_CONN_H
@@ -83,6 +84,16 @@ struct colls__conn_ops {
        stream closed). */
     void (*claimed)(struct colls__conn *cn, void *token, colls_tid_t src,
                     int tag, size_t len, int status);
+    /* The head of a large COLL_RESULT frame e from the daemon (len
+       payload bytes) came: returns a buffer of len bytes to read the
+       payload straight into, with *token naming who waits for it, or NULL
+       (then as frame()). */
+    void *(*claim_result)(struct colls__conn *cn, const Envelope *e, size_t len,
+                          void **token);
+    /* That payload is complete (status 0: e is its frame, taken) or lost
+       (status < 0, e NULL: the stream closed). */
+    void (*result_claimed)(struct colls__conn *cn, void *token, Envelope *e,
+                           size_t len, int status);
     /* A write counted against token is done: status 0 or COLLS_E*. */
     void (*written)(struct colls__conn *cn, void *token, int status);
     /* The daemon stream is gone; cn->err says why. */
@@ -124,6 +135,7 @@ struct colls__stream {
     size_t pend_len, pend_got;
     uint8_t pend_head[COLLS__CLAIM_HEAD];
     size_t pend_skip;
+    int pend_result; /* pend_buf is claim_result()'s, not claim()'s */
     /* direct streams: the task at the other end, once DIRECT_HELLO came */
     colls_tid_t peer_tid;
     int hello;

@@ -271,6 +271,11 @@ void colls__spawn_output(colls_t *c, Envelope *e, uint8_t *payload,
 
 /* coll.c: a COLL_RESULT frame from the daemon (takes e and payload). */
 void colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen);
+/* coll.c: the connection layer's claim_result and result_claimed. */
+void *colls__coll_claim_result(struct colls__conn *cn, const Envelope *e,
+                               size_t len, void **token);
+void colls__coll_result_claimed(struct colls__conn *cn, void *token,
+                                Envelope *e, size_t len, int status);
 /* coll.c: waits for the results of g's operations that returned early
    (every group's when g is NULL), then forgets whatever is left. */
 void colls__coll_drain(colls_t *c, struct colls_group *g);

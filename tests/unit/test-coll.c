@@ -13,13 +13,17 @@
  * elsewhere) = block j
  * filled with byte j + 1, counts[j] items each; alltoallv = the packed
  * input itself.  Groups named "dead" answer COLLS_EPEERDEAD, "short" one
- * byte less than asked, "stale" first a result of another seq.
+ * byte less than asked, "stale" first a result of another seq, "swap" in
+ * the other byte order, and "slow" its frame up to half the payload, then
+ * the rest 400 ms later.
  *
  * What is checked: argument validation (error codes, and that a rejected
  * call sends nothing: the next request still has seq 0), join replies and
  * their checks, the option fields of COLL_REQ, unpacking of v-results into
  * displacements, packing of v-inputs in rank order, sticky failure, a
- * result of the wrong length, a stale result ignored.
+ * result of the wrong length, a stale result ignored; large results (read
+ * straight into the caller's buffer): their values, in either byte order,
+ * and a buffer left alone once its call timed out mid-result.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,9 @@
 #include <unistd.h>
 
 #include "libclient/internal.h"
+#include "proto/buf.h"
+#include "proto/dtype.h"
+#include "tests/netutil.h"
 #include "tests/unit/fakedaemon.h"
 #include "tests/unit/suites.h"
 
@@ -137,11 +144,32 @@ fake_coll(int fd, const Envelope *in, const uint8_t *pl, size_t plen, int P)
     }
     if (strcmp(in->group, "short") == 0 && olen > 0)
         olen--;
+    if (strcmp(in->group, "swap") == 0 && olen > 0) {
+        dtype_swap(COLLS_INT32, out, olen / 4);
+        e.byte_order = in->byte_order == COLLS_ORDER_LITTLE
+                           ? COLLS_ORDER_BIG
+                           : COLLS_ORDER_LITTLE;
+    }
     cr.alg = desc;
     cr.mode = COLLS_MODE_HIER;
     e.body_case = ENVELOPE__BODY_COLL_RESULT;
     e.coll_result = &cr;
-    fake_send(fd, &e, out, olen);
+    if (strcmp(in->group, "slow") == 0) {
+        struct buf b;
+        size_t half;
+        buf_init(&b);
+        if (envelope_frame(&b, &e, out, olen) != 0)
+            _exit(3);
+        half = b.len - olen / 2;
+        if (netutil_write_full(fd, b.data, half) != 0)
+            _exit(3);
+        usleep(400000);
+        if (netutil_write_full(fd, b.data + half, b.len - half) != 0)
+            _exit(3);
+        buf_free(&b);
+    } else {
+        fake_send(fd, &e, out, olen);
+    }
     free(out);
 }
 
@@ -396,6 +424,53 @@ START_TEST(test_failures)
 }
 END_TEST
 
+/* Large results: read straight into the caller's buffer (conn.c,
+   colls__coll_claim_result), swapped there, and never written there once
+   the call returned. */
+START_TEST(test_large)
+{
+    enum { N = 65536 }; /* 256 KiB: more than a frame's inline payload */
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_group_t *g, *sw, *slow;
+    int32_t *x = malloc(N * 4), *y = malloc(N * 4);
+    size_t i;
+
+    for (i = 0; i < N; i++)
+        x[i] = (int32_t)(i * 2654435761u);
+    ck_assert_int_eq(colls_group_join(c, "big", 3, &g), 1);
+    ck_assert_int_eq(colls_group_join(c, "swap", 3, &sw), 1);
+    ck_assert_int_eq(colls_group_join(c, "slow", 3, &slow), 1);
+    for (i = 0; i < 2; i++) {
+        size_t k;
+        memset(y, 0, N * 4);
+        ck_assert_int_eq(
+            colls_allreduce(i ? sw : g, x, y, N, COLLS_INT32, COLLS_SUM), 0);
+        for (k = 0; k < N; k++)
+            if ((uint32_t)y[k] != (uint32_t)x[k] * 3u)
+                ck_abort_msg("%s: item %zu: %d", i ? "swap" : "big", k, y[k]);
+    }
+    /* in place: the input is written before the result is read there */
+    memcpy(y, x, N * 4);
+    ck_assert_int_eq(colls_allreduce(g, y, y, N, COLLS_INT32, COLLS_SUM), 0);
+    for (i = 0; i < N; i++)
+        ck_assert_uint_eq((uint32_t)y[i], (uint32_t)x[i] * 3u);
+
+    /* half the result, then the call times out; the rest, read after it
+       returned, must not land in its buffer */
+    ck_assert_int_eq(colls_set_timeout(c, 150), 0);
+    ck_assert_int_eq(colls_bcast(slow, y, N, COLLS_INT32, 0), COLLS_ETIMEDOUT);
+    ck_assert_int_eq(colls_set_timeout(c, -1), 0);
+    memset(y, 0x11, N * 4);
+    ck_assert_int_eq(colls_allreduce(g, x, x, 1, COLLS_INT32, COLLS_SUM), 0);
+    for (i = 0; i < N; i++)
+        ck_assert_uint_eq((uint32_t)y[i], 0x11111111u);
+    free(x);
+    free(y);
+    detach(&f, c);
+}
+END_TEST
+
 Suite *
 suite_coll(void)
 {
@@ -407,6 +482,7 @@ suite_coll(void)
     tcase_add_test(tc, test_validation);
     tcase_add_test(tc, test_results);
     tcase_add_test(tc, test_failures);
+    tcase_add_test(tc, test_large);
     suite_add_tcase(s, tc);
     return s;
 }
