@@ -226,10 +226,13 @@ coll_result_env(const struct daemon *d, Envelope *r, CollResult *cr,
 }
 
 /* Sends COLL_RESULT to local member i of ci; owner (or NULL): the
-   allocation data lies in, which the answer takes (freed in any case). */
+   allocation data lies in, which the answer takes (freed in any case);
+   share (or NULL): the shared block data lies in, of which the answer
+   takes a reference. */
 static void
 coll_answer_own(struct daemon *d, struct coll_inst *ci, int i, int status,
-                const uint8_t *data, size_t len, uint8_t *owner)
+                const uint8_t *data, size_t len, uint8_t *owner,
+                struct task_share *share)
 {
     struct group *g = ci->g;
     struct task *t = task_find(d, g->tids[g->local[i]]);
@@ -260,15 +263,30 @@ coll_answer_own(struct daemon *d, struct coll_inst *ci, int i, int status,
     cr.us = (double)(platform_now_us() - ci->t0);
     cr.fallback = ci->fallback != 0;
     cr.why = status != 0 ? ci->why : "";
-    task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
-                   owner);
+    if (share != NULL && status == 0)
+        task_queue_env_shared(t, &r, data, len, share);
+    else
+        task_queue_env(t, &r, status == 0 ? data : NULL, status == 0 ? len : 0,
+                       owner);
 }
 
 void
 coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
             const uint8_t *data, size_t len)
 {
-    coll_answer_own(d, ci, i, status, data, len, NULL);
+    coll_answer_own(d, ci, i, status, data, len, NULL, NULL);
+}
+
+/* 1 if len > 0 bytes at data lie in the receive buffer x allocated. */
+static int
+coll_in_own(const struct exec *x, const uint8_t *data, size_t len)
+{
+    const uint8_t *own = x->own[SCHED_BUF_RECV];
+    uintptr_t p = (uintptr_t)data, o = (uintptr_t)own;
+
+    return own != NULL && len > 0 && p >= o &&
+           p - o <= x->bsz[SCHED_BUF_RECV] &&
+           len <= x->bsz[SCHED_BUF_RECV] - (p - o);
 }
 
 void
@@ -276,16 +294,36 @@ coll_answer_last(struct daemon *d, struct coll_inst *ci, int i, struct exec *x,
                  const uint8_t *data, size_t len)
 {
     uint8_t *own = x->own[SCHED_BUF_RECV];
-    uintptr_t p = (uintptr_t)data, o = (uintptr_t)own;
 
-    if (own == NULL || len == 0 || p < o || p - o > x->bsz[SCHED_BUF_RECV] ||
-        len > x->bsz[SCHED_BUF_RECV] - (p - o)) {
+    if (!coll_in_own(x, data, len)) {
         coll_answer(d, ci, i, 0, data, len);
         return;
     }
     x->own[SCHED_BUF_RECV] = NULL;
     x->buf[SCHED_BUF_RECV] = NULL;
-    coll_answer_own(d, ci, i, 0, data, len, own);
+    coll_answer_own(d, ci, i, 0, data, len, own, NULL);
+}
+
+int
+coll_answer_shared(struct daemon *d, struct coll_inst *ci, int i,
+                   struct exec *x, struct task_share **share,
+                   const uint8_t *data, size_t len)
+{
+    if (*share == NULL) {
+        if (!coll_in_own(x, data, len) ||
+            (*share = task_share_new(x->own[SCHED_BUF_RECV])) == NULL)
+            return 0;
+        x->own[SCHED_BUF_RECV] = NULL;
+        x->buf[SCHED_BUF_RECV] = NULL;
+    } else {
+        const uint8_t *m = (*share)->mem;
+        uintptr_t p = (uintptr_t)data, o = (uintptr_t)m;
+        if (len == 0 || p < o || p - o > x->bsz[SCHED_BUF_RECV] ||
+            len > x->bsz[SCHED_BUF_RECV] - (p - o))
+            return 0;
+    }
+    coll_answer_own(d, ci, i, 0, data, len, NULL, *share);
+    return 1;
 }
 
 /* Frees ci once every local member that can still ask was answered. */

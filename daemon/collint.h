@@ -27,6 +27,7 @@
 
 struct daemon;
 struct group;
+struct task_share;
 
 #define COLL_ALG_SPEC_MAX 64
 #define PHASE_LEADER      0
@@ -122,6 +123,14 @@ void coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
    (x no longer has it) instead of copying data. */
 void coll_answer_last(struct daemon *d, struct coll_inst *ci, int i,
                       struct exec *x, const uint8_t *data, size_t len);
+/* As coll_answer with status 0 for one of several members whose results
+   lie in the receive buffer x allocated: the first call moves that buffer
+   into *share (x no longer has it; the caller puts its reference when
+   done), and each answer holds a reference instead of a copy.  0 (nothing
+   sent: data is not there, or no memory) or 1. */
+int coll_answer_shared(struct daemon *d, struct coll_inst *ci, int i,
+                       struct exec *x, struct task_share **share,
+                       const uint8_t *data, size_t len);
 
 /* ---- collplan.c ---- */
 

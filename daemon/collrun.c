@@ -23,6 +23,7 @@
 #include "daemon/host.h"
 #include "daemon/log.h"
 #include "daemon/net.h"
+#include "daemon/task.h"
 #include "proto/collop.h"
 #include "proto/dtype.h"
 #include "proto/envelope.h"
@@ -256,6 +257,7 @@ collrun_hier_finish(struct daemon *d, struct coll_inst *ci)
     const uint8_t *data;
     size_t ssz = hier_scratch(L), len;
     uint8_t *scratch = NULL;
+    struct task_share *share = NULL;
     int i, rc = 0;
 
     if (ssz > 0 && (scratch = malloc(ssz)) == NULL)
@@ -263,12 +265,16 @@ collrun_hier_finish(struct daemon *d, struct coll_inst *ci)
     for (i = 0; i < ci->g->nlocal && rc == 0; i++) {
         rc = hier_result(L, i, lr, (const uint8_t *const *)ci->in, scratch,
                          &data, &len);
-        /* the last member may take the leader's result buffer itself */
-        if (rc == 0 && i == ci->g->nlocal - 1 && !ci->fpc)
+        if (rc != 0)
+            break;
+        if (!ci->fpc && i == ci->g->nlocal - 1 && share == NULL)
+            /* no other shares it: the last may take the leader's buffer */
             coll_answer_last(d, ci, i, &ci->ex[0], data, len);
-        else if (rc == 0)
+        else if (ci->fpc ||
+                 !coll_answer_shared(d, ci, i, &ci->ex[0], &share, data, len))
             coll_answer(d, ci, i, 0, data, len);
     }
+    task_share_put(share);
     free(scratch);
     return rc;
 }

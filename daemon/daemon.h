@@ -89,7 +89,8 @@ struct task_out {
     struct task_out *next;
     const uint8_t *body;
     size_t body_len;
-    void *owner;
+    void *owner;              /* freed with the entry, or NULL */
+    struct task_share *share; /* released with the entry, or NULL */
     size_t head_len;
     size_t sent;     /* bytes of head + body already written */
     int credit_hid;  /* DATA forwarded by this daemon (0: other output) */

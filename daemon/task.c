@@ -199,10 +199,32 @@ task_adopt(struct daemon *d, int fd, uid_t uid, pid_t pid, int rights)
 
 /* ---- output ------------------------------------------------------------- */
 
+struct task_share *
+task_share_new(void *mem)
+{
+    struct task_share *s = malloc(sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    s->refs = 1;
+    s->mem = mem;
+    return s;
+}
+
+void
+task_share_put(struct task_share *s)
+{
+    if (s == NULL || --s->refs > 0)
+        return;
+    free(s->mem);
+    free(s);
+}
+
 static void
 task_out_free(struct task_out *o)
 {
     free(o->owner);
+    task_share_put(o->share);
     free(o);
 }
 
@@ -496,6 +518,7 @@ task_out_copy(const uint8_t *frame, size_t len)
     o->body = NULL;
     o->body_len = 0;
     o->owner = NULL;
+    o->share = NULL;
     return o;
 }
 
@@ -597,12 +620,14 @@ task_writable_state(const struct task *t)
             t->state == TASK_ST_CLOSING);
 }
 
-int
-task_queue_env(struct task *t, const Envelope *e, const void *payload,
-               size_t plen, void *owner)
+/* task_queue_env and task_queue_env_shared: share, if not NULL, holds
+   the payload (a reference is taken once queued); else owner, as there. */
+static int
+task_queue_env_from(struct task *t, const Envelope *e, const void *payload,
+                    size_t plen, void *owner, struct task_share *share)
 {
     size_t elen = envelope_packed_size(e);
-    size_t inl = owner != NULL ? 0 : plen;
+    size_t inl = owner != NULL || share != NULL ? 0 : plen;
     struct task_out *o;
 
     if (!task_writable_state(t) || elen == 0 || elen > UINT32_MAX ||
@@ -622,7 +647,10 @@ task_queue_env(struct task *t, const Envelope *e, const void *payload,
     }
     envelope_pack(e, o->head + FRAME_HDR_LEN);
     o->sent = 0;
-    if (owner != NULL) {
+    o->share = share;
+    if (share != NULL)
+        share->refs++;
+    if (owner != NULL || share != NULL) {
         o->head_len = FRAME_HDR_LEN + elen;
         o->body = payload;
         o->body_len = plen;
@@ -636,6 +664,20 @@ task_queue_env(struct task *t, const Envelope *e, const void *payload,
         o->owner = NULL;
     }
     return task_enqueue(t, o, 0, 0);
+}
+
+int
+task_queue_env(struct task *t, const Envelope *e, const void *payload,
+               size_t plen, void *owner)
+{
+    return task_queue_env_from(t, e, payload, plen, owner, NULL);
+}
+
+int
+task_queue_env_shared(struct task *t, const Envelope *e, const void *payload,
+                      size_t plen, struct task_share *share)
+{
+    return task_queue_env_from(t, e, payload, plen, NULL, share);
 }
 
 /* task_queue_packed, with credit_hid and credit passed to task_enqueue. */
@@ -664,6 +706,7 @@ task_queue_packed_from(struct task *t, const uint8_t *body, size_t env_len,
     o->body = body;
     o->body_len = body_len;
     o->owner = owner;
+    o->share = NULL;
     o->sent = 0;
     return task_enqueue(t, o, credit_hid, credit);
 }

@@ -70,6 +70,25 @@ struct task *task_find(struct daemon *d, uint32_t tid);
 int task_queue_env(struct task *t, const Envelope *e, const void *payload,
                    size_t plen, void *owner);
 /*
+ * A payload that several tasks' frames hold at once (a collective's
+ * result for every local member), freed once the last of them is written
+ * or dropped.  task_share_new takes mem (a malloc'd block) and returns
+ * the caller's reference, NULL without memory (mem is then not taken);
+ * task_share_put drops a reference.
+ */
+struct task_share {
+    unsigned refs;
+    void *mem;
+};
+struct task_share *task_share_new(void *mem);
+void task_share_put(struct task_share *s);
+/* task_queue_env for a payload inside share's block: the frame holds a
+   reference instead of a copy.  0 or a negative COLLS_E* code. */
+int task_queue_env_shared(struct task *t, const Envelope *e,
+                          const void *payload, size_t plen,
+                          struct task_share *share);
+
+/*
  * A notice for every ACTIVE task but except (0: none): TASK_EXIT or
  * HOST_DOWN.  Queued now to tasks within --task-queue-max that missed
  * none before, else kept in the daemon's ring of the last TASK_NOTICES
