@@ -686,7 +686,11 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(shm_bytes_in, "Bytes read from tasks' request rings.")                   \
     X(shm_bytes_out, "Bytes written to tasks' completion rings.")              \
     X(shm_full_waits, "Times output waited for room in a completion ring.")    \
-    X(shm_task_waits, "Times a task waited for room in its request ring.")
+    X(shm_task_waits, "Times a task waited for room in its request ring.")     \
+    X(cma_tasks, "Tasks attached with single copy (process_vm_readv).")        \
+    X(cma_bytes_in, "Bytes of collective inputs read from tasks' memory.")     \
+    X(cma_bytes_out, "Bytes of collective results written to tasks' memory.")  \
+    X(cma_failed, "Single copies that failed (the result went in the frame).")
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames, "Malformed frames from tasks.")                              \
     X(bad_envelopes, "Frames whose envelope did not unpack.")                  \

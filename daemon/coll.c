@@ -160,6 +160,7 @@ coll_inst_free_arrays(struct coll_inst *ci)
     free(ci->reqd);
     free(ci->answered);
     free(ci->req_id);
+    free(ci->out);
     free(ci->in);
     free(ci->inlen);
     free(ci->inown);
@@ -199,12 +200,13 @@ coll_inst_get(struct daemon *d, struct group *g, uint64_t seq, int create)
     ci->reqd = calloc(nl, 1);
     ci->answered = calloc(nl, 1);
     ci->req_id = calloc(nl, sizeof(uint64_t));
+    ci->out = calloc(nl, sizeof(*ci->out));
     ci->in = calloc(nl, sizeof(uint8_t *));
     ci->inlen = calloc(nl, sizeof(size_t));
     ci->inown = calloc(nl, sizeof(void *));
     ci->a2a = calloc(nl, sizeof(size_t *));
-    if (!ci->reqd || !ci->answered || !ci->req_id || !ci->in || !ci->inlen ||
-        !ci->inown || !ci->a2a) {
+    if (!ci->reqd || !ci->answered || !ci->req_id || !ci->out || !ci->in ||
+        !ci->inlen || !ci->inown || !ci->a2a) {
         coll_inst_free_arrays(ci);
         return NULL;
     }
@@ -263,6 +265,15 @@ coll_answer_own(struct daemon *d, struct coll_inst *ci, int i, int status,
     cr.us = (double)(platform_now_us() - ci->t0);
     cr.fallback = ci->fallback != 0;
     cr.why = status != 0 ? ci->why : "";
+    if (status == 0 && len > 0 && ci->out[i].addr != 0 &&
+        len == ci->out[i].len &&
+        task_cma_write(t, ci->out[i].addr, data, len) == 0) {
+        /* single copy: the result is in the task's buffer already */
+        cr.placed = 1;
+        free(owner);
+        task_queue_env(t, &r, NULL, 0, NULL);
+        return;
+    }
     if (share != NULL && status == 0)
         task_queue_env_shared(t, &r, data, len, share);
     else
@@ -469,15 +480,18 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
               size_t plen, uint8_t *owner)
 {
     struct daemon *d = t->d;
+    const CollReq *q;
     struct group *g;
     struct coll_inst *ci;
-    int r, i, rc, first;
+    int r, i, rc, first, cma_in;
 
     if (e->body_case != ENVELOPE__BODY_COLL_REQ) {
         d->gs->cs->cnt.bad_requests++;
         coll_refuse(t, e, COLLS_EINVAL);
         goto out;
     }
+    q = e->coll_req;
+    cma_in = q->in_addr != 0;
     g = group_find(d, e->coll_req->gid);
     if (g == NULL) {
         coll_refuse(t, e, COLLS_ENOENT);
@@ -503,6 +517,10 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     ci->reqd[i] = 1;
     ci->nreq++;
     ci->req_id[i] = e->req_id;
+    if (q->out_addr != 0 && t->cma) {
+        ci->out[i].addr = q->out_addr;
+        ci->out[i].len = q->out_len;
+    }
     if (ci->state == CI_FAILED) {
         coll_answer(d, ci, i, ci->status, NULL, 0);
         coll_inst_maybe_end(ci);
@@ -526,6 +544,15 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     }
     if (rc == 0 && ci->op == SCHED_OP_ALLTOALLV)
         rc = collplan_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
+    if (rc == 0 && cma_in &&
+        (plen > 0 || !t->cma || q->in_len > (uint64_t)d->cfg->max_message)) {
+        snprintf(ci->why, sizeof(ci->why),
+                 "rank %d: input in its memory refused (single copy %s)", r,
+                 t->cma ? "with a payload, or too large" : "not granted");
+        rc = COLLS_EINVAL;
+    }
+    if (rc == 0 && cma_in)
+        plen = (size_t)q->in_len;
     if (rc == 0 && plen != collplan_in_len(ci, r, ci->a2a[i])) {
         snprintf(ci->why, sizeof(ci->why),
                  "%zu bytes of input from rank %d, %zu expected", plen, r,
@@ -540,8 +567,22 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
         coll_inst_maybe_end(ci);
         goto out;
     }
-    /* keep the input */
-    if (owner != NULL) {
+    /* keep the input: single copy reads it from the task's memory */
+    if (cma_in) {
+        ci->inown[i] = malloc(plen ? plen : 1);
+        rc = ci->inown[i] == NULL
+                 ? COLLS_ENOMEM
+                 : task_cma_read(t, q->in_addr, ci->inown[i], plen);
+        if (rc != 0) {
+            snprintf(ci->why, sizeof(ci->why),
+                     "rank %d: its input could not be read (%s)", r,
+                     log_errstr(rc));
+            coll_inst_fail(d, ci, rc, 1);
+            coll_inst_maybe_end(ci);
+            goto out;
+        }
+        ci->in[i] = ci->inown[i];
+    } else if (owner != NULL) {
         ci->in[i] = (uint8_t *)payload;
         ci->inown[i] = owner;
         owner = NULL;

@@ -94,6 +94,11 @@ struct coll_inst {
     int nreq, nans;
     uint8_t *reqd, *answered;
     uint64_t *req_id;
+    /* per local member: where its result may be written in its memory
+       (single copy, task_cma_write), addr 0 none */
+    struct coll_out {
+        uint64_t addr, len;
+    } * out;
     uint8_t **in;
     size_t *inlen;
     void **inown;

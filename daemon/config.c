@@ -164,6 +164,11 @@ static const struct config_opt config_table[] = {
         0),
     OPT("max-tasks", CFG_INT, max_tasks, "1024", 1, 1048575, "N",
         "largest number of attached tasks", 0),
+    OPT("cma", CFG_BOOL, cma, "yes", 0, 0, NULL,
+        "copy large collective inputs and results straight between a "
+        "task's memory and the daemon's (process_vm_readv/writev) for the "
+        "tasks that offer it at attach; no: through the channel",
+        0),
     OPT("shm", CFG_BOOL, shm, "yes", 0, 0, NULL,
         "take the shared-memory channel a task offers at attach (rings in "
         "a memfd instead of the socket for its frames); no keeps every "

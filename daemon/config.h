@@ -53,6 +53,7 @@ struct config {
     int64_t join_timeout_ms;
     int64_t max_tasks;
     int shm;                  /* offer tasks the shared-memory channel */
+    int cma;                  /* single copy with tasks that offer it */
     int64_t task_queue_limit; /* bytes on the transport towards a host */
     int64_t task_queue_max;   /* bytes queued towards one task */
     int64_t task_credit;      /* flow-control window per (daemon, task) */

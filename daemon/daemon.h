@@ -154,6 +154,11 @@ struct task {
     struct task_credit *credits;
     int ncredits;
     struct shm_chan *shm; /* shared-memory channel (shm.h), or NULL */
+    /* single copy (task_cma_*): its memory may be read and written at
+       the addresses its requests name; pidfd names the process of the
+       peer credentials' pid (-1: none) */
+    int cma;
+    int pidfd;
     struct task_stats st;
 };
 
@@ -216,6 +221,9 @@ struct daemon_stats {
        the rings, waits on a full ring (ours, the task's), bad indices */
     uint64_t shm_tasks, shm_fallbacks, shm_bytes_in, shm_bytes_out;
     uint64_t shm_full_waits, shm_task_waits, shm_bad;
+    /* task.c: tasks with single copy, bytes read from and written to
+       their memory, copies that failed (the frame carried the result) */
+    uint64_t cma_tasks, cma_bytes_in, cma_bytes_out, cma_failed;
     struct stats_hist msg_bytes;   /* payload sizes of DATA from tasks */
     struct stats_hist ping_rtt_us; /* daemon echo round trips */
 };

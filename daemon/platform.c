@@ -20,8 +20,11 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -394,5 +397,60 @@ platform_tune_malloc(void)
 #ifdef HAVE_MALLOPT
     (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
     (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
+int
+platform_pidfd(pid_t pid)
+{
+#if HAVE_DECL_SYS_PIDFD_OPEN
+    long fd = syscall(SYS_pidfd_open, pid, 0);
+    return fd >= 0 ? (int)fd : -1;
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+int
+platform_pidfd_exited(int pidfd)
+{
+    struct pollfd p = {pidfd, POLLIN, 0};
+
+    if (pidfd < 0)
+        return 1;
+    /* a pidfd polls readable once its process has exited */
+    return poll(&p, 1, 0) != 0;
+}
+
+int
+platform_vm_copy(pid_t pid, int to_them, void *buf, uint64_t addr, size_t len)
+{
+#ifdef HAVE_PROCESS_VM_READV
+    size_t done = 0;
+
+    if (addr > UINTPTR_MAX || len > UINTPTR_MAX - addr)
+        return -EFAULT;
+    while (done < len) {
+        struct iovec l = {(uint8_t *)buf + done, len - done};
+        struct iovec r = {(void *)(uintptr_t)(addr + done), len - done};
+        ssize_t n = to_them ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                            : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -EFAULT; /* a partial copy stops at an unmapped page */
+        done += (size_t)n;
+    }
+    return 0;
+#else
+    (void)pid;
+    (void)to_them;
+    (void)buf;
+    (void)addr;
+    (void)len;
+    return -ENOSYS;
 #endif
 }

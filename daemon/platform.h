@@ -83,4 +83,20 @@ void platform_hostname(char *out, size_t len);
    the C library can be told so (see platform.c). */
 void platform_tune_malloc(void);
 
+/*
+ * Single copy between the daemon and a task's memory (docs/protocol.md,
+ * "Single copy").  platform_pidfd: a descriptor naming process pid that
+ * a later process with the same number does not take over, or -1 (none
+ * here).  platform_pidfd_exited: 1 once that process has exited (or the
+ * descriptor is -1), else 0.  platform_vm_copy copies len bytes between
+ * buf and addr in process pid's memory, from theirs to ours (to_them 0)
+ * or ours to theirs: 0, or a negative errno (EPERM where the kernel does
+ * not let us, EFAULT for an address not mapped so, ENOSYS without the
+ * system call).
+ */
+int platform_pidfd(pid_t pid);
+int platform_pidfd_exited(int pidfd);
+int platform_vm_copy(pid_t pid, int to_them, void *buf, uint64_t addr,
+                     size_t len);
+
 #endif

@@ -174,6 +174,7 @@ task_adopt(struct daemon *d, int fd, uid_t uid, pid_t pid, int rights)
     t->fd = fd;
     t->uid = uid;
     t->pid = pid;
+    t->pidfd = -1;
     t->rights = rights;
     t->state = TASK_ST_HANDSHAKE;
     t->attached_us = platform_now_us();
@@ -916,6 +917,8 @@ task_reap(struct daemon *d)
         if (t->shm != NULL && t->shm->ev != NULL)
             event_free(t->shm->ev);
         shm_chan_free(t->shm); /* unmaps: the memfd goes with the task's */
+        if (t->pidfd >= 0)
+            close(t->pidfd);
         buf_free(&t->in);
         free(t->big);
         free(t->credits);
@@ -1090,6 +1093,80 @@ task_shm_accept(struct task *t)
     t->shm = NULL;
 }
 
+/*
+ * Single copy with t (docs/protocol.md, "Single copy"): the daemon reads
+ * the token the task put in its memory at the address it named; only if
+ * the bytes match does it copy to and from t's memory later.  The pid is
+ * that of the peer credentials (never one a task claims), held as a pidfd
+ * so that a process that gets the number after t died is never touched.
+ */
+static void
+task_cma_probe(struct task *t, const AttachReq *ar, int cred_pid)
+{
+    uint8_t got[16];
+    int rc;
+
+    if (!t->d->cfg->cma || !cred_pid || ar->cma_addr == 0 ||
+        ar->cma_token.len != sizeof(got))
+        return;
+    t->pidfd = platform_pidfd(t->pid);
+    if (t->pidfd < 0)
+        return;
+    rc = platform_vm_copy(t->pid, 0, got, ar->cma_addr, sizeof(got));
+    if (rc == 0 && !platform_pidfd_exited(t->pidfd) &&
+        memcmp(got, ar->cma_token.data, sizeof(got)) == 0) {
+        t->cma = 1;
+        t->d->st.cma_tasks++;
+        return;
+    }
+    log_debug("task pid %ld: no single copy (%s)", (long)t->pid,
+              rc < 0 ? strerror(-rc) : "token differs");
+    close(t->pidfd);
+    t->pidfd = -1;
+}
+
+/* Copies between buf and t's memory at addr; to_t: ours to t's. */
+static int
+task_cma(struct task *t, int to_t, void *buf, uint64_t addr, size_t len)
+{
+    int rc;
+
+    if (!t->cma || t->state != TASK_ST_ACTIVE ||
+        platform_pidfd_exited(t->pidfd))
+        return COLLS_EPERM;
+    /* the pidfd said the process was alive just before: its number
+       cannot have been handed on since unless the kernel went through
+       every other one in between */
+    rc = platform_vm_copy(t->pid, to_t, buf, addr, len);
+    /* and bytes read count only if it is still there afterwards */
+    if (rc == 0 && platform_pidfd_exited(t->pidfd))
+        rc = -ESRCH;
+    if (rc < 0) {
+        t->d->st.cma_failed++;
+        log_debug("task t%x: single copy of %zu bytes %s 0x%llx: %s", t->tid,
+                  len, to_t ? "to" : "from", (unsigned long long)addr,
+                  strerror(-rc));
+        return rc == -EFAULT ? COLLS_EINVAL : COLLS_EPERM;
+    }
+    if (to_t)
+        t->d->st.cma_bytes_out += len;
+    else
+        t->d->st.cma_bytes_in += len;
+    return 0;
+}
+
+int
+task_cma_read(struct task *t, uint64_t addr, void *buf, size_t len)
+{
+    return task_cma(t, 0, buf, addr, len);
+}
+
+int
+task_cma_write(struct task *t, uint64_t addr, const void *buf, size_t len)
+{
+    return task_cma(t, 1, (void *)(uintptr_t)buf, addr, len);
+}
+
 /* Answers ATTACH_REQ: checks, assigns the tid, goes ACTIVE. */
 static void
 task_attach(struct task *t, Envelope *e)
@@ -1142,6 +1219,7 @@ task_attach(struct task *t, Envelope *e)
         t->tid = d->task_ops->reserved(d, t->pid, &t->parent);
     if (t->tid == 0)
         t->tid = COLLS_DAEMON_TID(d->hid) | d->next_local++;
+    task_cma_probe(t, e->attach_req, t->pid > 0);
     if (e->attach_req->pid > 0 && t->pid == 0)
         t->pid = e->attach_req->pid;
     snprintf(t->name, sizeof(t->name), "%s",
@@ -1164,6 +1242,7 @@ task_attach(struct task *t, Envelope *e)
     rep.max_message = (uint64_t)d->cfg->max_message;
     rep.direct_addr = d->direct_ip;
     rep.parent = t->parent;
+    rep.cma = t->cma != 0;
     log_info("task t%x attached: %s pid %ld uid %ld%s%s", t->tid, t->name,
              (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "",
              t->rights == TASK_RIGHT_ADMIN ? "" : " (no admin verbs)");

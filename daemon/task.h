@@ -82,6 +82,14 @@ struct task_share {
 };
 struct task_share *task_share_new(void *mem);
 void task_share_put(struct task_share *s);
+/*
+ * Single copy (docs/protocol.md): copies len bytes from t's memory at
+ * addr into buf, or from buf to there.  0; COLLS_EPERM if t has no single
+ * copy (or has exited); COLLS_EINVAL if the address is not mapped so.
+ */
+int task_cma_read(struct task *t, uint64_t addr, void *buf, size_t len);
+int task_cma_write(struct task *t, uint64_t addr, const void *buf, size_t len);
+
 /* task_queue_env for a payload inside share's block: the frame holds a
    reference instead of a copy.  0 or a negative COLLS_E* code. */
 int task_queue_env_shared(struct task *t, const Envelope *e,

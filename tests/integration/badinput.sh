@@ -12,6 +12,8 @@
 #     from their known source addresses, and random bytes and datagrams
 #     with valid headers and random incarnations forged from them (a new
 #     incarnation is only adopted after a challenge, daemon/rel.c).
+#   * single copy from a hostile task (garbage cma): a wrong token is not
+#     granted, bad input and output addresses fail that collective alone;
 #   * a join datagram of protocol version 1: dropped, with a
 #     COLLS_EVERSION line naming the sender and both versions in the log.
 # Then: the exchange passed, every daemon is still up and answers, and the
@@ -41,6 +43,12 @@ timeout 120 "$G" unix "$(it_sock 1)" >"$IT_DIR/garbage-unix1.log" 2>&1 ||
 timeout 120 "$G" unix "$(it_sock 2)" >"$IT_DIR/garbage-unix2.log" 2>&1 ||
     it_fail "task socket garbage against daemon 2"
 cat "$IT_DIR/garbage-unix1.log"
+# single copy from a hostile task (needs the daemon to be allowed to read
+# our memory: root, or the same user where ptrace rules permit)
+timeout 60 "$G" cma "$(it_sock 1)" >"$IT_DIR/garbage-cma.log" 2>&1 ||
+    it_fail "single-copy garbage against daemon 1: $(grep FAIL \
+        "$IT_DIR/garbage-cma.log")"
+cat "$IT_DIR/garbage-cma.log"
 
 for i in 1 2; do
     timeout 60 "$G" udp "127.0.0.1:$(it_port "$i")" --from 127.0.0.5 \

@@ -38,6 +38,14 @@
  *       one message from seq S on), hostdown (a HOST_DOWN join datagram
  *       about the target) or invite (an ADD_HOST invitation).  Prints
  *       "sent N" (datagrams).
+ *   garbage cma PATH
+ *       Single copy (docs/protocol.md) from a hostile task: a token that
+ *       differs from what its address holds is not granted; a granted
+ *       task's collectives with an input or an output address that is not
+ *       mapped, an input too large or next to a payload, and an ungranted
+ *       task's input address each fail that collective with an error (or,
+ *       for an output, answer in the frame instead), while a good one is
+ *       answered in place.  Exit 0 when every case behaved so.
  *   garbage version ADDR:PORT [--version V]
  *       one HOST_JOIN join datagram of protocol version V (default 1, the
  *       previous one) from an ordinary socket: the daemon must drop it
@@ -55,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -62,6 +71,7 @@
 
 #include "colls.h"
 #include "proto/dgram.h"
+#include "proto/dtype.h"
 #include "proto/envelope.h"
 #include "proto/frame.h"
 #include "tests/netutil.h"
@@ -415,6 +425,260 @@ run_unix(const char *path)
         close(fd);
     }
     printf("garbage: 50 random short frames sent\n");
+    return nfail ? 1 : 0;
+}
+
+/* ---- single copy -------------------------------------------------------- */
+
+/* Reads frames until one of kind comes (others are skipped) or 5 s pass;
+   0 with *e (and its payload, malloc'd, in *pl, *plen) or -1. */
+static int
+recv_env(int fd, int kind, Envelope **e, uint8_t **pl, size_t *plen)
+{
+    double end = now_ms() + 5000;
+
+    for (;;) {
+        uint8_t h[FRAME_HDR_LEN], *rest;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        uint32_t fl, el;
+        int left = (int)(end - now_ms());
+        if (left <= 0 || poll(&p, 1, left) != 1 ||
+            recv(fd, h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h))
+            return -1;
+        fl = (uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3];
+        el = (uint32_t)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7];
+        if (fl < 4 || el > fl - 4 || fl > (64u << 20) ||
+            (rest = malloc(fl - 4 + 1)) == NULL)
+            return -1;
+        if (recv(fd, rest, fl - 4, MSG_WAITALL) != (ssize_t)(fl - 4) ||
+            envelope_unpack(rest, el, e) != 0) {
+            free(rest);
+            return -1;
+        }
+        if ((int)(*e)->kind == kind) {
+            *plen = fl - 4 - el;
+            *pl = malloc(*plen + 1);
+            if (*pl != NULL)
+                memcpy(*pl, rest + el, *plen);
+            free(rest);
+            return *pl != NULL ? 0 : -1;
+        }
+        envelope_free(*e);
+        free(rest);
+    }
+}
+
+/* Attaches offering single copy with token; 1 if granted, 0 if not, -1
+   if the attach failed.  at: where the daemon is told the token is. */
+static int
+cma_attach(int fd, const uint8_t *token, const uint8_t *at)
+{
+    Envelope e, *r;
+    AttachReq a = ATTACH_REQ__INIT;
+    uint8_t *pl;
+    size_t plen;
+    int granted;
+
+    envelope_init(&e);
+    e.kind = KIND__ATTACH_REQ;
+    a.version = COLLS_PROTO_VERSION;
+    a.pid = (int)getpid();
+    a.name = "garbage-cma";
+    a.cma_addr = (uint64_t)(uintptr_t)at;
+    a.cma_token.data = (uint8_t *)(uintptr_t)token;
+    a.cma_token.len = 16;
+    e.body_case = ENVELOPE__BODY_ATTACH_REQ;
+    e.attach_req = &a;
+    send_env(fd, &e, NULL, 0);
+    if (recv_env(fd, KIND__ATTACH_REP, &r, &pl, &plen) != 0)
+        return -1;
+    granted = r->status == 0 && r->body_case == ENVELOPE__BODY_ATTACH_REP
+                  ? r->attach_rep->cma
+                  : -1;
+    envelope_free(r);
+    free(pl);
+    return granted;
+}
+
+/* Joins a fresh group of one; its gid, or 0. */
+static uint64_t
+cma_join(int fd, const char *name)
+{
+    Envelope e, *r;
+    GroupJoin j = GROUP_JOIN__INIT;
+    uint8_t *pl;
+    size_t plen;
+    uint64_t gid = 0;
+
+    envelope_init(&e);
+    e.kind = KIND__GROUP_JOIN;
+    e.group = (char *)(uintptr_t)name;
+    j.size = 1;
+    e.body_case = ENVELOPE__BODY_GROUP_JOIN;
+    e.group_join = &j;
+    send_env(fd, &e, NULL, 0);
+    if (recv_env(fd, KIND__GROUP_FORMED, &r, &pl, &plen) != 0)
+        return 0;
+    if (r->body_case == ENVELOPE__BODY_GROUP_INFO)
+        gid = r->group_info->gid;
+    envelope_free(r);
+    free(pl);
+    return gid;
+}
+
+/*
+ * One allreduce (sum, int32, n items) of group name/gid: the input from
+ * in_addr (in_len bytes; 0: none) and in the frame from in (NULL: none),
+ * the result to out_addr (0: none); the result's status, whether it was
+ * placed, and its payload.
+ */
+struct cma_res {
+    int status, placed;
+    size_t plen;
+    uint8_t *pl;
+};
+
+static int
+cma_coll(int fd, const char *name, uint64_t gid, size_t n, const void *in,
+         uint64_t in_addr, uint64_t in_len, uint64_t out_addr,
+         struct cma_res *res)
+{
+    Envelope e, *r;
+    CollReq q = COLL_REQ__INIT;
+
+    envelope_init(&e);
+    e.kind = KIND__COLL_REQ;
+    e.group = (char *)(uintptr_t)name;
+    e.seq = 0;
+    e.dtype = COLLS_INT32;
+    e.count = n;
+    e.byte_order = (uint32_t)dtype_native_order();
+    q.gid = gid;
+    q.op = COLLS_COLL_ALLREDUCE;
+    q.rop = COLLS_SUM;
+    q.in_addr = in_addr;
+    q.in_len = in_len;
+    q.out_addr = out_addr;
+    q.out_len = out_addr != 0 ? n * 4 : 0;
+    e.body_case = ENVELOPE__BODY_COLL_REQ;
+    e.coll_req = &q;
+    send_env(fd, &e, in, in != NULL ? n * 4 : 0);
+    if (recv_env(fd, KIND__COLL_RESULT, &r, &res->pl, &res->plen) != 0)
+        return -1;
+    res->status = r->status;
+    res->placed =
+        r->body_case == ENVELOPE__BODY_COLL_RESULT && r->coll_result->placed;
+    envelope_free(r);
+    return 0;
+}
+
+static void
+cma_expect(const char *what, int ok)
+{
+    printf("garbage: single copy, %s: %s\n", what, ok ? "ok" : "FAIL");
+    if (!ok) {
+        fprintf(stderr, "garbage: FAIL single copy: %s\n", what);
+        nfail++;
+    }
+}
+
+static int
+run_cma(const char *path)
+{
+    enum { N = 32768 }; /* 128 KiB of int32 */
+    static uint8_t token[16], other[16];
+    static int32_t in[N], out[N];
+    /* an address no process maps (the first page) */
+    const uint64_t bad = 4096;
+    struct cma_res res;
+    char name[64];
+    int fd, fd2, i, g;
+    uint64_t gid;
+
+    rnd_fill(token, sizeof(token));
+    memcpy(other, token, sizeof(other));
+    other[3] ^= 1;
+    for (i = 0; i < N; i++)
+        in[i] = (int32_t)(i * 7919);
+
+    /* a token whose address holds other bytes: not granted */
+    fd2 = unix_connect(path);
+    cma_expect("wrong token not granted", cma_attach(fd2, token, other) == 0);
+    snprintf(name, sizeof(name), "cma-u%d", (int)getpid());
+    gid = cma_join(fd2, name);
+    cma_expect("ungranted input address refused",
+               gid != 0 &&
+                   cma_coll(fd2, name, gid, N, NULL, (uintptr_t)in, N * 4, 0,
+                            &res) == 0 &&
+                   res.status == COLLS_EINVAL);
+    close(fd2);
+
+    fd = unix_connect(path);
+    g = cma_attach(fd, token, token);
+    cma_expect("granted", g == 1);
+    if (g != 1) {
+        close(fd);
+        return 1;
+    }
+    for (i = 0; i < 6; i++) {
+        int ok = 0;
+        snprintf(name, sizeof(name), "cma-%d-%d", (int)getpid(), i);
+        if ((gid = cma_join(fd, name)) == 0) {
+            cma_expect("join", 0);
+            continue;
+        }
+        memset(out, 0, sizeof(out));
+        res.pl = NULL;
+        switch (i) {
+        case 0: /* good: in place both ways */
+            ok = cma_coll(fd, name, gid, N, NULL, (uintptr_t)in, N * 4,
+                          (uintptr_t)out, &res) == 0 &&
+                 res.status == 0 && res.placed && res.plen == 0 &&
+                 memcmp(in, out, sizeof(in)) == 0;
+            cma_expect("input and result in place", ok);
+            break;
+        case 1: /* input address not mapped */
+            ok = cma_coll(fd, name, gid, N, NULL, bad, N * 4, 0, &res) == 0 &&
+                 res.status == COLLS_EINVAL;
+            cma_expect("unmapped input address", ok);
+            break;
+        case 2: /* result address not mapped: the frame carries it */
+            ok = cma_coll(fd, name, gid, N, NULL, (uintptr_t)in, N * 4, bad,
+                          &res) == 0 &&
+                 res.status == 0 && !res.placed && res.plen == N * 4 &&
+                 memcmp(res.pl, in, sizeof(in)) == 0;
+            cma_expect("unmapped result address", ok);
+            break;
+        case 3: /* input address and a payload too */
+            ok = cma_coll(fd, name, gid, N, in, (uintptr_t)in, N * 4, 0,
+                          &res) == 0 &&
+                 res.status == COLLS_EINVAL;
+            cma_expect("input address and a payload", ok);
+            break;
+        case 4: /* more than max-message */
+            ok = cma_coll(fd, name, gid, N, NULL, (uintptr_t)in,
+                          (uint64_t)1 << 40, 0, &res) == 0 &&
+                 res.status == COLLS_EINVAL;
+            cma_expect("input larger than max-message", ok);
+            break;
+        default: { /* a region that runs off its mapping */
+            long pg = sysconf(_SC_PAGESIZE);
+            uint8_t *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            ok =
+                m != MAP_FAILED && munmap(m + pg, (size_t)pg) == 0 &&
+                cma_coll(fd, name, gid, N, NULL, (uintptr_t)m + (size_t)pg - 64,
+                         N * 4, 0, &res) == 0 &&
+                res.status == COLLS_EINVAL;
+            if (m != MAP_FAILED)
+                munmap(m, (size_t)pg);
+            cma_expect("input running off its mapping", ok);
+            break;
+        }
+        }
+        free(res.pl);
+    }
+    close(fd);
     return nfail ? 1 : 0;
 }
 
@@ -887,7 +1151,7 @@ main(int argc, char **argv)
                         "[--forge-valid 1] | probe ADDR:PORT --src IP:PORT "
                         "--src-hid H --dst-hid H --src-inc X | join "
                         "ADDR:PORT --src IP:PORT --src-inc X [--cookie C] "
-                        "| version ADDR:PORT [--version V] | attack "
+                        "| version ADDR:PORT [--version V] | cma PATH | attack "
                         "ADDR:PORT --src IP:PORT --src-hid H --dst-hid H "
                         "--src-inc X --dst-inc Y --what W [--seq S] "
                         "[--count N]\n");
@@ -932,6 +1196,8 @@ main(int argc, char **argv)
         count = 1000;
     if (strcmp(argv[1], "unix") == 0)
         return run_unix(argv[2]);
+    if (strcmp(argv[1], "cma") == 0)
+        return run_cma(argv[2]);
     if (strcmp(argv[1], "udp") == 0)
         return run_udp(argv[2], from, count);
     if (strcmp(argv[1], "replay") == 0)
