@@ -70,6 +70,8 @@ struct colls__coll_wait {
     void *out;
     size_t cap;
     int sent, bound, placed;
+    int cma_out;    /* the daemon may write the result at out itself */
+    int cma_placed; /* ... and says it did */
 };
 
 /* An operation that returned before its result (colls_t.coll_early). */
@@ -174,6 +176,16 @@ colls__coll_frame(colls_t *c, Envelope *e, uint8_t *payload, size_t plen)
     w->payload = payload;
     w->plen = plen;
     w->done = 1;
+    if (e->body_case == ENVELOPE__BODY_COLL_RESULT && e->coll_result->placed &&
+        e->status >= 0) {
+        /* written at out by the daemon (single copy); coll_run checks
+           that it was asked to */
+        free(payload);
+        w->payload = NULL;
+        w->plen = w->cap;
+        w->placed = 1;
+        w->cma_placed = 1;
+    }
 }
 
 /* ops->claim_result: a large result for the waiting call is read into
@@ -415,7 +427,7 @@ coll_run(struct colls_group *g, const struct coll_args *a, void *out,
     CollReq cr = COLL_REQ__INIT;
     size_t inlen = 0, ds = dtype_size(a->dtype);
     double t0 = coll_now_us();
-    unsigned i;
+    unsigned i, nin = a->nin;
     int rc;
 
     *res = NULL;
@@ -465,11 +477,28 @@ coll_run(struct colls_group *g, const struct coll_args *a, void *out,
     w.seq = g->seq;
     w.out = a->expect > 0 ? out : NULL;
     w.cap = a->expect;
+    /* Single copy: large input and result straight between the caller's
+       buffers and the daemon (docs/protocol.md).  Only for a call that
+       waits for its result without a time limit, since the daemon may
+       copy until the result comes: a timed call could have returned. */
+    if (c->cma && c->timeout_ms < 0 && !a->early) {
+        if (a->nin == 1 && inlen > COLLS__CMA_MIN) {
+            cr.in_addr = (uint64_t)(uintptr_t)a->in[0].base;
+            cr.in_len = inlen;
+            nin = 0;
+        }
+        if (w.out != NULL && a->expect > COLLS__CMA_MIN) {
+            cr.out_addr = (uint64_t)(uintptr_t)w.out;
+            cr.out_len = a->expect;
+            w.cma_out = 1;
+        }
+        c->conn.cma_busy = cr.in_addr != 0 || w.cma_out;
+    }
     memset(&wr, 0, sizeof(wr));
     wr.c = c;
     wr.kind = COLLS__REQ_SEND;
     c->coll_wait = &w;
-    rc = colls__write_req(c, &e, a->in, a->nin, &wr);
+    rc = colls__write_req(c, &e, a->in, nin, &wr);
     if (rc < 0 && wr.pending == 0)
         goto out;
     g->seq++;
@@ -511,7 +540,8 @@ coll_run(struct colls_group *g, const struct coll_args *a, void *out,
             g->failed = rc;
         goto out;
     }
-    if (w.plen != a->expect && !(a->empty_ok && w.plen == 0)) {
+    if ((w.plen != a->expect && !(a->empty_ok && w.plen == 0)) ||
+        (w.cma_placed && !w.cma_out)) {
         rc = COLLS_EPROTO;
         goto out;
     }
@@ -533,6 +563,7 @@ out:
         /* timed out while the result is read into out: the rest goes to
            a buffer of the stream's own, and is dropped when complete */
         colls__stream_unbind(c->conn.daemon);
+    c->conn.cma_busy = 0;
     c->coll_wait = NULL;
     envelope_free(w.rep);
     free(w.payload);

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -386,6 +387,7 @@ colls_handshake(colls_t *c)
     AttachReq ar = ATTACH_REQ__INIT;
     Envelope *rep = NULL;
     const char *adm = getenv("COLLS_ADMIN");
+    const char *cma = getenv("COLLS_CMA");
     char name[64];
     int saved = c->timeout_ms;
     int rc;
@@ -397,6 +399,15 @@ colls_handshake(colls_t *c)
     ar.pid = (int32_t)getpid();
     ar.name = name;
     ar.admin = adm != NULL && strcmp(adm, "1") == 0;
+    if (cma == NULL || strcmp(cma, "0") != 0) {
+        /* the daemon proves it can read our memory by reading this */
+        if (getrandom(c->cma_token, sizeof(c->cma_token), 0) ==
+            (ssize_t)sizeof(c->cma_token)) {
+            ar.cma_addr = (uint64_t)(uintptr_t)c->cma_token;
+            ar.cma_token.data = c->cma_token;
+            ar.cma_token.len = sizeof(c->cma_token);
+        }
+    }
     e.body_case = ENVELOPE__BODY_ATTACH_REQ;
     e.attach_req = &ar;
     c->timeout_ms = COLLS__ATTACH_MS;
@@ -414,6 +425,7 @@ colls_handshake(colls_t *c)
     c->incarnation = rep->attach_rep->incarnation;
     c->max_message = rep->attach_rep->max_message;
     c->parent = rep->attach_rep->parent;
+    c->cma = ar.cma_addr != 0 && rep->attach_rep->cma;
     if (c->max_message == 0 || c->max_message > FRAME_DEFAULT_MAX_PAYLOAD)
         c->max_message = FRAME_DEFAULT_MAX_PAYLOAD;
     snprintf(c->conn.direct_addr, sizeof(c->conn.direct_addr), "%s",

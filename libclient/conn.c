@@ -41,7 +41,9 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -303,6 +305,33 @@ conn_close_cb(uv_handle_t *h)
 }
 
 /*
+ * The daemon stream fails while the daemon may still copy to or from our
+ * memory for a request in flight (single copy, coll.c): says we are done
+ * (shutdown) and blocks until the daemon closes its end, which it does
+ * only after its last copy; until then the caller's buffers stay in use.
+ */
+static void
+conn_daemon_hangup(struct colls__stream *st)
+{
+    uv_os_fd_t fd;
+    char sink[4096];
+
+    if (uv_fileno(&st->u.h, &fd) != 0)
+        return;
+    (void)shutdown(fd, SHUT_WR);
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t n;
+        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+            return;
+        n = read(fd, sink, sizeof(sink));
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                       errno != EINTR))
+            return;
+    }
+}
+
+/*
  * Closes a stream: unlinks it, fails a claim of its payload, tells
  * direct.c (its peer loses it), and frees it from the close callback.
  * Safe to call twice.
@@ -329,6 +358,8 @@ colls__stream_close(struct colls__stream *st)
     }
     if (cn->daemon == st) {
         cn->daemon = NULL;
+        if (cn->cma_busy)
+            conn_daemon_hangup(st);
         conn_shm_close(cn, cn->err ? cn->err : COLLS_ECONNLOST);
     }
     if (st->kind == COLLS__ST_DIRECT)

@@ -204,6 +204,10 @@ struct colls__conn {
     uint64_t fallbacks;     /* direct sends that went via the daemon */
     /* the shared-memory channel to the daemon (shm.h), NULL: socket */
     struct colls__shm *shm;
+    /* single copy (coll.c): the daemon may read or write our memory at
+       addresses a request in flight named; if the daemon stream fails
+       meanwhile, closing it waits for the daemon's end first */
+    int cma_busy;
 };
 
 /* conn.c */

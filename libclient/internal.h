@@ -96,6 +96,11 @@ struct colls__ctl {
 
 /* ---- the handle --------------------------------------------------------- */
 
+/* Inputs and results above this many bytes are copied straight between
+   the caller's buffers and the daemon where it can (coll.c, single
+   copy). */
+#define COLLS__CMA_MIN (64u * 1024)
+
 /* Groups left whose direct collectives' messages are dropped (dcoll.c). */
 #define COLLS__DCOLL_LEFT 16
 
@@ -138,6 +143,11 @@ struct colls {
     uint8_t *dcoll_scratch; /* its working memory, kept for the next */
     size_t dcoll_scratch_cap;
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
+    /* single copy (coll.c): the daemon read cma_token at attach, so it
+       may copy large collective inputs and results straight from and to
+       our buffers; off with COLLS_CMA=0 */
+    int cma;
+    uint8_t cma_token[16];
     size_t dcoll_nleft;
 };
 

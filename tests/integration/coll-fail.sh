@@ -18,6 +18,8 @@
 #    liveness bound of 3 x --dead-after + 2 s), then the 4 survivors form
 #    the group again.  Daemon 3 restarts and a group over all three
 #    daemons passes a smoke matrix.
+# Last, daemon 3 is killed under two tasks running large allreduces without
+# a time limit (single copy): both calls must fail at once.
 # Every run is bounded by timeout; the harness kills everything at exit.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
@@ -88,5 +90,36 @@ out=$(timeout 120 "$CC" -n 6 --sockets "$S" --layout 2,2,2 --group again \
     --timeout-ms 30000 2>&1) || it_fail "after restart: $out"
 for i in 1 2 3; do
     it_alive "$i" || it_fail "daemon $i died"
+done
+
+# Daemon 3 killed while its two tasks wait in large allreduces without a
+# time limit, which go by single copy (the daemon may be reading or
+# writing their buffers; docs/protocol.md): each call must fail at once
+# (the library waits for the daemon's end of the socket, here at once),
+# not hang.
+for k in 1 2; do
+    it_bg "cmakill$k.log" timeout 60 "$IT_B/collsctl" --socket \
+        "$(it_sock 3)" bench allreduce --sizes 1048576:1048576 --runs 100 \
+        --iters 50 -n 2 --group cmakill
+    eval "ck$k=\$IT_LASTPID"
+done
+moved=0
+for _ in $(seq 1 100); do
+    moved=$(it_ctl 3 stats --json | grep -oE '"cma_bytes_out": *[0-9]+' |
+        grep -oE '[0-9]+$')
+    [ "${moved:-0}" -gt 0 ] && break
+    sleep 0.1
+done
+[ "${moved:-0}" -gt 0 ] || it_fail "single copy: no result written in place"
+it_kill 3
+for k in 1 2; do
+    eval "p=\$ck$k"
+    it_wait "$p" 20
+    rc=$?
+    it_log "single copy, daemon killed: task $k exited $rc:" \
+        "$(tail -n 1 "$IT_DIR/cmakill$k.log")"
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] ||
+        it_fail "single copy, daemon killed: task $k exited $rc (0: no" \
+            "error; 124: hung)"
 done
 it_finish
