@@ -690,7 +690,8 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(cma_tasks, "Tasks attached with single copy (process_vm_readv).")        \
     X(cma_bytes_in, "Bytes of collective inputs read from tasks' memory.")     \
     X(cma_bytes_out, "Bytes of collective results written to tasks' memory.")  \
-    X(cma_failed, "Single copies that failed (the result went in the frame).")
+    X(cma_failed, "Single copies that failed (an input: its collective "       \
+                  "failed; a result: it went in the frame).")
 #define ADMIN_ERRORS(d, X)                                                     \
     X(bad_frames, "Malformed frames from tasks.")                              \
     X(bad_envelopes, "Frames whose envelope did not unpack.")                  \

@@ -167,7 +167,8 @@ static const struct config_opt config_table[] = {
     OPT("cma", CFG_BOOL, cma, "yes", 0, 0, NULL,
         "copy large collective inputs and results straight between a "
         "task's memory and the daemon's (process_vm_readv/writev) for the "
-        "tasks that offer it at attach; no: through the channel",
+        "tasks of its own user that offer it at attach; no: through the "
+        "channel",
         0),
     OPT("shm", CFG_BOOL, shm, "yes", 0, 0, NULL,
         "take the shared-memory channel a task offers at attach (rings in "

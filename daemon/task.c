@@ -1099,6 +1099,9 @@ task_shm_accept(struct task *t)
  * the bytes match does it copy to and from t's memory later.  The pid is
  * that of the peer credentials (never one a task claims), held as a pidfd
  * so that a process that gets the number after t died is never touched.
+ * Only a task of the daemon's own uid: the kernel checks every copy
+ * against the process's credentials then, so a task that turned into a
+ * set-uid program cannot have a more privileged daemon write into it.
  */
 static void
 task_cma_probe(struct task *t, const AttachReq *ar, int cred_pid)
@@ -1107,7 +1110,7 @@ task_cma_probe(struct task *t, const AttachReq *ar, int cred_pid)
     int rc;
 
     if (!t->d->cfg->cma || !cred_pid || ar->cma_addr == 0 ||
-        ar->cma_token.len != sizeof(got))
+        ar->cma_token.len != sizeof(got) || t->uid != geteuid())
         return;
     t->pidfd = platform_pidfd(t->pid);
     if (t->pidfd < 0)
