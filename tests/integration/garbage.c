@@ -606,11 +606,13 @@ run_cma(const char *path)
     cma_expect("wrong token not granted", cma_attach(fd2, token, other) == 0);
     snprintf(name, sizeof(name), "cma-u%d", (int)getpid());
     gid = cma_join(fd2, name);
+    res.pl = NULL;
     cma_expect("ungranted input address refused",
                gid != 0 &&
                    cma_coll(fd2, name, gid, N, NULL, (uintptr_t)in, N * 4, 0,
                             &res) == 0 &&
                    res.status == COLLS_EINVAL);
+    free(res.pl);
     close(fd2);
 
     fd = unix_connect(path);

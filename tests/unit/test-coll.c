@@ -465,6 +465,9 @@ START_TEST(test_large)
     ck_assert_int_eq(colls_allreduce(g, x, x, 1, COLLS_INT32, COLLS_SUM), 0);
     for (i = 0; i < N; i++)
         ck_assert_uint_eq((uint32_t)y[i], 0x11111111u);
+    ck_assert_int_eq(colls_group_leave(g), 0);
+    ck_assert_int_eq(colls_group_leave(sw), 0);
+    ck_assert_int_eq(colls_group_leave(slow), 0);
     free(x);
     free(y);
     detach(&f, c);
