@@ -272,9 +272,14 @@ net_drain(struct daemon *d)
 {
     int i;
 
-    for (i = 0; i < NET_READ_BATCHES; i++)
-        if (udp_recv_batch(d->udp, net_udp_recv, d) < udp_recv_vlen(d->udp))
+    for (i = 0; i < NET_READ_BATCHES; i++) {
+        int n;
+        rel_input_begin(d->rel); /* one ACK per peer for the batch */
+        n = udp_recv_batch(d->udp, net_udp_recv, d);
+        rel_input_end(d->rel);
+        if (n < udp_recv_vlen(d->udp))
             break;
+    }
     net_kick(d);
 }
 

@@ -588,6 +588,25 @@ out:
     rel_leave(r);
 }
 
+void
+rel_input_begin(struct rel *r)
+{
+    r->batching = 1;
+}
+
+void
+rel_input_end(struct rel *r)
+{
+    struct rel_peer *p;
+
+    r->batching = 0;
+    rel_enter(r);
+    REL_FOREACH_PEER (p, r)
+        if (p->ack_owed && !p->removed)
+            relrecv_send_ack(r, p);
+    rel_leave(r);
+}
+
 /* ---- the API ------------------------------------------------------- */
 
 struct rel *

@@ -150,6 +150,16 @@ uint64_t rel_queued(const struct rel *r, int hid);
 void rel_input(struct rel *r, const struct sockaddr *from, socklen_t alen,
                const uint8_t *dgram, size_t len, uint64_t now_us);
 
+/*
+ * A receive batch: the datagrams given to rel_input between these two
+ * came together (one recvmmsg).  Their in-order acks are sent once, at
+ * rel_input_end (and at least every REL_ACK_BATCH large datagrams),
+ * instead of after every second one; gaps and duplicates are still acked
+ * at once.  Without them every datagram is its own batch.
+ */
+void rel_input_begin(struct rel *r);
+void rel_input_end(struct rel *r);
+
 /* Runs retransmissions, delayed acks and paced sends due by now_us. */
 void rel_timer(struct rel *r, uint64_t now_us);
 /* Absolute time of the next thing rel_timer has to do; UINT64_MAX: none. */

@@ -35,10 +35,13 @@
 #include "proto/dgram.h"
 #include "proto/list.h"
 
-#define REL_NIL            UINT32_MAX
-#define REL_MAX_WINDOW     32768u
-#define REL_FRAG_CNT_MAX   65535u
-#define REL_CWND_INIT      64u
+#define REL_NIL          UINT32_MAX
+#define REL_MAX_WINDOW   32768u
+#define REL_FRAG_CNT_MAX 65535u
+#define REL_CWND_INIT    64u
+/* Within a receive batch (rel_input_begin), in-order large datagrams
+   acked at once only every this many; the rest at the batch's end. */
+#define REL_ACK_BATCH      32u
 #define REL_CWND_MIN       8u
 #define REL_CLOCK_G_US     1000u     /* timer granularity of the event loop */
 #define REL_REO_MIN_US     64u       /* least reordering window */
@@ -158,6 +161,7 @@ struct rel_peer {
     unsigned rx_unacked;
     uint64_t ack_deadline;
     int ack_now;
+    int ack_owed;       /* due at the end of the receive batch */
     uint32_t acked_nxt; /* rcv_nxt as our last ack said it */
 
     /* reassembly (relrecv.c) */
@@ -187,6 +191,7 @@ struct rel {
     uint8_t *seal;        /* a datagram being sealed (mtu bytes; key) */
     uint8_t *plain;       /* a datagram being decrypted (--encrypt) */
     int blocked;
+    int batching; /* in a receive batch: see rel_input_begin */
     int depth;
     /* a datagram held back by reorder injection */
     uint8_t *hold;
@@ -241,6 +246,7 @@ ack_sent(struct rel_peer *p)
     p->rx_unacked = 0;
     p->ack_deadline = 0;
     p->ack_now = 0;
+    p->ack_owed = 0;
     p->acked_nxt = p->rcv_nxt;
 }
 

@@ -13,7 +13,11 @@
  * cumulative + 64-bit SACK, sent after every 2nd datagram of at least
  * half the fragment size (small ones wait for the delay), at once on a
  * gap, a duplicate, a filled hole or DGRAM_F_ACKNOW, else after
- * ack_delay_us; DATA to the peer piggybacks them.
+ * ack_delay_us; DATA to the peer piggybacks them.  Inside a receive batch
+ * (rel_input_begin/end: one recvmmsg of the daemon) the every-2nd and
+ * asked-for acks wait for the batch's end, one ACK for all of it, or go
+ * once REL_ACK_BATCH are owed; gaps and duplicates are acked at once as
+ * before.
  *
  * Pure ACKs carry more than dgram.h's minimum, in fields an ACK does not
  * otherwise use: tsval echoes the tsval of the latest DATA received, seq
@@ -299,8 +303,14 @@ relrecv_on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
     if (p->removed)
         return;
     /* at once while a gap is open (RFC 5681), else every 2nd large
-       datagram, or after ack_delay_us */
-    if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2 || p->rx_ooo > 0)
+       datagram or when asked, or after ack_delay_us; inside a receive
+       batch those wait for its end (one ACK for what came together),
+       unless REL_ACK_BATCH are owed */
+    if (p->rx_ooo > 0 || p->rx_unacked >= REL_ACK_BATCH)
+        p->ack_now = 1;
+    else if (((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2) && r->batching)
+        p->ack_owed = 1;
+    else if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2)
         p->ack_now = 1;
     else if (p->ack_deadline == 0)
         p->ack_deadline = now + r->cfg.ack_delay_us;
