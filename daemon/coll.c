@@ -288,16 +288,22 @@ coll_answer(struct daemon *d, struct coll_inst *ci, int i, int status,
     coll_answer_own(d, ci, i, status, data, len, NULL, NULL);
 }
 
+/* 1 if len > 0 bytes at data lie in the size bytes at mem (not NULL). */
+static int
+coll_within(const void *mem, size_t size, const uint8_t *data, size_t len)
+{
+    uintptr_t p = (uintptr_t)data, o = (uintptr_t)mem;
+
+    return mem != NULL && len > 0 && p >= o && p - o <= size &&
+           len <= size - (p - o);
+}
+
 /* 1 if len > 0 bytes at data lie in the receive buffer x allocated. */
 static int
 coll_in_own(const struct exec *x, const uint8_t *data, size_t len)
 {
-    const uint8_t *own = x->own[SCHED_BUF_RECV];
-    uintptr_t p = (uintptr_t)data, o = (uintptr_t)own;
-
-    return own != NULL && len > 0 && p >= o &&
-           p - o <= x->bsz[SCHED_BUF_RECV] &&
-           len <= x->bsz[SCHED_BUF_RECV] - (p - o);
+    return coll_within(x->own[SCHED_BUF_RECV], x->bsz[SCHED_BUF_RECV], data,
+                       len);
 }
 
 void
@@ -320,18 +326,16 @@ coll_answer_shared(struct daemon *d, struct coll_inst *ci, int i,
                    struct exec *x, struct task_share **share,
                    const uint8_t *data, size_t len)
 {
+    /* the buffer moves into *share at the first answer; bsz stays */
+    const void *mem = *share != NULL ? (*share)->mem : x->own[SCHED_BUF_RECV];
+
+    if (!coll_within(mem, x->bsz[SCHED_BUF_RECV], data, len))
+        return 0;
     if (*share == NULL) {
-        if (!coll_in_own(x, data, len) ||
-            (*share = task_share_new(x->own[SCHED_BUF_RECV])) == NULL)
+        if ((*share = task_share_new(x->own[SCHED_BUF_RECV])) == NULL)
             return 0;
         x->own[SCHED_BUF_RECV] = NULL;
         x->buf[SCHED_BUF_RECV] = NULL;
-    } else {
-        const uint8_t *m = (*share)->mem;
-        uintptr_t p = (uintptr_t)data, o = (uintptr_t)m;
-        if (len == 0 || p < o || p - o > x->bsz[SCHED_BUF_RECV] ||
-            len > x->bsz[SCHED_BUF_RECV] - (p - o))
-            return 0;
     }
     coll_answer_own(d, ci, i, 0, data, len, NULL, *share);
     return 1;
@@ -517,7 +521,7 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     ci->reqd[i] = 1;
     ci->nreq++;
     ci->req_id[i] = e->req_id;
-    if (q->out_addr != 0 && t->cma) {
+    if (q->out_addr != 0 && task_cma_granted(t)) {
         ci->out[i].addr = q->out_addr;
         ci->out[i].len = q->out_len;
     }
@@ -545,10 +549,12 @@ coll_task_req(struct task *t, const Envelope *e, const uint8_t *payload,
     if (rc == 0 && ci->op == SCHED_OP_ALLTOALLV)
         rc = collplan_a2a_counts(d, ci, e->coll_req, &ci->a2a[i]);
     if (rc == 0 && cma_in &&
-        (plen > 0 || !t->cma || q->in_len > (uint64_t)d->cfg->max_message)) {
+        (plen > 0 || !task_cma_granted(t) ||
+         q->in_len > (uint64_t)d->cfg->max_message)) {
         snprintf(ci->why, sizeof(ci->why),
                  "rank %d: input in its memory refused (single copy %s)", r,
-                 t->cma ? "with a payload, or too large" : "not granted");
+                 task_cma_granted(t) ? "with a payload, or too large"
+                                     : "not granted");
         rc = COLLS_EINVAL;
     }
     if (rc == 0 && cma_in)

@@ -154,10 +154,10 @@ struct task {
     struct task_credit *credits;
     int ncredits;
     struct shm_chan *shm; /* shared-memory channel (shm.h), or NULL */
-    /* single copy (task_cma_*): its memory may be read and written at
-       the addresses its requests name; pidfd names the process of the
-       peer credentials' pid (-1: none) */
-    int cma;
+    /* single copy (task_cma_*): granted while pidfd, which names the
+       process of the peer credentials' pid, is open (-1: not granted);
+       its memory may then be read and written at the addresses its
+       requests name */
     int pidfd;
     struct task_stats st;
 };

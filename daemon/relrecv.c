@@ -308,10 +308,11 @@ relrecv_on_data(struct rel *r, struct rel_peer *p, const struct dgram_hdr *h,
        unless REL_ACK_BATCH are owed */
     if (p->rx_ooo > 0 || p->rx_unacked >= REL_ACK_BATCH)
         p->ack_now = 1;
-    else if (((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2) && r->batching)
-        p->ack_owed = 1;
-    else if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2)
-        p->ack_now = 1;
-    else if (p->ack_deadline == 0)
+    else if ((h->flags & DGRAM_F_ACKNOW) || p->rx_unacked >= 2) {
+        if (r->batching)
+            p->ack_owed = 1;
+        else
+            p->ack_now = 1;
+    } else if (p->ack_deadline == 0)
         p->ack_deadline = now + r->cfg.ack_delay_us;
 }

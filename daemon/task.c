@@ -1104,12 +1104,14 @@ task_shm_accept(struct task *t)
  * set-uid program cannot have a more privileged daemon write into it.
  */
 static void
-task_cma_probe(struct task *t, const AttachReq *ar, int cred_pid)
+task_cma_probe(struct task *t, const AttachReq *ar)
 {
     uint8_t got[16];
     int rc;
 
-    if (!t->d->cfg->cma || !cred_pid || ar->cma_addr == 0 ||
+    /* before task_attach takes a claimed pid: t->pid is the peer
+       credentials' or 0 */
+    if (!t->d->cfg->cma || t->pid <= 0 || ar->cma_addr == 0 ||
         ar->cma_token.len != sizeof(got) || t->uid != geteuid())
         return;
     t->pidfd = platform_pidfd(t->pid);
@@ -1118,7 +1120,6 @@ task_cma_probe(struct task *t, const AttachReq *ar, int cred_pid)
     rc = platform_vm_copy(t->pid, 0, got, ar->cma_addr, sizeof(got));
     if (rc == 0 && !platform_pidfd_exited(t->pidfd) &&
         memcmp(got, ar->cma_token.data, sizeof(got)) == 0) {
-        t->cma = 1;
         t->d->st.cma_tasks++;
         return;
     }
@@ -1128,13 +1129,19 @@ task_cma_probe(struct task *t, const AttachReq *ar, int cred_pid)
     t->pidfd = -1;
 }
 
+int
+task_cma_granted(const struct task *t)
+{
+    return t->pidfd >= 0;
+}
+
 /* Copies between buf and t's memory at addr; to_t: ours to t's. */
 static int
 task_cma(struct task *t, int to_t, void *buf, uint64_t addr, size_t len)
 {
     int rc;
 
-    if (!t->cma || t->state != TASK_ST_ACTIVE ||
+    if (!task_cma_granted(t) || t->state != TASK_ST_ACTIVE ||
         platform_pidfd_exited(t->pidfd))
         return COLLS_EPERM;
     /* the pidfd said the process was alive just before: its number
@@ -1222,7 +1229,7 @@ task_attach(struct task *t, Envelope *e)
         t->tid = d->task_ops->reserved(d, t->pid, &t->parent);
     if (t->tid == 0)
         t->tid = COLLS_DAEMON_TID(d->hid) | d->next_local++;
-    task_cma_probe(t, e->attach_req, t->pid > 0);
+    task_cma_probe(t, e->attach_req);
     if (e->attach_req->pid > 0 && t->pid == 0)
         t->pid = e->attach_req->pid;
     snprintf(t->name, sizeof(t->name), "%s",
@@ -1245,7 +1252,7 @@ task_attach(struct task *t, Envelope *e)
     rep.max_message = (uint64_t)d->cfg->max_message;
     rep.direct_addr = d->direct_ip;
     rep.parent = t->parent;
-    rep.cma = t->cma != 0;
+    rep.cma = task_cma_granted(t);
     log_info("task t%x attached: %s pid %ld uid %ld%s%s", t->tid, t->name,
              (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "",
              t->rights == TASK_RIGHT_ADMIN ? "" : " (no admin verbs)");

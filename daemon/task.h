@@ -82,6 +82,9 @@ struct task_share {
 };
 struct task_share *task_share_new(void *mem);
 void task_share_put(struct task_share *s);
+/* 1 if t was granted single copy at attach (docs/protocol.md). */
+int task_cma_granted(const struct task *t);
+
 /*
  * Single copy (docs/protocol.md): copies len bytes from t's memory at
  * addr into buf, or from buf to there.  0; COLLS_EPERM if t has no single

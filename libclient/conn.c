@@ -453,26 +453,18 @@ conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
           size_t len)
 {
     struct colls__conn *cn = st->cn;
-    colls_tid_t src;
+    colls_tid_t src = st->kind == COLLS__ST_DIRECT ? st->peer_tid : e->src;
+    int result = e->kind == KIND__COLL_RESULT && st->kind == COLLS__ST_DAEMON;
     void *buf, *token = NULL;
     size_t skip = 0;
 
-    if (e->kind == KIND__COLL_RESULT && st->kind == COLLS__ST_DAEMON) {
+    if (result)
         buf = cn->ops->claim_result(cn, e, len, &token);
-        if (buf == NULL)
-            return 0;
-        memcpy(buf, p, have);
-        st->pend_buf = buf;
-        st->pend_token = token;
-        st->pend_src = e->src;
-        st->pend_result = 1;
-        conn_pend(st, e, len, have);
-        return 1;
-    }
-    if (e->kind != KIND__DATA || (st->kind == COLLS__ST_DIRECT && !st->hello))
+    else if (e->kind == KIND__DATA &&
+             (st->kind != COLLS__ST_DIRECT || st->hello))
+        buf = cn->ops->claim(cn, st, src, e->tag, p, have, len, &skip, &token);
+    else
         return 0;
-    src = st->kind == COLLS__ST_DIRECT ? st->peer_tid : e->src;
-    buf = cn->ops->claim(cn, st, src, e->tag, p, have, len, &skip, &token);
     if (buf == NULL)
         return 0;
     if (skip > have || skip > sizeof(st->pend_head))
@@ -483,6 +475,7 @@ conn_bind(struct colls__stream *st, Envelope *e, const uint8_t *p, size_t have,
     st->pend_buf = buf;
     st->pend_token = token;
     st->pend_src = src;
+    st->pend_result = result;
     conn_pend(st, e, len - skip, have - skip);
     return 1;
 }

@@ -143,12 +143,12 @@ struct colls {
     uint8_t *dcoll_scratch; /* its working memory, kept for the next */
     size_t dcoll_scratch_cap;
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
+    size_t dcoll_nleft;
     /* single copy (coll.c): the daemon read cma_token at attach, so it
        may copy large collective inputs and results straight from and to
        our buffers; off with COLLS_CMA=0 */
     int cma;
     uint8_t cma_token[16];
-    size_t dcoll_nleft;
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */

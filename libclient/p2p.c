@@ -258,20 +258,16 @@ colls__recv_claim(struct colls__conn *cn, struct colls__stream *st,
 {
     struct colls_req *r;
 
-    if (tag == COLLS__TAG_DCOLL)
-        r = colls__dcoll_claim(COLLS__OF(cn), src, head, have, len, skip);
-    else
-        r = p2p_posted(COLLS__OF(cn), src, tag);
-    if (r == NULL)
-        return NULL;
     if (tag == COLLS__TAG_DCOLL) {
-        r->bound = st;
-        *token = r;
-        return r->buf;
+        r = colls__dcoll_claim(COLLS__OF(cn), src, head, have, len, skip);
+        if (r == NULL)
+            return NULL;
+    } else {
+        r = p2p_posted(COLLS__OF(cn), src, tag);
+        if (r == NULL || r->want_msg || r->cap < len)
+            return NULL; /* it takes this message, but not this way */
+        list_del(&r->link);
     }
-    if (r->want_msg || r->cap < len)
-        return NULL; /* it takes this message, but not this way */
-    list_del(&r->link);
     r->bound = st;
     *token = r;
     return r->buf;

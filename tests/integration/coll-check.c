@@ -17,12 +17,14 @@
  *                   allreduce and allgather also in direct mode (among
  *                   the tasks, libclient/dcoll.c; last_mode and last_alg
  *                   must say so; the allreduce once more with the input
- *                   in the output buffer).  Outputs are compared bytewise with
- * a serial reference computed from deterministic per-rank inputs (rank r's
- * items are a hash of (seed, case, r, index)); floating data are small integers
- * so every order of combination is exact.  The hierarchical and flat outputs
- * must be bitwise equal, untouched parts of the output (non-roots, gaps between
- * v-blocks, exscan's rank 0) must keep their sentinel bytes, and
+ *                   in the output buffer).  Outputs are compared bytewise
+ *                   with a serial reference computed from deterministic
+ *                   per-rank inputs (rank r's items are a hash of (seed,
+ *                   case, r, index)); floating data are small integers so
+ *                   every order of combination is exact.  The hierarchical
+ *                   and flat outputs must be bitwise equal, untouched
+ *                   parts of the output (non-roots, gaps between v-blocks,
+ *                   exscan's rank 0) must keep their sentinel bytes, and
  *                   colls_group_last_alg must name the forced algorithm
  *                   when it applies (alg_usable over the ranks or leaders
  *                   the daemon reports it ran over) and another one when

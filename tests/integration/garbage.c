@@ -198,12 +198,53 @@ send_env(int fd, const Envelope *e, const void *p, size_t plen)
     buf_free(&b);
 }
 
+/* Reads frames until one of kind comes (others are skipped; kind 0: any)
+   or 5 s pass; 0 with *e (and its payload, malloc'd, in *pl, *plen) or
+   -1. */
+static int
+recv_env(int fd, int kind, Envelope **e, uint8_t **pl, size_t *plen)
+{
+    double end = now_ms() + 5000;
+
+    for (;;) {
+        uint8_t h[FRAME_HDR_LEN], *rest;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        uint32_t fl, el;
+        int left = (int)(end - now_ms());
+        if (left <= 0 || poll(&p, 1, left) != 1 ||
+            recv(fd, h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h))
+            return -1;
+        fl = (uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3];
+        el = (uint32_t)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7];
+        if (fl < 4 || el > fl - 4 || fl > (64u << 20) ||
+            (rest = malloc(fl - 4 + 1)) == NULL)
+            return -1;
+        if (recv(fd, rest, fl - 4, MSG_WAITALL) != (ssize_t)(fl - 4) ||
+            envelope_unpack(rest, el, e) != 0) {
+            free(rest);
+            return -1;
+        }
+        if (kind == 0 || (int)(*e)->kind == kind) {
+            *plen = fl - 4 - el;
+            *pl = malloc(*plen + 1);
+            if (*pl != NULL)
+                memcpy(*pl, rest + el, *plen);
+            free(rest);
+            return *pl != NULL ? 0 : -1;
+        }
+        envelope_free(*e);
+        free(rest);
+    }
+}
+
 /* A well-formed ATTACH_REQ; returns the kind of the reply frame. */
 static int
 do_attach(int fd)
 {
-    Envelope e;
+    Envelope e, *r;
     AttachReq a = ATTACH_REQ__INIT;
+    uint8_t *pl;
+    size_t plen;
     int kind = 0;
 
     envelope_init(&e);
@@ -215,22 +256,10 @@ do_attach(int fd)
     e.attach_req = &a;
     send_env(fd, &e, NULL, 0);
     /* Read just the reply frame (the connection stays open). */
-    uint8_t h[FRAME_HDR_LEN];
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (poll(&p, 1, 5000) == 1 && recv(fd, h, sizeof(h), MSG_WAITALL) == 8) {
-        uint32_t fl = (uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3];
-        uint32_t el = (uint32_t)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7];
-        if (fl >= 4 && el <= fl - 4 && fl < (1u << 20)) {
-            uint8_t *rest = malloc(fl - 4);
-            Envelope *r;
-            if (rest &&
-                recv(fd, rest, fl - 4, MSG_WAITALL) == (ssize_t)(fl - 4) &&
-                envelope_unpack(rest, el, &r) == 0) {
-                kind = r->kind;
-                envelope_free(r);
-            }
-            free(rest);
-        }
+    if (recv_env(fd, 0, &r, &pl, &plen) == 0) {
+        kind = (int)r->kind;
+        envelope_free(r);
+        free(pl);
     }
     return kind;
 }
@@ -429,44 +458,6 @@ run_unix(const char *path)
 }
 
 /* ---- single copy -------------------------------------------------------- */
-
-/* Reads frames until one of kind comes (others are skipped) or 5 s pass;
-   0 with *e (and its payload, malloc'd, in *pl, *plen) or -1. */
-static int
-recv_env(int fd, int kind, Envelope **e, uint8_t **pl, size_t *plen)
-{
-    double end = now_ms() + 5000;
-
-    for (;;) {
-        uint8_t h[FRAME_HDR_LEN], *rest;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        uint32_t fl, el;
-        int left = (int)(end - now_ms());
-        if (left <= 0 || poll(&p, 1, left) != 1 ||
-            recv(fd, h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h))
-            return -1;
-        fl = (uint32_t)h[0] << 24 | h[1] << 16 | h[2] << 8 | h[3];
-        el = (uint32_t)h[4] << 24 | h[5] << 16 | h[6] << 8 | h[7];
-        if (fl < 4 || el > fl - 4 || fl > (64u << 20) ||
-            (rest = malloc(fl - 4 + 1)) == NULL)
-            return -1;
-        if (recv(fd, rest, fl - 4, MSG_WAITALL) != (ssize_t)(fl - 4) ||
-            envelope_unpack(rest, el, e) != 0) {
-            free(rest);
-            return -1;
-        }
-        if ((int)(*e)->kind == kind) {
-            *plen = fl - 4 - el;
-            *pl = malloc(*plen + 1);
-            if (*pl != NULL)
-                memcpy(*pl, rest + el, *plen);
-            free(rest);
-            return *pl != NULL ? 0 : -1;
-        }
-        envelope_free(*e);
-        free(rest);
-    }
-}
 
 /* Attaches offering single copy with token; 1 if granted, 0 if not, -1
    if the attach failed.  at: where the daemon is told the token is. */
