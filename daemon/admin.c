@@ -37,6 +37,7 @@
 #include "daemon/host.h"
 #include "daemon/join.h"
 #include "daemon/log.h"
+#include "daemon/measure.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/rel.h"
@@ -402,6 +403,22 @@ admin_ping_req(struct task *t, const Envelope *e)
         admin_pending_fail(d, p, rc);
 }
 
+/* PARAMS_REQ: reading the parameters is for everyone; measuring and
+   committing change what the machine chooses, so they are machine verbs. */
+static void
+admin_params_req(struct task *t, const Envelope *e)
+{
+    if (e->body_case == ENVELOPE__BODY_PARAMS_REQ &&
+        e->params_req->action != PARAMS_GET && t->rights != TASK_RIGHT_ADMIN) {
+        t->d->st.admin_refused++;
+        task_error(
+            t, e->req_id, COLLS_EPERM,
+            "measuring needs the daemon's uid or --admin-uid/--admin-gid");
+        return;
+    }
+    measure_task_request(t, e);
+}
+
 /* HOSTS_REQ: the table as this daemon sees it. */
 static void
 admin_hosts_req(struct task *t, const Envelope *e)
@@ -531,6 +548,7 @@ static const struct admin_verb {
     {KIND__TASKS_REQ, "ps", admin_tasks_req, 0},
     {KIND__STATS_REQ, "stats", admin_stats_req, 0},
     {KIND__PING_REQ, "ping", admin_ping_req, 0},
+    {KIND__PARAMS_REQ, "tune", admin_params_req, 0},
     {KIND__ADD_HOST, "add", admin_add_host, 1},
     {KIND__DELETE_HOST, "delete", admin_delete_host, 1},
     {KIND__HALT, "halt", admin_halt, 1},

@@ -22,6 +22,7 @@
 #include "daemon/daemon.h"
 #include "daemon/group.h"
 #include "daemon/log.h"
+#include "daemon/plogp.h"
 #include "daemon/tune.h"
 #include "proto/collop.h"
 #include "proto/dtype.h"
@@ -254,9 +255,12 @@ collplan_choose_alg(struct daemon *d, struct coll_inst *ci,
                     const struct alg_args *a, const char *spec)
 {
     struct tune_choice ch;
+    struct plogp view;
     int rc;
 
-    rc = tune_choose(a, NULL, spec, &ch);
+    if (ci->g->params != NULL)
+        plogp_view(ci->g->params, &view);
+    rc = tune_choose(a, ci->g->params != NULL ? &view : NULL, spec, &ch);
     if (rc != 0)
         return rc;
     ci->alg = ch.alg;

@@ -68,6 +68,7 @@
 #include "daemon/host.h"
 #include "daemon/join.h"
 #include "daemon/log.h"
+#include "daemon/measure.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/rel.h"
@@ -119,7 +120,7 @@ static int
 collsd_idle(const struct daemon *d)
 {
     return d->tasks == NULL && !d->stopping && !d->joining &&
-           list_empty(&d->pending) && !spawn_busy(d) &&
+           list_empty(&d->pending) && !spawn_busy(d) && !measure_busy(d) &&
            (d->gs == NULL || list_empty(&d->gs->groups));
 }
 
@@ -180,6 +181,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     spawn_cron(d, now);
     task_cron(d, now);
     coll_cron(d, now);
+    measure_cron(d, now);
     net_kick(d);
     collsd_cron_arm(d);
 }
@@ -767,6 +769,7 @@ collsd_cleanup(struct daemon *d)
         free(n);
     }
     group_free_all(d);
+    measure_free(d);
     if (d->http != NULL)
         evhttp_free(d->http);
     net_close(d);
@@ -895,6 +898,9 @@ main(int argc, char **argv)
         goto out;
     }
     rc = group_init(d);
+    if (rc != 0)
+        goto out;
+    rc = measure_new(d);
     if (rc != 0)
         goto out;
     rc = spawn_init(d);

@@ -207,6 +207,15 @@ static const struct config_opt config_table[] = {
         "speed of the links to other hosts, as compression AUTO assumes "
         "when it weighs compressing against sending raw",
         0),
+    OPT("measure", CFG_BOOL, measure, "yes", 0, 0, NULL,
+        "measure the pLogP parameters of each peer when it comes up, and "
+        "again when its round trip moves, and choose algorithms by their "
+        "predicted cost (docs/collectives.md); no: only collsctl tune "
+        "measures",
+        0),
+    OPT_TEXT("params-file", CFG_STR, params_file, "", "FILE",
+             "where the machine's pLogP parameters are kept across restarts "
+             "(default: collsd.plogp next to the socket; none: nowhere)"),
     /* ---- the event loop ---- */
     OPT("poll-us", CFG_INT, poll_us, "60", 0, 1000000, "US",
         "while work is in flight (a collective, a message queued, data "

@@ -39,6 +39,8 @@ struct config {
     int encrypt;       /* encrypt datagram payloads (with a key) */
     char *cipher;      /* "auto", "aes256gcm" or "xchacha20" */
     char *gso;         /* UDP offloads: "auto", "on" or "off" */
+    char *params_file; /* pLogP parameters, "" next to the socket */
+    int measure;       /* measure peers as they come up */
     int insecure;      /* no key, yet a non-loopback address */
     int log_level;     /* LOG_LVL_* */
     int foreground;

@@ -38,6 +38,7 @@ struct udp;
 struct rel;
 struct auth;
 struct group_state;
+struct measure_state;
 struct net_ops;
 struct route_flow;
 struct task_ops;
@@ -293,6 +294,8 @@ struct daemon {
 
     /* groups and collectives (group.c, coll.c) */
     struct group_state *gs;
+    /* pLogP parameters and their measurement (measure.c) */
+    struct measure_state *ms;
 
     struct evhttp *http;
     struct event *cron_ev;

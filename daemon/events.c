@@ -5,11 +5,13 @@
  * them only knowingly:
  *
  *   host down:  route (HOST_DOWN to local tasks, then notifications)
- *               -> admin, spawn (requests waiting on the host fail)
+ *               -> admin, spawn, measure (requests and measurements
+               waiting on the host fail)
  *               -> group (joins and groups spanning it fail)
  *               -> coll (early collective data from it dropped).
  *   host up:    route (HOST_ADD notifications) -> group (names owned
- *               by it may be taken over).
+ *               by it may be taken over) -> measure (a quick measurement of
+ it).
  *   group failed: coll (its instances from g->fail_from on fail).
  *   task exit:  route tells the other daemons (TASK_EXIT), then as
  *   task gone:  route (TASK_EXIT to local tasks, its notifications
@@ -33,6 +35,7 @@
 #include "daemon/events.h"
 #include "daemon/group.h"
 #include "daemon/host.h"
+#include "daemon/measure.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/route.h"
@@ -44,6 +47,7 @@ events_host_up(struct daemon *d, int hid)
 {
     route_host_add(d, hid);
     group_host_up(d, hid);
+    measure_host_up(d, hid);
 }
 
 void
@@ -52,6 +56,7 @@ events_host_down(struct daemon *d, int hid, uint32_t inc)
     route_host_down(d, hid, inc);
     admin_host_down(d, hid);
     spawn_host_down(d, hid);
+    measure_host_down(d, hid);
     if (d->gs == NULL)
         return;
     group_host_down(d, hid);

@@ -54,6 +54,7 @@
 #include "daemon/group.h"
 #include "daemon/host.h"
 #include "daemon/log.h"
+#include "daemon/measure.h"
 #include "daemon/net.h"
 #include "daemon/platform.h"
 #include "daemon/stats.h"
@@ -392,6 +393,9 @@ static void
 group_form(struct daemon *d, struct group_name *n)
 {
     GroupInfo gi = GROUP_INFO__INIT;
+    const struct plogp_params *cur = measure_current(d);
+    struct measure_wire_store st;
+    Plogp pw;
     int i, k = 0, hid, round, any;
     unsigned char *sent = NULL;
     Envelope e;
@@ -438,6 +442,10 @@ group_form(struct daemon *d, struct group_name *n)
     gi.tids = n->tids;
     gi.owner = (uint32_t)d->hid;
     gi.placement = (uint32_t)n->placement;
+    if (cur != NULL) {
+        measure_wire(cur, &pw, &st);
+        gi.params = &pw;
+    }
     envelope_init(&e);
     e.kind = KIND__GROUP_FORMED;
     e.src = COLLS_DAEMON_TID(d->hid);
@@ -605,6 +613,7 @@ group_drop(struct daemon *d, struct group *g)
     free(g->local);
     free(g->next_seq);
     free(g->gone);
+    free(g->params);
     free(g);
 }
 
@@ -646,6 +655,7 @@ static void
 group_install(struct daemon *d, const Envelope *e)
 {
     const GroupInfo *gi = e->group_info;
+    GroupInfo plain;
     struct list_node *n, *tmp;
     struct group_join *j;
     struct group *g;
@@ -667,6 +677,15 @@ group_install(struct daemon *d, const Envelope *e)
     g->P = (int)gi->n_tids;
     g->owner = (int)gi->owner;
     g->placement = (int)gi->placement;
+    /* parameters every member daemon checks alike: a set one refuses,
+       all refuse, and the group runs by the rules everywhere */
+    if (gi->params != NULL &&
+        (g->params = malloc(sizeof(*g->params))) != NULL &&
+        measure_unwire(gi->params, g->params) != 0) {
+        free(g->params);
+        g->params = NULL;
+        d->st.bad_peer_msgs++;
+    }
     g->tids = calloc((size_t)g->P, sizeof(uint32_t));
     g->hids = calloc((size_t)g->P, sizeof(int));
     g->local = calloc((size_t)g->P, sizeof(int));
@@ -703,7 +722,9 @@ group_install(struct daemon *d, const Envelope *e)
     f.src = COLLS_DAEMON_TID(d->hid);
     f.group = g->name;
     f.body_case = ENVELOPE__BODY_GROUP_INFO;
-    f.group_info = (GroupInfo *)gi;
+    plain = *gi; /* the tasks need no parameters */
+    plain.params = NULL;
+    f.group_info = &plain;
     LIST_FOREACH_SAFE (n, tmp, &d->gs->joins) {
         j = list_entry(n, struct group_join, node);
         if (strcmp(j->name, g->name) == 0 && group_rank_of(g, j->tid) >= 0) {
@@ -732,6 +753,7 @@ group_install(struct daemon *d, const Envelope *e)
 bad:
     d->st.bad_peer_msgs++;
 fail:
+    free(g->params);
     free(g->tids);
     free(g->hids);
     free(g->local);

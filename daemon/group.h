@@ -36,6 +36,8 @@ struct coll_state;
 #define GROUP_SIZE_MAX 65536 /* members of one group */
 
 /* An installed group (every daemon with a member). */
+struct plogp_params;
+
 struct group {
     struct list_node node; /* on d->gs->groups */
     uint64_t gid;
@@ -51,8 +53,11 @@ struct group {
     uint8_t *gone;      /* P: member left or died */
     int status;         /* 0, or why seq >= fail_from fails */
     uint64_t fail_from;
-    int died;               /* a member died or its host went down */
-    uint64_t ncoll;         /* collectives completed here */
+    int died;       /* a member died or its host went down */
+    uint64_t ncoll; /* collectives completed here */
+    /* the owner's pLogP parameters when it formed (GroupInfo.params):
+       the algorithms are chosen by cost from these; NULL: by the rules */
+    struct plogp_params *params;
     struct list_node insts; /* its collective instances (coll.c) */
 };
 

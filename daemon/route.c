@@ -53,6 +53,7 @@
 #include "daemon/host.h"
 #include "daemon/join.h"
 #include "daemon/log.h"
+#include "daemon/measure.h"
 #include "daemon/net.h"
 #include "daemon/route.h"
 #include "daemon/spawn.h"
@@ -860,6 +861,7 @@ route_task_input(struct task *t, const Envelope *e, const uint8_t *payload,
         admin_task_request(t, e, payload, plen);
         route_check_host_queue(t, (int)e->dst);
         break;
+    case KIND__PARAMS_REQ:
     case KIND__STATUS_REQ:
     case KIND__HOSTS_REQ:
     case KIND__TASKS_REQ:
@@ -1047,6 +1049,13 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__KILL_ORDER:
     case KIND__KILL_DONE:
         spawn_peer_msg(d, hid, e, msg + payload_off, len - payload_off);
+        break;
+    case KIND__PROBE_REQ:
+    case KIND__PROBE_REP:
+    case KIND__PROBE_TRAIN:
+    case KIND__PROBE_SPAN:
+    case KIND__PARAMS_SHARE:
+        measure_peer_msg(d, hid, e, msg + payload_off, len - payload_off);
         break;
     case KIND__ECHO_REQ:
     case KIND__ECHO_REP:

@@ -134,32 +134,50 @@ tune_by_rules(const struct alg_args *a, struct tune_choice *c)
     return COLLS_EINVAL;
 }
 
+double
+tune_alg_cost(const struct alg_args *a, const struct plogp *p,
+              const struct alg *alg, size_t *seg)
+{
+    size_t j, n = tune_size(a);
+    double best = -1.0;
+
+    *seg = 0;
+    for (j = 0; j < sizeof(tune_segs) / sizeof(tune_segs[0]); j++) {
+        size_t s = (alg->flags & ALG_SEGMENTED) ? tune_segs[j] : 0;
+        double cost = alg->cost(p, a->P, n, s);
+
+        if (best < 0.0 || cost < best) {
+            best = cost;
+            *seg = s;
+        }
+        /* one evaluation for unsegmented ones, and no segment larger
+           than the data matters */
+        if (!(alg->flags & ALG_SEGMENTED) || tune_segs[j] >= n)
+            break;
+    }
+    return best;
+}
+
 /* Cost: the cheapest usable (algorithm, segment); ties keep the first. */
 static int
 tune_by_cost(const struct alg_args *a, const struct plogp *p,
              struct tune_choice *c)
 {
-    size_t i, j, cnt, n = tune_size(a);
+    size_t i, cnt, seg;
     const struct alg *t = alg_table(a->op, &cnt);
     double best = -1.0;
 
     for (i = 0; i < cnt; i++) {
+        double cost;
+
         if (!alg_usable(&t[i], a))
             continue;
-        for (j = 0; j < sizeof(tune_segs) / sizeof(tune_segs[0]); j++) {
-            size_t seg = (t[i].flags & ALG_SEGMENTED) ? tune_segs[j] : 0;
-            double cost = t[i].cost(p, a->P, n, seg);
-
-            if (best < 0.0 || cost < best) {
-                best = cost;
-                c->alg = &t[i];
-                c->index = (int)i;
-                c->seg = seg;
-            }
-            /* one evaluation for unsegmented ones, and no segment
-               larger than the data matters */
-            if (!(t[i].flags & ALG_SEGMENTED) || tune_segs[j] >= n)
-                break;
+        cost = tune_alg_cost(a, p, &t[i], &seg);
+        if (best < 0.0 || cost < best) {
+            best = cost;
+            c->alg = &t[i];
+            c->index = (int)i;
+            c->seg = seg;
         }
     }
     if (best < 0.0)

@@ -61,6 +61,11 @@ struct tune_choice {
 int tune_choose(const struct alg_args *a, const struct plogp *p,
                 const char *force, struct tune_choice *out);
 
+/* alg's predicted time (us) for a with p, at its best segment size
+   (*seg; 0 for unsegmented rows).  alg must be usable for a. */
+double tune_alg_cost(const struct alg_args *a, const struct plogp *p,
+                     const struct alg *alg, size_t *seg);
+
 /* Parses "name[:segment]" (segment in bytes, optional k/m suffix) into
    name (cap bytes) and *seg (0 when absent).  0 or COLLS_EINVAL. */
 int tune_parse_force(const char *spec, char *name, size_t cap, size_t *seg);

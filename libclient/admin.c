@@ -178,6 +178,136 @@ colls_ping(colls_t *c, int hid, size_t len, double *rtt_us)
     return rc;
 }
 
+/* Copies a Plogp of the wire into *out; COLLS_EPROTO when malformed. */
+static int
+admin_plogp_copy(const Plogp *w, colls_plogp_t *out)
+{
+    size_t i, n = w->n_m;
+
+    memset(out, 0, sizeof(*out));
+    if (n > COLLS_PLOGP_MAX || w->n_g != n || w->n_gap != n || w->n_rtt != n)
+        return COLLS_EPROTO;
+    out->hid = (int)w->hid;
+    out->epoch = w->epoch;
+    out->L = w->l;
+    out->gamma = w->gamma;
+    out->hop_us = w->hop_us;
+    out->hop_byte_us = w->hop_byte_us;
+    out->n = (int)n;
+    for (i = 0; i < n; i++) {
+        out->m[i] = (size_t)w->m[i];
+        out->g[i] = w->g[i];
+        out->gap[i] = w->gap[i];
+        out->rtt[i] = w->rtt[i];
+    }
+    return 0;
+}
+
+/* PARAMS_REQ q; the reply's parameters in *rep. */
+static int
+admin_params(colls_t *c, ParamsReq *q, Envelope **rep)
+{
+    Envelope e;
+    int rc;
+
+    if (c == NULL)
+        return COLLS_EINVAL;
+    envelope_init(&e);
+    e.kind = KIND__PARAMS_REQ;
+    e.body_case = ENVELOPE__BODY_PARAMS_REQ;
+    e.params_req = q;
+    rc = colls__ctl_call(c, &e, rep);
+    if (rc < 0)
+        return rc;
+    if ((*rep)->kind != KIND__PARAMS_REP ||
+        (*rep)->body_case != ENVELOPE__BODY_PLOGP) {
+        envelope_free(*rep);
+        *rep = NULL;
+        return COLLS_EPROTO;
+    }
+    return 0;
+}
+
+int
+colls_plogp_get(colls_t *c, colls_plogp_t *machine, colls_plogp_t **peers,
+                int *npeers)
+{
+    ParamsReq q = PARAMS_REQ__INIT;
+    Envelope *rep;
+    const Plogp *w;
+    size_t i;
+    int rc;
+
+    if (machine == NULL || (peers != NULL && npeers == NULL))
+        return COLLS_EINVAL;
+    q.action = PARAMS_GET;
+    if ((rc = admin_params(c, &q, &rep)) < 0)
+        return rc;
+    w = rep->plogp;
+    rc = admin_plogp_copy(w, machine);
+    if (rc == 0 && peers != NULL) {
+        *npeers = 0;
+        *peers = calloc(w->n_peers ? w->n_peers : 1, sizeof(**peers));
+        if (*peers == NULL)
+            rc = COLLS_ENOMEM;
+        for (i = 0; rc == 0 && i < w->n_peers; i++)
+            if ((rc = admin_plogp_copy(w->peers[i], &(*peers)[i])) == 0)
+                (*npeers)++;
+        if (rc != 0) {
+            free(*peers);
+            *peers = NULL;
+        }
+    }
+    envelope_free(rep);
+    return rc;
+}
+
+int
+colls_plogp_measure(colls_t *c, int hid, const size_t *sizes, int nsizes,
+                    int reps, colls_plogp_t *row)
+{
+    ParamsReq q = PARAMS_REQ__INIT;
+    uint64_t m[COLLS_PLOGP_MAX];
+    Envelope *rep;
+    int i, rc;
+
+    if (row == NULL || hid <= 0 || hid > 4095 || nsizes < 0 ||
+        nsizes > COLLS_PLOGP_MAX || (nsizes > 0 && sizes == NULL) || reps < 0)
+        return COLLS_EINVAL;
+    for (i = 0; i < nsizes; i++)
+        m[i] = sizes[i];
+    q.action = PARAMS_MEASURE;
+    q.hid = (uint32_t)hid;
+    q.n_sizes = (size_t)nsizes;
+    q.sizes = m;
+    q.reps = (uint32_t)reps;
+    if ((rc = admin_params(c, &q, &rep)) < 0)
+        return rc;
+    rc = admin_plogp_copy(rep->plogp, row);
+    envelope_free(rep);
+    return rc;
+}
+
+int
+colls_plogp_commit(colls_t *c, double hop_us, double hop_byte_us,
+                   colls_plogp_t *machine)
+{
+    ParamsReq q = PARAMS_REQ__INIT;
+    Envelope *rep;
+    int rc;
+
+    if (machine == NULL || !(hop_us >= 0.0) || !(hop_byte_us >= 0.0))
+        return COLLS_EINVAL;
+    q.action = PARAMS_COMMIT;
+    q.hop_us = hop_us;
+    q.hop_byte_us = hop_byte_us;
+    if ((rc = admin_params(c, &q, &rep)) < 0)
+        return rc;
+    rc = admin_plogp_copy(rep->plogp, machine);
+    envelope_free(rep);
+    return rc;
+}
+
 /* Sends a host operation and waits for ADMIN_REP. */
 static int
 admin_host_op(colls_t *c, Kind kind, int hid, const char *addr)

@@ -353,6 +353,38 @@ COLLS_EXTERN int colls_stats_json(colls_t *c, char **out);
 /* Daemon-to-daemon echo of len bytes from the local daemon to host hid;
  *rtt_us is the measured round trip. */
 COLLS_EXTERN int colls_ping(colls_t *c, int hid, size_t len, double *rtt_us);
+
+/*
+ * pLogP parameters (docs/collectives.md "Measuring the network"): the
+ * machine's summary the daemon chooses algorithms from (hid 0), or one
+ * peer's row (hid).  Per size m[i]: g[i] the cost of an isolated message
+ * beyond L, gap[i] the gap of back-to-back messages, rtt[i] the echo
+ * round trip; times in microseconds, gamma in us per byte reduced, the
+ * task's hop to its daemon hop_us + hop_byte_us * bytes each way.
+ */
+#define COLLS_PLOGP_MAX 16
+typedef struct {
+    int hid;
+    uint64_t epoch; /* the summary's; 0: nothing measured yet */
+    double L, gamma, hop_us, hop_byte_us;
+    int n;
+    size_t m[COLLS_PLOGP_MAX];
+    double g[COLLS_PLOGP_MAX], gap[COLLS_PLOGP_MAX], rtt[COLLS_PLOGP_MAX];
+} colls_plogp_t;
+
+/* The summary in force (epoch 0 and n 0 before any) and, when peers is
+   not NULL, every peer's last row (*npeers of them; colls_free). */
+COLLS_EXTERN int colls_plogp_get(colls_t *c, colls_plogp_t *machine,
+                                 colls_plogp_t **peers, int *npeers);
+/* Has the local daemon measure peer hid at nsizes increasing sizes (0:
+   its thorough ladder, 1 B .. 4 MiB), reps times each (0: 5); its row in
+   *row.  Needs admin rights (COLLS_EPERM). */
+COLLS_EXTERN int colls_plogp_measure(colls_t *c, int hid, const size_t *sizes,
+                                     int nsizes, int reps, colls_plogp_t *row);
+/* Has the daemon summarise its newest rows into a new epoch, in force and
+   saved, with the task hop given; *machine gets it.  Admin rights. */
+COLLS_EXTERN int colls_plogp_commit(colls_t *c, double hop_us,
+                                    double hop_byte_us, colls_plogp_t *machine);
 COLLS_EXTERN int colls_add_host(colls_t *c, const char *hostport);
 COLLS_EXTERN int colls_delete_host(colls_t *c, int hid);
 COLLS_EXTERN int colls_halt(colls_t *c);

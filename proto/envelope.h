@@ -26,6 +26,9 @@ enum {
     ENV_F_ECHO = 1u << 2,   /* DATA is a daemon's echo of a task message */
 };
 
+/* PARAMS_REQ actions (ParamsReq.action; daemon/measure.h). */
+enum { PARAMS_GET = 0, PARAMS_MEASURE = 1, PARAMS_COMMIT = 2 };
+
 /* Initialises e with the version set and everything else zero. */
 void envelope_init(Envelope *e);
 /*

@@ -31,10 +31,10 @@
 #include "tools/collsctl.h"
 
 const struct collsctl_cmd *const collsctl_cmds[] = {
-    &cmd_status,     &cmd_hosts,      &cmd_ps,       &cmd_stats, &cmd_groups,
-    &cmd_spawn,      &cmd_ping,       &cmd_pingpong, &cmd_echo,  &cmd_bench,
-    &cmd_algorithms, &cmd_add,        &cmd_delete,   &cmd_halt,  &cmd_compress,
-    &cmd_keygen,     &cmd_completion,
+    &cmd_status,     &cmd_hosts,  &cmd_ps,         &cmd_stats,  &cmd_groups,
+    &cmd_spawn,      &cmd_ping,   &cmd_pingpong,   &cmd_echo,   &cmd_bench,
+    &cmd_algorithms, &cmd_tune,   &cmd_add,        &cmd_delete, &cmd_halt,
+    &cmd_compress,   &cmd_keygen, &cmd_completion,
 };
 const size_t collsctl_ncmds = sizeof(collsctl_cmds) / sizeof(collsctl_cmds[0]);
 

@@ -54,7 +54,7 @@ struct collsctl_cmd {
 extern const struct collsctl_cmd cmd_status, cmd_hosts, cmd_ps, cmd_stats,
     cmd_ping, cmd_pingpong, cmd_echo, cmd_add, cmd_delete, cmd_halt,
     cmd_compress, cmd_bench, cmd_groups, cmd_keygen, cmd_algorithms,
-    cmd_completion, cmd_spawn;
+    cmd_completion, cmd_spawn, cmd_tune;
 
 /* Every subcommand, in the order `collsctl --help` lists them, and the
    options before COMMAND (--socket, --version, --help). */

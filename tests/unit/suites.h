@@ -23,5 +23,6 @@ Suite *suite_hier(void);
 Suite *suite_access(void);
 Suite *suite_conn(void);
 Suite *suite_spawn(void);
+Suite *suite_plogp(void);
 
 #endif

@@ -1,0 +1,815 @@
+/*
+ * measure.c -- the daemon's pLogP parameters (measure.h): jobs of
+ * daemon/plogp.c driven over the transport, the machine's summary, its
+ * file, and PARAMS_REQ.
+ *
+ * Owns d->ms.  May call net (probes), task (replies), host, config, log,
+ * platform, proto/reduce.h (gamma); called by route.c (PROBE_* and
+ * PARAMS_REQ), events.c (hosts), group.c (the summary for GROUP_FORMED)
+ * and collsd.c (cron).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/host.h"
+#include "daemon/log.h"
+#include "daemon/measure.h"
+#include "daemon/net.h"
+#include "daemon/platform.h"
+#include "daemon/rel.h"
+#include "daemon/task.h"
+#include "proto/envelope.h"
+#include "proto/list.h"
+#include "proto/reduce.h"
+
+/* The ladders: quick (a peer that came up, or moved) and thorough
+   (collsctl tune, unless it names sizes). */
+static const size_t measure_quick[] = {1, 4096, 65536};
+static const size_t measure_thorough[] = {1,     64,     1024,    4096,   16384,
+                                          65536, 262144, 1048576, 4194304};
+#define MEASURE_QUICK_REPS     3
+#define MEASURE_THOROUGH_REPS  5
+#define MEASURE_START_DELAY_US 1000000u /* after a peer comes up */
+#define MEASURE_STAGGER_US     250000u  /* per hid, mod 16 */
+#define MEASURE_MOVED_EVERY_US 10000000u
+#define MEASURE_MOVED_FLOOR_US 100u
+
+/* One job, running or waiting. */
+struct measure_job {
+    struct list_node node;
+    struct plogp_job j;
+    uint32_t tid;    /* the task that asked (0: the daemon itself) */
+    uint64_t req_id; /* its request */
+    uint64_t not_before_us;
+    uint64_t deadline_us; /* of the probe in flight */
+};
+
+/* What this daemon knows of one peer. */
+struct measure_peer {
+    int have;                 /* row is valid */
+    struct plogp_params row;  /* its last measurement */
+    uint64_t base_min_rtt_us; /* the transport's least RTT then */
+    uint64_t checked_us;      /* last look for a move */
+    uint64_t measured_us;     /* when row was measured */
+    struct plogp_rx rx;       /* its trains to us */
+};
+
+struct measure_state {
+    struct plogp_params cur; /* in force; cur.epoch 0: none */
+    int cur_origin;          /* the daemon that made it (0: the file) */
+    struct measure_peer *peer[DAEMON_MAX_HID + 1];
+    struct list_node jobs; /* head: the running one */
+    uint64_t next_id;
+    char *path; /* the parameter file, NULL: none */
+    uint8_t *zeros;
+    size_t zeros_len;
+};
+
+/* ---- the file ---- */
+
+static void
+measure_load(struct daemon *d)
+{
+    struct measure_state *ms = d->ms;
+    char buf[4096];
+    ssize_t n;
+    int fd, bad;
+    struct plogp_params p;
+
+    fd = open(ms->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            log_warn("%s: %s", ms->path, strerror(errno));
+        return;
+    }
+    n = read(fd, buf, sizeof(buf));
+    close(fd);
+    if (n < 0 || (size_t)n == sizeof(buf) ||
+        plogp_parse(buf, (size_t)n, &p, &bad) != 0) {
+        log_warn("%s: not a parameter file (line %d); ignored until the next "
+                 "measurement",
+                 ms->path, n < 0 ? 0 : bad);
+        return;
+    }
+    ms->cur = p;
+    log_info("pLogP parameters of epoch %llu from %s: L %.1f us",
+             (unsigned long long)p.epoch, ms->path, p.L);
+}
+
+static void
+measure_save(struct daemon *d)
+{
+    struct measure_state *ms = d->ms;
+    char buf[4096], tmp[4200];
+    int len, fd, ok;
+
+    if (ms->path == NULL)
+        return;
+    len = plogp_format(&ms->cur, buf, sizeof(buf));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", ms->path);
+    fd = len < 0 ? -1
+                 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_warn("%s: %s", tmp, len < 0 ? "too long" : strerror(errno));
+        return;
+    }
+    ok = write(fd, buf, (size_t)len) == len;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, ms->path) != 0) {
+        log_warn("%s: cannot write: %s", ms->path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
+/* ---- wire ---- */
+
+void
+measure_wire(const struct plogp_params *p, Plogp *w,
+             struct measure_wire_store *store)
+{
+    size_t i;
+
+    plogp__init(w);
+    w->epoch = p->epoch;
+    w->l = p->L;
+    w->gamma = p->gamma;
+    w->hop_us = p->hop_us;
+    w->hop_byte_us = p->hop_byte_us;
+    for (i = 0; i < p->n; i++)
+        store->m[i] = p->m[i];
+    w->n_m = w->n_g = w->n_gap = w->n_rtt = p->n;
+    w->m = store->m;
+    w->g = (double *)(uintptr_t)p->g;
+    w->gap = (double *)(uintptr_t)p->gap;
+    w->rtt = (double *)(uintptr_t)p->rtt;
+}
+
+int
+measure_unwire(const Plogp *w, struct plogp_params *p)
+{
+    size_t i;
+
+    memset(p, 0, sizeof(*p));
+    if (w->n_m < 1 || w->n_m > PLOGP_MAX_SIZES || w->n_g != w->n_m ||
+        w->n_gap != w->n_m || w->n_rtt != w->n_m)
+        return COLLS_EINVAL;
+    p->epoch = w->epoch;
+    p->L = w->l;
+    p->gamma = w->gamma;
+    p->hop_us = w->hop_us;
+    p->hop_byte_us = w->hop_byte_us;
+    p->n = w->n_m;
+    for (i = 0; i < p->n; i++) {
+        if (w->m[i] > PLOGP_MAX_BYTES)
+            return COLLS_EINVAL;
+        p->m[i] = (size_t)w->m[i];
+        p->g[i] = w->g[i];
+        p->gap[i] = w->gap[i];
+        p->rtt[i] = w->rtt[i];
+    }
+    return plogp_check(p);
+}
+
+/* ---- the summary ---- */
+
+/* Sends the summary in force to hid (0: every peer up). */
+static void
+measure_share(struct daemon *d, int hid)
+{
+    struct measure_wire_store st;
+    Plogp w;
+    Envelope e;
+    int h;
+
+    measure_wire(&d->ms->cur, &w, &st);
+    w.hid = (uint32_t)d->ms->cur_origin;
+    envelope_init(&e);
+    e.kind = KIND__PARAMS_SHARE;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.body_case = ENVELOPE__BODY_PLOGP;
+    e.plogp = &w;
+    for (h = hid ? hid : 1; h <= (hid ? hid : DAEMON_MAX_HID); h++) {
+        if (h == d->hid || !host_is_up(d, h))
+            continue;
+        e.dst = COLLS_DAEMON_TID(h);
+        net_send(d, h, &e, NULL, 0);
+    }
+}
+
+/* PARAMS_SHARE from a peer: taken when (epoch, maker) is greater than
+   the summary's in force, so that every daemon ends with the same. */
+static void
+measure_shared(struct daemon *d, const Envelope *e)
+{
+    struct measure_state *ms = d->ms;
+    struct plogp_params p;
+    int origin;
+
+    if (e->body_case != ENVELOPE__BODY_PLOGP ||
+        measure_unwire(e->plogp, &p) != 0 || e->plogp->hid > DAEMON_MAX_HID) {
+        d->st.bad_peer_msgs++;
+        return;
+    }
+    origin = (int)e->plogp->hid;
+    if (p.epoch < ms->cur.epoch ||
+        (p.epoch == ms->cur.epoch && origin <= ms->cur_origin))
+        return;
+    ms->cur = p;
+    ms->cur_origin = origin;
+    log_info("pLogP parameters of epoch %llu from host %d taken",
+             (unsigned long long)p.epoch, origin);
+    measure_save(d);
+}
+
+/* us per byte of a SUM of doubles, timed here. */
+static double
+measure_gamma(void)
+{
+    enum { N = 8192 };
+    static double a[N], b[N];
+    uint64_t t0, t;
+    int i, rounds = 64;
+
+    for (i = 0; i < N; i++) {
+        a[i] = 1.0 + i / 1000.0;
+        b[i] = 0.5;
+    }
+    t0 = platform_now_us();
+    for (i = 0; i < rounds; i++)
+        reduce_apply(COLLS_SUM, COLLS_DOUBLE, a, b, N);
+    t = platform_now_us() - t0;
+    return (double)t / ((double)rounds * N * sizeof(double));
+}
+
+/*
+ * Summarises the rows measured with like's ladder into a new epoch, with
+ * the hop given (negative: keep the one in force).  0 or COLLS_EINVAL.
+ */
+static int
+measure_commit(struct daemon *d, const struct plogp_params *like, double hop_us,
+               double hop_byte_us)
+{
+    struct measure_state *ms = d->ms;
+    struct plogp_params *rows, sum;
+    size_t n = 0;
+    int hid, rc;
+
+    rows = calloc(64, sizeof(*rows));
+    if (rows == NULL)
+        return COLLS_ENOMEM;
+    for (hid = 1; hid <= DAEMON_MAX_HID && n < 64; hid++) {
+        struct measure_peer *mp = ms->peer[hid];
+
+        if (mp == NULL || !mp->have || !host_is_up(d, hid) ||
+            mp->row.n != like->n ||
+            memcmp(mp->row.m, like->m, like->n * sizeof(like->m[0])) != 0)
+            continue;
+        rows[n++] = mp->row;
+    }
+    rc = n > 0 ? plogp_summarise(rows, n, &sum) : COLLS_EINVAL;
+    free(rows);
+    if (rc != 0)
+        return rc;
+    sum.gamma = measure_gamma();
+    sum.hop_us = hop_us >= 0.0 ? hop_us : ms->cur.hop_us;
+    sum.hop_byte_us = hop_byte_us >= 0.0 ? hop_byte_us : ms->cur.hop_byte_us;
+    sum.epoch = ms->cur.epoch + 1;
+    if ((rc = plogp_check(&sum)) != 0)
+        return rc;
+    ms->cur = sum;
+    ms->cur_origin = d->hid;
+    log_info("pLogP parameters of epoch %llu from %zu peer(s): L %.1f us, "
+             "g(%zu) %.1f us",
+             (unsigned long long)sum.epoch, n, sum.L, sum.m[sum.n - 1],
+             sum.g[sum.n - 1]);
+    measure_save(d);
+    measure_share(d, 0);
+    return 0;
+}
+
+const struct plogp_params *
+measure_current(const struct daemon *d)
+{
+    return d->ms != NULL && d->ms->cur.epoch != 0 ? &d->ms->cur : NULL;
+}
+
+/* ---- probes ---- */
+
+/* Zeros to send: at least len bytes. */
+static const uint8_t *
+measure_zeros(struct measure_state *ms, size_t len)
+{
+    if (len > ms->zeros_len) {
+        uint8_t *z = calloc(1, len);
+
+        if (z == NULL)
+            return NULL;
+        free(ms->zeros);
+        ms->zeros = z;
+        ms->zeros_len = len;
+    }
+    return ms->zeros;
+}
+
+static int
+measure_send_probe(struct daemon *d, int hid, Kind kind, const Probe *pr,
+                   const void *payload, size_t len)
+{
+    Envelope e;
+
+    envelope_init(&e);
+    e.kind = kind;
+    e.src = COLLS_DAEMON_TID(d->hid);
+    e.dst = COLLS_DAEMON_TID(hid);
+    e.count = len;
+    e.body_case = ENVELOPE__BODY_PROBE;
+    e.probe = (Probe *)(uintptr_t)pr;
+    return net_send(d, hid, &e, payload, len);
+}
+
+static int
+measure_echo(void *ctx, int hid, size_t bytes, uint64_t id)
+{
+    struct daemon *d = ctx;
+    const uint8_t *z = measure_zeros(d->ms, bytes);
+    Probe pr = PROBE__INIT;
+
+    if (z == NULL)
+        return COLLS_ENOMEM;
+    pr.id = id;
+    return measure_send_probe(d, hid, KIND__PROBE_REQ, &pr, z, bytes);
+}
+
+static int
+measure_train(void *ctx, int hid, size_t m, int k, uint64_t id)
+{
+    struct daemon *d = ctx;
+    const uint8_t *z = measure_zeros(d->ms, m);
+    Probe pr = PROBE__INIT;
+    int i, rc;
+
+    if (z == NULL)
+        return COLLS_ENOMEM;
+    pr.id = id;
+    pr.k = (uint32_t)k;
+    for (i = 0; i < k; i++) {
+        pr.idx = (uint32_t)i;
+        if ((rc = measure_send_probe(d, hid, KIND__PROBE_TRAIN, &pr, z, m)) !=
+            0)
+            return rc;
+    }
+    return 0;
+}
+
+static const struct plogp_ops measure_ops = {measure_echo, measure_train};
+
+/* ---- jobs ---- */
+
+static struct measure_peer *
+measure_peer(struct daemon *d, int hid)
+{
+    struct measure_state *ms = d->ms;
+
+    if (hid < 1 || hid > DAEMON_MAX_HID)
+        return NULL;
+    if (ms->peer[hid] == NULL)
+        ms->peer[hid] = calloc(1, sizeof(*ms->peer[hid]));
+    return ms->peer[hid];
+}
+
+/* Sends PARAMS_REP with p (NULL: status alone) to task tid. */
+static void
+measure_reply(struct daemon *d, uint32_t tid, uint64_t req_id,
+              const struct plogp_params *p, int hid, int status, Plogp **peers,
+              size_t npeers)
+{
+    struct task *t = task_find(d, tid);
+    struct measure_wire_store st;
+    Plogp w;
+    Envelope r;
+
+    if (t == NULL)
+        return;
+    task_reply_init(&r, t, KIND__PARAMS_REP, req_id, status);
+    if (p != NULL) {
+        measure_wire(p, &w, &st);
+        w.hid = (uint32_t)hid;
+        w.n_peers = npeers;
+        w.peers = peers;
+        r.body_case = ENVELOPE__BODY_PLOGP;
+        r.plogp = &w;
+    }
+    task_queue_env(t, &r, NULL, 0, NULL);
+}
+
+static struct measure_job *
+measure_head(struct daemon *d)
+{
+    return list_empty(&d->ms->jobs)
+               ? NULL
+               : list_entry(d->ms->jobs.next, struct measure_job, node);
+}
+
+/* Ends the running job jb: its row to the peer, the answer to whoever
+   asked (status 0: measured); the next job may start. */
+static void
+measure_job_end(struct daemon *d, struct measure_job *jb, int status)
+{
+    struct plogp_params row;
+    struct measure_peer *mp = measure_peer(d, jb->j.hid);
+    int rc = status;
+
+    if (rc == 0 && (rc = plogp_job_result(&jb->j, &row)) == 0 && mp != NULL) {
+        struct rel_peer_stats ps;
+
+        mp->row = row;
+        mp->have = 1;
+        mp->base_min_rtt_us =
+            rel_peer_stats(d->rel, jb->j.hid, &ps) == 0 ? ps.min_rtt_us : 0;
+        mp->checked_us = mp->measured_us = platform_now_us();
+    }
+    if (rc != 0)
+        log_info("pLogP measurement of host %d failed: error %d", jb->j.hid,
+                 rc);
+    if (jb->tid != 0)
+        measure_reply(d, jb->tid, jb->req_id, rc == 0 ? &row : NULL, jb->j.hid,
+                      rc, NULL, 0);
+    else if (rc == 0)
+        measure_commit(d, &row, -1.0, -1.0);
+    list_del(&jb->node);
+    free(jb);
+}
+
+/* Starts or continues the running job. */
+static void
+measure_kick(struct daemon *d, uint64_t now)
+{
+    struct measure_job *jb;
+    int rc;
+
+    while ((jb = measure_head(d)) != NULL) {
+        if (now < jb->not_before_us)
+            return;
+        if (!host_is_up(d, jb->j.hid)) {
+            measure_job_end(d, jb, COLLS_EHOSTDOWN);
+            continue;
+        }
+        if (jb->j.id != 0)
+            return; /* a probe in flight */
+        rc = plogp_job_next(&jb->j, &measure_ops, d, &d->ms->next_id, now);
+        if (rc == 0) {
+            jb->deadline_us =
+                now + (uint64_t)d->cfg->request_timeout_ms * 1000u;
+            return;
+        }
+        measure_job_end(d, jb, rc == 1 ? 0 : rc);
+    }
+}
+
+/* Queues a job for hid (quick: the daemon's own). */
+static int
+measure_queue(struct daemon *d, int hid, const size_t *sizes, size_t n,
+              int reps, uint32_t tid, uint64_t req_id, uint64_t not_before)
+{
+    struct measure_job *jb = calloc(1, sizeof(*jb));
+    int rc;
+
+    if (jb == NULL)
+        return COLLS_ENOMEM;
+    if ((rc = plogp_job_init(&jb->j, hid, sizes, n, reps)) != 0) {
+        free(jb);
+        return rc;
+    }
+    jb->tid = tid;
+    jb->req_id = req_id;
+    jb->not_before_us = not_before;
+    list_add_tail(&d->ms->jobs, &jb->node);
+    measure_kick(d, platform_now_us());
+    return 0;
+}
+
+/* 1 when a quick job of the daemon's own for hid already waits. */
+static int
+measure_queued(struct daemon *d, int hid)
+{
+    struct list_node *n;
+
+    LIST_FOREACH (n, &d->ms->jobs) {
+        struct measure_job *jb = list_entry(n, struct measure_job, node);
+
+        if (jb->j.hid == hid && jb->tid == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void
+measure_host_up(struct daemon *d, int hid)
+{
+    if (d->ms == NULL || hid == d->hid)
+        return;
+    if (d->ms->cur.epoch != 0)
+        measure_share(d, hid); /* a newcomer learns what is in force */
+    if (!d->cfg->measure || measure_queued(d, hid))
+        return;
+    /* staggered by our hid: daemons that start together would otherwise
+       all measure at once and time each other's traffic */
+    measure_queue(d, hid, measure_quick,
+                  sizeof(measure_quick) / sizeof(measure_quick[0]),
+                  MEASURE_QUICK_REPS, 0, 0,
+                  platform_now_us() + MEASURE_START_DELAY_US +
+                      (uint64_t)(d->hid % 16) * MEASURE_STAGGER_US);
+}
+
+void
+measure_host_down(struct daemon *d, int hid)
+{
+    struct measure_peer *mp;
+
+    if (d->ms == NULL || hid < 1 || hid > DAEMON_MAX_HID)
+        return;
+    if ((mp = d->ms->peer[hid]) != NULL)
+        memset(&mp->rx, 0, sizeof(mp->rx));
+    measure_kick(d, platform_now_us()); /* its jobs end */
+}
+
+/* A peer whose least RTT moved since it was measured is measured again. */
+static void
+measure_moved(struct daemon *d, uint64_t now)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct measure_peer *mp = d->ms->peer[hid];
+        struct rel_peer_stats ps;
+        uint64_t a, b;
+
+        if (mp == NULL || !mp->have || now < mp->checked_us ||
+            now - mp->checked_us < MEASURE_MOVED_EVERY_US ||
+            !host_is_up(d, hid))
+            continue;
+        mp->checked_us = now;
+        if (rel_peer_stats(d->rel, hid, &ps) != 0 || ps.min_rtt_us == 0 ||
+            mp->base_min_rtt_us == 0)
+            continue;
+        a = ps.min_rtt_us;
+        b = mp->base_min_rtt_us;
+        if ((a > b ? a - b : b - a) < MEASURE_MOVED_FLOOR_US ||
+            (a < 2 * b && 2 * a > b) || measure_queued(d, hid))
+            continue;
+        log_info("host %d: least round trip moved from %llu to %llu us: "
+                 "measuring again",
+                 hid, (unsigned long long)b, (unsigned long long)a);
+        measure_queue(d, hid, measure_quick,
+                      sizeof(measure_quick) / sizeof(measure_quick[0]),
+                      MEASURE_QUICK_REPS, 0, 0, now);
+    }
+}
+
+void
+measure_cron(struct daemon *d, uint64_t now_us)
+{
+    struct measure_job *jb;
+
+    if (d->ms == NULL)
+        return;
+    jb = measure_head(d);
+    if (jb != NULL && jb->j.id != 0 && now_us >= jb->deadline_us)
+        measure_job_end(d, jb, COLLS_ETIMEDOUT);
+    if (d->cfg->measure)
+        measure_moved(d, now_us);
+    measure_kick(d, now_us);
+}
+
+int
+measure_busy(const struct daemon *d)
+{
+    return d->ms != NULL && !list_empty(&d->ms->jobs);
+}
+
+/* ---- messages ---- */
+
+void
+measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
+                 const uint8_t *payload, size_t plen)
+{
+    const Probe *pr = e->body_case == ENVELOPE__BODY_PROBE ? e->probe : NULL;
+    struct measure_peer *mp;
+    struct measure_job *jb;
+    uint64_t now = platform_now_us();
+    Probe out = PROBE__INIT;
+    double span;
+    int got;
+
+    if (d->ms == NULL || (pr == NULL && e->kind != KIND__PARAMS_SHARE) ||
+        (mp = measure_peer(d, hid)) == NULL) {
+        d->st.bad_peer_msgs++;
+        return;
+    }
+    jb = measure_head(d);
+    switch (e->kind) {
+    case KIND__PARAMS_SHARE:
+        measure_shared(d, e);
+        return;
+    case KIND__PROBE_REQ:
+        out.id = pr->id;
+        measure_send_probe(d, hid, KIND__PROBE_REP, &out, payload, plen);
+        return;
+    case KIND__PROBE_REP:
+        if (jb != NULL && jb->j.hid == hid &&
+            plogp_job_echoed(&jb->j, pr->id, now))
+            measure_kick(d, now);
+        return;
+    case KIND__PROBE_TRAIN:
+        if (pr->k > PLOGP_TRAIN_MAX || pr->idx >= pr->k) {
+            d->st.bad_peer_msgs++;
+            return;
+        }
+        if (plogp_rx_arrive(&mp->rx, pr->id, (int)pr->idx, (int)pr->k, now,
+                            &got, &span)) {
+            out.id = pr->id;
+            out.got = (uint32_t)got;
+            out.span_us = span;
+            measure_send_probe(d, hid, KIND__PROBE_SPAN, &out, NULL, 0);
+        }
+        return;
+    case KIND__PROBE_SPAN:
+        if (jb != NULL && jb->j.hid == hid &&
+            plogp_job_spanned(&jb->j, pr->id,
+                              pr->got > PLOGP_TRAIN_MAX ? 0 : (int)pr->got,
+                              pr->span_us))
+            measure_kick(d, now);
+        return;
+    default:
+        d->st.bad_peer_msgs++;
+        return;
+    }
+}
+
+/* GET: the summary (epoch 0 and no sizes before any) and every row. */
+static void
+measure_get(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    struct measure_state *ms = d->ms;
+    struct plogp_params none = {.n = 0};
+    struct measure_wire_store *st;
+    Plogp *rows, **ptrs;
+    size_t n = 0;
+    int hid;
+
+    st = calloc(DAEMON_MAX_HID, sizeof(*st));
+    rows = calloc(DAEMON_MAX_HID, sizeof(*rows));
+    ptrs = calloc(DAEMON_MAX_HID, sizeof(*ptrs));
+    if (st == NULL || rows == NULL || ptrs == NULL) {
+        task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+        struct measure_peer *mp = ms->peer[hid];
+
+        if (mp == NULL || !mp->have)
+            continue;
+        measure_wire(&mp->row, &rows[n], &st[n]);
+        rows[n].hid = (uint32_t)hid;
+        ptrs[n] = &rows[n];
+        n++;
+    }
+    measure_reply(d, t->tid, e->req_id, ms->cur.epoch ? &ms->cur : &none, 0, 0,
+                  ptrs, n);
+out:
+    free(st);
+    free(rows);
+    free(ptrs);
+}
+
+void
+measure_task_request(struct task *t, const Envelope *e)
+{
+    struct daemon *d = t->d;
+    const ParamsReq *q =
+        e->body_case == ENVELOPE__BODY_PARAMS_REQ ? e->params_req : NULL;
+    size_t sizes[PLOGP_MAX_SIZES], n, i;
+    struct plogp_params like;
+    uint64_t newest;
+    int hid, rc, reps;
+
+    if (q == NULL || d->ms == NULL) {
+        task_error(t, e->req_id, COLLS_EINVAL, "PARAMS_REQ without a body");
+        return;
+    }
+    switch (q->action) {
+    case PARAMS_GET:
+        measure_get(t, e);
+        return;
+    case PARAMS_MEASURE:
+        hid = q->hid <= DAEMON_MAX_HID ? (int)q->hid : -1;
+        if (hid == d->hid || !host_is_up(d, hid)) {
+            task_error(t, e->req_id,
+                       hid > 0 && d->hosts[hid] != NULL ? COLLS_EHOSTDOWN
+                                                        : COLLS_ENOENT,
+                       "no such peer up");
+            return;
+        }
+        n = q->n_sizes;
+        if (n == 0) {
+            n = sizeof(measure_thorough) / sizeof(measure_thorough[0]);
+            memcpy(sizes, measure_thorough, sizeof(measure_thorough));
+        } else if (n <= PLOGP_MAX_SIZES) {
+            for (i = 0; i < n; i++)
+                sizes[i] = q->sizes[i] <= PLOGP_MAX_BYTES ? (size_t)q->sizes[i]
+                                                          : PLOGP_MAX_BYTES + 1;
+        }
+        reps = q->reps ? (int)q->reps : MEASURE_THOROUGH_REPS;
+        rc = n <= PLOGP_MAX_SIZES && q->reps <= PLOGP_MAX_REPS
+                 ? measure_queue(d, hid, sizes, n, reps, t->tid, e->req_id, 0)
+                 : COLLS_EINVAL;
+        if (rc != 0)
+            task_error(t, e->req_id, rc,
+                       "sizes must increase, at most 16 of them up to 16 MiB, "
+                       "and at most 16 repetitions");
+        return;
+    case PARAMS_COMMIT:
+        /* the ladder of the newest row */
+        like.n = 0;
+        for (hid = 1, newest = 0; hid <= DAEMON_MAX_HID; hid++) {
+            const struct measure_peer *mp = d->ms->peer[hid];
+
+            if (mp != NULL && mp->have && mp->measured_us >= newest) {
+                like = mp->row;
+                newest = mp->measured_us;
+            }
+        }
+        rc = !(q->hop_us >= 0.0 && q->hop_us <= PLOGP_VALUE_MAX &&
+               q->hop_byte_us >= 0.0 && q->hop_byte_us <= PLOGP_VALUE_MAX)
+                 ? COLLS_EINVAL
+             : like.n == 0
+                 ? COLLS_ENOENT
+                 : measure_commit(d, &like, q->hop_us, q->hop_byte_us);
+        if (rc != 0)
+            task_error(t, e->req_id, rc,
+                       rc == COLLS_ENOENT ? "no peer measured yet"
+                                          : "cannot summarise");
+        else
+            measure_reply(d, t->tid, e->req_id, &d->ms->cur, 0, 0, NULL, 0);
+        return;
+    default:
+        task_error(t, e->req_id, COLLS_EINVAL, "unknown PARAMS_REQ action");
+        return;
+    }
+}
+
+/* ---- life ---- */
+
+int
+measure_new(struct daemon *d)
+{
+    struct measure_state *ms = calloc(1, sizeof(*ms));
+    const char *f = d->cfg->params_file;
+
+    if (ms == NULL)
+        return COLLS_ENOMEM;
+    list_init(&ms->jobs);
+    ms->next_id = 1;
+    if (f != NULL && f[0] != '\0' && strcmp(f, "none") != 0) {
+        ms->path = strdup(f);
+    } else if ((f == NULL || f[0] == '\0') && d->cfg->socket != NULL) {
+        const char *sock = d->cfg->socket, *slash = strrchr(sock, '/');
+        size_t dl = slash ? (size_t)(slash - sock) + 1 : 0;
+
+        if ((ms->path = malloc(dl + sizeof("collsd.plogp"))) != NULL) {
+            memcpy(ms->path, sock, dl);
+            memcpy(ms->path + dl, "collsd.plogp", sizeof("collsd.plogp"));
+        }
+    }
+    d->ms = ms;
+    if (ms->path != NULL)
+        measure_load(d);
+    return 0;
+}
+
+void
+measure_free(struct daemon *d)
+{
+    struct measure_state *ms = d->ms;
+    struct list_node *n, *tmp;
+    int hid;
+
+    if (ms == NULL)
+        return;
+    LIST_FOREACH_SAFE (n, tmp, &ms->jobs)
+        free(list_entry(n, struct measure_job, node));
+    for (hid = 0; hid <= DAEMON_MAX_HID; hid++)
+        free(ms->peer[hid]);
+    free(ms->zeros);
+    free(ms->path);
+    free(ms);
+    d->ms = NULL;
+}

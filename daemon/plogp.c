@@ -1,0 +1,386 @@
+/*
+ * plogp.c -- the pLogP measurement core (daemon/plogp.h): one peer's job,
+ * the receiver of trains, the machine's summary and the parameter file.
+ *
+ * No I/O and no clock of its own.  May call daemon/alg/ (struct plogp)
+ * and colls.h's codes; called by daemon/measure.c and the unit tests.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/plogp.h"
+
+void
+plogp_view(const struct plogp_params *pp, struct plogp *out)
+{
+    out->L = pp->L;
+    out->gamma = pp->gamma;
+    out->n = pp->n;
+    out->m = pp->m;
+    out->g = pp->g;
+}
+
+/* 1 when v is finite and in [0, PLOGP_VALUE_MAX]. */
+static int
+plogp_ok(double v)
+{
+    return isfinite(v) && v >= 0.0 && v <= PLOGP_VALUE_MAX;
+}
+
+int
+plogp_check(const struct plogp_params *pp)
+{
+    size_t i;
+
+    if (pp->n < 1 || pp->n > PLOGP_MAX_SIZES || !plogp_ok(pp->L) ||
+        !plogp_ok(pp->gamma) || !plogp_ok(pp->hop_us) ||
+        !plogp_ok(pp->hop_byte_us))
+        return COLLS_EINVAL;
+    for (i = 0; i < pp->n; i++) {
+        if (pp->m[i] > PLOGP_MAX_BYTES || (i > 0 && pp->m[i] <= pp->m[i - 1]))
+            return COLLS_EINVAL;
+        if (!plogp_ok(pp->g[i]) || !plogp_ok(pp->gap[i]) ||
+            !plogp_ok(pp->rtt[i]))
+            return COLLS_EINVAL;
+    }
+    return 0;
+}
+
+double
+plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us)
+{
+    return alg_us + 2.0 * (pp->hop_us + pp->hop_byte_us * (double)n);
+}
+
+/* ---- one peer ---- */
+
+int
+plogp_train_len(size_t m)
+{
+    size_t k = PLOGP_TRAIN_BYTES / (m ? m : 1);
+
+    if (k < PLOGP_TRAIN_MIN)
+        k = PLOGP_TRAIN_MIN;
+    if (k > PLOGP_TRAIN_MAX)
+        k = PLOGP_TRAIN_MAX;
+    return (int)k;
+}
+
+int
+plogp_job_init(struct plogp_job *j, int hid, const size_t *sizes, size_t nsizes,
+               int reps)
+{
+    size_t i;
+
+    memset(j, 0, sizeof(*j));
+    if (nsizes < 1 || nsizes > PLOGP_MAX_SIZES || reps < 1 ||
+        reps > PLOGP_MAX_REPS)
+        return COLLS_EINVAL;
+    for (i = 0; i < nsizes; i++)
+        if (sizes[i] > PLOGP_MAX_BYTES || (i > 0 && sizes[i] <= sizes[i - 1]))
+            return COLLS_EINVAL;
+    j->hid = hid;
+    memcpy(j->sizes, sizes, nsizes * sizeof(sizes[0]));
+    j->nsizes = nsizes;
+    j->reps = reps;
+    j->phase = PLOGP_ECHO;
+    return 0;
+}
+
+/* One repetition recorded: on to the next, the next phase or size. */
+static void
+plogp_job_advance(struct plogp_job *j, double sample)
+{
+    j->id = 0;
+    j->sample[j->r++] = sample;
+    if (j->r < j->reps)
+        return;
+    if (j->phase == PLOGP_ECHO) {
+        /* the least: a round trip is only ever lengthened by whatever
+           else the two daemons or their CPUs do meanwhile */
+        int k;
+
+        j->rtt[j->i] = j->sample[0];
+        for (k = 1; k < j->reps; k++)
+            if (j->sample[k] < j->rtt[j->i])
+                j->rtt[j->i] = j->sample[k];
+    } else
+        j->gap[j->i] = plogp_median(j->sample, (size_t)j->reps);
+    j->r = 0;
+    if (j->phase == PLOGP_ECHO) {
+        j->phase = PLOGP_TRAIN;
+        return;
+    }
+    j->phase = ++j->i < j->nsizes ? PLOGP_ECHO : PLOGP_DONE;
+}
+
+int
+plogp_job_next(struct plogp_job *j, const struct plogp_ops *ops, void *ctx,
+               uint64_t *next_id, uint64_t now_us)
+{
+    size_t m;
+    int rc;
+
+    if (j->phase == PLOGP_DONE)
+        return 1;
+    if (j->id != 0)
+        return 0; /* one probe at a time */
+    m = j->sizes[j->i];
+    j->id = (*next_id)++;
+    if (j->phase == PLOGP_ECHO) {
+        j->sent_us = now_us;
+        rc = ops->echo(ctx, j->hid, m, j->id);
+    } else {
+        j->k = plogp_train_len(m);
+        rc = ops->train(ctx, j->hid, m, j->k, j->id);
+    }
+    if (rc != 0)
+        j->id = 0;
+    return rc;
+}
+
+int
+plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us)
+{
+    if (j->phase != PLOGP_ECHO || id == 0 || id != j->id)
+        return 0;
+    plogp_job_advance(j, now_us >= j->sent_us ? (double)(now_us - j->sent_us)
+                                              : 0.0);
+    return 1;
+}
+
+int
+plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us)
+{
+    if (j->phase != PLOGP_TRAIN || id == 0 || id != j->id)
+        return 0;
+    if (got != j->k || !plogp_ok(span_us)) {
+        j->id = 0; /* lost part of it: send it again */
+        return 1;
+    }
+    plogp_job_advance(j, span_us / (double)(j->k - 1));
+    return 1;
+}
+
+int
+plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
+{
+    size_t i;
+    double L;
+
+    if (j->phase != PLOGP_DONE)
+        return COLLS_EAGAIN;
+    memset(out, 0, sizeof(*out));
+    L = j->rtt[0] / 2.0 - j->gap[0];
+    out->L = L > 0.0 ? L : 0.0;
+    out->n = j->nsizes;
+    for (i = 0; i < j->nsizes; i++) {
+        double iso = j->rtt[i] / 2.0 - out->L;
+
+        out->m[i] = j->sizes[i];
+        out->rtt[i] = j->rtt[i];
+        out->gap[i] = j->gap[i];
+        out->g[i] = iso > j->gap[i] ? iso : j->gap[i];
+    }
+    return 0;
+}
+
+/* ---- receiver ---- */
+
+int
+plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
+                uint64_t now_us, int *got, double *span_us)
+{
+    if (k < 2 || k > PLOGP_TRAIN_MAX || idx < 0 || idx >= k)
+        return 0;
+    if (id != rx->id) {
+        rx->id = id;
+        rx->k = k;
+        rx->got = 0;
+        rx->first_us = now_us;
+    }
+    if (rx->got == 0)
+        rx->first_us = now_us;
+    rx->got++;
+    rx->last_us = now_us;
+    if (idx != k - 1)
+        return 0;
+    *got = rx->got;
+    *span_us = (double)(rx->last_us - rx->first_us);
+    rx->id = 0;
+    return 1;
+}
+
+/* ---- summary ---- */
+
+static int
+plogp_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double
+plogp_median(double *x, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(x, n, sizeof(*x), plogp_cmp);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
+}
+
+int
+plogp_summarise(const struct plogp_params *rows, size_t nrows,
+                struct plogp_params *out)
+{
+    double v[64];
+    size_t i, r, n;
+
+    if (nrows == 0 || nrows > sizeof(v) / sizeof(v[0]))
+        return COLLS_EINVAL;
+    n = rows[0].n;
+    for (r = 1; r < nrows; r++)
+        if (rows[r].n != n ||
+            memcmp(rows[r].m, rows[0].m, n * sizeof(rows[0].m[0])) != 0)
+            return COLLS_EINVAL;
+    out->n = n;
+    memcpy(out->m, rows[0].m, sizeof(out->m));
+    for (r = 0; r < nrows; r++)
+        v[r] = rows[r].L;
+    out->L = plogp_median(v, nrows);
+    for (i = 0; i < n; i++) {
+        for (r = 0; r < nrows; r++)
+            v[r] = rows[r].g[i];
+        out->g[i] = plogp_median(v, nrows);
+        for (r = 0; r < nrows; r++)
+            v[r] = rows[r].gap[i];
+        out->gap[i] = plogp_median(v, nrows);
+        for (r = 0; r < nrows; r++)
+            v[r] = rows[r].rtt[i];
+        out->rtt[i] = plogp_median(v, nrows);
+    }
+    return plogp_check(out);
+}
+
+/* ---- the file ---- */
+
+#define PLOGP_MAGIC "collsd-plogp 1"
+
+int
+plogp_format(const struct plogp_params *pp, char *buf, size_t cap)
+{
+    size_t o = 0, i;
+    int w;
+
+#define PUT(...)                                                               \
+    do {                                                                       \
+        w = snprintf(buf + o, cap - o, __VA_ARGS__);                           \
+        if (w < 0 || (size_t)w >= cap - o)                                     \
+            return COLLS_ENOBUFS;                                              \
+        o += (size_t)w;                                                        \
+    } while (0)
+    if (cap == 0)
+        return COLLS_ENOBUFS;
+    PUT("%s\n# pLogP parameters of this machine (docs/collectives.md)\n",
+        PLOGP_MAGIC);
+    PUT("epoch %llu\n", (unsigned long long)pp->epoch);
+    PUT("L %.17g\n", pp->L);
+    PUT("gamma %.17g\n", pp->gamma);
+    PUT("hop %.17g %.17g\n", pp->hop_us, pp->hop_byte_us);
+    PUT("# size g gap rtt\n");
+    for (i = 0; i < pp->n; i++)
+        PUT("g %zu %.17g %.17g %.17g\n", pp->m[i], pp->g[i], pp->gap[i],
+            pp->rtt[i]);
+    PUT("end\n");
+#undef PUT
+    return (int)o;
+}
+
+/* Parses one line (NUL-terminated, no newline) into out.  1 at "end",
+   0 on success, -1 when malformed. */
+static int
+plogp_line(const char *s, struct plogp_params *out)
+{
+    unsigned long long u;
+    double a, b, c;
+    size_t m;
+    char tail;
+
+    if (s[0] == '\0' || s[0] == '#')
+        return 0;
+    if (strcmp(s, "end") == 0)
+        return 1;
+    if (sscanf(s, "epoch %llu %c", &u, &tail) == 1) {
+        out->epoch = u;
+        return 0;
+    }
+    if (sscanf(s, "L %lf %c", &a, &tail) == 1) {
+        out->L = a;
+        return 0;
+    }
+    if (sscanf(s, "gamma %lf %c", &a, &tail) == 1) {
+        out->gamma = a;
+        return 0;
+    }
+    if (sscanf(s, "hop %lf %lf %c", &a, &b, &tail) == 2) {
+        out->hop_us = a;
+        out->hop_byte_us = b;
+        return 0;
+    }
+    if (s[0] == 'g' && s[1] == ' ' && s[2] != '-' &&
+        sscanf(s, "g %zu %lf %lf %lf %c", &m, &a, &b, &c, &tail) == 4 &&
+        out->n < PLOGP_MAX_SIZES) {
+        out->m[out->n] = m;
+        out->g[out->n] = a;
+        out->gap[out->n] = b;
+        out->rtt[out->n] = c;
+        out->n++;
+        return 0;
+    }
+    return -1;
+}
+
+int
+plogp_parse(const char *text, size_t len, struct plogp_params *out,
+            int *bad_line)
+{
+    char line[256];
+    size_t o = 0;
+    int ln = 0, ended = 0;
+
+    memset(out, 0, sizeof(*out));
+    *bad_line = 0;
+    while (o < len && !ended) {
+        const char *nl = memchr(text + o, '\n', len - o);
+        size_t l = nl != NULL ? (size_t)(nl - (text + o)) : len - o;
+        int rc;
+
+        ln++;
+        if (l >= sizeof(line) || memchr(text + o, '\0', l) != NULL ||
+            (ln == 1 && (l != strlen(PLOGP_MAGIC) ||
+                         memcmp(text + o, PLOGP_MAGIC, l) != 0))) {
+            *bad_line = ln;
+            return COLLS_EINVAL;
+        }
+        memcpy(line, text + o, l);
+        line[l] = '\0';
+        o += l + (nl != NULL);
+        if (ln == 1)
+            continue;
+        rc = plogp_line(line, out);
+        if (rc < 0) {
+            *bad_line = ln;
+            return COLLS_EINVAL;
+        }
+        ended = rc == 1;
+    }
+    if (!ended || plogp_check(out) != 0) {
+        *bad_line = ln > 0 ? ln : 1;
+        return COLLS_EINVAL;
+    }
+    return 0;
+}

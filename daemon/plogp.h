@@ -1,0 +1,161 @@
+/*
+ * plogp.h -- measuring the pLogP parameters between daemons.
+ *
+ * A core without I/O or clocks, in the manner of rel.h: the daemon
+ * (daemon/measure.c) gives it the time and two ways to send probes, and
+ * feeds it the answers; it says what to send next and, at the end, what
+ * it measured.  docs/collectives.md "Measuring the network" gives the
+ * method and the file format; tests/unit/test-plogp.c runs it against a
+ * simulated link whose L and g(m) are known.
+ *
+ * The parameters (Kielmann et al. 2000, as in daemon/alg/alg.h):
+ *   L      end-to-end latency, us;
+ *   g(m)   the time a message of m bytes costs on its own, beyond L: the
+ *          one-way time of an isolated message is L + g(m), which is what
+ *          every step of the algorithm rows' formulas charges;
+ *   gap(m) the gap of back-to-back messages of m bytes (saturation: the
+ *          interval between arrivals of a train), kept for people: it is
+ *          what a stream sustains, and g(m) - gap(m) is the part of an
+ *          isolated message that a pipeline overlaps;
+ *   gamma  the local reduction, us per byte;
+ *   hop    a task's hop to its daemon, hop_us + hop_byte_us * m each
+ *          way, which a collective through the daemons pays twice.
+ * Per size m: echoes of m bytes give the round trip RTT(m); trains of k
+ * messages of m bytes give gap(m) = (last - first arrival) / (k - 1) at
+ * the receiver, so no clock is shared.  Then
+ *   L = RTT(m0) / 2 - gap(m0) for the smallest size m0, and
+ *   g(m) = max(gap(m), RTT(m) / 2 - L).
+ * RTT(m) is the least of the repetitions (anything else the daemons or
+ * their CPUs do only lengthens a round trip), gap(m) their median.
+ */
+#ifndef COLLS_DAEMON_PLOGP_H
+#define COLLS_DAEMON_PLOGP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/alg/alg.h"
+
+#define PLOGP_MAX_SIZES   16                 /* points of a ladder */
+#define PLOGP_MAX_REPS    16                 /* repetitions per size */
+#define PLOGP_MAX_BYTES   ((size_t)16 << 20) /* largest size measured */
+#define PLOGP_TRAIN_MIN   8                  /* messages per train, at least */
+#define PLOGP_TRAIN_MAX   64
+#define PLOGP_TRAIN_BYTES ((size_t)4 << 20) /* a train's bytes, about */
+#define PLOGP_VALUE_MAX   1e12              /* larger values are refused */
+
+/* A set of parameters: of one peer, or the machine's summary. */
+struct plogp_params {
+    uint64_t epoch; /* the machine's: which summary (0: none yet) */
+    double L, gamma, hop_us, hop_byte_us;
+    size_t n;                    /* points */
+    size_t m[PLOGP_MAX_SIZES];   /* bytes, increasing */
+    double g[PLOGP_MAX_SIZES];   /* us: isolated message beyond L */
+    double gap[PLOGP_MAX_SIZES]; /* us: saturation gap */
+    double rtt[PLOGP_MAX_SIZES]; /* us: echo round trip */
+};
+
+/* The view the cost formulas take (daemon/alg/alg.h); valid while pp is. */
+void plogp_view(const struct plogp_params *pp, struct plogp *out);
+
+/* 0 when pp is usable: 1 <= n <= PLOGP_MAX_SIZES, sizes increasing and
+   at most PLOGP_MAX_BYTES, every value finite and in [0,
+   PLOGP_VALUE_MAX].  Else COLLS_EINVAL. */
+int plogp_check(const struct plogp_params *pp);
+
+/* Predicted time, us, of a collective through the daemons: the two hops
+   of n bytes plus the inter-daemon algorithm's cost alg_us. */
+double plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us);
+
+/* ---- measuring one peer ---- */
+
+enum plogp_phase { PLOGP_ECHO, PLOGP_TRAIN, PLOGP_DONE };
+
+struct plogp_job {
+    int hid;
+    size_t sizes[PLOGP_MAX_SIZES];
+    size_t nsizes;
+    int reps;
+    int phase;        /* enum plogp_phase */
+    size_t i;         /* size being measured */
+    int r;            /* repetition */
+    uint64_t id;      /* of the probe in flight (0: none) */
+    uint64_t sent_us; /* when the echo in flight left */
+    int k;            /* messages of the train in flight */
+    double sample[PLOGP_MAX_REPS];
+    double rtt[PLOGP_MAX_SIZES], gap[PLOGP_MAX_SIZES];
+};
+
+/* What the job asks its owner to send. */
+struct plogp_ops {
+    /* an echo of bytes to hid, answered by plogp_job_echoed(id) */
+    int (*echo)(void *ctx, int hid, size_t bytes, uint64_t id);
+    /* k messages of m bytes to hid; the receiver's plogp_rx answers
+       with the span between the first and the last arrival */
+    int (*train)(void *ctx, int hid, size_t m, int k, uint64_t id);
+};
+
+/*
+ * Prepares a job for peer hid: sizes (nsizes of them, increasing, the
+ * first small: it gives L), reps repetitions of each.  0 or COLLS_EINVAL.
+ */
+int plogp_job_init(struct plogp_job *j, int hid, const size_t *sizes,
+                   size_t nsizes, int reps);
+/*
+ * Sends the next probe (ids from *next_id, incremented).  Returns 0 when
+ * a probe is in flight, 1 when the job is complete, or the ops' error.
+ */
+int plogp_job_next(struct plogp_job *j, const struct plogp_ops *ops, void *ctx,
+                   uint64_t *next_id, uint64_t now_us);
+/* An echo came back at now_us.  1 if it was the job's, else 0. */
+int plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us);
+/* The receiver reports a train: got messages, span_us between the first
+   and the last.  1 if it was the job's (a train that lost messages is
+   repeated), else 0. */
+int plogp_job_spanned(struct plogp_job *j, uint64_t id, int got,
+                      double span_us);
+/* The job's parameters (L, g, gap, rtt); 0, or COLLS_EAGAIN before the
+   job is complete. */
+int plogp_job_result(const struct plogp_job *j, struct plogp_params *out);
+/* Messages in a train of m-byte messages. */
+int plogp_train_len(size_t m);
+
+/* ---- the receiver of trains (one per peer) ---- */
+
+struct plogp_rx {
+    uint64_t id;
+    int k, got;
+    uint64_t first_us, last_us;
+};
+
+/* Message idx (0-based) of train id of k messages arrived at now_us.
+   Returns 1 with *got and *span_us set when the train is complete (its
+   last message arrived), else 0.  A new id restarts the count. */
+int plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
+                    uint64_t now_us, int *got, double *span_us);
+
+/* ---- the machine's summary ---- */
+
+/*
+ * Summarises rows (nrows peers, each with the same sizes) into out: per
+ * size the median over peers, L likewise; gamma and the hop as given.
+ * The epoch is left to the caller.  0 or COLLS_EINVAL (no rows, sizes
+ * that differ).
+ */
+int plogp_summarise(const struct plogp_params *rows, size_t nrows,
+                    struct plogp_params *out);
+
+/* Median of x[0..n) (reorders x); 0 for n == 0. */
+double plogp_median(double *x, size_t n);
+
+/* ---- the parameter file (docs/collectives.md) ---- */
+
+/* Writes pp as the file's text into buf (cap bytes).  Returns the length,
+   or COLLS_ENOBUFS. */
+int plogp_format(const struct plogp_params *pp, char *buf, size_t cap);
+/* Parses the file's text (len bytes) into out and checks it
+   (plogp_check).  0, or COLLS_EINVAL with the line in *bad_line. */
+int plogp_parse(const char *text, size_t len, struct plogp_params *out,
+                int *bad_line);
+
+#endif

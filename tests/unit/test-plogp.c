@@ -1,0 +1,338 @@
+/*
+ * test-plogp.c -- the pLogP measurement core (daemon/plogp.c) against a
+ * simulated link whose parameters are known: an echo of m bytes takes
+ * 2 (L + a + b m) plus jitter, and a train's messages arrive every
+ * c + d m apart.  The job must recover L, g(m) = a + b m and the gap
+ * c + d m; the receiver, the summary and the parameter file are checked
+ * on their own.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "colls.h"
+#include "daemon/plogp.h"
+#include "daemon/tune.h"
+#include "tests/unit/suites.h"
+
+/* The simulated link and the probes the job asked for. */
+struct sim {
+    double L, a, b, c, d;
+    uint64_t now;
+    int echoes, trains, lose_next_train;
+    uint64_t id;
+    size_t m;
+    int k;
+    int kind; /* 1 echo, 2 train */
+    unsigned jitter;
+};
+
+static int
+sim_echo(void *ctx, int hid, size_t bytes, uint64_t id)
+{
+    struct sim *s = ctx;
+
+    ck_assert_int_eq(hid, 3);
+    s->echoes++;
+    s->kind = 1;
+    s->id = id;
+    s->m = bytes;
+    return 0;
+}
+
+static int
+sim_train(void *ctx, int hid, size_t m, int k, uint64_t id)
+{
+    struct sim *s = ctx;
+
+    ck_assert_int_eq(hid, 3);
+    ck_assert_int_ge(k, PLOGP_TRAIN_MIN);
+    ck_assert_int_le(k, PLOGP_TRAIN_MAX);
+    s->trains++;
+    s->kind = 2;
+    s->id = id;
+    s->m = m;
+    s->k = k;
+    return 0;
+}
+
+static const struct plogp_ops sim_ops = {sim_echo, sim_train};
+
+/* Answers the probe in flight through the job's inputs and the
+   receiver's core, as measure.c does. */
+static void
+sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
+{
+    /* jitter: 0..3 us, deterministic */
+    s->jitter = s->jitter * 1103515245u + 12345u;
+    if (s->kind == 1) {
+        double one = s->L + s->a + s->b * (double)s->m;
+
+        s->now += (uint64_t)(2.0 * one) + (s->jitter >> 16) % 4;
+        ck_assert_int_eq(plogp_job_echoed(j, s->id, s->now), 1);
+    } else {
+        double gap = s->c + s->d * (double)s->m, span = 0.0;
+        int i, got = 0, done = 0;
+        uint64_t t = s->now;
+
+        for (i = 0; i < s->k; i++) {
+            if (s->lose_next_train && i == 1)
+                continue; /* the receiver never sees message 1 */
+            done = plogp_rx_arrive(rx, s->id, i, s->k, t + (uint64_t)(gap * i),
+                                   &got, &span);
+            ck_assert_int_eq(done, i == s->k - 1);
+        }
+        s->lose_next_train = 0;
+        s->now = t + (uint64_t)(gap * s->k) + 50;
+        ck_assert_int_eq(plogp_job_spanned(j, s->id, got, span), 1);
+    }
+}
+
+START_TEST(test_job_recovers_link)
+{
+    static const size_t sizes[] = {1, 1024, 65536, 1048576};
+    struct sim s = {.L = 20, .a = 4, .b = 0.002, .c = 3, .d = 0.001};
+    struct plogp_job j;
+    struct plogp_rx rx = {0};
+    struct plogp_params p;
+    uint64_t next = 1;
+    size_t i;
+    int rc, steps = 0;
+
+    ck_assert_int_eq(plogp_job_init(&j, 3, sizes, 4, 5), 0);
+    ck_assert_int_eq(plogp_job_result(&j, &p), COLLS_EAGAIN);
+    while ((rc = plogp_job_next(&j, &sim_ops, &s, &next, s.now)) == 0) {
+        /* one probe at a time: asking again sends nothing */
+        int before = s.echoes + s.trains;
+
+        ck_assert_int_eq(plogp_job_next(&j, &sim_ops, &s, &next, s.now), 0);
+        ck_assert_int_eq(s.echoes + s.trains, before);
+        /* a stale or foreign answer changes nothing */
+        ck_assert_int_eq(plogp_job_echoed(&j, s.id + 1000, s.now), 0);
+        if (steps == 7)
+            s.lose_next_train = s.kind == 2;
+        sim_answer(&s, &j, &rx);
+        ck_assert_int_lt(++steps, 1000);
+    }
+    ck_assert_int_eq(rc, 1);
+    ck_assert_int_eq(s.echoes, 4 * 5);
+    ck_assert_int_ge(s.trains, 4 * 5);
+    ck_assert_int_eq(plogp_job_result(&j, &p), 0);
+    ck_assert_int_eq(plogp_check(&p), 0);
+    ck_assert_uint_eq(p.n, 4);
+    /* L = RTT(1)/2 - gap(1) = 20 + 4 + 0.002 - 3.001 */
+    ck_assert_msg(fabs(p.L - (20.0 + 4.0 - 3.0)) < 2.5, "L %.2f", p.L);
+    for (i = 0; i < 4; i++) {
+        double m = (double)sizes[i], want_gap = s.c + s.d * m,
+               want_rtt = 2.0 * (s.L + s.a + s.b * m);
+
+        ck_assert_uint_eq(p.m[i], sizes[i]);
+        ck_assert_msg(fabs(p.gap[i] - want_gap) < 0.05 * want_gap + 1.0,
+                      "gap(%zu) %.2f want %.2f", sizes[i], p.gap[i], want_gap);
+        ck_assert_msg(fabs(p.rtt[i] - want_rtt) < 0.01 * want_rtt + 4.0,
+                      "rtt(%zu) %.2f want %.2f", sizes[i], p.rtt[i], want_rtt);
+        /* an isolated message costs what the echo says beyond L */
+        ck_assert_msg(
+            fabs(p.L + p.g[i] - want_rtt / 2.0) < 0.01 * want_rtt + 3.0,
+            "L+g(%zu) %.2f want %.2f", sizes[i], p.L + p.g[i], want_rtt / 2.0);
+        ck_assert(p.g[i] >= p.gap[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_job_init_refuses)
+{
+    static const size_t down[] = {1024, 1};
+    static const size_t big[] = {1, PLOGP_MAX_BYTES + 1};
+    size_t many[PLOGP_MAX_SIZES + 1];
+    struct plogp_job j;
+    size_t i;
+
+    for (i = 0; i <= PLOGP_MAX_SIZES; i++)
+        many[i] = i + 1;
+    ck_assert_int_eq(plogp_job_init(&j, 1, down, 2, 3), COLLS_EINVAL);
+    ck_assert_int_eq(plogp_job_init(&j, 1, big, 2, 3), COLLS_EINVAL);
+    ck_assert_int_eq(plogp_job_init(&j, 1, many, PLOGP_MAX_SIZES + 1, 3),
+                     COLLS_EINVAL);
+    ck_assert_int_eq(plogp_job_init(&j, 1, many, 0, 3), COLLS_EINVAL);
+    ck_assert_int_eq(plogp_job_init(&j, 1, many, 2, 0), COLLS_EINVAL);
+    ck_assert_int_eq(plogp_job_init(&j, 1, many, 2, PLOGP_MAX_REPS + 1),
+                     COLLS_EINVAL);
+    ck_assert_int_eq(plogp_job_init(&j, 1, many, PLOGP_MAX_SIZES, 3), 0);
+}
+END_TEST
+
+START_TEST(test_rx)
+{
+    struct plogp_rx rx = {0};
+    double span = -1;
+    int got = -1;
+
+    /* malformed positions are ignored */
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 3, 3, 10, &got, &span), 0);
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 0, 1, 10, &got, &span), 0);
+    ck_assert_int_eq(
+        plogp_rx_arrive(&rx, 5, 0, PLOGP_TRAIN_MAX + 1, 10, &got, &span), 0);
+    /* a train interrupted by a new one: the new one counts alone */
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 0, 4, 100, &got, &span), 0);
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 0, 3, 200, &got, &span), 0);
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 1, 3, 210, &got, &span), 0);
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 2, 3, 230, &got, &span), 1);
+    ck_assert_int_eq(got, 3);
+    ck_assert(fabs(span - 30.0) < 1e-9);
+    /* a train whose middle was lost reports fewer */
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 7, 0, 3, 300, &got, &span), 0);
+    ck_assert_int_eq(plogp_rx_arrive(&rx, 7, 2, 3, 340, &got, &span), 1);
+    ck_assert_int_eq(got, 2);
+}
+END_TEST
+
+/* A filled-in set of parameters. */
+static void
+params_fill(struct plogp_params *p, double scale)
+{
+    size_t i;
+
+    memset(p, 0, sizeof(*p));
+    p->epoch = 7;
+    p->L = 17.25 * scale;
+    p->gamma = 0.0004;
+    p->hop_us = 9.5;
+    p->hop_byte_us = 0.00025;
+    p->n = 5;
+    for (i = 0; i < p->n; i++) {
+        p->m[i] = (size_t)1 << (4 * i);
+        p->gap[i] = (2.0 + 0.001 * (double)p->m[i]) * scale;
+        p->g[i] = p->gap[i] * 1.5;
+        p->rtt[i] = 2.0 * (p->L + p->g[i]);
+    }
+}
+
+START_TEST(test_summary)
+{
+    struct plogp_params rows[3], out;
+
+    params_fill(&rows[0], 1.0);
+    params_fill(&rows[1], 3.0);
+    params_fill(&rows[2], 2.0);
+    ck_assert_int_eq(plogp_summarise(rows, 3, &out), 0);
+    ck_assert(fabs(out.L - rows[2].L) < 1e-9);
+    ck_assert(fabs(out.g[4] - rows[2].g[4]) < 1e-9);
+    ck_assert(fabs(out.gap[1] - rows[2].gap[1]) < 1e-9);
+    ck_assert_int_eq(plogp_summarise(rows, 0, &out), COLLS_EINVAL);
+    rows[1].m[2]++; /* not the same ladder */
+    ck_assert_int_eq(plogp_summarise(rows, 3, &out), COLLS_EINVAL);
+}
+END_TEST
+
+START_TEST(test_file_round_trip)
+{
+    struct plogp_params p, q;
+    char buf[2048];
+    int len, bad;
+    size_t i;
+
+    params_fill(&p, 1.0);
+    len = plogp_format(&p, buf, sizeof(buf));
+    ck_assert_int_gt(len, 0);
+    ck_assert_int_eq(plogp_parse(buf, (size_t)len, &q, &bad), 0);
+    ck_assert_uint_eq(q.epoch, p.epoch);
+    ck_assert(q.L == p.L && q.gamma == p.gamma && q.hop_us == p.hop_us &&
+              q.hop_byte_us == p.hop_byte_us);
+    ck_assert_uint_eq(q.n, p.n);
+    for (i = 0; i < p.n; i++)
+        ck_assert(q.m[i] == p.m[i] && q.g[i] == p.g[i] &&
+                  q.gap[i] == p.gap[i] && q.rtt[i] == p.rtt[i]);
+    ck_assert_int_eq(plogp_format(&p, buf, 40), COLLS_ENOBUFS);
+}
+END_TEST
+
+/* Parses text; returns the bad line (0: accepted). */
+static int
+parse_bad(const char *text)
+{
+    struct plogp_params q;
+    int bad = -1, rc = plogp_parse(text, strlen(text), &q, &bad);
+
+    ck_assert_int_eq(rc == 0, bad == 0);
+    return rc == 0 ? 0 : bad;
+}
+
+START_TEST(test_file_refused)
+{
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 3\ngamma 0\nhop 1 0\n"
+                               "g 1 2 1 40\ng 64 3 2 44\nend\n"),
+                     0);
+    /* wrong magic or version */
+    ck_assert_int_eq(parse_bad("collsd-plogp 2\nL 3\ng 1 2 1 40\nend\n"), 1);
+    ck_assert_int_eq(parse_bad(""), 1);
+    /* no end: a file cut short */
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 3\ng 1 2 1 40\n"), 3);
+    /* not finite, negative, too large */
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL nan\ng 1 2 1 40\nend\n"), 4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL -1\ng 1 2 1 40\nend\n"), 4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1e13\ng 1 2 1 40\nend\n"), 4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 inf 1 40\nend\n"), 4);
+    /* sizes not increasing, negative, beyond the largest */
+    ck_assert_int_eq(
+        parse_bad("collsd-plogp 1\nL 1\ng 64 2 1 40\ng 1 2 1 40\nend\n"), 5);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng -5 2 1 40\nend\n"), 3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 99999999999 2 1 40\n"
+                               "end\n"),
+                     4);
+    /* no points; an unknown line; trailing words */
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\nend\n"), 3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\nbogus 3\nend\n"), 3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1 2\ng 1 2 1 40\nend\n"), 2);
+    /* an embedded NUL */
+    {
+        static const char nul[] = "collsd-plogp 1\nL 1\0\ng 1 2 1 40\nend\n";
+        struct plogp_params q;
+        int bad;
+
+        ck_assert_int_eq(plogp_parse(nul, sizeof(nul) - 1, &q, &bad),
+                         COLLS_EINVAL);
+        ck_assert_int_eq(bad, 2);
+    }
+}
+END_TEST
+
+/* With parameters, the tuner picks by cost, and the hops are added. */
+START_TEST(test_tune_by_params)
+{
+    struct plogp_params pp;
+    struct plogp v;
+    struct alg_args a = {.op = SCHED_OP_BCAST,
+                         .P = 8,
+                         .size = 4,
+                         .dtype = COLLS_BYTE,
+                         .rop = COLLS_SUM};
+    struct tune_choice c;
+
+    params_fill(&pp, 1.0);
+    plogp_view(&pp, &v);
+    ck_assert_int_eq(tune_choose(&a, &v, "", &c), 0);
+    ck_assert_int_eq(c.source, TUNE_COST);
+    ck_assert(c.predicted > 0.0);
+    ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
+                   (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
+}
+END_TEST
+
+Suite *
+suite_plogp(void)
+{
+    Suite *s = suite_create("plogp");
+    TCase *tc = tcase_create("plogp");
+
+    tcase_add_test(tc, test_job_recovers_link);
+    tcase_add_test(tc, test_job_init_refuses);
+    tcase_add_test(tc, test_rx);
+    tcase_add_test(tc, test_summary);
+    tcase_add_test(tc, test_file_round_trip);
+    tcase_add_test(tc, test_file_refused);
+    tcase_add_test(tc, test_tune_by_params);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,547 @@
+/*
+ * cmd_tune.c -- `collsctl tune`: the pLogP parameters the daemons choose
+ * algorithms from (docs/collectives.md "Measuring the network").
+ *
+ *   collsctl tune            has the local daemon measure every peer that
+ *                            is up with the thorough ladder (1 B .. 4 MiB;
+ *                            a progress bar on stderr), measures this
+ *                            task's hop to its daemon (echoes of 8 B and
+ *                            1 MiB), commits the summary and prints it;
+ *   --params                 prints the parameters in force and every
+ *                            peer's row, measuring nothing;
+ *   --show OP                per size (--sizes, default 4 B .. 1 MiB by
+ *                            powers of 4) and for P ranks (-n, default the
+ *                            hosts up), every algorithm's predicted time
+ *                            through the daemons at its best segment, and
+ *                            the pick (*);
+ *     --measure              also runs each algorithm, forced, with
+ *                            `collsctl bench OP --hier` (P members forked
+ *                            here, attached to --sockets in turn), and
+ *                            the pick, and prints measured times and the
+ *                            prediction's error;
+ *     --plot FILE.png        draws predicted (and measured) curves per
+ *                            algorithm with gnuplot.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "colls.h"
+#include "daemon/plogp.h"
+#include "daemon/tune.h"
+#include "proto/collop.h"
+#include "tools/collsctl.h"
+
+#define TUNE_MAX_SIZES  16
+#define TUNE_MAX_ALGS   12
+#define TUNE_TIMEOUT_MS 120000
+
+struct tune_opts {
+    int params, show, measure;
+    int op, P;
+    size_t min, max;
+    const char *plot, *sockets;
+};
+
+/* ---- measuring ---- */
+
+static void
+tune_bar(int done, int total, int hid)
+{
+    int i, w = 30, fill = total ? done * w / total : w;
+
+    fprintf(stderr, "\rmeasuring [");
+    for (i = 0; i < w; i++)
+        fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %d/%d hosts", done, total);
+    if (hid > 0)
+        fprintf(stderr, ", host %d ", hid);
+    else
+        fprintf(stderr, "         \n");
+    fflush(stderr);
+}
+
+/* Half the median round trip of echoes of len bytes off our daemon. */
+static int
+tune_hop(colls_t *c, size_t len, double *half_us)
+{
+    colls_tid_t me = COLLS_DAEMON_TID(COLLS_TID_HID(colls_mytid(c)));
+    double t[15];
+    char *buf = calloc(1, len ? len : 1);
+    int i, rc = 0;
+
+    if (buf == NULL)
+        return COLLS_ENOMEM;
+    for (i = 0; i < 15 && rc >= 0; i++) {
+        double t0 = collsctl_now_us();
+
+        rc = colls_send(c, me, 77, buf, len);
+        if (rc >= 0)
+            rc = colls_recv(c, me, 77, buf, len, NULL);
+        t[i] = collsctl_now_us() - t0;
+    }
+    free(buf);
+    if (rc < 0)
+        return rc;
+    *half_us = collsctl_median(t, 15) / 2.0;
+    return 0;
+}
+
+static void
+tune_print_row(const colls_plogp_t *p)
+{
+    int i;
+
+    printf("%12s %12s %12s %12s\n", "bytes", "g_us", "gap_us", "rtt_us");
+    for (i = 0; i < p->n; i++)
+        printf("%12zu %12.2f %12.2f %12.2f\n", p->m[i], p->g[i], p->gap[i],
+               p->rtt[i]);
+}
+
+static void
+tune_print_params(const colls_plogp_t *m, const colls_plogp_t *peers, int n)
+{
+    int i;
+
+    if (m->epoch == 0) {
+        printf("no parameters measured yet: the daemon chooses by its rules "
+               "table (collsctl tune measures)\n");
+    } else {
+        printf("machine, epoch %llu: L %.2f us, gamma %.6f us/byte, hop "
+               "%.2f us + %.6f us/byte each way\n",
+               (unsigned long long)m->epoch, m->L, m->gamma, m->hop_us,
+               m->hop_byte_us);
+        tune_print_row(m);
+    }
+    for (i = 0; i < n; i++) {
+        printf("\nhost %d: L %.2f us\n", peers[i].hid, peers[i].L);
+        tune_print_row(&peers[i]);
+    }
+}
+
+static int
+tune_measure_all(colls_t *c)
+{
+    colls_hostinfo_t *hosts = NULL;
+    colls_plogp_t row, m;
+    double h8, h1m, hop_b;
+    int n, i, up = 0, done = 0, rc;
+
+    if ((rc = colls_hosts(c, &hosts, &n)) < 0) {
+        collsctl_perror(c, "tune: hosts", rc);
+        return COLLSCTL_FAIL;
+    }
+    for (i = 0; i < n; i++)
+        up += hosts[i].state == COLLS_HOST_UP && hosts[i].rtt_us > 0.0;
+    for (i = 0; i < n; i++) {
+        if (hosts[i].state != COLLS_HOST_UP || hosts[i].rtt_us <= 0.0)
+            continue; /* down, or ourselves */
+        tune_bar(done, up, hosts[i].hid);
+        rc = colls_plogp_measure(c, hosts[i].hid, NULL, 0, 0, &row);
+        if (rc < 0) {
+            fprintf(stderr, "\n");
+            collsctl_perror(c, "tune: measure", rc);
+            colls_free(hosts);
+            return COLLSCTL_FAIL;
+        }
+        done++;
+    }
+    tune_bar(done, up, 0);
+    colls_free(hosts);
+    if (up == 0) {
+        fprintf(stderr, "collsctl tune: no other host is up: nothing to "
+                        "measure\n");
+        return COLLSCTL_FAIL;
+    }
+    if ((rc = tune_hop(c, 8, &h8)) < 0 ||
+        (rc = tune_hop(c, 1 << 20, &h1m)) < 0) {
+        collsctl_perror(c, "tune: hop to the daemon", rc);
+        return COLLSCTL_FAIL;
+    }
+    hop_b = h1m > h8 ? (h1m - h8) / (double)((1 << 20) - 8) : 0.0;
+    if ((rc = colls_plogp_commit(c, h8, hop_b, &m)) < 0) {
+        collsctl_perror(c, "tune: commit", rc);
+        return COLLSCTL_FAIL;
+    }
+    tune_print_params(&m, NULL, 0);
+    return COLLSCTL_OK;
+}
+
+/* ---- showing ---- */
+
+/* The daemon's summary as the tuner's input; -1 after saying why not. */
+static int
+tune_current(colls_t *c, struct plogp_params *pp)
+{
+    colls_plogp_t m;
+    int rc = colls_plogp_get(c, &m, NULL, NULL), i;
+
+    if (rc < 0) {
+        collsctl_perror(c, "tune", rc);
+        return -1;
+    }
+    if (m.epoch == 0) {
+        fprintf(stderr, "collsctl tune: no parameters measured yet (run "
+                        "`collsctl tune` first)\n");
+        return -1;
+    }
+    memset(pp, 0, sizeof(*pp));
+    pp->epoch = m.epoch;
+    pp->L = m.L;
+    pp->gamma = m.gamma;
+    pp->hop_us = m.hop_us;
+    pp->hop_byte_us = m.hop_byte_us;
+    pp->n = (size_t)m.n;
+    for (i = 0; i < m.n; i++) {
+        pp->m[i] = m.m[i];
+        pp->g[i] = m.g[i];
+        pp->gap[i] = m.gap[i];
+        pp->rtt[i] = m.rtt[i];
+    }
+    return plogp_check(pp) == 0 ? 0 : -1;
+}
+
+/* Hosts up, for the default P. */
+static int
+tune_hosts_up(colls_t *c)
+{
+    colls_hostinfo_t *hosts;
+    int n, i, up = 0;
+
+    if (colls_hosts(c, &hosts, &n) < 0)
+        return 1;
+    for (i = 0; i < n; i++)
+        up += hosts[i].state == COLLS_HOST_UP;
+    colls_free(hosts);
+    return up > 0 ? up : 1;
+}
+
+/*
+ * Runs `collsctl bench OP --hier -n P --sizes A:B [--algo SPEC]` and
+ * reads its rows into us[] (by size index, -1 where missing).
+ */
+static int
+tune_bench(const struct tune_opts *o, const char *spec, const size_t *sizes,
+           int ns, double *us)
+{
+    char cmd[1024], line[512], self[512];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    FILE *f;
+    int i, n = 0;
+
+    if (sl <= 0)
+        return -1;
+    self[sl] = '\0';
+    for (i = 0; i < ns; i++)
+        us[i] = -1.0;
+    snprintf(cmd, sizeof(cmd),
+             "'%s' bench %s --hier -n %d --sizes %zu:%zu%s%s%s%s --runs 3",
+             self, collop_name(o->op), o->P, o->min, o->max,
+             spec ? " --algo " : "", spec ? spec : "",
+             o->sockets ? " --sockets " : "", o->sockets ? o->sockets : "");
+    f = popen(cmd, "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        size_t b;
+        double t;
+
+        if (line[0] == '#' || sscanf(line, "%zu %lf", &b, &t) != 2)
+            continue;
+        for (i = 0; i < ns; i++)
+            if (sizes[i] == b)
+                us[i] = t, n++;
+    }
+    return pclose(f) == 0 && n > 0 ? 0 : -1;
+}
+
+/* The prediction of alg for size n (us, with the hops), its segment. */
+static double
+tune_predict(const struct tune_opts *o, const struct plogp_params *pp,
+             const struct alg *alg, size_t n, size_t *seg)
+{
+    struct alg_args a = {.op = o->op,
+                         .P = o->P,
+                         .size = n,
+                         .dtype = COLLS_INT32,
+                         .rop = COLLS_SUM};
+    struct plogp v;
+
+    plogp_view(pp, &v);
+    if (!alg_usable(alg, &a))
+        return -1.0;
+    return plogp_with_hops(pp, n, tune_alg_cost(&a, &v, alg, seg));
+}
+
+static int
+tune_plot(const struct tune_opts *o, const struct alg *t, size_t nalg,
+          const size_t *sizes, int ns, double pred[][TUNE_MAX_SIZES],
+          double meas[][TUNE_MAX_SIZES])
+{
+    char cmd[600];
+    FILE *g;
+    size_t a;
+    int i, first = 1, kind;
+
+    snprintf(cmd, sizeof(cmd), "gnuplot");
+    g = popen(cmd, "w");
+    if (g == NULL) {
+        fprintf(stderr, "collsctl tune: --plot needs gnuplot (Debian: "
+                        "gnuplot-nox)\n");
+        return -1;
+    }
+    fprintf(g,
+            "set terminal pngcairo size 900,600 noenhanced\n"
+            "set output '%s'\nset logscale xy\nset key left top\n"
+            "set xlabel 'bytes per rank'\nset ylabel 'us per operation'\n"
+            "set title '%s, P=%d: predicted (lines) and measured "
+            "(points)'\nplot ",
+            o->plot, collop_name(o->op), o->P);
+    for (kind = 0; kind < (o->measure ? 2 : 1); kind++)
+        for (a = 0; a < nalg; a++) {
+            if (pred[a][0] < 0.0)
+                continue;
+            fprintf(g, "%s'-' using 1:2 with %s lc %zu title '%s %s'",
+                    first ? "" : ", ", kind ? "points pt 7" : "lines lw 2",
+                    a + 1, t[a].name, kind ? "measured" : "predicted");
+            first = 0;
+        }
+    fprintf(g, "\n");
+    for (kind = 0; kind < (o->measure ? 2 : 1); kind++)
+        for (a = 0; a < nalg; a++) {
+            if (pred[a][0] < 0.0)
+                continue;
+            for (i = 0; i < ns; i++) {
+                double v = kind ? meas[a][i] : pred[a][i];
+
+                if (v > 0.0)
+                    fprintf(g, "%zu %g\n", sizes[i], v);
+            }
+            fprintf(g, "e\n");
+        }
+    if (pclose(g) != 0) {
+        fprintf(stderr, "collsctl tune: gnuplot failed (Debian package "
+                        "gnuplot-nox)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+tune_show(colls_t *c, struct tune_opts *o)
+{
+    static double pred[TUNE_MAX_ALGS][TUNE_MAX_SIZES],
+        meas[TUNE_MAX_ALGS][TUNE_MAX_SIZES];
+    double autot[TUNE_MAX_SIZES];
+    struct plogp_params pp;
+    size_t sizes[TUNE_MAX_SIZES], nalg, a, s, seg;
+    const struct alg *t = alg_table(o->op, &nalg);
+    int ns = 0, i, picks_near = 0, points = 0;
+    double errs[TUNE_MAX_SIZES];
+    int nerr = 0;
+
+    if (tune_current(c, &pp) < 0)
+        return COLLSCTL_FAIL;
+    if (o->P <= 0)
+        o->P = tune_hosts_up(c);
+    for (s = o->min; s <= o->max && ns < TUNE_MAX_SIZES; s *= 4) {
+        sizes[ns++] = s;
+        if (s == 0)
+            break;
+    }
+    if (nalg > TUNE_MAX_ALGS)
+        nalg = TUNE_MAX_ALGS;
+    for (a = 0; a < nalg; a++)
+        for (i = 0; i < ns; i++)
+            pred[a][i] = tune_predict(o, &pp, &t[a], sizes[i], &seg);
+    if (o->measure) {
+        for (a = 0; a < nalg; a++) {
+            if (pred[a][0] < 0.0)
+                continue;
+            fprintf(stderr, "measuring %s ...\n", t[a].name);
+            if (tune_bench(o, t[a].name, sizes, ns, meas[a]) < 0)
+                fprintf(stderr, "collsctl tune: bench of %s failed\n",
+                        t[a].name);
+        }
+        fprintf(stderr, "measuring the daemons' own pick ...\n");
+        if (tune_bench(o, NULL, sizes, ns, autot) < 0)
+            fprintf(stderr, "collsctl tune: bench of the pick failed\n");
+    }
+    printf("# %s, P=%d, epoch %llu: predicted us through the daemons "
+           "(2 hops + the algorithm)%s; * the pick\n",
+           collop_name(o->op), o->P, (unsigned long long)pp.epoch,
+           o->measure ? ", measured (forced, collsctl bench --hier) and "
+                        "the error |pred-meas|/meas"
+                      : "");
+    for (i = 0; i < ns; i++) {
+        struct alg_args aa = {.op = o->op,
+                              .P = o->P,
+                              .size = sizes[i],
+                              .dtype = COLLS_INT32,
+                              .rop = COLLS_SUM};
+        struct tune_choice ch;
+        struct plogp v;
+        double best_meas = -1.0, pick_meas = -1.0;
+
+        plogp_view(&pp, &v);
+        if (tune_choose(&aa, &v, "", &ch) != 0)
+            continue;
+        printf("%zu bytes:\n", sizes[i]);
+        for (a = 0; a < nalg; a++) {
+            if (pred[a][i] < 0.0)
+                continue;
+            tune_predict(o, &pp, &t[a], sizes[i], &seg);
+            printf("  %c %-18s", (int)a == ch.index ? '*' : ' ', t[a].name);
+            if (seg)
+                printf(" seg %-8zu", seg);
+            else
+                printf(" %-12s", "");
+            printf(" predicted %10.1f", pred[a][i]);
+            if (o->measure && meas[a][i] > 0.0) {
+                printf("  measured %10.1f  error %5.0f %%", meas[a][i],
+                       100.0 * fabs(pred[a][i] - meas[a][i]) / meas[a][i]);
+                if (best_meas < 0.0 || meas[a][i] < best_meas)
+                    best_meas = meas[a][i];
+                if ((int)a == ch.index) {
+                    pick_meas = meas[a][i];
+                    errs[nerr++] = fabs(pred[a][i] - meas[a][i]) / meas[a][i];
+                }
+            }
+            printf("\n");
+        }
+        if (o->measure && autot[i] > 0.0)
+            printf("    the daemons' pick, run unforced: %.1f us\n", autot[i]);
+        if (o->measure && pick_meas > 0.0 && best_meas > 0.0) {
+            points++;
+            picks_near += pick_meas <= 1.1 * best_meas;
+            printf("    pick / fastest measured: %.2f\n",
+                   pick_meas / best_meas);
+        }
+    }
+    if (o->measure && points > 0)
+        printf("# the pick within 1.1x of the fastest at %d of %d sizes; "
+               "median error of the pick's prediction %.0f %%\n",
+               picks_near, points,
+               100.0 * (nerr ? collsctl_median(errs, nerr) : 0.0));
+    if (o->plot != NULL && tune_plot(o, t, nalg, sizes, ns, pred, meas) < 0)
+        return COLLSCTL_FAIL;
+    return COLLSCTL_OK;
+}
+
+/* ---- the command ---- */
+
+static int
+tune_exec(int argc, char **argv)
+{
+    struct tune_opts o = {.min = 4, .max = 1 << 20};
+    colls_t *c;
+    int opt, rc;
+    long v;
+
+    optind = 1;
+    while ((opt = collsctl_getopt(argc, argv, &cmd_tune)) != -1) {
+        switch (opt) {
+        case 'p':
+            o.params = 1;
+            break;
+        case 'w':
+            o.show = 1;
+            if ((o.op = collsctl_parse_op(&cmd_tune, optarg)) < 0)
+                return COLLSCTL_USAGE;
+            break;
+        case 'm':
+            o.measure = 1;
+            break;
+        case 'n':
+            if (collsctl_opt_long(&cmd_tune, opt, optarg, 1, 4096, &v) != 0)
+                return COLLSCTL_USAGE;
+            o.P = (int)v;
+            break;
+        case 's': {
+            const char *colon = strchr(optarg, ':');
+
+            if (colon == NULL ||
+                collsctl_parse_size(optarg, colon, 1ull << 30, &o.min) < 0 ||
+                collsctl_parse_size(colon + 1, NULL, 1ull << 30, &o.max) < 0 ||
+                o.min == 0 || o.min > o.max)
+                return collsctl_badopt(&cmd_tune, opt, optarg,
+                                       "A:B, 1 <= A <= B <= 1G");
+            break;
+        }
+        case 'o':
+            o.plot = optarg;
+            break;
+        case 'S':
+            o.sockets = optarg;
+            break;
+        default:
+            return collsctl_usage(&cmd_tune);
+        }
+    }
+    if (optind != argc || (o.params && o.show) ||
+        ((o.measure || o.plot || o.P || o.sockets) && !o.show))
+        return collsctl_usage(&cmd_tune);
+    if (collsctl_attach(&c) < 0)
+        return COLLSCTL_FAIL;
+    colls_set_timeout(c, TUNE_TIMEOUT_MS);
+    if (o.show) {
+        rc = tune_show(c, &o);
+    } else if (o.params) {
+        colls_plogp_t m, *peers = NULL;
+        int n = 0;
+
+        rc = colls_plogp_get(c, &m, &peers, &n);
+        if (rc < 0) {
+            collsctl_perror(c, "tune", rc);
+            rc = COLLSCTL_FAIL;
+        } else {
+            tune_print_params(&m, peers, n);
+            rc = COLLSCTL_OK;
+        }
+        colls_free(peers);
+    } else {
+        rc = tune_measure_all(c);
+    }
+    colls_detach(c);
+    return rc;
+}
+
+static const struct collsctl_opt tune_opts_table[] = {
+    {"params", 'p', 0, NULL,
+     "print the parameters in force and every peer's row; measure nothing"},
+    {"show", 'w', 0, "OP",
+     "per size, every algorithm's predicted time and the pick"},
+    {"measure", 'm', 0, NULL,
+     "with --show: also run every algorithm (forced, bench --hier) and "
+     "print measured times and the prediction's error"},
+    {"procs", 'n', COLLSCTL_OPT_SHORT, "P",
+     "with --show: ranks (default: the hosts up; --measure forks P members)"},
+    {"sizes", 's', 0, "A:B",
+     "with --show: bytes per rank from A to B by powers of 4 (default "
+     "4:1M)"},
+    {"plot", 'o', 0, "FILE.png",
+     "with --show: draw the curves with gnuplot (package gnuplot-nox)"},
+    {"sockets", 'S', 0, "A,B,...",
+     "with --measure: the members' daemons' sockets, as bench takes them"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct collsctl_cmd cmd_tune = {
+    .name = "tune",
+    .args = "",
+    .help = "measure the pLogP parameters; show predicted (and measured) "
+            "algorithm times",
+    .detail = "Without options the local daemon measures every peer that is "
+              "up (echoes and trains of 1 B .. 4 MiB), this task measures "
+              "its hop to the daemon, and the daemon takes the summary in a "
+              "new epoch: groups formed from then on choose every algorithm "
+              "and segment size by predicted cost.  Measuring needs admin "
+              "rights.  --params prints what is in force; --show OP the "
+              "predictions (docs/collectives.md).",
+    .opts = tune_opts_table,
+    .needs_daemon = 1,
+    .exec = tune_exec,
+};
