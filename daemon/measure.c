@@ -25,21 +25,22 @@
 #include "daemon/platform.h"
 #include "daemon/rel.h"
 #include "daemon/task.h"
+#include "daemon/alg/topo.h"
 #include "proto/envelope.h"
 #include "proto/list.h"
 #include "proto/reduce.h"
 
-/* The ladders: quick (a peer that came up, or moved) and thorough
-   (collsctl tune, unless it names sizes). */
+/* The quick ladder (a peer that came up, or moved); the thorough one is
+   plogp.c's (collsctl tune, unless it names sizes). */
 static const size_t measure_quick[] = {1, 4096, 65536};
-static const size_t measure_thorough[] = {1,     64,     1024,    4096,   16384,
-                                          65536, 262144, 1048576, 4194304};
 #define MEASURE_QUICK_REPS     3
-#define MEASURE_THOROUGH_REPS  5
+#define MEASURE_THOROUGH_REPS  3
 #define MEASURE_START_DELAY_US 1000000u /* after a peer comes up */
 #define MEASURE_STAGGER_US     250000u  /* per hid, mod 16 */
 #define MEASURE_MOVED_EVERY_US 10000000u
 #define MEASURE_MOVED_FLOOR_US 100u
+#define MEASURE_LOAD_ECHOES    10 /* per daemon in a round's echo step */
+#define MEASURE_QUIET_BYTES    (256u * 1024) /* per check, either way */
 
 /* One job, running or waiting. */
 struct measure_job {
@@ -58,7 +59,28 @@ struct measure_peer {
     uint64_t base_min_rtt_us; /* the transport's least RTT then */
     uint64_t checked_us;      /* last look for a move */
     uint64_t measured_us;     /* when row was measured */
+    uint64_t last_bytes;      /* the transport's bytes with it then */
+    int moved;                /* quiet checks in a row that found a move */
     struct plogp_rx rx;       /* its trains to us */
+};
+
+/* A round of trains sent by every daemon at once (PARAMS_LOAD), run by
+   the daemon collsctl asked. */
+struct measure_load {
+    int active;
+    uint32_t tid; /* who asked */
+    uint64_t req_id;
+    size_t sizes[PLOGP_MAX_SIZES], n, i;
+    int reps, r;
+    uint64_t id; /* of the trains in flight */
+    int waiting;
+    unsigned char asked[DAEMON_MAX_HID + 1];
+    double sample[PLOGP_MAX_REPS * 64];
+    size_t nsample;
+    double gap[PLOGP_MAX_SIZES];
+    int echo;   /* the first step: echoes of 1 byte, not trains */
+    double rtt; /* its median round trip */
+    uint64_t deadline_us;
 };
 
 struct measure_state {
@@ -66,11 +88,28 @@ struct measure_state {
     int cur_origin;          /* the daemon that made it (0: the file) */
     struct measure_peer *peer[DAEMON_MAX_HID + 1];
     struct list_node jobs; /* head: the running one */
-    uint64_t next_id;
-    char *path; /* the parameter file, NULL: none */
+    uint64_t next_id;      /* measure_ids: our hid << 48 | a counter */
+    char *path;            /* the parameter file, NULL: none */
+    struct measure_load load;
+    /* the last round's result (the commit's gl): gap per size while every
+       daemon sent */
+    size_t load_n;
+    size_t load_m[PLOGP_MAX_SIZES];
+    double load_gap[PLOGP_MAX_SIZES];
+    double load_rtt; /* the round's echoes while every daemon echoed */
+    /* our part in a round: the train or echoes in flight, who runs it */
+    uint64_t send_id;
+    int send_origin, send_to, send_echoes;
+    size_t send_m;
+    uint64_t send_us;
+    double send_rtt[16];
     uint8_t *zeros;
     size_t zeros_len;
 };
+
+static void measure_load_result(struct daemon *d, int from, uint64_t id, int k,
+                                int got, double span_us);
+static void measure_load_end(struct daemon *d, int status);
 
 /* ---- the file ---- */
 
@@ -139,16 +178,18 @@ measure_wire(const struct plogp_params *p, Plogp *w,
     plogp__init(w);
     w->epoch = p->epoch;
     w->l = p->L;
+    w->ll = p->Ll;
     w->gamma = p->gamma;
     w->hop_us = p->hop_us;
     w->hop_byte_us = p->hop_byte_us;
     for (i = 0; i < p->n; i++)
         store->m[i] = p->m[i];
-    w->n_m = w->n_g = w->n_gap = w->n_rtt = p->n;
+    w->n_m = w->n_g = w->n_gap = w->n_rtt = w->n_gl = p->n;
     w->m = store->m;
     w->g = (double *)(uintptr_t)p->g;
     w->gap = (double *)(uintptr_t)p->gap;
     w->rtt = (double *)(uintptr_t)p->rtt;
+    w->gl = (double *)(uintptr_t)p->gl;
 }
 
 int
@@ -158,10 +199,11 @@ measure_unwire(const Plogp *w, struct plogp_params *p)
 
     memset(p, 0, sizeof(*p));
     if (w->n_m < 1 || w->n_m > PLOGP_MAX_SIZES || w->n_g != w->n_m ||
-        w->n_gap != w->n_m || w->n_rtt != w->n_m)
+        w->n_gap != w->n_m || w->n_rtt != w->n_m || w->n_gl != w->n_m)
         return COLLS_EINVAL;
     p->epoch = w->epoch;
     p->L = w->l;
+    p->Ll = w->ll;
     p->gamma = w->gamma;
     p->hop_us = w->hop_us;
     p->hop_byte_us = w->hop_byte_us;
@@ -173,6 +215,7 @@ measure_unwire(const Plogp *w, struct plogp_params *p)
         p->g[i] = w->g[i];
         p->gap[i] = w->gap[i];
         p->rtt[i] = w->rtt[i];
+        p->gl[i] = w->gl[i];
     }
     return plogp_check(p);
 }
@@ -248,6 +291,47 @@ measure_gamma(void)
     return (double)t / ((double)rounds * N * sizeof(double));
 }
 
+/* The pair's gap at m, from sum's ladder (interpolated as g is). */
+static double
+measure_gap_at(const struct plogp_params *sum, size_t m)
+{
+    struct plogp v = {.n = sum->n, .m = sum->m, .g = sum->gap};
+
+    return topo_plogp_g(&v, m);
+}
+
+/*
+ * Ll of sum from the last round's echoes: their round trip while every
+ * daemon echoed, half of it less the smallest size's gap (as L), at
+ * least L.  gl of sum from its trains: g times the ratio of the gap
+ * while every daemon sent to a pair's gap alone (at least 1), that of the
+ * largest size of the round at most m (its smallest below it).
+ */
+static void
+measure_loaded(const struct measure_state *ms, struct plogp_params *sum)
+{
+    size_t i, j;
+
+    for (i = 0; i < sum->n; i++) {
+        double ratio = 1.0, alone;
+
+        for (j = 0; j < ms->load_n; j++) {
+            if (j > 0 && ms->load_m[j] > sum->m[i])
+                break;
+            alone = measure_gap_at(sum, ms->load_m[j]);
+            ratio = alone > 0.0 ? ms->load_gap[j] / alone : 1.0;
+        }
+        sum->gl[i] = sum->g[i] * (ratio > 1.0 ? ratio : 1.0);
+    }
+    sum->Ll = sum->L;
+    if (ms->load_rtt > 0.0 && sum->n > 0) {
+        double ll = ms->load_rtt / 2.0 - sum->gap[0];
+
+        if (ll > sum->Ll)
+            sum->Ll = ll;
+    }
+}
+
 /*
  * Summarises the rows measured with like's ladder into a new epoch, with
  * the hop given (negative: keep the one in force).  0 or COLLS_EINVAL.
@@ -277,6 +361,7 @@ measure_commit(struct daemon *d, const struct plogp_params *like, double hop_us,
     free(rows);
     if (rc != 0)
         return rc;
+    measure_loaded(ms, &sum);
     sum.gamma = measure_gamma();
     sum.hop_us = hop_us >= 0.0 ? hop_us : ms->cur.hop_us;
     sum.hop_byte_us = hop_byte_us >= 0.0 ? hop_byte_us : ms->cur.hop_byte_us;
@@ -372,6 +457,17 @@ static const struct plogp_ops measure_ops = {measure_echo, measure_train};
 
 /* ---- jobs ---- */
 
+/* Probe ids carry our hid in their top 16 bits, so that ids of different
+   daemons never meet (a round under load has trains of several daemons in
+   flight to one receiver); a joining daemon learns its hid late. */
+static void
+measure_ids(struct daemon *d)
+{
+    uint64_t low = d->ms->next_id & 0xffffffffffffull;
+
+    d->ms->next_id = (uint64_t)d->hid << 48 | (low ? low : 1);
+}
+
 static struct measure_peer *
 measure_peer(struct daemon *d, int hid)
 {
@@ -417,6 +513,17 @@ measure_head(struct daemon *d)
                : list_entry(d->ms->jobs.next, struct measure_job, node);
 }
 
+/* 1 when a measurement of the daemon's own (row) may make a new summary:
+   none is in force, or the one in force has row's ladder.  A quick
+   measurement never replaces the summary of a thorough one. */
+static int
+measure_refines(const struct measure_state *ms, const struct plogp_params *row)
+{
+    return ms->cur.epoch == 0 ||
+           (ms->cur.n == row->n &&
+            memcmp(ms->cur.m, row->m, row->n * sizeof(row->m[0])) == 0);
+}
+
 /* Ends the running job jb: its row to the peer, the answer to whoever
    asked (status 0: measured); the next job may start. */
 static void
@@ -427,13 +534,14 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
     int rc = status;
 
     if (rc == 0 && (rc = plogp_job_result(&jb->j, &row)) == 0 && mp != NULL) {
-        struct rel_peer_stats ps;
+        struct rel_peer_stats ps = {0};
 
         mp->row = row;
         mp->have = 1;
         mp->base_min_rtt_us =
             rel_peer_stats(d->rel, jb->j.hid, &ps) == 0 ? ps.min_rtt_us : 0;
         mp->checked_us = mp->measured_us = platform_now_us();
+        mp->last_bytes = ps.bytes_sent + ps.bytes_recv;
     }
     if (rc != 0)
         log_info("pLogP measurement of host %d failed: error %d", jb->j.hid,
@@ -441,7 +549,7 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
     if (jb->tid != 0)
         measure_reply(d, jb->tid, jb->req_id, rc == 0 ? &row : NULL, jb->j.hid,
                       rc, NULL, 0);
-    else if (rc == 0)
+    else if (rc == 0 && measure_refines(d->ms, &row))
         measure_commit(d, &row, -1.0, -1.0);
     list_del(&jb->node);
     free(jb);
@@ -463,10 +571,14 @@ measure_kick(struct daemon *d, uint64_t now)
         }
         if (jb->j.id != 0)
             return; /* a probe in flight */
+        measure_ids(d);
         rc = plogp_job_next(&jb->j, &measure_ops, d, &d->ms->next_id, now);
         if (rc == 0) {
-            jb->deadline_us =
-                now + (uint64_t)d->cfg->request_timeout_ms * 1000u;
+            /* --request-timeout, plus 1 us per byte of the probe both
+               ways: a 4 MiB train on a 10 Mbit/s link takes seconds */
+            jb->deadline_us = now +
+                              (uint64_t)d->cfg->request_timeout_ms * 1000u +
+                              2 * plogp_probe_bytes(&jb->j);
             return;
         }
         measure_job_end(d, jb, rc == 1 ? 0 : rc);
@@ -537,10 +649,19 @@ measure_host_down(struct daemon *d, int hid)
         return;
     if ((mp = d->ms->peer[hid]) != NULL)
         memset(&mp->rx, 0, sizeof(mp->rx));
+    if (d->ms->load.active && d->ms->load.asked[hid])
+        measure_load_result(d, hid, d->ms->load.id, 0, -1, 0.0);
     measure_kick(d, platform_now_us()); /* its jobs end */
 }
 
-/* A peer whose least RTT moved since it was measured is measured again. */
+/*
+ * A peer whose least round trip in the transport moved by more than half
+ * (and MEASURE_MOVED_FLOOR_US) since it was measured, at two checks in a
+ * row while the link was quiet (under MEASURE_QUIET_BYTES either way
+ * since the previous check: the queues of a busy link lengthen every
+ * round trip, which is no change of the network), is measured again with
+ * the sizes of its row, so that the summary keeps its ladder.
+ */
 static void
 measure_moved(struct daemon *d, uint64_t now)
 {
@@ -549,7 +670,8 @@ measure_moved(struct daemon *d, uint64_t now)
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct measure_peer *mp = d->ms->peer[hid];
         struct rel_peer_stats ps;
-        uint64_t a, b;
+        uint64_t a, b, bytes;
+        int quiet;
 
         if (mp == NULL || !mp->have || now < mp->checked_us ||
             now - mp->checked_us < MEASURE_MOVED_EVERY_US ||
@@ -559,17 +681,24 @@ measure_moved(struct daemon *d, uint64_t now)
         if (rel_peer_stats(d->rel, hid, &ps) != 0 || ps.min_rtt_us == 0 ||
             mp->base_min_rtt_us == 0)
             continue;
+        bytes = ps.bytes_sent + ps.bytes_recv;
+        quiet = bytes - mp->last_bytes < MEASURE_QUIET_BYTES;
+        mp->last_bytes = bytes;
         a = ps.min_rtt_us;
         b = mp->base_min_rtt_us;
-        if ((a > b ? a - b : b - a) < MEASURE_MOVED_FLOOR_US ||
-            (a < 2 * b && 2 * a > b) || measure_queued(d, hid))
+        if (!quiet || (a > b ? a - b : b - a) < MEASURE_MOVED_FLOOR_US ||
+            (a < 2 * b && 2 * a > b)) {
+            mp->moved = 0;
             continue;
+        }
+        if (++mp->moved < 2 || measure_queued(d, hid))
+            continue;
+        mp->moved = 0;
         log_info("host %d: least round trip moved from %llu to %llu us: "
                  "measuring again",
                  hid, (unsigned long long)b, (unsigned long long)a);
-        measure_queue(d, hid, measure_quick,
-                      sizeof(measure_quick) / sizeof(measure_quick[0]),
-                      MEASURE_QUICK_REPS, 0, 0, now);
+        measure_queue(d, hid, mp->row.m, mp->row.n, MEASURE_QUICK_REPS, 0, 0,
+                      now);
     }
 }
 
@@ -583,6 +712,8 @@ measure_cron(struct daemon *d, uint64_t now_us)
     jb = measure_head(d);
     if (jb != NULL && jb->j.id != 0 && now_us >= jb->deadline_us)
         measure_job_end(d, jb, COLLS_ETIMEDOUT);
+    if (d->ms->load.active && now_us >= d->ms->load.deadline_us)
+        measure_load_end(d, COLLS_ETIMEDOUT);
     if (d->cfg->measure)
         measure_moved(d, now_us);
     measure_kick(d, now_us);
@@ -591,7 +722,228 @@ measure_cron(struct daemon *d, uint64_t now_us)
 int
 measure_busy(const struct daemon *d)
 {
-    return d->ms != NULL && !list_empty(&d->ms->jobs);
+    return d->ms != NULL && (!list_empty(&d->ms->jobs) || d->ms->load.active);
+}
+
+/* ---- rounds under load ---- */
+
+/* The daemon after us in hid order among those up (cyclic); 0: none. */
+static int
+measure_next_up(struct daemon *d)
+{
+    int h, i;
+
+    for (i = 1; i <= DAEMON_MAX_HID; i++) {
+        h = (d->hid - 1 + i) % DAEMON_MAX_HID + 1;
+        if (h != d->hid && host_is_up(d, h))
+            return h;
+    }
+    return 0;
+}
+
+/* Our part of round id ends: got of k (k 0: echoes, span_us their median
+   round trip), to the daemon that runs the round. */
+static void
+measure_load_report(struct daemon *d, int origin, uint64_t id, int k, int got,
+                    double span_us)
+{
+    Probe out = PROBE__INIT;
+
+    d->ms->send_id = 0;
+    if (origin == d->hid) {
+        measure_load_result(d, d->hid, id, k, got, span_us);
+        return;
+    }
+    out.id = id;
+    out.k = (uint32_t)k;
+    out.got = (uint32_t)got;
+    out.span_us = span_us;
+    measure_send_probe(d, origin, KIND__PROBE_LOAD_DONE, &out, NULL, 0);
+}
+
+/* Our part of a round run by origin, towards the next daemon up: a train
+   of k messages of m bytes, or (k 0) MEASURE_LOAD_ECHOES echoes of m
+   bytes one after the other. */
+static void
+measure_load_train(struct daemon *d, int origin, uint64_t id, size_t m, int k)
+{
+    struct measure_state *ms = d->ms;
+    int to = measure_next_up(d), rc;
+
+    if (to == 0 || m > PLOGP_MAX_BYTES || k == 1 || k > PLOGP_TRAIN_MAX) {
+        measure_load_report(d, origin, id, k, 0, 0.0);
+        return;
+    }
+    ms->send_id = id;
+    ms->send_origin = origin;
+    ms->send_to = to;
+    ms->send_m = m;
+    ms->send_echoes = 0;
+    if (k == 0) {
+        ms->send_us = platform_now_us();
+        rc = measure_echo(d, to, m, id);
+    } else {
+        rc = measure_train(d, to, m, k, id);
+    }
+    if (rc != 0)
+        measure_load_report(d, origin, id, k, 0, 0.0);
+}
+
+/* One of our echoes of a round came back: the next, or the report. */
+static void
+measure_load_echoed(struct daemon *d, uint64_t now)
+{
+    struct measure_state *ms = d->ms;
+
+    ms->send_rtt[ms->send_echoes++] = (double)(now - ms->send_us);
+    if (ms->send_echoes < MEASURE_LOAD_ECHOES) {
+        ms->send_us = now;
+        if (measure_echo(d, ms->send_to, ms->send_m, ms->send_id) == 0)
+            return;
+    }
+    measure_load_report(d, ms->send_origin, ms->send_id, 0, 1,
+                        plogp_median(ms->send_rtt, (size_t)ms->send_echoes));
+}
+
+/* Our train's span came back: to the daemon that runs the round. */
+static void
+measure_load_spanned(struct daemon *d, const Probe *pr)
+{
+    measure_load_report(d, d->ms->send_origin, pr->id, (int)pr->k, (int)pr->got,
+                        pr->span_us);
+}
+
+/* Ends the round with status; its gaps to the task that asked. */
+static void
+measure_load_end(struct daemon *d, int status)
+{
+    struct measure_load *l = &d->ms->load;
+    struct plogp_params row;
+    size_t i;
+
+    l->active = 0;
+    if (status != 0) {
+        struct task *t = task_find(d, l->tid);
+
+        if (t != NULL)
+            task_error(t, l->req_id, status, "measuring under load failed");
+        return;
+    }
+    memset(&row, 0, sizeof(row));
+    row.n = l->n;
+    row.rtt[0] = d->ms->load_rtt = l->rtt;
+    d->ms->load_n = l->n;
+    for (i = 0; i < l->n; i++) {
+        row.m[i] = d->ms->load_m[i] = l->sizes[i];
+        row.gap[i] = row.g[i] = row.gl[i] = d->ms->load_gap[i] = l->gap[i];
+    }
+    measure_reply(d, l->tid, l->req_id, &row, 0, 0, NULL, 0);
+}
+
+/* Starts the next set of trains of the round, or ends it. */
+static void
+measure_load_step(struct daemon *d)
+{
+    struct measure_load *l = &d->ms->load;
+    Probe pr = PROBE__INIT;
+    size_t m;
+    int h, k;
+
+    if (l->i == l->n) {
+        measure_load_end(d, 0);
+        return;
+    }
+    m = l->echo ? 1 : l->sizes[l->i];
+    k = l->echo ? 0 : plogp_train_len(m);
+    measure_ids(d);
+    l->id = d->ms->next_id++;
+    l->waiting = 0;
+    memset(l->asked, 0, sizeof(l->asked));
+    pr.id = l->id;
+    pr.m = m;
+    pr.k = (uint32_t)k;
+    l->deadline_us = platform_now_us() +
+                     (uint64_t)d->cfg->request_timeout_ms * 1000u +
+                     4 * (uint64_t)m * (uint64_t)(k ? k : MEASURE_LOAD_ECHOES);
+    for (h = 1; h <= DAEMON_MAX_HID; h++)
+        if (h == d->hid || host_is_up(d, h)) {
+            l->asked[h] = 1;
+            l->waiting++;
+        }
+    for (h = 1; h <= DAEMON_MAX_HID; h++)
+        if (l->asked[h] && h != d->hid &&
+            measure_send_probe(d, h, KIND__PROBE_LOAD, &pr, NULL, 0) != 0)
+            measure_load_result(d, h, l->id, k, 0, 0.0);
+    if (l->active && l->id == pr.id)
+        measure_load_train(d, d->hid, pr.id, m, k);
+}
+
+/* Daemon from reports its train of round id: got of k, span_us. */
+static void
+measure_load_result(struct daemon *d, int from, uint64_t id, int k, int got,
+                    double span_us)
+{
+    struct measure_load *l = &d->ms->load;
+
+    if (!l->active || id != l->id || from < 1 || from > DAEMON_MAX_HID ||
+        !l->asked[from])
+        return;
+    l->asked[from] = 0;
+    if (span_us >= 0.0 && span_us <= PLOGP_VALUE_MAX &&
+        l->nsample < sizeof(l->sample) / sizeof(l->sample[0])) {
+        if (l->echo && k == 0 && got == 1)
+            l->sample[l->nsample++] = span_us;
+        else if (!l->echo && got == k && k >= 2 && k <= PLOGP_TRAIN_MAX)
+            l->sample[l->nsample++] = span_us / plogp_train_intervals(k);
+    }
+    if (--l->waiting > 0)
+        return;
+    if (++l->r < l->reps) {
+        measure_load_step(d);
+        return;
+    }
+    if (l->nsample == 0) {
+        measure_load_end(d, COLLS_EIO);
+        return;
+    }
+    if (l->echo)
+        l->rtt = plogp_median(l->sample, l->nsample);
+    else
+        l->gap[l->i++] = plogp_median(l->sample, l->nsample);
+    l->echo = 0;
+    l->nsample = 0;
+    l->r = 0;
+    measure_load_step(d);
+}
+
+/* PARAMS_LOAD: a round over sizes (increasing), reps times each. */
+static int
+measure_load_start(struct task *t, const Envelope *e, const size_t *sizes,
+                   size_t n, int reps)
+{
+    struct daemon *d = t->d;
+    struct measure_load *l = &d->ms->load;
+    size_t i;
+
+    if (l->active)
+        return COLLS_EAGAIN;
+    if (n < 1 || n > PLOGP_MAX_SIZES || reps < 1 || reps > PLOGP_MAX_REPS)
+        return COLLS_EINVAL;
+    for (i = 0; i < n; i++)
+        if (sizes[i] > PLOGP_MAX_BYTES || (i > 0 && sizes[i] <= sizes[i - 1]))
+            return COLLS_EINVAL;
+    if (measure_next_up(d) == 0)
+        return COLLS_ENOENT;
+    memset(l, 0, sizeof(*l));
+    l->active = 1;
+    l->tid = t->tid;
+    l->req_id = e->req_id;
+    memcpy(l->sizes, sizes, n * sizeof(sizes[0]));
+    l->n = n;
+    l->reps = reps;
+    l->echo = 1;
+    measure_load_step(d);
+    return 0;
 }
 
 /* ---- messages ---- */
@@ -626,6 +978,9 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
         if (jb != NULL && jb->j.hid == hid &&
             plogp_job_echoed(&jb->j, pr->id, now))
             measure_kick(d, now);
+        else if (pr->id != 0 && pr->id == d->ms->send_id &&
+                 hid == d->ms->send_to)
+            measure_load_echoed(d, now);
         return;
     case KIND__PROBE_TRAIN:
         if (pr->k > PLOGP_TRAIN_MAX || pr->idx >= pr->k) {
@@ -635,6 +990,7 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
         if (plogp_rx_arrive(&mp->rx, pr->id, (int)pr->idx, (int)pr->k, now,
                             &got, &span)) {
             out.id = pr->id;
+            out.k = pr->k;
             out.got = (uint32_t)got;
             out.span_us = span;
             measure_send_probe(d, hid, KIND__PROBE_SPAN, &out, NULL, 0);
@@ -646,6 +1002,17 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
                               pr->got > PLOGP_TRAIN_MAX ? 0 : (int)pr->got,
                               pr->span_us))
             measure_kick(d, now);
+        else if (pr->id != 0 && pr->id == d->ms->send_id)
+            measure_load_spanned(d, pr);
+        return;
+    case KIND__PROBE_LOAD:
+        measure_load_train(d, hid, pr->id, (size_t)pr->m,
+                           pr->k > PLOGP_TRAIN_MAX ? 0 : (int)pr->k);
+        return;
+    case KIND__PROBE_LOAD_DONE:
+        measure_load_result(
+            d, hid, pr->id, pr->k > PLOGP_TRAIN_MAX ? 0 : (int)pr->k,
+            pr->got > PLOGP_TRAIN_MAX ? -1 : (int)pr->got, pr->span_us);
         return;
     default:
         d->st.bad_peer_msgs++;
@@ -720,8 +1087,8 @@ measure_task_request(struct task *t, const Envelope *e)
         }
         n = q->n_sizes;
         if (n == 0) {
-            n = sizeof(measure_thorough) / sizeof(measure_thorough[0]);
-            memcpy(sizes, measure_thorough, sizeof(measure_thorough));
+            n = plogp_thorough_n;
+            memcpy(sizes, plogp_thorough, n * sizeof(sizes[0]));
         } else if (n <= PLOGP_MAX_SIZES) {
             for (i = 0; i < n; i++)
                 sizes[i] = q->sizes[i] <= PLOGP_MAX_BYTES ? (size_t)q->sizes[i]
@@ -735,6 +1102,24 @@ measure_task_request(struct task *t, const Envelope *e)
             task_error(t, e->req_id, rc,
                        "sizes must increase, at most 16 of them up to 16 MiB, "
                        "and at most 16 repetitions");
+        return;
+    case PARAMS_LOAD:
+        n = q->n_sizes;
+        for (i = 0; i < n && i < PLOGP_MAX_SIZES; i++)
+            sizes[i] = q->sizes[i] <= PLOGP_MAX_BYTES ? (size_t)q->sizes[i]
+                                                      : PLOGP_MAX_BYTES + 1;
+        rc = q->reps <= PLOGP_MAX_REPS
+                 ? measure_load_start(t, e, sizes, n,
+                                      q->reps ? (int)q->reps
+                                              : MEASURE_THOROUGH_REPS)
+                 : COLLS_EINVAL;
+        if (rc != 0)
+            task_error(t, e->req_id, rc,
+                       rc == COLLS_EAGAIN   ? "a round under load is running"
+                       : rc == COLLS_ENOENT ? "no other daemon is up"
+                                            : "sizes must increase, at most "
+                                              "16 of them up to 16 MiB, and "
+                                              "at most 16 repetitions");
         return;
     case PARAMS_COMMIT:
         /* the ladder of the newest row */

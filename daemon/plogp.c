@@ -13,14 +13,21 @@
 #include "colls.h"
 #include "daemon/plogp.h"
 
+const size_t plogp_thorough[] = {1,     64,     1024,    4096,   16384,
+                                 65536, 262144, 1048576, 4194304};
+const size_t plogp_thorough_n =
+    sizeof(plogp_thorough) / sizeof(plogp_thorough[0]);
+
 void
 plogp_view(const struct plogp_params *pp, struct plogp *out)
 {
     out->L = pp->L;
+    out->Ll = pp->Ll;
     out->gamma = pp->gamma;
     out->n = pp->n;
     out->m = pp->m;
     out->g = pp->g;
+    out->gl = pp->gl;
 }
 
 /* 1 when v is finite and in [0, PLOGP_VALUE_MAX]. */
@@ -36,14 +43,14 @@ plogp_check(const struct plogp_params *pp)
     size_t i;
 
     if (pp->n < 1 || pp->n > PLOGP_MAX_SIZES || !plogp_ok(pp->L) ||
-        !plogp_ok(pp->gamma) || !plogp_ok(pp->hop_us) ||
+        !plogp_ok(pp->Ll) || !plogp_ok(pp->gamma) || !plogp_ok(pp->hop_us) ||
         !plogp_ok(pp->hop_byte_us))
         return COLLS_EINVAL;
     for (i = 0; i < pp->n; i++) {
         if (pp->m[i] > PLOGP_MAX_BYTES || (i > 0 && pp->m[i] <= pp->m[i - 1]))
             return COLLS_EINVAL;
         if (!plogp_ok(pp->g[i]) || !plogp_ok(pp->gap[i]) ||
-            !plogp_ok(pp->rtt[i]))
+            !plogp_ok(pp->rtt[i]) || !plogp_ok(pp->gl[i]))
             return COLLS_EINVAL;
     }
     return 0;
@@ -67,6 +74,14 @@ plogp_train_len(size_t m)
     if (k > PLOGP_TRAIN_MAX)
         k = PLOGP_TRAIN_MAX;
     return (int)k;
+}
+
+size_t
+plogp_probe_bytes(const struct plogp_job *j)
+{
+    size_t m = j->phase == PLOGP_DONE ? 0 : j->sizes[j->i];
+
+    return j->phase == PLOGP_TRAIN ? m * (size_t)j->k : m;
 }
 
 int
@@ -161,7 +176,7 @@ plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us)
         j->id = 0; /* lost part of it: send it again */
         return 1;
     }
-    plogp_job_advance(j, span_us / (double)(j->k - 1));
+    plogp_job_advance(j, span_us / (double)plogp_train_intervals(j->k));
     return 1;
 }
 
@@ -175,7 +190,7 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
         return COLLS_EAGAIN;
     memset(out, 0, sizeof(*out));
     L = j->rtt[0] / 2.0 - j->gap[0];
-    out->L = L > 0.0 ? L : 0.0;
+    out->L = out->Ll = L > 0.0 ? L : 0.0;
     out->n = j->nsizes;
     for (i = 0; i < j->nsizes; i++) {
         double iso = j->rtt[i] / 2.0 - out->L;
@@ -184,11 +199,18 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
         out->rtt[i] = j->rtt[i];
         out->gap[i] = j->gap[i];
         out->g[i] = iso > j->gap[i] ? iso : j->gap[i];
+        out->gl[i] = out->g[i]; /* a pair alone */
     }
     return 0;
 }
 
 /* ---- receiver ---- */
+
+int
+plogp_train_intervals(int k)
+{
+    return k - 1 - k / 2;
+}
 
 int
 plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
@@ -200,11 +222,16 @@ plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
         rx->id = id;
         rx->k = k;
         rx->got = 0;
+        rx->mid = 0;
+    }
+    rx->got++;
+    /* the span starts at the middle message: the first half carries
+       whatever the start of a burst costs (windows opening, a queue
+       overflowing), which a stream in its steady state does not pay */
+    if (!rx->mid && idx >= k / 2) {
+        rx->mid = 1;
         rx->first_us = now_us;
     }
-    if (rx->got == 0)
-        rx->first_us = now_us;
-    rx->got++;
     rx->last_us = now_us;
     if (idx != k - 1)
         return 0;
@@ -247,11 +274,15 @@ plogp_summarise(const struct plogp_params *rows, size_t nrows,
         if (rows[r].n != n ||
             memcmp(rows[r].m, rows[0].m, n * sizeof(rows[0].m[0])) != 0)
             return COLLS_EINVAL;
+    memset(out, 0, sizeof(*out));
     out->n = n;
     memcpy(out->m, rows[0].m, sizeof(out->m));
     for (r = 0; r < nrows; r++)
         v[r] = rows[r].L;
     out->L = plogp_median(v, nrows);
+    for (r = 0; r < nrows; r++)
+        v[r] = rows[r].Ll;
+    out->Ll = plogp_median(v, nrows);
     for (i = 0; i < n; i++) {
         for (r = 0; r < nrows; r++)
             v[r] = rows[r].g[i];
@@ -262,6 +293,9 @@ plogp_summarise(const struct plogp_params *rows, size_t nrows,
         for (r = 0; r < nrows; r++)
             v[r] = rows[r].rtt[i];
         out->rtt[i] = plogp_median(v, nrows);
+        for (r = 0; r < nrows; r++)
+            v[r] = rows[r].gl[i];
+        out->gl[i] = plogp_median(v, nrows);
     }
     return plogp_check(out);
 }
@@ -289,12 +323,13 @@ plogp_format(const struct plogp_params *pp, char *buf, size_t cap)
         PLOGP_MAGIC);
     PUT("epoch %llu\n", (unsigned long long)pp->epoch);
     PUT("L %.17g\n", pp->L);
+    PUT("Ll %.17g\n", pp->Ll);
     PUT("gamma %.17g\n", pp->gamma);
     PUT("hop %.17g %.17g\n", pp->hop_us, pp->hop_byte_us);
-    PUT("# size g gap rtt\n");
+    PUT("# size g gap rtt gl\n");
     for (i = 0; i < pp->n; i++)
-        PUT("g %zu %.17g %.17g %.17g\n", pp->m[i], pp->g[i], pp->gap[i],
-            pp->rtt[i]);
+        PUT("g %zu %.17g %.17g %.17g %.17g\n", pp->m[i], pp->g[i], pp->gap[i],
+            pp->rtt[i], pp->gl[i]);
     PUT("end\n");
 #undef PUT
     return (int)o;
@@ -306,7 +341,7 @@ static int
 plogp_line(const char *s, struct plogp_params *out)
 {
     unsigned long long u;
-    double a, b, c;
+    double a, b, c, e;
     size_t m;
     char tail;
 
@@ -322,6 +357,10 @@ plogp_line(const char *s, struct plogp_params *out)
         out->L = a;
         return 0;
     }
+    if (sscanf(s, "Ll %lf %c", &a, &tail) == 1) {
+        out->Ll = a;
+        return 0;
+    }
     if (sscanf(s, "gamma %lf %c", &a, &tail) == 1) {
         out->gamma = a;
         return 0;
@@ -332,12 +371,13 @@ plogp_line(const char *s, struct plogp_params *out)
         return 0;
     }
     if (s[0] == 'g' && s[1] == ' ' && s[2] != '-' &&
-        sscanf(s, "g %zu %lf %lf %lf %c", &m, &a, &b, &c, &tail) == 4 &&
+        sscanf(s, "g %zu %lf %lf %lf %lf %c", &m, &a, &b, &c, &e, &tail) == 5 &&
         out->n < PLOGP_MAX_SIZES) {
         out->m[out->n] = m;
         out->g[out->n] = a;
         out->gap[out->n] = b;
         out->rtt[out->n] = c;
+        out->gl[out->n] = e;
         out->n++;
         return 0;
     }

@@ -17,12 +17,22 @@
  *          interval between arrivals of a train), kept for people: it is
  *          what a stream sustains, and g(m) - gap(m) is the part of an
  *          isolated message that a pipeline overlaps;
+ *   Ll     L while every daemon echoes its next at once: half the median
+ *          round trip of those echoes less gap(m0), at least L;
+ *   gl(m)  g(m) while every daemon sends at once: g(m) times the ratio of
+ *          the gap of trains sent by all the daemons together (each to
+ *          the next, in a ring) to the gap of a pair's alone, at least 1.
+ *          Rings, butterflies and pairwise exchanges (ALG_ALLPAIRS) are
+ *          costed with it: their daemons share whatever the hosts share,
+ *          CPUs (emulated hosts), a switch's backplane or an uplink;
  *   gamma  the local reduction, us per byte;
  *   hop    a task's hop to its daemon, hop_us + hop_byte_us * m each
  *          way, which a collective through the daemons pays twice.
  * Per size m: echoes of m bytes give the round trip RTT(m); trains of k
- * messages of m bytes give gap(m) = (last - first arrival) / (k - 1) at
- * the receiver, so no clock is shared.  Then
+ * messages of m bytes give gap(m) at the receiver, from the arrivals of
+ * the second half of the train (the first half pays the start of a
+ * burst, which a stream in its steady state does not), so no clock is
+ * shared.  Then
  *   L = RTT(m0) / 2 - gap(m0) for the smallest size m0, and
  *   g(m) = max(gap(m), RTT(m) / 2 - L).
  * RTT(m) is the least of the repetitions (anything else the daemons or
@@ -41,18 +51,24 @@
 #define PLOGP_MAX_BYTES   ((size_t)16 << 20) /* largest size measured */
 #define PLOGP_TRAIN_MIN   8                  /* messages per train, at least */
 #define PLOGP_TRAIN_MAX   64
-#define PLOGP_TRAIN_BYTES ((size_t)4 << 20) /* a train's bytes, about */
+#define PLOGP_TRAIN_BYTES ((size_t)2 << 20) /* a train's bytes, about */
 #define PLOGP_VALUE_MAX   1e12              /* larger values are refused */
+
+/* The thorough ladder (collsctl tune), bytes. */
+extern const size_t plogp_thorough[];
+extern const size_t plogp_thorough_n;
 
 /* A set of parameters: of one peer, or the machine's summary. */
 struct plogp_params {
     uint64_t epoch; /* the machine's: which summary (0: none yet) */
     double L, gamma, hop_us, hop_byte_us;
+    double Ll;                   /* L while every daemon echoes at once */
     size_t n;                    /* points */
     size_t m[PLOGP_MAX_SIZES];   /* bytes, increasing */
     double g[PLOGP_MAX_SIZES];   /* us: isolated message beyond L */
     double gap[PLOGP_MAX_SIZES]; /* us: saturation gap */
     double rtt[PLOGP_MAX_SIZES]; /* us: echo round trip */
+    double gl[PLOGP_MAX_SIZES];  /* us: g while every daemon sends */
 };
 
 /* The view the cost formulas take (daemon/alg/alg.h); valid while pp is. */
@@ -117,6 +133,10 @@ int plogp_job_spanned(struct plogp_job *j, uint64_t id, int got,
 /* The job's parameters (L, g, gap, rtt); 0, or COLLS_EAGAIN before the
    job is complete. */
 int plogp_job_result(const struct plogp_job *j, struct plogp_params *out);
+/* Bytes the probe in flight carries (an echo's one way, or a train). */
+size_t plogp_probe_bytes(const struct plogp_job *j);
+/* Gaps in the span a train of k messages reports: k - 1 - k / 2. */
+int plogp_train_intervals(int k);
 /* Messages in a train of m-byte messages. */
 int plogp_train_len(size_t m);
 
@@ -125,12 +145,15 @@ int plogp_train_len(size_t m);
 struct plogp_rx {
     uint64_t id;
     int k, got;
+    int mid; /* the middle message arrived: first_us is its time */
     uint64_t first_us, last_us;
 };
 
 /* Message idx (0-based) of train id of k messages arrived at now_us.
    Returns 1 with *got and *span_us set when the train is complete (its
-   last message arrived), else 0.  A new id restarts the count. */
+   last message arrived), else 0: the span from the middle message (idx
+   k / 2) to the last, plogp_train_intervals(k) gaps.  A new id restarts
+   the count. */
 int plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
                     uint64_t now_us, int *got, double *span_us);
 
@@ -139,7 +162,7 @@ int plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
 /*
  * Summarises rows (nrows peers, each with the same sizes) into out: per
  * size the median over peers, L likewise; gamma and the hop as given.
- * The epoch is left to the caller.  0 or COLLS_EINVAL (no rows, sizes
+ * The rest of out is zero.  0 or COLLS_EINVAL (no rows, sizes
  * that differ).
  */
 int plogp_summarise(const struct plogp_params *rows, size_t nrows,

@@ -1055,6 +1055,8 @@ route_peer_input(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
     case KIND__PROBE_TRAIN:
     case KIND__PROBE_SPAN:
     case KIND__PARAMS_SHARE:
+    case KIND__PROBE_LOAD:
+    case KIND__PROBE_LOAD_DONE:
         measure_peer_msg(d, hid, e, msg + payload_off, len - payload_off);
         break;
     case KIND__ECHO_REQ:

@@ -140,8 +140,16 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
 {
     size_t j, n = tune_size(a);
     double best = -1.0;
+    struct plogp loaded;
 
     *seg = 0;
+    if ((alg->flags & ALG_ALLPAIRS) && p->gl != NULL) {
+        loaded = *p;
+        loaded.g = p->gl;
+        if (p->Ll > 0.0)
+            loaded.L = p->Ll;
+        p = &loaded;
+    }
     for (j = 0; j < sizeof(tune_segs) / sizeof(tune_segs[0]); j++) {
         size_t s = (alg->flags & ALG_SEGMENTED) ? tune_segs[j] : 0;
         double cost = alg->cost(p, a->P, n, s);

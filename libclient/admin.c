@@ -185,11 +185,13 @@ admin_plogp_copy(const Plogp *w, colls_plogp_t *out)
     size_t i, n = w->n_m;
 
     memset(out, 0, sizeof(*out));
-    if (n > COLLS_PLOGP_MAX || w->n_g != n || w->n_gap != n || w->n_rtt != n)
+    if (n > COLLS_PLOGP_MAX || w->n_g != n || w->n_gap != n || w->n_rtt != n ||
+        w->n_gl != n)
         return COLLS_EPROTO;
     out->hid = (int)w->hid;
     out->epoch = w->epoch;
     out->L = w->l;
+    out->Ll = w->ll;
     out->gamma = w->gamma;
     out->hop_us = w->hop_us;
     out->hop_byte_us = w->hop_byte_us;
@@ -199,6 +201,7 @@ admin_plogp_copy(const Plogp *w, colls_plogp_t *out)
         out->g[i] = w->g[i];
         out->gap[i] = w->gap[i];
         out->rtt[i] = w->rtt[i];
+        out->gl[i] = w->gl[i];
     }
     return 0;
 }
@@ -278,6 +281,31 @@ colls_plogp_measure(colls_t *c, int hid, const size_t *sizes, int nsizes,
         m[i] = sizes[i];
     q.action = PARAMS_MEASURE;
     q.hid = (uint32_t)hid;
+    q.n_sizes = (size_t)nsizes;
+    q.sizes = m;
+    q.reps = (uint32_t)reps;
+    if ((rc = admin_params(c, &q, &rep)) < 0)
+        return rc;
+    rc = admin_plogp_copy(rep->plogp, row);
+    envelope_free(rep);
+    return rc;
+}
+
+int
+colls_plogp_load(colls_t *c, const size_t *sizes, int nsizes, int reps,
+                 colls_plogp_t *row)
+{
+    ParamsReq q = PARAMS_REQ__INIT;
+    uint64_t m[COLLS_PLOGP_MAX];
+    Envelope *rep;
+    int i, rc;
+
+    if (row == NULL || nsizes < 1 || nsizes > COLLS_PLOGP_MAX ||
+        sizes == NULL || reps < 0)
+        return COLLS_EINVAL;
+    for (i = 0; i < nsizes; i++)
+        m[i] = sizes[i];
+    q.action = PARAMS_LOAD;
     q.n_sizes = (size_t)nsizes;
     q.sizes = m;
     q.reps = (uint32_t)reps;

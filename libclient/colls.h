@@ -367,9 +367,11 @@ typedef struct {
     int hid;
     uint64_t epoch; /* the summary's; 0: nothing measured yet */
     double L, gamma, hop_us, hop_byte_us;
+    double Ll; /* L while every daemon echoes at once */
     int n;
     size_t m[COLLS_PLOGP_MAX];
     double g[COLLS_PLOGP_MAX], gap[COLLS_PLOGP_MAX], rtt[COLLS_PLOGP_MAX];
+    double gl[COLLS_PLOGP_MAX]; /* g while every daemon sends at once */
 } colls_plogp_t;
 
 /* The summary in force (epoch 0 and n 0 before any) and, when peers is
@@ -377,10 +379,16 @@ typedef struct {
 COLLS_EXTERN int colls_plogp_get(colls_t *c, colls_plogp_t *machine,
                                  colls_plogp_t **peers, int *npeers);
 /* Has the local daemon measure peer hid at nsizes increasing sizes (0:
-   its thorough ladder, 1 B .. 4 MiB), reps times each (0: 5); its row in
+   its thorough ladder, 1 B .. 4 MiB), reps times each (0: 3); its row in
    *row.  Needs admin rights (COLLS_EPERM). */
 COLLS_EXTERN int colls_plogp_measure(colls_t *c, int hid, const size_t *sizes,
                                      int nsizes, int reps, colls_plogp_t *row);
+/* Has the local daemon run rounds in which every daemon up sends a train
+   to the next at once, at nsizes increasing sizes, reps times each (0: 3);
+   *row gets the median gap per size (m, gap).  The next commit costs
+   rings and butterflies with it (gl).  Admin rights. */
+COLLS_EXTERN int colls_plogp_load(colls_t *c, const size_t *sizes, int nsizes,
+                                  int reps, colls_plogp_t *row);
 /* Has the daemon summarise its newest rows into a new epoch, in force and
    saved, with the task hop given; *machine gets it.  Admin rights. */
 COLLS_EXTERN int colls_plogp_commit(colls_t *c, double hop_us,

@@ -27,7 +27,7 @@ enum {
 };
 
 /* PARAMS_REQ actions (ParamsReq.action; daemon/measure.h). */
-enum { PARAMS_GET = 0, PARAMS_MEASURE = 1, PARAMS_COMMIT = 2 };
+enum { PARAMS_GET = 0, PARAMS_MEASURE = 1, PARAMS_COMMIT = 2, PARAMS_LOAD = 3 };
 
 /* Initialises e with the version set and everything else zero. */
 void envelope_init(Envelope *e);

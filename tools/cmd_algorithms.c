@@ -77,6 +77,7 @@ algs_flags(const struct alg *a, char *buf, size_t cap)
         {ALG_SEGMENTED, "segmented (NAME:SEG sets the segment)"},
         {ALG_RANK_ORDER, "combines in rank order"},
         {ALG_SAME_RESULT, "bitwise the same result on every rank"},
+        {ALG_ALLPAIRS, "every rank sends at once: costed with g under load"},
     };
     size_t i, o = 0;
 

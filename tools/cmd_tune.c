@@ -5,8 +5,11 @@
  *   collsctl tune            has the local daemon measure every peer that
  *                            is up with the thorough ladder (1 B .. 4 MiB;
  *                            a progress bar on stderr), measures this
- *                            task's hop to its daemon (echoes of 8 B and
- *                            1 MiB), commits the summary and prints it;
+ *                            task's hop to its daemon (an allreduce of 8 B
+ *                            and of 1 MiB on a group of one member,
+ *                            through the daemon), has every daemon send at
+ *                            once (1 KiB up: gl), commits the summary and
+ *                            prints it;
  *   --params                 prints the parameters in force and every
  *                            peer's row, measuring nothing;
  *   --show OP                per size (--sizes, default 4 B .. 1 MiB by
@@ -41,6 +44,7 @@
 
 struct tune_opts {
     int params, show, measure;
+    size_t ladder_max; /* largest size measured */
     int op, P;
     size_t min, max;
     const char *plot, *sockets;
@@ -64,29 +68,50 @@ tune_bar(int done, int total, int hid)
     fflush(stderr);
 }
 
-/* Half the median round trip of echoes of len bytes off our daemon. */
+/*
+ * Half the time of a collective of len bytes on a group of one member,
+ * this task, run through its daemon: the two hops, and the work of the
+ * daemon's collective machinery, that every collective through the
+ * daemons pays besides its algorithm.  Measured as collsctl bench
+ * measures (the mean of a run of RUN operations, the best of RUNS runs).
+ */
 static int
 tune_hop(colls_t *c, size_t len, double *half_us)
 {
-    colls_tid_t me = COLLS_DAEMON_TID(COLLS_TID_HID(colls_mytid(c)));
-    double t[15];
-    char *buf = calloc(1, len ? len : 1);
-    int i, rc = 0;
+    enum { RUNS = 5, RUN = 10, WARM = 3 };
+    char name[64];
+    colls_group_t *g = NULL;
+    double best = -1.0;
+    char *buf = calloc(1, len ? len : 1), *out = calloc(1, len ? len : 1);
+    int i, r, rc;
 
-    if (buf == NULL)
+    if (buf == NULL || out == NULL) {
+        free(buf);
+        free(out);
         return COLLS_ENOMEM;
-    for (i = 0; i < 15 && rc >= 0; i++) {
-        double t0 = collsctl_now_us();
-
-        rc = colls_send(c, me, 77, buf, len);
-        if (rc >= 0)
-            rc = colls_recv(c, me, 77, buf, len, NULL);
-        t[i] = collsctl_now_us() - t0;
     }
+    snprintf(name, sizeof(name), "collsctl-tune-%ld-%zu", (long)getpid(), len);
+    rc = colls_group_join(c, name, 1, &g);
+    if (rc >= 0)
+        rc = colls_group_set_mode(g, COLLS_MODE_HIER);
+    for (i = 0; i < WARM && rc >= 0; i++)
+        rc = colls_allreduce(g, buf, out, len, COLLS_BYTE, COLLS_BOR);
+    for (r = 0; r < RUNS && rc >= 0; r++) {
+        double t0 = collsctl_now_us(), t;
+
+        for (i = 0; i < RUN && rc >= 0; i++)
+            rc = colls_allreduce(g, buf, out, len, COLLS_BYTE, COLLS_BOR);
+        t = (collsctl_now_us() - t0) / RUN;
+        if (best < 0.0 || t < best)
+            best = t;
+    }
+    if (g != NULL)
+        colls_group_leave(g);
     free(buf);
+    free(out);
     if (rc < 0)
         return rc;
-    *half_us = collsctl_median(t, 15) / 2.0;
+    *half_us = best / 2.0;
     return 0;
 }
 
@@ -95,10 +120,11 @@ tune_print_row(const colls_plogp_t *p)
 {
     int i;
 
-    printf("%12s %12s %12s %12s\n", "bytes", "g_us", "gap_us", "rtt_us");
+    printf("%12s %12s %12s %12s %12s\n", "bytes", "g_us", "gap_us", "rtt_us",
+           "gl_us");
     for (i = 0; i < p->n; i++)
-        printf("%12zu %12.2f %12.2f %12.2f\n", p->m[i], p->g[i], p->gap[i],
-               p->rtt[i]);
+        printf("%12zu %12.2f %12.2f %12.2f %12.2f\n", p->m[i], p->g[i],
+               p->gap[i], p->rtt[i], p->gl[i]);
 }
 
 static void
@@ -110,9 +136,10 @@ tune_print_params(const colls_plogp_t *m, const colls_plogp_t *peers, int n)
         printf("no parameters measured yet: the daemon chooses by its rules "
                "table (collsctl tune measures)\n");
     } else {
-        printf("machine, epoch %llu: L %.2f us, gamma %.6f us/byte, hop "
-               "%.2f us + %.6f us/byte each way\n",
-               (unsigned long long)m->epoch, m->L, m->gamma, m->hop_us,
+        printf("machine, epoch %llu: L %.2f us (%.2f while every daemon "
+               "sends), gamma %.6f us/byte, hop %.2f us + %.6f us/byte each "
+               "way\n",
+               (unsigned long long)m->epoch, m->L, m->Ll, m->gamma, m->hop_us,
                m->hop_byte_us);
         tune_print_row(m);
     }
@@ -123,8 +150,10 @@ tune_print_params(const colls_plogp_t *m, const colls_plogp_t *peers, int n)
 }
 
 static int
-tune_measure_all(colls_t *c)
+tune_measure_all(colls_t *c, size_t max)
 {
+    size_t sizes[PLOGP_MAX_SIZES], lsizes[PLOGP_MAX_SIZES];
+    int ns = 0, nl;
     colls_hostinfo_t *hosts = NULL;
     colls_plogp_t row, m;
     double h8, h1m, hop_b;
@@ -134,13 +163,16 @@ tune_measure_all(colls_t *c)
         collsctl_perror(c, "tune: hosts", rc);
         return COLLSCTL_FAIL;
     }
+    for (i = 0; i < (int)plogp_thorough_n; i++)
+        if (plogp_thorough[i] <= max)
+            sizes[ns++] = plogp_thorough[i];
     for (i = 0; i < n; i++)
         up += hosts[i].state == COLLS_HOST_UP && hosts[i].rtt_us > 0.0;
     for (i = 0; i < n; i++) {
         if (hosts[i].state != COLLS_HOST_UP || hosts[i].rtt_us <= 0.0)
             continue; /* down, or ourselves */
         tune_bar(done, up, hosts[i].hid);
-        rc = colls_plogp_measure(c, hosts[i].hid, NULL, 0, 0, &row);
+        rc = colls_plogp_measure(c, hosts[i].hid, sizes, ns, 0, &row);
         if (rc < 0) {
             fprintf(stderr, "\n");
             collsctl_perror(c, "tune: measure", rc);
@@ -154,6 +186,15 @@ tune_measure_all(colls_t *c)
     if (up == 0) {
         fprintf(stderr, "collsctl tune: no other host is up: nothing to "
                         "measure\n");
+        return COLLSCTL_FAIL;
+    }
+    /* every daemon at once, from 1 KiB (below, latency rules) */
+    for (i = 0, nl = 0; i < ns; i++)
+        if (sizes[i] >= 1024)
+            lsizes[nl++] = sizes[i];
+    fprintf(stderr, "measuring with every daemon sending at once ...\n");
+    if (nl > 0 && (rc = colls_plogp_load(c, lsizes, nl, 0, &row)) < 0) {
+        collsctl_perror(c, "tune: under load", rc);
         return COLLSCTL_FAIL;
     }
     if ((rc = tune_hop(c, 8, &h8)) < 0 ||
@@ -191,6 +232,7 @@ tune_current(colls_t *c, struct plogp_params *pp)
     memset(pp, 0, sizeof(*pp));
     pp->epoch = m.epoch;
     pp->L = m.L;
+    pp->Ll = m.Ll;
     pp->gamma = m.gamma;
     pp->hop_us = m.hop_us;
     pp->hop_byte_us = m.hop_byte_us;
@@ -200,6 +242,7 @@ tune_current(colls_t *c, struct plogp_params *pp)
         pp->g[i] = m.g[i];
         pp->gap[i] = m.gap[i];
         pp->rtt[i] = m.rtt[i];
+        pp->gl[i] = m.gl[i];
     }
     return plogp_check(pp) == 0 ? 0 : -1;
 }
@@ -436,7 +479,7 @@ tune_show(colls_t *c, struct tune_opts *o)
 static int
 tune_exec(int argc, char **argv)
 {
-    struct tune_opts o = {.min = 4, .max = 1 << 20};
+    struct tune_opts o = {.min = 4, .max = 1 << 20, .ladder_max = 4 << 20};
     colls_t *c;
     int opt, rc;
     long v;
@@ -474,6 +517,12 @@ tune_exec(int argc, char **argv)
         case 'o':
             o.plot = optarg;
             break;
+        case 'M':
+            if (collsctl_parse_size(optarg, NULL, PLOGP_MAX_BYTES,
+                                    &o.ladder_max) < 0 ||
+                o.ladder_max < 1024)
+                return collsctl_badopt(&cmd_tune, opt, optarg, "1K .. 16M");
+            break;
         case 'S':
             o.sockets = optarg;
             break;
@@ -482,6 +531,7 @@ tune_exec(int argc, char **argv)
         }
     }
     if (optind != argc || (o.params && o.show) ||
+        ((o.params || o.show) && o.ladder_max != (size_t)4 << 20) ||
         ((o.measure || o.plot || o.P || o.sockets) && !o.show))
         return collsctl_usage(&cmd_tune);
     if (collsctl_attach(&c) < 0)
@@ -503,7 +553,7 @@ tune_exec(int argc, char **argv)
         }
         colls_free(peers);
     } else {
-        rc = tune_measure_all(c);
+        rc = tune_measure_all(c, o.ladder_max);
     }
     colls_detach(c);
     return rc;
@@ -522,6 +572,9 @@ static const struct collsctl_opt tune_opts_table[] = {
     {"sizes", 's', 0, "A:B",
      "with --show: bytes per rank from A to B by powers of 4 (default "
      "4:1M)"},
+    {"max", 'M', 0, "SIZE",
+     "measuring: the thorough ladder up to SIZE bytes only (default 4M; "
+     "at least 1K), for slow links"},
     {"plot", 'o', 0, "FILE.png",
      "with --show: draw the curves with gnuplot (package gnuplot-nox)"},
     {"sockets", 'S', 0, "A,B,...",
@@ -535,8 +588,9 @@ const struct collsctl_cmd cmd_tune = {
     .help = "measure the pLogP parameters; show predicted (and measured) "
             "algorithm times",
     .detail = "Without options the local daemon measures every peer that is "
-              "up (echoes and trains of 1 B .. 4 MiB), this task measures "
-              "its hop to the daemon, and the daemon takes the summary in a "
+              "up (echoes and trains of 1 B .. 4 MiB), then every daemon at "
+              "once (trains to the next, 1 KiB up), this task measures its "
+              "hop to the daemon, and the daemon takes the summary in a "
               "new epoch: groups formed from then on choose every algorithm "
               "and segment size by predicted cost.  Measuring needs admin "
               "rights.  --params prints what is in force; --show OP the "

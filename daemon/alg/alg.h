@@ -54,10 +54,14 @@
 /* pLogP parameters: L and g(m) at increasing sizes m[0] < m[1] < ... */
 struct plogp {
     double L;        /* latency, us */
+    double Ll;       /* L while every daemon sends (with gl); 0: L */
     double gamma;    /* local reduction, us per byte */
     size_t n;        /* points in the ladder, >= 1 */
     const size_t *m; /* message sizes, bytes, increasing */
     const double *g; /* gap at each size, us */
+    /* g at each size while every daemon sends at once (daemon/plogp.h),
+       which ALG_ALLPAIRS rows are costed with (tune.c); NULL: g */
+    const double *gl;
 };
 
 /* Arguments of one participant (see the buffer table above). */
@@ -88,6 +92,10 @@ typedef double (*alg_cost_fn)(const struct plogp *p, int P, size_t n,
 #define ALG_NO_V        0x8  /* not for the v-variant of the operation */
 #define ALG_RANK_ORDER  0x10 /* combines in rank order */
 #define ALG_SAME_RESULT 0x20 /* bitwise identical result on every rank */
+/* In most steps every rank sends (rings, butterflies, pairwise
+   exchanges): costed with g under load (struct plogp.gl), since all the
+   daemons then share whatever the hosts share -- CPUs, a switch */
+#define ALG_ALLPAIRS 0x40
 
 #define ALG_DEFAULT_SEG ((size_t)64 * 1024)
 

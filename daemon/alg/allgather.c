@@ -174,12 +174,13 @@ cost_allgather_tournament(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_allgather_table[] = {
-    {"butterfly", alg_allgather_butterfly, cost_allgather_butterfly, 0, NULL,
+    {"butterfly", alg_allgather_butterfly, cost_allgather_butterfly,
+     ALG_ALLPAIRS, NULL,
      "sum(i = 0..log2 p2 - 1) (L + g(2^i n)) + [P != p2] (2 L + g(n) + g(P "
      "n))"},
-    {"bruck", alg_allgather_bruck, cost_allgather_bruck, 0, NULL,
+    {"bruck", alg_allgather_bruck, cost_allgather_bruck, ALG_ALLPAIRS, NULL,
      "sum(d = 1, 2, 4, .. < P) (L + g(min(d, P-d) n))"},
-    {"ring", alg_allgather_ring, cost_allgather_ring, 0, NULL,
+    {"ring", alg_allgather_ring, cost_allgather_ring, ALG_ALLPAIRS, NULL,
      "(P-1) (L + g(n))"},
     {"tournament", alg_allgather_tournament, cost_allgather_tournament, 0, NULL,
      "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))"},

@@ -288,15 +288,15 @@ cost_allreduce_rabenseifner(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_allreduce_table[] = {
     {"butterfly", alg_allreduce_butterfly, cost_allreduce_butterfly,
-     ALG_RANK_ORDER | ALG_SAME_RESULT, NULL,
+     ALG_RANK_ORDER | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
      "(log2 p2 + 2 [P != p2]) (L + g(n) + gamma n)"},
     {"tournament", alg_allreduce_tournament, cost_allreduce_tournament,
      ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL, "lgP (2 (L + g(n)) + gamma n)"},
     {"ring", alg_allreduce_ring, cost_allreduce_ring,
-     ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL,
+     ALG_COMMUTATIVE | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
      "(P-1) (2 (L + g(n/P)) + gamma n/P)"},
     {"rabenseifner", alg_allreduce_rabenseifner, cost_allreduce_rabenseifner,
-     ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL,
+     ALG_COMMUTATIVE | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
      "[P != p2] (2 L + 2 g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 "
      "g(n/2^i) + gamma n/2^i)"},
 };

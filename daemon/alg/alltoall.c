@@ -118,10 +118,10 @@ cost_alltoall_bruck(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_alltoall_table[] = {
-    {"pairwise", alg_alltoall_pairwise, cost_alltoall_pairwise, 0, NULL,
-     "(P-1) (L + g(n))"},
-    {"bruck", alg_alltoall_bruck, cost_alltoall_bruck, ALG_NO_V, NULL,
-     "sum(i = 0..lgP - 1) (L + g(c_i n)), c_i = ranks with bit i set"},
+    {"pairwise", alg_alltoall_pairwise, cost_alltoall_pairwise, ALG_ALLPAIRS,
+     NULL, "(P-1) (L + g(n))"},
+    {"bruck", alg_alltoall_bruck, cost_alltoall_bruck, ALG_NO_V | ALG_ALLPAIRS,
+     NULL, "sum(i = 0..lgP - 1) (L + g(c_i n)), c_i = ranks with bit i set"},
 };
 const size_t alg_alltoall_count =
     sizeof(alg_alltoall_table) / sizeof(alg_alltoall_table[0]);

@@ -110,10 +110,10 @@ cost_barrier_flat(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_barrier_table[] = {
-    {"dissemination", alg_barrier_dissemination, cost_barrier_dissemination, 0,
-     NULL, "lgP (L + g(0))"},
-    {"butterfly", alg_barrier_butterfly, cost_barrier_dissemination, ALG_POW2,
-     NULL, "lgP (L + g(0))"},
+    {"dissemination", alg_barrier_dissemination, cost_barrier_dissemination,
+     ALG_ALLPAIRS, NULL, "lgP (L + g(0))"},
+    {"butterfly", alg_barrier_butterfly, cost_barrier_dissemination,
+     ALG_POW2 | ALG_ALLPAIRS, NULL, "lgP (L + g(0))"},
     {"tournament", alg_barrier_tournament, cost_barrier_tournament, 0, NULL,
      "2 lgP (L + g(0))"},
     {"flat", alg_barrier_flat, cost_barrier_flat, 0, NULL,

@@ -263,7 +263,7 @@ const struct alg alg_bcast_table[] = {
     {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
      ALG_SEGMENTED, NULL, "lgP (L + g(s)) + (k-1) lgP g(s)"},
     {"scatter_allgather", alg_bcast_scatter_allgather,
-     cost_bcast_scatter_allgather, 0, NULL,
+     cost_bcast_scatter_allgather, ALG_ALLPAIRS, NULL,
      "lgP L + g(n - n/P) + (P-1) (L + g(n/P))"},
 };
 const size_t alg_bcast_count =

@@ -215,7 +215,8 @@ const struct alg alg_reduce_table[] = {
      NULL, "lgP (L + g(n) + gamma n)"},
     {"chain_seg", alg_reduce_chain_seg, cost_reduce_chain_seg,
      ALG_SEGMENTED | ALG_COMMUTATIVE, NULL, "(P-1 + k-1) (L + g(s) + gamma s)"},
-    {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE, NULL,
+    {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE | ALG_ALLPAIRS,
+     NULL,
      "[P != p2] (L + g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 g(n/2^i) + "
      "gamma n/2^i)"},
 };

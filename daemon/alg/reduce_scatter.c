@@ -87,11 +87,11 @@ cost_reduce_scatter_ring(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_reduce_scatter_table[] = {
     {"halving", alg_reduce_scatter_halving, cost_reduce_scatter_halving,
-     ALG_COMMUTATIVE, NULL,
+     ALG_COMMUTATIVE | ALG_ALLPAIRS, NULL,
      "[P != p2] (2 L + g(P n) + gamma P n + g(n)) + sum(i = 1..log2 p2) (L + "
      "g(P n/2^i) + gamma P n/2^i)"},
-    {"ring", alg_reduce_scatter_ring, cost_reduce_scatter_ring, ALG_COMMUTATIVE,
-     NULL, "(P-1) (L + g(n) + gamma n)"},
+    {"ring", alg_reduce_scatter_ring, cost_reduce_scatter_ring,
+     ALG_COMMUTATIVE | ALG_ALLPAIRS, NULL, "(P-1) (L + g(n) + gamma n)"},
 };
 const size_t alg_reduce_scatter_count =
     sizeof(alg_reduce_scatter_table) / sizeof(alg_reduce_scatter_table[0]);

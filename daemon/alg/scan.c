@@ -117,7 +117,7 @@ const struct alg alg_scan_table[] = {
     {"linear", alg_scan_linear, cost_scan_linear, ALG_RANK_ORDER, NULL,
      "(P-1) (L + g(n) + gamma n)"},
     {"recursive_doubling", alg_scan_recursive_doubling,
-     cost_scan_recursive_doubling, ALG_RANK_ORDER, NULL,
+     cost_scan_recursive_doubling, ALG_RANK_ORDER | ALG_ALLPAIRS, NULL,
      "lgP (L + g(n) + 2 gamma n)"},
 };
 const size_t alg_scan_count =

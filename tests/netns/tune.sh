@@ -3,9 +3,10 @@
 # hosts (network namespaces; docs/collectives.md "Measuring the network"):
 # 1. with --measure (the default) every daemon measures its peers as they
 #    come up: each has parameters in force (epoch >= 1) within seconds;
-# 2. `collsctl tune` measures every peer with the thorough ladder: nine
-#    sizes, a positive finite L, a larger gap for 4 MiB than for 1 B, a
-#    new epoch, and the file next to the socket holds that epoch;
+# 2. `collsctl tune` measures every peer with the thorough ladder and
+#    every daemon at once: nine sizes, a positive finite L, a larger gap
+#    for 4 MiB than for 1 B, gl nowhere below g, a new epoch, and the file
+#    next to the socket holds that epoch;
 # 3. a group formed after it runs, through the daemons, the algorithm
 #    `tune --show` marks as the pick for that size (bcast, 1 KiB and
 #    1 MiB), with the right result (bench checks nothing, so coll-check
@@ -60,7 +61,7 @@ echo "$out"
 grep -q "2/2 hosts" "$NS_RUN/tune.err" || fail "no progress bar to 2/2 hosts"
 after=$(epoch_of 1)
 [ "$after" -gt "$before" ] || fail "epoch $before -> $after after tune"
-rows=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 4' | wc -l)
+rows=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5' | wc -l)
 [ "$rows" -eq 9 ] || fail "tune printed $rows sizes, want 9"
 L=$(echo "$out" | sed -n 's/^machine, epoch [0-9]*: L \([0-9.]*\) us.*/\1/p')
 awk -v l="$L" 'BEGIN { exit !(l > 0 && l < 100000) }' ||
@@ -68,6 +69,10 @@ awk -v l="$L" 'BEGIN { exit !(l > 0 && l < 100000) }' ||
 echo "$out" | awk '$1 == 1 { g1 = $3 } $1 == 4194304 { g4 = $3 }
     END { exit !(g4 > g1 && g4 > 0) }' ||
     fail "gap(4 MiB) is not larger than gap(1 B)"
+echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5 && $5 < $2 { bad = 1 }
+    END { exit bad }' || fail "gl below g at some size"
+grep -q "every daemon sending at once" "$NS_RUN/tune.err" ||
+    fail "tune did not measure under load"
 file=$(host_run 1 cat /tmp/collsd/collsd.plogp)
 echo "$file" | head -1 | grep -qx "collsd-plogp 1" ||
     fail "the parameter file does not start with its magic"

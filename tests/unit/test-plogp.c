@@ -174,13 +174,14 @@ START_TEST(test_rx)
     ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 0, 1, 10, &got, &span), 0);
     ck_assert_int_eq(
         plogp_rx_arrive(&rx, 5, 0, PLOGP_TRAIN_MAX + 1, 10, &got, &span), 0);
-    /* a train interrupted by a new one: the new one counts alone */
+    /* a train interrupted by a new one: the new one counts alone, its
+       span from its middle message (idx 1 of 3) to its last */
     ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 0, 4, 100, &got, &span), 0);
     ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 0, 3, 200, &got, &span), 0);
     ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 1, 3, 210, &got, &span), 0);
     ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 2, 3, 230, &got, &span), 1);
     ck_assert_int_eq(got, 3);
-    ck_assert(fabs(span - 30.0) < 1e-9);
+    ck_assert(fabs(span - 20.0) < 1e-9);
     /* a train whose middle was lost reports fewer */
     ck_assert_int_eq(plogp_rx_arrive(&rx, 7, 0, 3, 300, &got, &span), 0);
     ck_assert_int_eq(plogp_rx_arrive(&rx, 7, 2, 3, 340, &got, &span), 1);
@@ -197,6 +198,7 @@ params_fill(struct plogp_params *p, double scale)
     memset(p, 0, sizeof(*p));
     p->epoch = 7;
     p->L = 17.25 * scale;
+    p->Ll = 30.5 * scale;
     p->gamma = 0.0004;
     p->hop_us = 9.5;
     p->hop_byte_us = 0.00025;
@@ -206,6 +208,7 @@ params_fill(struct plogp_params *p, double scale)
         p->gap[i] = (2.0 + 0.001 * (double)p->m[i]) * scale;
         p->g[i] = p->gap[i] * 1.5;
         p->rtt[i] = 2.0 * (p->L + p->g[i]);
+        p->gl[i] = p->g[i] * 2.0;
     }
 }
 
@@ -238,12 +241,13 @@ START_TEST(test_file_round_trip)
     ck_assert_int_gt(len, 0);
     ck_assert_int_eq(plogp_parse(buf, (size_t)len, &q, &bad), 0);
     ck_assert_uint_eq(q.epoch, p.epoch);
-    ck_assert(q.L == p.L && q.gamma == p.gamma && q.hop_us == p.hop_us &&
-              q.hop_byte_us == p.hop_byte_us);
+    ck_assert(q.L == p.L && q.Ll == p.Ll && q.gamma == p.gamma &&
+              q.hop_us == p.hop_us && q.hop_byte_us == p.hop_byte_us);
     ck_assert_uint_eq(q.n, p.n);
     for (i = 0; i < p.n; i++)
         ck_assert(q.m[i] == p.m[i] && q.g[i] == p.g[i] &&
-                  q.gap[i] == p.gap[i] && q.rtt[i] == p.rtt[i]);
+                  q.gap[i] == p.gap[i] && q.rtt[i] == p.rtt[i] &&
+                  q.gl[i] == p.gl[i]);
     ck_assert_int_eq(plogp_format(&p, buf, 40), COLLS_ENOBUFS);
 }
 END_TEST
@@ -262,32 +266,39 @@ parse_bad(const char *text)
 START_TEST(test_file_refused)
 {
     ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 3\ngamma 0\nhop 1 0\n"
-                               "g 1 2 1 40\ng 64 3 2 44\nend\n"),
+                               "g 1 2 1 40 2\ng 64 3 2 44 3\nend\n"),
                      0);
     /* wrong magic or version */
-    ck_assert_int_eq(parse_bad("collsd-plogp 2\nL 3\ng 1 2 1 40\nend\n"), 1);
+    ck_assert_int_eq(parse_bad("collsd-plogp 2\nL 3\ng 1 2 1 40 2\nend\n"), 1);
     ck_assert_int_eq(parse_bad(""), 1);
     /* no end: a file cut short */
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 3\ng 1 2 1 40\n"), 3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 3\ng 1 2 1 40 2\n"), 3);
     /* not finite, negative, too large */
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL nan\ng 1 2 1 40\nend\n"), 4);
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL -1\ng 1 2 1 40\nend\n"), 4);
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1e13\ng 1 2 1 40\nend\n"), 4);
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 inf 1 40\nend\n"), 4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL nan\ng 1 2 1 40 2\nend\n"),
+                     4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL -1\ng 1 2 1 40 2\nend\n"), 4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1e13\ng 1 2 1 40 2\nend\n"),
+                     4);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 inf 1 40 2\nend\n"),
+                     4);
     /* sizes not increasing, negative, beyond the largest */
     ck_assert_int_eq(
-        parse_bad("collsd-plogp 1\nL 1\ng 64 2 1 40\ng 1 2 1 40\nend\n"), 5);
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng -5 2 1 40\nend\n"), 3);
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 99999999999 2 1 40\n"
+        parse_bad("collsd-plogp 1\nL 1\ng 64 2 1 40 2\ng 1 2 1 40 2\nend\n"),
+        5);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng -5 2 1 40 2\nend\n"), 3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 99999999999 2 1 40 2\n"
                                "end\n"),
                      4);
+    /* the old four-number point (no gl) */
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 2 1 40\nend\n"), 3);
     /* no points; an unknown line; trailing words */
     ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\nend\n"), 3);
     ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\nbogus 3\nend\n"), 3);
-    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1 2\ng 1 2 1 40\nend\n"), 2);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1 2\ng 1 2 1 40 2\nend\n"),
+                     2);
     /* an embedded NUL */
     {
-        static const char nul[] = "collsd-plogp 1\nL 1\0\ng 1 2 1 40\nend\n";
+        static const char nul[] = "collsd-plogp 1\nL 1\0\ng 1 2 1 40 2\nend\n";
         struct plogp_params q;
         int bad;
 
@@ -317,6 +328,33 @@ START_TEST(test_tune_by_params)
     ck_assert(c.predicted > 0.0);
     ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
+    /* rows where every rank sends at once are costed with gl (here 2 g)
+       and Ll, the trees with g and L */
+    {
+        struct alg_args r = {.op = SCHED_OP_ALLREDUCE,
+                             .P = 4,
+                             .size = 65536,
+                             .dtype = COLLS_DOUBLE,
+                             .rop = COLLS_SUM};
+        const struct alg *ring = alg_find(SCHED_OP_ALLREDUCE, "ring", NULL);
+        const struct alg *tour =
+            alg_find(SCHED_OP_ALLREDUCE, "tournament", NULL);
+        struct plogp alone = v;
+        size_t seg;
+        double loaded, single;
+
+        ck_assert(ring != NULL && tour != NULL);
+        ck_assert(ring->flags & ALG_ALLPAIRS);
+        ck_assert(!(tour->flags & ALG_ALLPAIRS));
+        alone.gl = NULL;
+        alone.Ll = 0.0;
+        loaded = tune_alg_cost(&r, &v, ring, &seg);
+        single = tune_alg_cost(&r, &alone, ring, &seg);
+        ck_assert_msg(loaded > single * 1.2, "ring %.1f loaded, %.1f alone",
+                      loaded, single);
+        ck_assert(fabs(tune_alg_cost(&r, &v, tour, &seg) -
+                       tune_alg_cost(&r, &alone, tour, &seg)) < 1e-9);
+    }
 }
 END_TEST
 

@@ -1,0 +1,193 @@
+#!/bin/bash
+# tune-bench.sh -- how good the daemons' own pick is (#13): on emulated
+# hosts (network namespaces, one collsd each, one task per host; needs
+# root), for every configuration of TUNE_CONFIGS:
+#   1. `collsctl tune` on host 1 measures the pLogP parameters (thorough
+#      ladder) and every daemon takes the summary (PARAMS_SHARE);
+#   2. per operation and size, `collsctl tune --show` gives every
+#      algorithm's prediction and the pick;
+#   3. every algorithm is run forced (`collsctl bench OP --hier --algo
+#      NAME`, the classic method), and once unforced (the daemons' own
+#      pick, with its segment size);
+# and prints per point the pick, its prediction and measured time, the
+# fastest forced algorithm, pick / fastest, and the prediction's error
+# |predicted - measured| / measured; then the share of points where the
+# pick is within 1.1x of the fastest and the median error (the issue's
+# targets: >= 90 % and <= 25 %), and tables like the paper's figures
+# 1-4: binomial vs segmented chain bcast and flat vs binomial scatter,
+# predicted and measured, per P and m.
+# Not part of make check.
+#
+# Environment: TUNE_CONFIGS (default "4:none 4:100mbit 8:10mbit",
+# HOSTS:RATE, RATE a tc rate or none), TUNE_OPS (bcast scatter reduce
+# allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
+# (rounds: each figure is the least of this many, default 3), TUNE_OUT
+# (results, default ./tune-bench-results.txt).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/netns/lib.sh"
+
+B=${top_builddir:-.}
+B=$(cd "$B" && pwd -P)
+SELF=$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")
+CONFIGS=${TUNE_CONFIGS:-4:none 4:100mbit 8:10mbit}
+OPS=${TUNE_OPS:-bcast scatter reduce allreduce allgather}
+SIZES=${TUNE_SIZES:-4 1024 65536 1048576}
+REPS=${TUNE_REPS:-3}
+OUT=${TUNE_OUT:-$PWD/tune-bench-results.txt}
+SOCK=/tmp/collsd/collsd.sock
+
+# ---- one configuration (run as a child: its own namespaces) -------------
+if [ -n "${TUNE_ONE:-}" ]; then
+    NH=${TUNE_ONE%%:*}
+    RATE=${TUNE_ONE#*:}
+    mh_init "$B" "$SOCK" "$NH" collsd collsctl
+    for i in $(seq 1 "$NH"); do
+        mh_daemon "$i" --log-level warning
+    done
+    for i in $(seq 1 "$NH"); do
+        mh_wait_up "$i" "$NH" || fail "host $i does not see $NH hosts up"
+    done
+    if [ "$RATE" != none ]; then
+        for i in $(seq 1 "$NH"); do
+            ns_limit "$i" "$RATE" || fail "tc on host $i"
+        done
+    fi
+    # the quick measurements on start (longer on slow links), which would
+    # otherwise time the thorough ones own probes
+    case "$RATE" in
+    none) sleep $((2 + NH / 2)) ;;
+    *) sleep $((10 + 2 * NH)) ;;
+    esac
+    max=4M # the ladder: up to 1 MiB on links of 20 Mbit/s and less
+    case "$RATE" in
+    *mbit) [ "${RATE%mbit}" -le 20 ] && max=1M ;;
+    esac
+    host_run 1 timeout 900 "$B/collsctl" --socket "$SOCK" tune --max "$max" \
+        >"$NS_RUN/tune.txt" 2>/dev/null || fail "collsctl tune"
+    cat "$NS_RUN/tune.txt" >&2
+    epoch=$(sed -n 's/^machine, epoch \([0-9]*\):.*/\1/p' "$NS_RUN/tune.txt")
+    for i in $(seq 1 "$NH"); do
+        for _ in $(seq 1 50); do
+            mh_ctl "$i" tune --params | grep -q "^machine, epoch $epoch:" &&
+                break
+            sleep 0.1
+        done
+    done
+    # iterations by size and rate: about the same time per point
+    iters_for()
+    {
+        local s=$1
+        case "$RATE" in
+        none) [ "$s" -ge 1048576 ] && echo "10 2" || echo "30 3" ;;
+        *mbit)
+            local r=${RATE%mbit}
+            if [ $((s * 8 / r)) -ge 100000 ]; then
+                echo "2 1"
+            elif [ $((s * 8 / r)) -ge 10000 ]; then
+                echo "5 2"
+            else echo "20 3"; fi
+            ;;
+        *) echo "10 2" ;;
+        esac
+    }
+    # bench OP SIZE [ALG]: us/op over the NH hosts, or "-"
+    bench()
+    {
+        local op=$1 s=$2 alg=${3:-} pids="" g k ir
+        g=b$RANDOM$RANDOM
+        read -r it rn <<<"$(iters_for "$s")"
+        for k in $(seq 1 "$NH"); do
+            host_bg "$k" "$g-$k.log" timeout 900 "$B/collsctl" --socket \
+                "$SOCK" bench "$op" --hier --sizes "$s:$s" --iters "$it" \
+                --runs "$rn" --group "$g" -n "$NH" ${alg:+--algo "$alg"}
+            pids="$pids $NS_LASTPID"
+        done
+        for k in $pids; do
+            wait "$k"
+        done
+        ir=$(awk '$1 ~ /^[0-9]+$/ && NF >= 3 { print $2 " " $3; exit }' \
+            "$NS_RUN/$g-1.log")
+        echo "${ir:--}"
+    }
+    for op in $OPS; do
+        mh_ctl 1 tune --show "$op" --sizes 4:4M >"$NS_RUN/show-$op.txt" ||
+            fail "tune --show $op"
+        for s in $SIZES; do
+            # the predictions at s: "alg predicted" lines, * the pick
+            awk -v s="$s" '/^[0-9]+ bytes:/ { cur = $1 }
+                cur == s && /predicted/ {
+                    star = ($1 == "*"); a = star ? $2 : $1
+                    for (i = 1; i <= NF; i++) if ($i == "predicted") p = $(i + 1)
+                    print a, p, star }' "$NS_RUN/show-$op.txt" \
+                >"$NS_RUN/pred-$op-$s.txt"
+            # REPS rounds, each algorithm once per round (and the pick
+            # unforced): the least of each, as the machine is noisy
+            : >"$NS_RUN/meas-$op-$s.txt"
+            for _ in $(seq 1 "$REPS"); do
+                while read -r alg _ _; do
+                    echo "$alg $(bench "$op" "$s" "$alg")" \
+                        >>"$NS_RUN/meas-$op-$s.txt"
+                done <"$NS_RUN/pred-$op-$s.txt"
+                echo "auto $(bench "$op" "$s")" >>"$NS_RUN/meas-$op-$s.txt"
+            done
+            while read -r alg pred star; do
+                m=$(awk -v a="$alg" '$1 == a && $2 != "-" &&
+                    (m == "" || $2 + 0 < m) { m = $2 + 0 }
+                    END { print m == "" ? "-" : m }' "$NS_RUN/meas-$op-$s.txt")
+                echo "$TUNE_ONE $op $s $alg $pred $m $star"
+            done <"$NS_RUN/pred-$op-$s.txt"
+            awk -v c="$TUNE_ONE $op $s" '$1 == "auto" && $2 != "-" &&
+                (m == "" || $2 + 0 < m) { m = $2 + 0; a = $3 }
+                END { print c, "auto -", (m == "" ? "-" : m), (a == "" ? "-" : a) }' \
+                "$NS_RUN/meas-$op-$s.txt"
+        done
+    done
+    ns_finish
+    exit 0
+fi
+
+# ---- every configuration, then the summary ------------------------------
+ns_require
+: >"$OUT"
+for cfg in $CONFIGS; do
+    echo "== $cfg" >&2
+    TUNE_ONE=$cfg bash "$SELF" | tee -a "$OUT" || echo "configuration $cfg failed" >&2
+done
+
+echo
+echo "# per point: config op bytes | pick (its segment) predicted measured |" \
+    "fastest forced | pick/fastest | error of the prediction"
+awk '
+$4 == "auto" { auto[$1 " " $2 " " $3] = $6; ran[$1 " " $2 " " $3] = $7; next }
+{ k = $1 " " $2 " " $3; keys[k] = 1
+  if ($6 != "-" && (!(k in best) || $6 + 0 < best[k])) { best[k] = $6 + 0; fa[k] = $4 }
+  if ($7 == 1) { pick[k] = $4; pred[k] = $5 } }
+END {
+  n = 0; near = 0; ne = 0
+  for (k in keys) {
+    if (!(k in auto) || auto[k] == "-" || !(k in best)) continue
+    r = auto[k] / best[k]; e = (pred[k] - auto[k]) / auto[k]; if (e < 0) e = -e
+    printf "%-30s | %-18s %10.1f %10.1f | %-18s %10.1f | %5.2f | %4.0f %%\n",
+        k, ran[k], pred[k], auto[k], fa[k], best[k], r, 100 * e
+    n++; if (r <= 1.1) near++; err[++ne] = e
+  }
+  for (i = 2; i <= ne; i++) { # insertion sort: mawk has no asort
+    x = err[i]; for (j = i - 1; j >= 1 && err[j] > x; j--) err[j + 1] = err[j]
+    err[j + 1] = x }
+  med = ne ? (ne % 2 ? err[(ne + 1) / 2] : (err[ne / 2] + err[ne / 2 + 1]) / 2) : 0
+  printf "# the pick within 1.1x of the fastest at %d of %d points (%.0f %%); " \
+    "median error of its prediction %.0f %%\n", near, n, n ? 100 * near / n : 0,
+    100 * med
+}' "$OUT" | sort
+
+echo
+echo "# like the paper's figures 1-4: predicted / measured us"
+for pair in "bcast binomial chain_seg" "scatter flat binomial"; do
+    set -- $pair
+    echo "## $1: $2 vs $3"
+    printf "%-12s %10s  %-24s %-24s\n" config bytes "$2 pred/meas" "$3 pred/meas"
+    awk -v op="$1" -v a="$2" -v b="$3" '$2 == op && ($4 == a || $4 == b) {
+        k = $1 " " $3; v[k " " $4] = sprintf("%.0f / %s", $5, $6); keys[k] = 1 }
+        END { for (k in keys) { split(k, x, " ")
+            printf "%-12s %10s  %-24s %-24s\n", x[1], x[2], v[k " " a], v[k " " b] } }' \
+        "$OUT" | sort -k1,1 -k2n
+done
