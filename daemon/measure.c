@@ -770,7 +770,10 @@ measure_load_train(struct daemon *d, int origin, uint64_t id, size_t m, int k)
     struct measure_state *ms = d->ms;
     int to = measure_next_up(d), rc;
 
-    if (to == 0 || m > PLOGP_MAX_BYTES || k == 1 || k > PLOGP_TRAIN_MAX) {
+    /* the round's own sizes only: a train is plogp_train_len(m) long,
+       echoes are of 1 byte */
+    if (to == 0 || m > PLOGP_MAX_BYTES ||
+        (k != 0 && k != plogp_train_len(m)) || (k == 0 && m != 1)) {
         measure_load_report(d, origin, id, k, 0, 0.0);
         return;
     }
@@ -1029,12 +1032,14 @@ measure_get(struct task *t, const Envelope *e)
     struct plogp_params none = {.n = 0};
     struct measure_wire_store *st;
     Plogp *rows, **ptrs;
-    size_t n = 0;
+    size_t n = 0, have = 0;
     int hid;
 
-    st = calloc(DAEMON_MAX_HID, sizeof(*st));
-    rows = calloc(DAEMON_MAX_HID, sizeof(*rows));
-    ptrs = calloc(DAEMON_MAX_HID, sizeof(*ptrs));
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        have += ms->peer[hid] != NULL && ms->peer[hid]->have;
+    st = calloc(have + 1, sizeof(*st));
+    rows = calloc(have + 1, sizeof(*rows));
+    ptrs = calloc(have + 1, sizeof(*ptrs));
     if (st == NULL || rows == NULL || ptrs == NULL) {
         task_error(t, e->req_id, COLLS_ENOMEM, "out of memory");
         goto out;
@@ -1042,7 +1047,7 @@ measure_get(struct task *t, const Envelope *e)
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct measure_peer *mp = ms->peer[hid];
 
-        if (mp == NULL || !mp->have)
+        if (mp == NULL || !mp->have || n == have)
             continue;
         measure_wire(&mp->row, &rows[n], &st[n]);
         rows[n].hid = (uint32_t)hid;

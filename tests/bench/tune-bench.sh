@@ -19,7 +19,8 @@
 # Not part of make check.
 #
 # Environment: TUNE_CONFIGS (default "4:none 4:100mbit 8:10mbit",
-# HOSTS:RATE, RATE a tc rate or none), TUNE_OPS (bcast scatter reduce
+# HOSTS:RATE, RATE a tc rate or none; "none" prints the summary of the
+# results already in TUNE_OUT), TUNE_OPS (bcast scatter reduce
 # allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
 # (rounds: each figure is the least of this many, default 3), TUNE_OUT
 # (results, default ./tune-bench-results.txt).
@@ -146,36 +147,43 @@ if [ -n "${TUNE_ONE:-}" ]; then
 fi
 
 # ---- every configuration, then the summary ------------------------------
-ns_require
-: >"$OUT"
+# TUNE_CONFIGS=none: only the summary of an earlier run's $TUNE_OUT
+[ "$CONFIGS" = none ] && CONFIGS=
+[ -z "$CONFIGS" ] || {
+    ns_require
+    : >"$OUT"
+}
 for cfg in $CONFIGS; do
     echo "== $cfg" >&2
     TUNE_ONE=$cfg bash "$SELF" | tee -a "$OUT" || echo "configuration $cfg failed" >&2
 done
 
 echo
-echo "# per point: config op bytes | pick (its segment) predicted measured |" \
-    "fastest forced | pick/fastest | error of the prediction"
+echo "# per point: config op bytes | the pick (run unforced) predicted" \
+    "measured | fastest forced | pick/fastest (unforced, forced) | error of" \
+    "the prediction"
 awk '
 $4 == "auto" { auto[$1 " " $2 " " $3] = $6; ran[$1 " " $2 " " $3] = $7; next }
 { k = $1 " " $2 " " $3; keys[k] = 1
   if ($6 != "-" && (!(k in best) || $6 + 0 < best[k])) { best[k] = $6 + 0; fa[k] = $4 }
-  if ($7 == 1) { pick[k] = $4; pred[k] = $5 } }
+  if ($7 == 1) { pick[k] = $4; pred[k] = $5; pickf[k] = $6 } }
 END {
   n = 0; near = 0; ne = 0
   for (k in keys) {
     if (!(k in auto) || auto[k] == "-" || !(k in best)) continue
     r = auto[k] / best[k]; e = (pred[k] - auto[k]) / auto[k]; if (e < 0) e = -e
-    printf "%-30s | %-18s %10.1f %10.1f | %-18s %10.1f | %5.2f | %4.0f %%\n",
-        k, ran[k], pred[k], auto[k], fa[k], best[k], r, 100 * e
-    n++; if (r <= 1.1) near++; err[++ne] = e
+    rf = pickf[k] != "-" ? pickf[k] / best[k] : 99
+    printf "%-30s | %-18s %10.1f %10.1f | %-18s %10.1f | %5.2f %5.2f | %4.0f %%\n",
+        k, ran[k], pred[k], auto[k], fa[k], best[k], r, rf, 100 * e
+    n++; if (r <= 1.1) near++; if (rf <= 1.1) nearf++; err[++ne] = e
   }
   for (i = 2; i <= ne; i++) { # insertion sort: mawk has no asort
     x = err[i]; for (j = i - 1; j >= 1 && err[j] > x; j--) err[j + 1] = err[j]
     err[j + 1] = x }
   med = ne ? (ne % 2 ? err[(ne + 1) / 2] : (err[ne / 2] + err[ne / 2 + 1]) / 2) : 0
-  printf "# the pick within 1.1x of the fastest at %d of %d points (%.0f %%); " \
-    "median error of its prediction %.0f %%\n", near, n, n ? 100 * near / n : 0,
+  printf "# the pick within 1.1x of the fastest at %d of %d points (%.0f %%; " \
+    "forced as the others: %d, %.0f %%); median error of its prediction " \
+    "%.0f %%\n", near, n, n ? 100 * near / n : 0, nearf, n ? 100 * nearf / n : 0,
     100 * med
 }' "$OUT" | sort
 
