@@ -38,7 +38,11 @@ static const size_t measure_quick[] = {1, 4096, 65536};
 #define MEASURE_START_DELAY_US 1000000u /* after a peer comes up */
 #define MEASURE_STAGGER_US     250000u  /* per hid, mod 16 */
 #define MEASURE_MOVED_EVERY_US 10000000u
-#define MEASURE_MOVED_FLOOR_US 100u
+/* A move smaller than this is no move: on a quiet link the transport's
+   only RTT samples are heartbeats' delayed acks (--ack-delay, 200 us),
+   which made every quiet link look "moved" from a LAN's 50 us. */
+#define MEASURE_MOVED_FLOOR_US 1000u
+#define MEASURE_MOVED_CHECKS   3  /* in a row, 10 s apart */
 #define MEASURE_LOAD_ECHOES    10 /* per daemon in a round's echo step */
 #define MEASURE_QUIET_BYTES    (256u * 1024) /* per check, either way */
 
@@ -656,7 +660,7 @@ measure_host_down(struct daemon *d, int hid)
 
 /*
  * A peer whose least round trip in the transport moved by more than half
- * (and MEASURE_MOVED_FLOOR_US) since it was measured, at two checks in a
+ * (and MEASURE_MOVED_FLOOR_US) since it was measured, at three checks in a
  * row while the link was quiet (under MEASURE_QUIET_BYTES either way
  * since the previous check: the queues of a busy link lengthen every
  * round trip, which is no change of the network), is measured again with
@@ -691,7 +695,7 @@ measure_moved(struct daemon *d, uint64_t now)
             mp->moved = 0;
             continue;
         }
-        if (++mp->moved < 2 || measure_queued(d, hid))
+        if (++mp->moved < MEASURE_MOVED_CHECKS || measure_queued(d, hid))
             continue;
         mp->moved = 0;
         log_info("host %d: least round trip moved from %llu to %llu us: "
@@ -772,8 +776,8 @@ measure_load_train(struct daemon *d, int origin, uint64_t id, size_t m, int k)
 
     /* the round's own sizes only: a train is plogp_train_len(m) long,
        echoes are of 1 byte */
-    if (to == 0 || m > PLOGP_MAX_BYTES ||
-        (k != 0 && k != plogp_train_len(m)) || (k == 0 && m != 1)) {
+    if (to == 0 || m > PLOGP_MAX_BYTES || (k != 0 && k != plogp_train_len(m)) ||
+        (k == 0 && m != 1)) {
         measure_load_report(d, origin, id, k, 0, 0.0);
         return;
     }

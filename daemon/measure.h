@@ -10,8 +10,8 @@
  *              peer; when it ends the peers measured with the same ladder
  *              are summarised into a new epoch, in force and saved;
  *   moved      the cron re-measures a peer whose least round trip in the
- *              transport moved by more than half (and 100 us) since;
- *   PARAMS_REQ get (the summary and every peer's row), measure one peer
+ *              transport moved by more than half (and 1 ms) at three quiet
+ * checks; PARAMS_REQ get (the summary and every peer's row), measure one peer
  *              (the thorough ladder unless told; collsctl tune asks peer
  *              by peer, for its progress bar), commit (summarise, with
  *              the task hop collsctl measured).
