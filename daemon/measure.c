@@ -44,7 +44,11 @@ static const size_t measure_quick[] = {1, 4096, 65536};
 #define MEASURE_MOVED_FLOOR_US 1000u
 #define MEASURE_MOVED_CHECKS   3  /* in a row, 10 s apart */
 #define MEASURE_LOAD_ECHOES    10 /* per daemon in a round's echo step */
-#define MEASURE_QUIET_BYTES    (256u * 1024) /* per check, either way */
+/* A probe's deadline allows 10 us per byte (100 KB/s): at 10 Mbit/s
+   behind tbf with a 20 ms queue, 1 us per byte (1 MB/s) was too short for
+   the thorough ladder's 1 MiB echoes and 2 MiB trains, and tune failed. */
+#define MEASURE_US_PER_BYTE 10u
+#define MEASURE_QUIET_BYTES (256u * 1024) /* per check, either way */
 
 /* One job, running or waiting. */
 struct measure_job {
@@ -578,11 +582,12 @@ measure_kick(struct daemon *d, uint64_t now)
         measure_ids(d);
         rc = plogp_job_next(&jb->j, &measure_ops, d, &d->ms->next_id, now);
         if (rc == 0) {
-            /* --request-timeout, plus 1 us per byte of the probe both
-               ways: a 4 MiB train on a 10 Mbit/s link takes seconds */
-            jb->deadline_us = now +
-                              (uint64_t)d->cfg->request_timeout_ms * 1000u +
-                              2 * plogp_probe_bytes(&jb->j);
+            /* --request-timeout, plus MEASURE_US_PER_BYTE per byte of the
+               probe both ways: a 4 MiB train on a 10 Mbit/s link takes
+               seconds, and more where a shaper drops its bursts */
+            jb->deadline_us =
+                now + (uint64_t)d->cfg->request_timeout_ms * 1000u +
+                2 * MEASURE_US_PER_BYTE * plogp_probe_bytes(&jb->j);
             return;
         }
         measure_job_end(d, jb, rc == 1 ? 0 : rc);
@@ -871,7 +876,8 @@ measure_load_step(struct daemon *d)
     pr.k = (uint32_t)k;
     l->deadline_us = platform_now_us() +
                      (uint64_t)d->cfg->request_timeout_ms * 1000u +
-                     4 * (uint64_t)m * (uint64_t)(k ? k : MEASURE_LOAD_ECHOES);
+                     2 * MEASURE_US_PER_BYTE * (uint64_t)m *
+                         (uint64_t)(k ? k : 2 * MEASURE_LOAD_ECHOES);
     for (h = 1; h <= DAEMON_MAX_HID; h++)
         if (h == d->hid || host_is_up(d, h)) {
             l->asked[h] = 1;
