@@ -433,7 +433,12 @@ group_form(struct daemon *d, struct group_name *n)
                     n->tids[k++] = n->joiners[i];
     }
     n->formed = 1;
-    n->gid = (uint64_t)d->hid << 48 | (++d->gs->next_gid & 0xffffffffffffu);
+    /* 16 bits of our incarnation: a restarted daemon's counter starts
+       again at 1, and another daemon may still hold data of our previous
+       incarnation's group of that number (COLL_DATA kept for groups not
+       installed yet, coll.c), which the new group must not take */
+    n->gid = (uint64_t)d->hid << 48 | (uint64_t)(d->inc & 0xffffu) << 32 |
+             (++d->gs->next_gid & 0xffffffffu);
     d->gs->cnt.groups_formed++;
     log_info("group %s formed: gid %016llx, %d members", n->name,
              (unsigned long long)n->gid, n->size);
