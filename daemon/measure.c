@@ -42,7 +42,14 @@ static const size_t measure_quick[] = {1, 4096, 65536};
    only RTT samples are heartbeats' delayed acks (--ack-delay, 200 us),
    which made every quiet link look "moved" from a LAN's 50 us. */
 #define MEASURE_MOVED_FLOOR_US 1000u
-#define MEASURE_MOVED_CHECKS   3  /* in a row, 10 s apart */
+#define MEASURE_MOVED_CHECKS   3  /* in a row, 10 s apart, at first */
+#define MEASURE_MOVED_MAX      96 /* after false alarms: 16 min */
+/* A check with the quick ladder agrees with the row when g at each of its
+   sizes and the round trip of the smallest are within this factor. */
+#define MEASURE_AGREE          1.5
+#define MEASURE_AGREE_FLOOR_US 20.0 /* differences under this agree */
+#define MEASURE_RETRIES        3    /* of a failed measurement of our own */
+#define MEASURE_RETRY_US       30000000u
 #define MEASURE_LOAD_ECHOES    10 /* per daemon in a round's echo step */
 /* A probe's deadline allows 10 us per byte (100 KB/s): at 10 Mbit/s
    behind tbf with a 20 ms queue, 1 us per byte (1 MB/s) was too short for
@@ -58,6 +65,7 @@ struct measure_job {
     uint64_t req_id; /* its request */
     uint64_t not_before_us;
     uint64_t deadline_us; /* of the probe in flight */
+    int check;            /* a move's check: the quick ladder, compared */
 };
 
 /* What this daemon knows of one peer. */
@@ -67,8 +75,10 @@ struct measure_peer {
     uint64_t base_min_rtt_us; /* the transport's least RTT then */
     uint64_t checked_us;      /* last look for a move */
     uint64_t measured_us;     /* when row was measured */
-    uint64_t last_bytes;      /* the transport's bytes with it then */
+    uint64_t last_bytes;      /* the transport's bytes with every peer then */
     int moved;                /* quiet checks in a row that found a move */
+    int need;                 /* moved checks that make a move (backs off) */
+    int retries;              /* failed measurements of our own in a row */
     struct plogp_rx rx;       /* its trains to us */
 };
 
@@ -118,6 +128,9 @@ struct measure_state {
 static void measure_load_result(struct daemon *d, int from, uint64_t id, int k,
                                 int got, double span_us);
 static void measure_load_end(struct daemon *d, int status);
+static int measure_queue(struct daemon *d, int hid, const size_t *sizes,
+                         size_t n, int reps, uint32_t tid, uint64_t req_id,
+                         uint64_t not_before, int check);
 
 /* ---- the file ---- */
 
@@ -532,6 +545,55 @@ measure_refines(const struct measure_state *ms, const struct plogp_params *row)
             memcmp(ms->cur.m, row->m, row->n * sizeof(row->m[0])) == 0);
 }
 
+/* The transport's bytes both ways with every peer up: this host's link. */
+static uint64_t
+measure_link_bytes(struct daemon *d)
+{
+    struct rel_peer_stats ps;
+    uint64_t t = 0;
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (hid != d->hid && host_is_up(d, hid) &&
+            rel_peer_stats(d->rel, hid, &ps) == 0)
+            t += ps.bytes_sent + ps.bytes_recv;
+    return t;
+}
+
+/* A move's check of hid ended with row: if it agrees with what we have,
+   the round trip rose with the traffic of others (a queue at the peer's
+   end, which no count of ours sees: on 8 hosts at 10 Mbit/s every
+   measurement of one pair made others look moved), and the next move
+   must last twice as long; else the peer is measured again with its
+   row's ladder (the quick one's result is that row when the ladders are
+   the same). */
+static void
+measure_checked(struct daemon *d, struct measure_peer *mp, int hid,
+                const struct plogp_params *row)
+{
+    int quick = mp->row.n == row->n &&
+                memcmp(mp->row.m, row->m, row->n * sizeof(row->m[0])) == 0;
+
+    if (plogp_agrees(&mp->row, row, MEASURE_AGREE, MEASURE_AGREE_FLOOR_US)) {
+        mp->need =
+            mp->need * 2 > MEASURE_MOVED_MAX ? MEASURE_MOVED_MAX : mp->need * 2;
+        log_info("host %d: its parameters did not change (a busy link): "
+                 "next check after %d moved checks",
+                 hid, mp->need);
+        return;
+    }
+    mp->need = MEASURE_MOVED_CHECKS;
+    if (quick) {
+        mp->row = *row;
+        if (measure_refines(d->ms, row))
+            measure_commit(d, row, -1.0, -1.0);
+        return;
+    }
+    log_info("host %d: its parameters changed: measuring its whole ladder",
+             hid);
+    measure_queue(d, hid, mp->row.m, mp->row.n, MEASURE_QUICK_REPS, 0, 0, 0, 0);
+}
+
 /* Ends the running job jb: its row to the peer, the answer to whoever
    asked (status 0: measured); the next job may start. */
 static void
@@ -539,27 +601,41 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
 {
     struct plogp_params row;
     struct measure_peer *mp = measure_peer(d, jb->j.hid);
-    int rc = status;
+    int rc = status, hid = jb->j.hid;
+    uint64_t now = platform_now_us();
 
+    list_del(&jb->node);
     if (rc == 0 && (rc = plogp_job_result(&jb->j, &row)) == 0 && mp != NULL) {
         struct rel_peer_stats ps = {0};
 
+        mp->base_min_rtt_us =
+            rel_peer_stats(d->rel, hid, &ps) == 0 ? ps.min_rtt_us : 0;
+        mp->checked_us = mp->measured_us = now;
+        mp->last_bytes = measure_link_bytes(d);
+        mp->retries = 0;
+        if (jb->check && mp->have) {
+            measure_checked(d, mp, hid, &row);
+            free(jb);
+            return;
+        }
         mp->row = row;
         mp->have = 1;
-        mp->base_min_rtt_us =
-            rel_peer_stats(d->rel, jb->j.hid, &ps) == 0 ? ps.min_rtt_us : 0;
-        mp->checked_us = mp->measured_us = platform_now_us();
-        mp->last_bytes = ps.bytes_sent + ps.bytes_recv;
     }
     if (rc != 0)
-        log_info("pLogP measurement of host %d failed: error %d", jb->j.hid,
-                 rc);
+        log_info("pLogP measurement of host %d failed: error %d", hid, rc);
     if (jb->tid != 0)
-        measure_reply(d, jb->tid, jb->req_id, rc == 0 ? &row : NULL, jb->j.hid,
-                      rc, NULL, 0);
+        measure_reply(d, jb->tid, jb->req_id, rc == 0 ? &row : NULL, hid, rc,
+                      NULL, 0);
     else if (rc == 0 && measure_refines(d->ms, &row))
         measure_commit(d, &row, -1.0, -1.0);
-    list_del(&jb->node);
+    else if (rc != 0 && rc != COLLS_EHOSTDOWN && mp != NULL &&
+             ++mp->retries <= MEASURE_RETRIES)
+        /* our own, lost to a busy link (the daemons of a slow network
+           that start together measure each other at once): later */
+        measure_queue(d, hid, jb->j.sizes, jb->j.nsizes, jb->j.reps, 0, 0,
+                      now + (uint64_t)mp->retries * MEASURE_RETRY_US +
+                          (uint64_t)(d->hid % 16) * MEASURE_STAGGER_US,
+                      jb->check);
     free(jb);
 }
 
@@ -594,10 +670,11 @@ measure_kick(struct daemon *d, uint64_t now)
     }
 }
 
-/* Queues a job for hid (quick: the daemon's own). */
+/* Queues a job for hid (tid 0: the daemon's own; check: a move's). */
 static int
 measure_queue(struct daemon *d, int hid, const size_t *sizes, size_t n,
-              int reps, uint32_t tid, uint64_t req_id, uint64_t not_before)
+              int reps, uint32_t tid, uint64_t req_id, uint64_t not_before,
+              int check)
 {
     struct measure_job *jb = calloc(1, sizeof(*jb));
     int rc;
@@ -611,6 +688,7 @@ measure_queue(struct daemon *d, int hid, const size_t *sizes, size_t n,
     jb->tid = tid;
     jb->req_id = req_id;
     jb->not_before_us = not_before;
+    jb->check = check;
     list_add_tail(&d->ms->jobs, &jb->node);
     measure_kick(d, platform_now_us());
     return 0;
@@ -646,7 +724,8 @@ measure_host_up(struct daemon *d, int hid)
                   sizeof(measure_quick) / sizeof(measure_quick[0]),
                   MEASURE_QUICK_REPS, 0, 0,
                   platform_now_us() + MEASURE_START_DELAY_US +
-                      (uint64_t)(d->hid % 16) * MEASURE_STAGGER_US);
+                      (uint64_t)(d->hid % 16) * MEASURE_STAGGER_US,
+                  0);
 }
 
 void
@@ -666,20 +745,25 @@ measure_host_down(struct daemon *d, int hid)
 /*
  * A peer whose least round trip in the transport moved by more than half
  * (and MEASURE_MOVED_FLOOR_US) since it was measured, at three checks in a
- * row while the link was quiet (under MEASURE_QUIET_BYTES either way
- * since the previous check: the queues of a busy link lengthen every
- * round trip, which is no change of the network), is measured again with
- * the sizes of its row, so that the summary keeps its ladder.
+ * row while this host's link was quiet (under MEASURE_QUIET_BYTES with all
+ * peers together since the previous check, and no measurement of ours
+ * running: queues lengthen every round trip on a busy link, which is no
+ * change of the network; the link is the host's, shared by all its
+ * peers: on 8 hosts at 10 Mbit/s, collsctl tune's trains to one peer
+ * made the round trips to every other look "moved" and queued quick
+ * measurements between tune's), is measured again with the sizes of its
+ * row, so that the summary keeps its ladder.
  */
 static void
 measure_moved(struct daemon *d, uint64_t now)
 {
-    int hid;
+    uint64_t bytes = 0;
+    int hid, have_bytes = 0;
 
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct measure_peer *mp = d->ms->peer[hid];
         struct rel_peer_stats ps;
-        uint64_t a, b, bytes;
+        uint64_t a, b;
         int quiet;
 
         if (mp == NULL || !mp->have || now < mp->checked_us ||
@@ -687,12 +771,16 @@ measure_moved(struct daemon *d, uint64_t now)
             !host_is_up(d, hid))
             continue;
         mp->checked_us = now;
+        if (!have_bytes) {
+            bytes = measure_link_bytes(d);
+            have_bytes = 1;
+        }
+        quiet =
+            bytes - mp->last_bytes < MEASURE_QUIET_BYTES && !measure_busy(d);
+        mp->last_bytes = bytes;
         if (rel_peer_stats(d->rel, hid, &ps) != 0 || ps.min_rtt_us == 0 ||
             mp->base_min_rtt_us == 0)
             continue;
-        bytes = ps.bytes_sent + ps.bytes_recv;
-        quiet = bytes - mp->last_bytes < MEASURE_QUIET_BYTES;
-        mp->last_bytes = bytes;
         a = ps.min_rtt_us;
         b = mp->base_min_rtt_us;
         if (!quiet || (a > b ? a - b : b - a) < MEASURE_MOVED_FLOOR_US ||
@@ -700,14 +788,17 @@ measure_moved(struct daemon *d, uint64_t now)
             mp->moved = 0;
             continue;
         }
-        if (++mp->moved < MEASURE_MOVED_CHECKS || measure_queued(d, hid))
+        if (mp->need < MEASURE_MOVED_CHECKS)
+            mp->need = MEASURE_MOVED_CHECKS;
+        if (++mp->moved < mp->need || measure_queued(d, hid))
             continue;
         mp->moved = 0;
         log_info("host %d: least round trip moved from %llu to %llu us: "
                  "measuring again",
                  hid, (unsigned long long)b, (unsigned long long)a);
-        measure_queue(d, hid, mp->row.m, mp->row.n, MEASURE_QUICK_REPS, 0, 0,
-                      now);
+        measure_queue(d, hid, measure_quick,
+                      sizeof(measure_quick) / sizeof(measure_quick[0]),
+                      MEASURE_QUICK_REPS, 0, 0, now, 1);
     }
 }
 
@@ -1110,9 +1201,10 @@ measure_task_request(struct task *t, const Envelope *e)
                                                           : PLOGP_MAX_BYTES + 1;
         }
         reps = q->reps ? (int)q->reps : MEASURE_THOROUGH_REPS;
-        rc = n <= PLOGP_MAX_SIZES && q->reps <= PLOGP_MAX_REPS
-                 ? measure_queue(d, hid, sizes, n, reps, t->tid, e->req_id, 0)
-                 : COLLS_EINVAL;
+        rc =
+            n <= PLOGP_MAX_SIZES && q->reps <= PLOGP_MAX_REPS
+                ? measure_queue(d, hid, sizes, n, reps, t->tid, e->req_id, 0, 0)
+                : COLLS_EINVAL;
         if (rc != 0)
             task_error(t, e->req_id, rc,
                        "sizes must increase, at most 16 of them up to 16 MiB, "

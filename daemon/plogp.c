@@ -56,6 +56,30 @@ plogp_check(const struct plogp_params *pp)
     return 0;
 }
 
+int
+plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
+             double factor, double floor_us)
+{
+    size_t i, j;
+
+    for (i = 0; i < row->n; i++) {
+        double a = row->g[i], b;
+
+        for (j = 0; j < old->n && old->m[j] != row->m[i]; j++)
+            ;
+        if (j == old->n)
+            return 0;
+        b = old->g[j];
+        if (i == 0) {
+            a += row->rtt[i];
+            b += old->rtt[j];
+        }
+        if (!(fabs(a - b) < floor_us || (a <= factor * b && b <= factor * a)))
+            return 0;
+    }
+    return 1;
+}
+
 double
 plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us)
 {

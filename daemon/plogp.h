@@ -79,6 +79,12 @@ void plogp_view(const struct plogp_params *pp, struct plogp *out);
    PLOGP_VALUE_MAX].  Else COLLS_EINVAL. */
 int plogp_check(const struct plogp_params *pp);
 
+/* 1 when row agrees with old: every size of row is in old, and at each
+   g (plus the RTT at the smallest) is within factor of old's, or differs
+   by less than floor_us; 0 otherwise (a size old lacks disagrees). */
+int plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
+                 double factor, double floor_us);
+
 /* Predicted time, us, of a collective through the daemons: the two hops
    of n bytes plus the inter-daemon algorithm's cost alg_us. */
 double plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us);

@@ -265,30 +265,47 @@ colls_plogp_get(colls_t *c, colls_plogp_t *machine, colls_plogp_t **peers,
     return rc;
 }
 
+/* Asks q and copies the row or summary of the answer into out. */
+static int
+admin_params_row(colls_t *c, ParamsReq *q, colls_plogp_t *out)
+{
+    Envelope *rep;
+    int rc;
+
+    if ((rc = admin_params(c, q, &rep)) < 0)
+        return rc;
+    rc = admin_plogp_copy(rep->plogp, out);
+    envelope_free(rep);
+    return rc;
+}
+
+/* The sizes of a measurement on the wire (uint64 each) into m. */
+static void
+admin_sizes(uint64_t *m, const size_t *sizes, int n, ParamsReq *q)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        m[i] = sizes[i];
+    q->n_sizes = (size_t)n;
+    q->sizes = m;
+}
+
 int
 colls_plogp_measure(colls_t *c, int hid, const size_t *sizes, int nsizes,
                     int reps, colls_plogp_t *row)
 {
     ParamsReq q = PARAMS_REQ__INIT;
     uint64_t m[COLLS_PLOGP_MAX];
-    Envelope *rep;
-    int i, rc;
 
     if (row == NULL || hid <= 0 || hid > 4095 || nsizes < 0 ||
         nsizes > COLLS_PLOGP_MAX || (nsizes > 0 && sizes == NULL) || reps < 0)
         return COLLS_EINVAL;
-    for (i = 0; i < nsizes; i++)
-        m[i] = sizes[i];
+    admin_sizes(m, sizes, nsizes, &q);
     q.action = PARAMS_MEASURE;
     q.hid = (uint32_t)hid;
-    q.n_sizes = (size_t)nsizes;
-    q.sizes = m;
     q.reps = (uint32_t)reps;
-    if ((rc = admin_params(c, &q, &rep)) < 0)
-        return rc;
-    rc = admin_plogp_copy(rep->plogp, row);
-    envelope_free(rep);
-    return rc;
+    return admin_params_row(c, &q, row);
 }
 
 int
@@ -297,23 +314,14 @@ colls_plogp_load(colls_t *c, const size_t *sizes, int nsizes, int reps,
 {
     ParamsReq q = PARAMS_REQ__INIT;
     uint64_t m[COLLS_PLOGP_MAX];
-    Envelope *rep;
-    int i, rc;
 
     if (row == NULL || nsizes < 1 || nsizes > COLLS_PLOGP_MAX ||
         sizes == NULL || reps < 0)
         return COLLS_EINVAL;
-    for (i = 0; i < nsizes; i++)
-        m[i] = sizes[i];
+    admin_sizes(m, sizes, nsizes, &q);
     q.action = PARAMS_LOAD;
-    q.n_sizes = (size_t)nsizes;
-    q.sizes = m;
     q.reps = (uint32_t)reps;
-    if ((rc = admin_params(c, &q, &rep)) < 0)
-        return rc;
-    rc = admin_plogp_copy(rep->plogp, row);
-    envelope_free(rep);
-    return rc;
+    return admin_params_row(c, &q, row);
 }
 
 int
@@ -321,19 +329,13 @@ colls_plogp_commit(colls_t *c, double hop_us, double hop_byte_us,
                    colls_plogp_t *machine)
 {
     ParamsReq q = PARAMS_REQ__INIT;
-    Envelope *rep;
-    int rc;
 
     if (machine == NULL || !(hop_us >= 0.0) || !(hop_byte_us >= 0.0))
         return COLLS_EINVAL;
     q.action = PARAMS_COMMIT;
     q.hop_us = hop_us;
     q.hop_byte_us = hop_byte_us;
-    if ((rc = admin_params(c, &q, &rep)) < 0)
-        return rc;
-    rc = admin_plogp_copy(rep->plogp, machine);
-    envelope_free(rep);
-    return rc;
+    return admin_params_row(c, &q, machine);
 }
 
 /* Sends a host operation and waits for ADMIN_REP. */

@@ -15,12 +15,14 @@ COLLS_BUILD_DIR=${COLLS_BUILD_DIR:-$COLLS_TOP/build}
 # style check, the tools the emulated-host tests use, and systemd for
 # systemd-analyze (tests/integration/service.sh checks the unit), and
 # pvm-examples (with pvm, pvm-dev): the example sources of PVM 3.4.6 that
-# tests/integration/pvm-examples.sh builds unchanged against our pvm3.h.
+# tests/integration/pvm-examples.sh builds unchanged against our pvm3.h;
+# gnuplot-nox for `collsctl tune --plot` (tests/integration/tune-show.sh
+# draws a plot and checks the PNG).
 COLLS_PACKAGES="autoconf automake libtool pkg-config make gcc \
 libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check libsodium-dev \
 libsystemd-dev systemd \
 clang libclang-rt-14-dev clang-format iproute2 nftables procps util-linux \
-pvm pvm-dev pvm-examples"
+pvm pvm-dev pvm-examples gnuplot-nox"
 
 # The big-endian host of the test suite (scripts/cross-s390x.sh, run once
 # by test.sh): the s390x cross compiler, its C library and qemu-user.  Kept

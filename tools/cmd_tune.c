@@ -41,6 +41,12 @@
 #define TUNE_MAX_SIZES  16
 #define TUNE_MAX_ALGS   12
 #define TUNE_TIMEOUT_MS 120000
+/* The daemon's repetitions per size (daemon/measure.c, reps 0 asks for
+   them) and the time it allows a probe: --request-timeout (2 s by
+   default) plus 10 us per byte each way (docs/protocol.md). */
+#define TUNE_REPS        3
+#define TUNE_PROBE_MS    2000.0
+#define TUNE_MS_PER_BYTE 0.02
 
 struct tune_opts {
     int params, show, measure;
@@ -149,6 +155,27 @@ tune_print_params(const colls_plogp_t *m, const colls_plogp_t *peers, int n)
     }
 }
 
+/*
+ * How long a measurement over sizes may take before collsctl gives up:
+ * what the daemon allows each of its probes (an echo and a train per size
+ * and repetition), which is more than a slow link needs (the thorough
+ * ladder to 1 MiB took 100 s per peer on 8 hosts at 10 Mbit/s, near the
+ * 120 s that every request had before), so the daemon always answers
+ * first, with its own error if a probe was lost.
+ */
+static int
+tune_ladder_ms(const size_t *sizes, int n)
+{
+    double ms = TUNE_TIMEOUT_MS;
+    int i;
+
+    for (i = 0; i < n; i++)
+        ms += TUNE_REPS * (2 * TUNE_PROBE_MS +
+                           TUNE_MS_PER_BYTE * (double)sizes[i] *
+                               (2.0 + (double)plogp_train_len(sizes[i])));
+    return ms < 3600e3 ? (int)ms : 3600000;
+}
+
 static int
 tune_measure_all(colls_t *c, size_t max)
 {
@@ -172,6 +199,7 @@ tune_measure_all(colls_t *c, size_t max)
         if (hosts[i].state != COLLS_HOST_UP || hosts[i].rtt_us <= 0.0)
             continue; /* down, or ourselves */
         tune_bar(done, up, hosts[i].hid);
+        colls_set_timeout(c, tune_ladder_ms(sizes, ns));
         rc = colls_plogp_measure(c, hosts[i].hid, sizes, ns, 0, &row);
         if (rc < 0) {
             fprintf(stderr, "\n");
@@ -193,10 +221,12 @@ tune_measure_all(colls_t *c, size_t max)
         if (sizes[i] >= 1024)
             lsizes[nl++] = sizes[i];
     fprintf(stderr, "measuring with every daemon sending at once ...\n");
+    colls_set_timeout(c, tune_ladder_ms(lsizes, nl));
     if (nl > 0 && (rc = colls_plogp_load(c, lsizes, nl, 0, &row)) < 0) {
         collsctl_perror(c, "tune: under load", rc);
         return COLLSCTL_FAIL;
     }
+    colls_set_timeout(c, TUNE_TIMEOUT_MS);
     if ((rc = tune_hop(c, 8, &h8)) < 0 ||
         (rc = tune_hop(c, 1 << 20, &h1m)) < 0) {
         collsctl_perror(c, "tune: hop to the daemon", rc);

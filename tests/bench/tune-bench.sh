@@ -41,23 +41,33 @@ if [ -n "${TUNE_ONE:-}" ]; then
     NH=${TUNE_ONE%%:*}
     RATE=${TUNE_ONE#*:}
     mh_init "$B" "$SOCK" "$NH" collsd collsctl
-    for i in $(seq 1 "$NH"); do
-        mh_daemon "$i" --log-level warning
-    done
-    for i in $(seq 1 "$NH"); do
-        mh_wait_up "$i" "$NH" || fail "host $i does not see $NH hosts up"
-    done
+    # the link is what it is from the start: shaped before the daemons
+    # come up (shaped after, every daemon would see its peers' round trips
+    # move, and check them, while tune measures)
     if [ "$RATE" != none ]; then
         for i in $(seq 1 "$NH"); do
             ns_limit "$i" "$RATE" || fail "tc on host $i"
         done
     fi
+    for i in $(seq 1 "$NH"); do
+        mh_daemon "$i" --log-level info
+    done
+    for i in $(seq 1 "$NH"); do
+        mh_wait_up "$i" "$NH" || fail "host $i does not see $NH hosts up"
+    done
     # the quick measurements on start (longer on slow links), which would
-    # otherwise time the thorough ones own probes
-    case "$RATE" in
-    none) sleep $((2 + NH / 2)) ;;
-    *) sleep $((10 + 2 * NH)) ;;
-    esac
+    # otherwise time the thorough ones own probes: until every daemon has
+    # a row of every peer, or 4 minutes
+    for _ in $(seq 1 240); do
+        rows=0
+        for i in $(seq 1 "$NH"); do
+            rows=$((rows + $(mh_ctl "$i" tune --params 2>/dev/null |
+                grep -c "^host [0-9]*:")))
+        done
+        [ "$rows" -ge $((NH * (NH - 1))) ] && break
+        sleep 1
+    done
+    sleep 2
     max=4M # the ladder: up to 1 MiB on links of 20 Mbit/s and less
     case "$RATE" in
     *mbit) [ "${RATE%mbit}" -le 20 ] && max=1M ;;
@@ -142,6 +152,8 @@ if [ -n "${TUNE_ONE:-}" ]; then
                 "$NS_RUN/meas-$op-$s.txt"
         done
     done
+    # what the daemons re-measured on their own during the run
+    grep -h "moved\|did not change\|changed\|failed" "$NS_RUN"/d*.log >&2
     ns_finish
     exit 0
 fi

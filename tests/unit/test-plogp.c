@@ -212,6 +212,45 @@ params_fill(struct plogp_params *p, double scale)
     }
 }
 
+/* A move's check (the quick ladder: sizes 1, 16, 256 of the five) against
+   the row it checks. */
+START_TEST(test_agrees)
+{
+    struct plogp_params old, row, far;
+    size_t i;
+
+    params_fill(&old, 1.0);
+    params_fill(&far, 3.0);
+    memset(&row, 0, sizeof(row));
+    row.n = 3;
+    for (i = 0; i < row.n; i++) {
+        row.m[i] = old.m[i];
+        row.g[i] = old.g[i] * 1.4; /* within 1.5 */
+        row.rtt[i] = old.rtt[i];
+    }
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 1);
+    row.g[2] = old.g[2] * 1.6;
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 0);
+    /* ... unless the difference is under the floor (g(256) = 3.384) */
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 5.0), 1);
+    row.g[2] = old.g[2] / 1.6; /* either way */
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 0);
+    row.g[2] = old.g[2];
+    /* the smallest size's round trip counts (with its g) */
+    row.rtt[0] = old.rtt[0] * 2.0;
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 0);
+    row.rtt[0] = old.rtt[0];
+    /* a size the row has and old lacks disagrees */
+    row.m[1] = 17;
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 0);
+    row.m[1] = old.m[1];
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 1);
+    /* a link three times slower */
+    ck_assert_int_eq(plogp_agrees(&old, &far, 1.5, 0.0), 0);
+    ck_assert_int_eq(plogp_agrees(&far, &old, 1.5, 0.0), 0);
+}
+END_TEST
+
 START_TEST(test_summary)
 {
     struct plogp_params rows[3], out;
@@ -325,7 +364,12 @@ START_TEST(test_tune_by_params)
     plogp_view(&pp, &v);
     ck_assert_int_eq(tune_choose(&a, &v, "", &c), 0);
     ck_assert_int_eq(c.source, TUNE_COST);
-    ck_assert(c.predicted > 0.0);
+    /* by hand: flat costs L + 7 g(4) = 17.25 + 7 x ~3.006 = ~38.3 us,
+       binomial 3 (L + g(4)) = ~60.8 us, the chains 7 (L + g(4)); g(4)
+       lies between g(1) = 3.0015 and g(16) = 3.024 */
+    ck_assert_str_eq(c.alg->name, "flat");
+    ck_assert(c.predicted >= 17.25 + 7 * 3.0015 - 1e-9);
+    ck_assert(c.predicted <= 17.25 + 7 * 3.024 + 1e-9);
     ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
     /* rows where every rank sends at once are costed with gl (here 2 g)
@@ -367,6 +411,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_job_recovers_link);
     tcase_add_test(tc, test_job_init_refuses);
     tcase_add_test(tc, test_rx);
+    tcase_add_test(tc, test_agrees);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_file_refused);
