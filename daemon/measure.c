@@ -33,6 +33,11 @@
 /* The quick ladder (a peer that came up, or moved); the thorough one is
    plogp.c's (collsctl tune, unless it names sizes). */
 static const size_t measure_quick[] = {1, 4096, 65536};
+/* A move's check: light (a train of 256 KiB at most), as moves come from
+   busy links more often than from new ones; both ladders hold its sizes,
+   and a link of another speed differs at 4 KiB already (3.3 ms at
+   10 Mbit/s against a few us). */
+static const size_t measure_check[] = {1, 4096};
 #define MEASURE_QUICK_REPS     3
 #define MEASURE_THOROUGH_REPS  3
 #define MEASURE_START_DELAY_US 1000000u /* after a peer comes up */
@@ -560,20 +565,16 @@ measure_link_bytes(struct daemon *d)
     return t;
 }
 
-/* A move's check of hid ended with row: if it agrees with what we have,
-   the round trip rose with the traffic of others (a queue at the peer's
-   end, which no count of ours sees: on 8 hosts at 10 Mbit/s every
-   measurement of one pair made others look moved), and the next move
-   must last twice as long; else the peer is measured again with its
-   row's ladder (the quick one's result is that row when the ladders are
-   the same). */
+/* A move's check of hid ended with row (measure_check's sizes): if it
+   agrees with what we have, the round trip rose with the traffic of
+   others (a queue at the peer's end, which no count of ours sees: on 8
+   hosts at 10 Mbit/s every measurement of one pair made others look
+   moved), and the next move must last twice as long; else the peer is
+   measured again with its row's ladder. */
 static void
 measure_checked(struct daemon *d, struct measure_peer *mp, int hid,
                 const struct plogp_params *row)
 {
-    int quick = mp->row.n == row->n &&
-                memcmp(mp->row.m, row->m, row->n * sizeof(row->m[0])) == 0;
-
     if (plogp_agrees(&mp->row, row, MEASURE_AGREE, MEASURE_AGREE_FLOOR_US)) {
         mp->need =
             mp->need * 2 > MEASURE_MOVED_MAX ? MEASURE_MOVED_MAX : mp->need * 2;
@@ -583,12 +584,6 @@ measure_checked(struct daemon *d, struct measure_peer *mp, int hid,
         return;
     }
     mp->need = MEASURE_MOVED_CHECKS;
-    if (quick) {
-        mp->row = *row;
-        if (measure_refines(d->ms, row))
-            measure_commit(d, row, -1.0, -1.0);
-        return;
-    }
     log_info("host %d: its parameters changed: measuring its whole ladder",
              hid);
     measure_queue(d, hid, mp->row.m, mp->row.n, MEASURE_QUICK_REPS, 0, 0, 0, 0);
@@ -796,8 +791,8 @@ measure_moved(struct daemon *d, uint64_t now)
         log_info("host %d: least round trip moved from %llu to %llu us: "
                  "measuring again",
                  hid, (unsigned long long)b, (unsigned long long)a);
-        measure_queue(d, hid, measure_quick,
-                      sizeof(measure_quick) / sizeof(measure_quick[0]),
+        measure_queue(d, hid, measure_check,
+                      sizeof(measure_check) / sizeof(measure_check[0]),
                       MEASURE_QUICK_REPS, 0, 0, now, 1);
     }
 }

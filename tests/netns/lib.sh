@@ -301,13 +301,15 @@ ns_pin_kill()
     return 0
 }
 
-# Shapes the egress of host I to RATE (tbf; e.g. 100mbit).  "off" removes.
+# Shapes the egress of host I to RATE (tbf; e.g. 100mbit), with a bucket
+# of BURST (default 128kb: bursts that size pass at the veth's speed).
+# "off" removes.
 ns_limit()
 {
     ns=$(ns_name "$1")
     tc -n "$ns" qdisc del dev eth0 root 2>/dev/null
     [ "$2" = off ] && return 0
-    tc -n "$ns" qdisc add dev eth0 root tbf rate "$2" burst 128kb \
+    tc -n "$ns" qdisc add dev eth0 root tbf rate "$2" burst "${3:-128kb}" \
         latency 20ms
 }
 
