@@ -49,8 +49,8 @@ static const size_t measure_check[] = {1, 4096};
 #define MEASURE_MOVED_FLOOR_US 1000u
 #define MEASURE_MOVED_CHECKS   3  /* in a row, 10 s apart, at first */
 #define MEASURE_MOVED_MAX      96 /* after false alarms: 16 min */
-/* A check with the quick ladder agrees with the row when g at each of its
-   sizes and the round trip of the smallest are within this factor. */
+/* A move's check agrees with the row when g at each of its sizes and the
+   round trip of the smallest are within this factor. */
 #define MEASURE_AGREE          1.5
 #define MEASURE_AGREE_FLOOR_US 20.0 /* differences under this agree */
 #define MEASURE_RETRIES        3    /* of a failed measurement of our own */
@@ -70,7 +70,7 @@ struct measure_job {
     uint64_t req_id; /* its request */
     uint64_t not_before_us;
     uint64_t deadline_us; /* of the probe in flight */
-    int check;            /* a move's check: the quick ladder, compared */
+    int check;            /* a move's check (measure_check), compared */
 };
 
 /* What this daemon knows of one peer. */
@@ -603,16 +603,19 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
     if (rc == 0 && (rc = plogp_job_result(&jb->j, &row)) == 0 && mp != NULL) {
         struct rel_peer_stats ps = {0};
 
-        mp->base_min_rtt_us =
-            rel_peer_stats(d->rel, hid, &ps) == 0 ? ps.min_rtt_us : 0;
-        mp->checked_us = mp->measured_us = now;
+        mp->checked_us = now;
         mp->last_bytes = measure_link_bytes(d);
         mp->retries = 0;
         if (jb->check && mp->have) {
+            /* the base stays: a round trip risen with others' traffic
+               must not be the one the next move is seen from */
             measure_checked(d, mp, hid, &row);
             free(jb);
             return;
         }
+        mp->base_min_rtt_us =
+            rel_peer_stats(d->rel, hid, &ps) == 0 ? ps.min_rtt_us : 0;
+        mp->measured_us = now;
         mp->row = row;
         mp->have = 1;
     }
@@ -746,8 +749,9 @@ measure_host_down(struct daemon *d, int hid)
  * change of the network; the link is the host's, shared by all its
  * peers: on 8 hosts at 10 Mbit/s, collsctl tune's trains to one peer
  * made the round trips to every other look "moved" and queued quick
- * measurements between tune's), is measured again with the sizes of its
- * row, so that the summary keeps its ladder.
+ * measurements between tune's), is checked (measure_checked): measured
+ * again with the sizes of its row, so that the summary keeps its ladder,
+ * only when a light measurement disagrees with the row.
  */
 static void
 measure_moved(struct daemon *d, uint64_t now)
