@@ -39,7 +39,6 @@ static const size_t measure_quick[] = {1, 4096, 65536};
    10 Mbit/s against a few us). */
 static const size_t measure_check[] = {1, 4096};
 #define MEASURE_QUICK_REPS     3
-#define MEASURE_THOROUGH_REPS  3
 #define MEASURE_START_DELAY_US 1000000u /* after a peer comes up */
 #define MEASURE_STAGGER_US     250000u  /* per hid, mod 16 */
 #define MEASURE_MOVED_EVERY_US 10000000u
@@ -56,11 +55,7 @@ static const size_t measure_check[] = {1, 4096};
 #define MEASURE_RETRIES        3    /* of a failed measurement of our own */
 #define MEASURE_RETRY_US       30000000u
 #define MEASURE_LOAD_ECHOES    10 /* per daemon in a round's echo step */
-/* A probe's deadline allows 10 us per byte (100 KB/s): at 10 Mbit/s
-   behind tbf with a 20 ms queue, 1 us per byte (1 MB/s) was too short for
-   the thorough ladder's 1 MiB echoes and 2 MiB trains, and tune failed. */
-#define MEASURE_US_PER_BYTE 10u
-#define MEASURE_QUIET_BYTES (256u * 1024) /* per check, either way */
+#define MEASURE_QUIET_BYTES    (256u * 1024) /* per check, either way */
 
 /* One job, running or waiting. */
 struct measure_job {
@@ -501,8 +496,9 @@ measure_peer(struct daemon *d, int hid)
 
     if (hid < 1 || hid > DAEMON_MAX_HID)
         return NULL;
-    if (ms->peer[hid] == NULL)
-        ms->peer[hid] = calloc(1, sizeof(*ms->peer[hid]));
+    if (ms->peer[hid] == NULL &&
+        (ms->peer[hid] = calloc(1, sizeof(*ms->peer[hid]))) != NULL)
+        ms->peer[hid]->need = MEASURE_MOVED_CHECKS;
     return ms->peer[hid];
 }
 
@@ -656,12 +652,11 @@ measure_kick(struct daemon *d, uint64_t now)
         measure_ids(d);
         rc = plogp_job_next(&jb->j, &measure_ops, d, &d->ms->next_id, now);
         if (rc == 0) {
-            /* --request-timeout, plus MEASURE_US_PER_BYTE per byte of the
-               probe both ways: a 4 MiB train on a 10 Mbit/s link takes
-               seconds, and more where a shaper drops its bursts */
+            /* a 4 MiB train on a 10 Mbit/s link takes seconds, and more
+               where a shaper drops its bursts */
             jb->deadline_us =
-                now + (uint64_t)d->cfg->request_timeout_ms * 1000u +
-                2 * MEASURE_US_PER_BYTE * plogp_probe_bytes(&jb->j);
+                now + plogp_deadline_us(plogp_probe_bytes(&jb->j),
+                                        (unsigned)d->cfg->request_timeout_ms);
             return;
         }
         measure_job_end(d, jb, rc == 1 ? 0 : rc);
@@ -787,8 +782,6 @@ measure_moved(struct daemon *d, uint64_t now)
             mp->moved = 0;
             continue;
         }
-        if (mp->need < MEASURE_MOVED_CHECKS)
-            mp->need = MEASURE_MOVED_CHECKS;
         if (++mp->moved < mp->need || measure_queued(d, hid))
             continue;
         mp->moved = 0;
@@ -964,10 +957,11 @@ measure_load_step(struct daemon *d)
     pr.id = l->id;
     pr.m = m;
     pr.k = (uint32_t)k;
-    l->deadline_us = platform_now_us() +
-                     (uint64_t)d->cfg->request_timeout_ms * 1000u +
-                     2 * MEASURE_US_PER_BYTE * (uint64_t)m *
-                         (uint64_t)(k ? k : 2 * MEASURE_LOAD_ECHOES);
+    l->deadline_us =
+        platform_now_us() +
+        plogp_deadline_us((uint64_t)m *
+                              (uint64_t)(k ? k : 2 * MEASURE_LOAD_ECHOES),
+                          (unsigned)d->cfg->request_timeout_ms);
     for (h = 1; h <= DAEMON_MAX_HID; h++)
         if (h == d->hid || host_is_up(d, h)) {
             l->asked[h] = 1;
@@ -1199,7 +1193,7 @@ measure_task_request(struct task *t, const Envelope *e)
                 sizes[i] = q->sizes[i] <= PLOGP_MAX_BYTES ? (size_t)q->sizes[i]
                                                           : PLOGP_MAX_BYTES + 1;
         }
-        reps = q->reps ? (int)q->reps : MEASURE_THOROUGH_REPS;
+        reps = q->reps ? (int)q->reps : PLOGP_THOROUGH_REPS;
         rc =
             n <= PLOGP_MAX_SIZES && q->reps <= PLOGP_MAX_REPS
                 ? measure_queue(d, hid, sizes, n, reps, t->tid, e->req_id, 0, 0)
@@ -1217,7 +1211,7 @@ measure_task_request(struct task *t, const Envelope *e)
         rc = q->reps <= PLOGP_MAX_REPS
                  ? measure_load_start(t, e, sizes, n,
                                       q->reps ? (int)q->reps
-                                              : MEASURE_THOROUGH_REPS)
+                                              : PLOGP_THOROUGH_REPS)
                  : COLLS_EINVAL;
         if (rc != 0)
             task_error(t, e->req_id, rc,

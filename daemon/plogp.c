@@ -100,6 +100,27 @@ plogp_train_len(size_t m)
     return (int)k;
 }
 
+uint64_t
+plogp_deadline_us(uint64_t bytes, unsigned request_ms)
+{
+    return (uint64_t)request_ms * 1000u + 2u * PLOGP_US_PER_BYTE * bytes;
+}
+
+uint64_t
+plogp_ladder_us(const size_t *sizes, size_t n, int reps, unsigned request_ms)
+{
+    uint64_t t = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        t += (uint64_t)reps *
+             (plogp_deadline_us(sizes[i], request_ms) +
+              plogp_deadline_us((uint64_t)sizes[i] *
+                                    (uint64_t)plogp_train_len(sizes[i]),
+                                request_ms));
+    return t;
+}
+
 size_t
 plogp_probe_bytes(const struct plogp_job *j)
 {

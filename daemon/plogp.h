@@ -54,6 +54,14 @@
 #define PLOGP_TRAIN_BYTES ((size_t)2 << 20) /* a train's bytes, about */
 #define PLOGP_VALUE_MAX   1e12              /* larger values are refused */
 
+/* Repetitions per size of a measurement that asks for none. */
+#define PLOGP_THOROUGH_REPS 3
+/* A probe's deadline allows this many us per byte each way (100 KB/s)
+   beyond the daemon's --request-timeout: at 10 Mbit/s behind tbf with a
+   20 ms queue, 1 us per byte was too short for the thorough ladder's
+   1 MiB echoes and 2 MiB trains. */
+#define PLOGP_US_PER_BYTE 10u
+
 /* The thorough ladder (collsctl tune), bytes. */
 extern const size_t plogp_thorough[];
 extern const size_t plogp_thorough_n;
@@ -145,6 +153,16 @@ size_t plogp_probe_bytes(const struct plogp_job *j);
 int plogp_train_intervals(int k);
 /* Messages in a train of m-byte messages. */
 int plogp_train_len(size_t m);
+
+/* How long a probe of bytes may take, us: request_ms plus
+   PLOGP_US_PER_BYTE per byte each way. */
+uint64_t plogp_deadline_us(uint64_t bytes, unsigned request_ms);
+
+/* The sum of those over the probes of a measurement of sizes (per size and
+   repetition, an echo of m and a train of plogp_train_len(m) x m), us:
+   how long the daemon may take to answer it. */
+uint64_t plogp_ladder_us(const size_t *sizes, size_t n, int reps,
+                         unsigned request_ms);
 
 /* ---- the receiver of trains (one per peer) ---- */
 

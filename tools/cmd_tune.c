@@ -41,12 +41,8 @@
 #define TUNE_MAX_SIZES  16
 #define TUNE_MAX_ALGS   12
 #define TUNE_TIMEOUT_MS 120000
-/* The daemon's repetitions per size (daemon/measure.c, reps 0 asks for
-   them) and the time it allows a probe: --request-timeout (2 s by
-   default) plus 10 us per byte each way (docs/protocol.md). */
-#define TUNE_REPS        3
-#define TUNE_PROBE_MS    2000.0
-#define TUNE_MS_PER_BYTE 0.02
+/* The daemon's --request-timeout, by default (collsd(8)). */
+#define TUNE_REQUEST_MS 2000u
 
 struct tune_opts {
     int params, show, measure;
@@ -166,14 +162,12 @@ tune_print_params(const colls_plogp_t *m, const colls_plogp_t *peers, int n)
 static int
 tune_ladder_ms(const size_t *sizes, int n)
 {
-    double ms = TUNE_TIMEOUT_MS;
-    int i;
+    uint64_t ms =
+        TUNE_TIMEOUT_MS + plogp_ladder_us(sizes, (size_t)n, PLOGP_THOROUGH_REPS,
+                                          TUNE_REQUEST_MS) /
+                              1000u;
 
-    for (i = 0; i < n; i++)
-        ms += TUNE_REPS * (2 * TUNE_PROBE_MS +
-                           TUNE_MS_PER_BYTE * (double)sizes[i] *
-                               (2.0 + (double)plogp_train_len(sizes[i])));
-    return ms < 3600e3 ? (int)ms : 3600000;
+    return ms < 3600000u ? (int)ms : 3600000;
 }
 
 static int

@@ -251,6 +251,20 @@ START_TEST(test_agrees)
 }
 END_TEST
 
+/* The deadlines: 2 s plus 10 us per byte each way, per echo and train. */
+START_TEST(test_deadlines)
+{
+    const size_t sizes[] = {1024, 1 << 20};
+
+    ck_assert_uint_eq(plogp_deadline_us(1000, 2000), 2000000u + 20000u);
+    /* 1 KiB: echo 1024, train 64 x 1024; 1 MiB: echo, train 8 x 1 MiB
+       (PLOGP_TRAIN_MIN), 3 repetitions each */
+    ck_assert_uint_eq(plogp_ladder_us(sizes, 2, 3, 2000),
+                      3u * (4u * 2000000u + 20u * (1024u + 64u * 1024u) +
+                            20u * ((1u << 20) + 8u * (1u << 20))));
+}
+END_TEST
+
 START_TEST(test_summary)
 {
     struct plogp_params rows[3], out;
@@ -412,6 +426,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_job_init_refuses);
     tcase_add_test(tc, test_rx);
     tcase_add_test(tc, test_agrees);
+    tcase_add_test(tc, test_deadlines);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_file_refused);
