@@ -19,8 +19,9 @@
  * Waiting (colls__wait): while something this task started is in flight
  * (a collective, a control request, a posted receive), the loop is first
  * polled without blocking for $COLLS_POLL_US microseconds (default
- * COLLS__POLL_US, 0 never), yielding between probes when the machine has
- * more runnable processes than this process has CPUs; then it sleeps in
+ * COLLS__POLL_US, 0 never; stretched to twice the average wait while waits
+ * are short, colls__poll_window_ns), yielding between probes when the machine
+ * has more runnable processes than this process has CPUs; then it sleeps in
  * epoll (UV_RUN_ONCE).  docs/architecture.md, "The event loop and
  * polling".
  *
@@ -50,8 +51,11 @@
 #define COLLS__DETACH_MS 2000
 /* The polling window of a wait when $COLLS_POLL_US is not set, and its
    largest value. */
-#define COLLS__POLL_US        60
-#define COLLS__POLL_US_MAX    1000000
+#define COLLS__POLL_US     60
+#define COLLS__POLL_US_MAX 1000000
+/* A wait's window stretches to twice the average wait while that average
+   is at most COLLS__STRETCH_US (colls__poll_window_ns). */
+#define COLLS__STRETCH_US     500
 #define COLLS__CROWD_CHECK_NS 1000000u
 
 /* Timer callback: the current blocking call ran out of time. */
@@ -78,6 +82,38 @@ colls_poll_ns(void)
     if (*end != '\0' || us < 0 || us > COLLS__POLL_US_MAX)
         return (uint64_t)COLLS__POLL_US * 1000u;
     return (uint64_t)us * 1000u;
+}
+
+/*
+ * The polling window of the next wait, from the base window (COLLS_POLL_US,
+ * 0: never poll) and the average of the last waits that did not end at
+ * once (avg_ns; 0 before any): while that average is at most
+ * COLLS__STRETCH_US, twice the average (at least the base), else the base.
+ * A task whose answers come within a few hundred microseconds then polls
+ * through its waits instead of sleeping just before an answer: with two
+ * CPUs and more pollers than CPUs, a wait longer than the base window
+ * (answers delayed by the pollers sharing a CPU) ended in a sleep, and the
+ * wake-up of an idle virtual CPU cost 50 us more per message, so the
+ * 8 B ping-pong of a PVM program took 20-40 us instead of 13-15
+ * (docs/architecture.md, "The window").  Waits longer than that keep the
+ * base window: spinning through them would only burn the CPU.
+ */
+uint64_t
+colls__poll_window_ns(uint64_t base_ns, uint64_t avg_ns)
+{
+    if (base_ns == 0 || avg_ns > (uint64_t)COLLS__STRETCH_US * 1000u)
+        return base_ns;
+    return 2 * avg_ns > base_ns ? 2 * avg_ns : base_ns;
+}
+
+/* Folds the duration of a wait that did not end at once into the average
+   colls__poll_window_ns reads (weight 1/4: a change of pace shows within
+   a few waits). */
+static void
+colls_wait_done(colls_t *c, uint64_t took_ns)
+{
+    c->wait_avg_ns =
+        c->wait_avg_ns == 0 ? took_ns : (3 * c->wait_avg_ns + took_ns) / 4;
 }
 
 /*
@@ -135,9 +171,10 @@ colls_in_flight(const colls_t *c)
 static int
 colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
 {
-    uint64_t start, now;
+    uint64_t start, now, window;
 
-    if (c->poll_ns == 0 || !colls_in_flight(c))
+    window = colls__poll_window_ns(c->poll_ns, c->wait_avg_ns);
+    if (window == 0 || !colls_in_flight(c))
         return 0;
     start = uv_hrtime();
     colls_crowd_check(c, start);
@@ -153,7 +190,7 @@ colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
         if (pred(arg) || c->conn.err || (armed && c->timer_fired))
             return 1;
         now = uv_hrtime();
-        if (now - start >= c->poll_ns || !colls_in_flight(c))
+        if (now - start >= window || !colls_in_flight(c))
             return 0;
         if (c->crowded)
             sched_yield();
@@ -171,9 +208,11 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
 {
     int rc = 0;
     int armed = 0;
+    uint64_t start;
 
     if (pred(arg))
         return 0;
+    start = uv_hrtime();
     if (timed && c->timeout_ms >= 0) {
         c->timer_fired = 0;
         uv_timer_start(&c->timer, colls_timer_cb, (uint64_t)c->timeout_ms, 0);
@@ -201,6 +240,7 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
     }
     if (armed)
         uv_timer_stop(&c->timer);
+    colls_wait_done(c, uv_hrtime() - start);
     return rc;
 }
 

@@ -133,6 +133,7 @@ struct colls {
        processes than our CPUs (then probes yield), checked at most every
        COLLS__CROWD_CHECK_NS */
     uint64_t poll_ns, crowd_checked_ns;
+    uint64_t wait_avg_ns; /* average of the waits that did not end at once */
     int crowded;
     int solo; /* this thread may run on one CPU only: no polling */
     /* direct collectives (dcoll.c): their messages not waited for yet
@@ -156,6 +157,9 @@ extern _Thread_local char colls__attach_errmsg[512];
 
 /* colls.c: running the loop (it also installs the colls__conn_ops) */
 int colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed);
+/* The polling window of a wait (colls.c): base_ns stretched by the
+   average wait avg_ns while waits are short. */
+uint64_t colls__poll_window_ns(uint64_t base_ns, uint64_t avg_ns);
 int colls__poll(colls_t *c);
 
 /* ctl.c: control requests, answered by a reply with the same req_id */

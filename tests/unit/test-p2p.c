@@ -899,6 +899,27 @@ START_TEST(test_direct_fallback)
 }
 END_TEST
 
+/* The polling window of a wait: the base until waits are known, twice
+   the average wait while that is at most 500 us, the base for longer
+   waits, and never a window when polling is off. */
+START_TEST(test_poll_window)
+{
+    const uint64_t base = 60000;
+
+    ck_assert_uint_eq(colls__poll_window_ns(base, 0), base);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 10000), base);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 30000), base);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 30001), 60002);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 150000), 300000);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 500000), 1000000);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 500001), base);
+    ck_assert_uint_eq(colls__poll_window_ns(base, 5000000000u), base);
+    ck_assert_uint_eq(colls__poll_window_ns(0, 150000), 0);
+    /* a base above the stretch is kept */
+    ck_assert_uint_eq(colls__poll_window_ns(2000000, 150000), 2000000);
+}
+END_TEST
+
 Suite *
 suite_p2p(void)
 {
@@ -922,6 +943,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_direct_fallback);
     tcase_add_test(tc, test_direct_garbage);
+    tcase_add_test(tc, test_poll_window);
     suite_add_tcase(s, tc);
     return s;
 }
