@@ -760,6 +760,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_u64(&j, "epoch", d->epoch);
     stats_json_u64(&j, "tasks", (uint64_t)d->ntasks);
     stats_json_i64(&j, "poll_us", d->cfg->poll_us);
+    stats_json_i64(&j, "request_timeout_ms", d->cfg->request_timeout_ms);
     stats_json_u64(&j, "tasks_on_shm", task_shm_count(d));
     stats_json_obj_end(&j);
 

@@ -41,7 +41,8 @@
 #define TUNE_MAX_SIZES  16
 #define TUNE_MAX_ALGS   12
 #define TUNE_TIMEOUT_MS 120000
-/* The daemon's --request-timeout, by default (collsd(8)). */
+/* The daemon's --request-timeout by default (collsd(8)): assumed when
+   its statistics do not say (tune_request_ms). */
 #define TUNE_REQUEST_MS 2000u
 
 struct tune_opts {
@@ -160,14 +161,31 @@ tune_print_params(const colls_plogp_t *m, const colls_plogp_t *peers, int n)
  * first, with its own error if a probe was lost.
  */
 static int
-tune_ladder_ms(const size_t *sizes, int n)
+tune_ladder_ms(const size_t *sizes, int n, unsigned request_ms)
 {
     uint64_t ms =
-        TUNE_TIMEOUT_MS + plogp_ladder_us(sizes, (size_t)n, PLOGP_THOROUGH_REPS,
-                                          TUNE_REQUEST_MS) /
-                              1000u;
+        TUNE_TIMEOUT_MS +
+        plogp_ladder_us(sizes, (size_t)n, PLOGP_THOROUGH_REPS, request_ms) /
+            1000u;
 
     return ms < 3600000u ? (int)ms : 3600000;
+}
+
+/* The --request-timeout of the daemon that measures (its statistics'
+   "request_timeout_ms"), which its probes' deadlines grow from; else
+   TUNE_REQUEST_MS. */
+static unsigned
+tune_request_ms(colls_t *c)
+{
+    char *json = NULL, *p;
+    long ms = -1;
+
+    if (colls_stats_json(c, &json) == 0 && json != NULL &&
+        (p = strstr(json, "\"request_timeout_ms\":")) != NULL &&
+        sscanf(p + 21, "%ld", &ms) != 1)
+        ms = -1;
+    colls_free(json);
+    return ms > 0 && ms <= 3600000 ? (unsigned)ms : TUNE_REQUEST_MS;
 }
 
 static int
@@ -179,6 +197,7 @@ tune_measure_all(colls_t *c, size_t max)
     colls_plogp_t row, m;
     double h8, h1m, hop_b;
     int n, i, up = 0, done = 0, rc;
+    unsigned request_ms = tune_request_ms(c);
 
     if ((rc = colls_hosts(c, &hosts, &n)) < 0) {
         collsctl_perror(c, "tune: hosts", rc);
@@ -193,7 +212,7 @@ tune_measure_all(colls_t *c, size_t max)
         if (hosts[i].state != COLLS_HOST_UP || hosts[i].rtt_us <= 0.0)
             continue; /* down, or ourselves */
         tune_bar(done, up, hosts[i].hid);
-        colls_set_timeout(c, tune_ladder_ms(sizes, ns));
+        colls_set_timeout(c, tune_ladder_ms(sizes, ns, request_ms));
         rc = colls_plogp_measure(c, hosts[i].hid, sizes, ns, 0, &row);
         if (rc < 0) {
             fprintf(stderr, "\n");
@@ -215,7 +234,7 @@ tune_measure_all(colls_t *c, size_t max)
         if (sizes[i] >= 1024)
             lsizes[nl++] = sizes[i];
     fprintf(stderr, "measuring with every daemon sending at once ...\n");
-    colls_set_timeout(c, tune_ladder_ms(lsizes, nl));
+    colls_set_timeout(c, tune_ladder_ms(lsizes, nl, request_ms));
     if (nl > 0 && (rc = colls_plogp_load(c, lsizes, nl, 0, &row)) < 0) {
         collsctl_perror(c, "tune: under load", rc);
         return COLLSCTL_FAIL;

@@ -52,6 +52,10 @@ done
 echo "ok: every daemon measured its peers on start"
 
 # 2. collsctl tune
+# the probes' deadlines grow from the daemon's --request-timeout, which
+# tune reads from its statistics
+mh_ctl 1 stats --json | grep -qE '"request_timeout_ms": *5000[,}]' ||
+    fail "stats do not show --request-timeout 5000 as request_timeout_ms"
 before=$(epoch_of 1)
 out=$(mh_ctl 1 tune 2>"$NS_RUN/tune.err") || {
     cat "$NS_RUN/tune.err"
