@@ -421,9 +421,10 @@ tune_show(colls_t *c, struct tune_opts *o)
 {
     static double pred[TUNE_MAX_ALGS][TUNE_MAX_SIZES],
         meas[TUNE_MAX_ALGS][TUNE_MAX_SIZES];
+    static size_t segs[TUNE_MAX_ALGS][TUNE_MAX_SIZES];
     double autot[TUNE_MAX_SIZES];
     struct plogp_params pp;
-    size_t sizes[TUNE_MAX_SIZES], nalg, a, s, seg;
+    size_t sizes[TUNE_MAX_SIZES], nalg, a, s;
     const struct alg *t = alg_table(o->op, &nalg);
     int ns = 0, i, picks_near = 0, points = 0;
     double errs[TUNE_MAX_SIZES];
@@ -442,7 +443,7 @@ tune_show(colls_t *c, struct tune_opts *o)
         nalg = TUNE_MAX_ALGS;
     for (a = 0; a < nalg; a++)
         for (i = 0; i < ns; i++)
-            pred[a][i] = tune_predict(o, &pp, &t[a], sizes[i], &seg);
+            pred[a][i] = tune_predict(o, &pp, &t[a], sizes[i], &segs[a][i]);
     if (o->measure) {
         for (a = 0; a < nalg; a++) {
             if (pred[a][0] < 0.0)
@@ -479,10 +480,9 @@ tune_show(colls_t *c, struct tune_opts *o)
         for (a = 0; a < nalg; a++) {
             if (pred[a][i] < 0.0)
                 continue;
-            tune_predict(o, &pp, &t[a], sizes[i], &seg);
             printf("  %c %-18s", (int)a == ch.index ? '*' : ' ', t[a].name);
-            if (seg)
-                printf(" seg %-8zu", seg);
+            if (segs[a][i])
+                printf(" seg %-8zu", segs[a][i]);
             else
                 printf(" %-12s", "");
             printf(" predicted %10.1f", pred[a][i]);
