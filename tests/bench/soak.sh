@@ -51,16 +51,6 @@ for i in 1 2; do
 done
 [ "$FAILED" = 0 ] || exit 1
 
-stat()
-{
-    mh_ctl "$1" stats --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["errors"][sys.argv[1]])' "$2"
-}
-inc_of()
-{
-    mh_ctl 1 hosts | awk -v h="$1" '$1 == h { print $5 }'
-}
 rss()
 {
     awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null
@@ -94,8 +84,8 @@ host_bg 1 send.log "$P2P" --socket "$SOCK" --mode soak-send \
 spid=$NS_LASTPID
 
 # The forger: until the receiver is done, rounds of every attack.
-SRC_INC=$(inc_of 1)
-DST_INC=$(inc_of 2)
+SRC_INC=$(mh_inc_of 1)
+DST_INC=$(mh_inc_of 2)
 forger()
 {
     local k=0 seq what out n sent=0
@@ -103,11 +93,7 @@ forger()
         k=$((k + 1))
         for what in data halt delete hostdown "spray --count 500" \
             "frags --count 100"; do
-            seq=$(mh_ctl 1 stats --json 2>/dev/null | python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["peers"]:
-    if p["hid"] == 2:
-        print(p["dgrams_sent"])' 2>/dev/null)
+            seq=$(mh_dgrams_sent 1 2 2>/dev/null)
             # shellcheck disable=SC2086
             out=$(host_run 3 "$G" attack "$(ns_addr 2):7490" \
                 --src "$(ns_addr 1):7490" --src-hid 1 --dst-hid 2 \
@@ -155,7 +141,7 @@ for i in 1 2; do
     kill -0 "$p" 2>/dev/null || fail "daemon $i died"
 done
 forged=$(cat "$NS_RUN/forged" 2>/dev/null || echo 0)
-af=$(stat 2 auth_failures)
+af=$(mh_error_count 2 auth_failures)
 # 2 tasks on daemon 1 or 2 at most (the soak task, a collsctl): T = 2.
 b=$(bound_kib 2 2)
 secs=$(echo "$t1 - $t0" | bc -l 2>/dev/null ||

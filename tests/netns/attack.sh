@@ -39,24 +39,10 @@ ctl()
     mh_ctl "$@"
 }
 
-# A counter of host I's stats: errors.NAME, summed over the JSON.
-stat()
-{
-    ctl "$1" stats --json | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["errors"][sys.argv[1]])' "$2"
-}
-
 # hid and incarnation of every host up, as host I sees them.
 members()
 {
     ctl "$1" hosts | awk '$2 == "up" { print $1, $5 }'
-}
-
-# The incarnation of hid H as host 1 sees it.
-inc_of()
-{
-    ctl 1 hosts | awk -v h="$1" '$1 == h { print $5 }'
 }
 
 for i in 1 2 3; do
@@ -116,9 +102,9 @@ exchange_loop &
 loop_pid=$!
 sleep 1
 
-SRC_INC=$(inc_of 2)
-DST_INC=$(inc_of 1)
-fails0=$(stat 1 auth_failures)
+SRC_INC=$(mh_inc_of 2)
+DST_INC=$(mh_inc_of 1)
+fails0=$(mh_error_count 1 auth_failures)
 sent=0
 attack()
 {
@@ -136,29 +122,25 @@ attack --what halt
 attack --what delete
 attack --what hostdown
 attack --what spray --count 2000
-seq_now=$(ctl 2 stats --json | python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["peers"]:
-    if p["hid"] == 1:
-        print(p["dgrams_sent"])')
+seq_now=$(mh_dgrams_sent 2 1)
 attack --what frags --seq $((${seq_now:-1} + 20)) --count 100
 sleep 1
-fails1=$(stat 1 auth_failures)
+fails1=$(mh_error_count 1 auth_failures)
 delta=$((fails1 - fails0))
 ns_log "host 1: $delta auth failures for $sent forged datagrams"
 # the raw socket's datagrams may be dropped by a full receive buffer, but
 # nearly all must arrive and each that arrives must be refused
 [ "$delta" -ge $((sent * 95 / 100)) ] ||
     fail "auth_failures rose by $delta for $sent forged datagrams"
-[ "$(stat 1 replays)" = 0 ] || fail "replays counted without replays"
+[ "$(mh_error_count 1 replays)" = 0 ] || fail "replays counted without replays"
 
 # The lone daemon is invited by the attacker (its own address).
-l0=$(stat 5 auth_failures)
+l0=$(mh_error_count 5 auth_failures)
 out=$(host_run 4 "$G" attack "$(ns_addr 5):7490" --src "$(ns_addr 4):7490" \
     --src-hid 1 --dst-hid 1 --src-inc 1 --dst-inc 0 --what invite 2>&1) ||
     fail "invite: $out"
 sleep 1
-l1=$(stat 5 auth_failures)
+l1=$(mh_error_count 5 auth_failures)
 [ $((l1 - l0)) -ge 2 ] || fail "the invitation was not refused as forged"
 [ "$(ctl 5 hosts | grep -c ' up ')" = "$lone_before" ] ||
     fail "the lone daemon changed its table: $(ctl 5 hosts)"
@@ -208,7 +190,7 @@ grep -q "invites this daemon to join its machine: joining" "$NS_RUN/d5.log" ||
     fail "the invited daemon did not log its join"
 hid5=$(ctl 1 hosts | awk -v a="$(ns_addr 5):7490" '$4 == a { print $1 }')
 [ -n "$hid5" ] || fail "host 1 does not list $(ns_addr 5):7490: $(ctl 1 hosts)"
-jr0=$(stat 1 join_replays)
+jr0=$(mh_error_count 1 join_replays)
 ns_pin_kill "$DPID_5" KILL
 for _ in $(seq 1 50); do
     ctl 1 hosts | awk -v h="$hid5" '$1 == h { print $2 }' | grep -q down &&
@@ -221,7 +203,7 @@ sleep 1
 state5=$(ctl 1 hosts | awk -v h="$hid5" '$1 == h { print $2 }')
 [ "$state5" = down ] ||
     fail "replayed join datagrams brought dead host $hid5 back: $state5"
-jr1=$(stat 1 join_replays)
+jr1=$(mh_error_count 1 join_replays)
 [ "$jr1" -gt "$jr0" ] || fail "join_replays did not count the replays"
 
 # Without a key: refused off loopback, unless --insecure (and said so).

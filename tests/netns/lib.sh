@@ -439,6 +439,32 @@ mh_wait_up()
     return 1
 }
 
+# mh_error_count I NAME: host I's error counter NAME (stats --json,
+# "errors").
+mh_error_count()
+{
+    mh_ctl "$1" stats --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["errors"][sys.argv[1]])' "$2"
+}
+
+# mh_dgrams_sent I H: the datagrams host I has sent to hid H (stats
+# --json, "peers"): where the sequence numbers of that stream are now.
+mh_dgrams_sent()
+{
+    mh_ctl "$1" stats --json | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["peers"]:
+    if p["hid"] == int(sys.argv[1]):
+        print(p["dgrams_sent"])' "$2"
+}
+
+# mh_inc_of H: the incarnation of hid H as host 1 sees it.
+mh_inc_of()
+{
+    mh_ctl 1 hosts | awk -v h="$1" '$1 == h { print $5 }'
+}
+
 # ---- test-only Debian packages --------------------------------------------
 # ns_packages PKG...: installs those of the Debian packages PKG that are
 # not installed yet (apt-get, quietly; benchmark- and test-only
