@@ -71,9 +71,7 @@ status_daemon(colls_t *c, char trust[32], char offload[32], long *poll_us)
     p = strstr(json, "\"offload\":\"");
     if (p != NULL && sscanf(p + 11, "%31[^\"]", offload) != 1)
         offload[0] = '\0';
-    p = strstr(json, "\"poll_us\":");
-    if (p != NULL && sscanf(p + 10, "%ld", poll_us) != 1)
-        *poll_us = -1;
+    *poll_us = collsctl_json_long(json, "poll_us", -1);
     colls_free(json);
 }
 

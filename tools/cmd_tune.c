@@ -177,13 +177,11 @@ tune_ladder_ms(const size_t *sizes, int n, unsigned request_ms)
 static unsigned
 tune_request_ms(colls_t *c)
 {
-    char *json = NULL, *p;
+    char *json = NULL;
     long ms = -1;
 
-    if (colls_stats_json(c, &json) == 0 && json != NULL &&
-        (p = strstr(json, "\"request_timeout_ms\":")) != NULL &&
-        sscanf(p + 21, "%ld", &ms) != 1)
-        ms = -1;
+    if (colls_stats_json(c, &json) == 0)
+        ms = collsctl_json_long(json, "request_timeout_ms", -1);
     colls_free(json);
     return ms > 0 && ms <= 3600000 ? (unsigned)ms : TUNE_REQUEST_MS;
 }

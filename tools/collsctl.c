@@ -705,6 +705,21 @@ collsctl_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+long
+collsctl_json_long(const char *json, const char *key, long dflt)
+{
+    char pat[64];
+    const char *p;
+    long v;
+
+    if (json == NULL ||
+        (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key) >= sizeof(pat) ||
+        (p = strstr(json, pat)) == NULL ||
+        sscanf(p + strlen(pat), "%ld", &v) != 1)
+        return dflt;
+    return v;
+}
+
 /* `collsctl --help`: the commands with their one line, the options
    before the command, the exit statuses. */
 static void

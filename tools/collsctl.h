@@ -127,5 +127,8 @@ int collsctl_progress_on(void);
 void collsctl_progress(const char *what, const char *text);
 /* Writes s as a JSON string (quoted, escaped) to f. */
 void collsctl_json_str(FILE *f, const char *s);
+/* The integer after the first "KEY": in json (the daemon's statistics,
+   whose keys are unique where this is used), else dflt. */
+long collsctl_json_long(const char *json, const char *key, long dflt);
 
 #endif
