@@ -22,8 +22,8 @@
 # HOSTS:RATE[:BURST], RATE a tc rate or none, BURST tbf's bucket (default
 # 128kb: bursts of that size pass at the veth's speed, which a static
 # g(m) cannot describe; 4kb is closer to a real link of RATE); "none"
-# prints the summary of the results already in TUNE_OUT), TUNE_OPS (bcast scatter reduce
-# allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
+# prints the summary of the results already in TUNE_OUT), TUNE_OPS
+# (bcast scatter reduce allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
 # (rounds: each figure is the least of this many, default 3), TUNE_OUT
 # (results, default ./tune-bench-results.txt).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/netns/lib.sh"
