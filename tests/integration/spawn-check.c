@@ -7,7 +7,7 @@
  *       output into FILE, spawns N copies of PATH ("child" role) over the
  *       machine and checks, printing one line per step on stdout:
  *         spawn: N started
- *         child I: tid ok, parent ok, count N, index ok
+ *         child I: tid ok, parent ok, count N, index ok, fds ok
  *         spread: ok                     (copies on two hosts or more)
  *         exit I: status S               (S = 10 + I, from the notice)
  *         output: ok                     (FILE holds every line, in order)
@@ -21,7 +21,8 @@
  *         parent: ENOENT                 (this task was not spawned)
  *       or "STEP: FAIL why".
  *   spawn-check child [--sleep]
- *       (spawned) sends its parent {index, count, parent, mytid}, writes
+ *       (spawned) sends its parent {index, count, parent, mytid,
+ *       descriptors it was started with beyond 0-2 (none)}, writes
  *       its lines (see child_lines), exits 10 + index; --sleep: waits in
  *       colls_recv until it is killed.
  *   spawn-check master N
@@ -37,6 +38,7 @@
  *
  * Exit status 0 when every step passed, 1 otherwise, 2 on usage errors.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +54,9 @@ enum { TAG_HELLO = 60, TAG_EXIT = 61, TAG_KILLED = 62, TAG_ADD = 70 };
    daemon at 4096), one on stderr, and a last one without a newline. */
 #define LINES 5
 #define LONG  5000
+/* A child's hello: index, count, parent, its tid, its extra descriptors
+   (u32 each, this machine's order). */
+#define HELLO_LEN 20
 
 static int failed;
 
@@ -81,15 +86,34 @@ put32(uint8_t *b, uint32_t v)
 
 /* ---- child -------------------------------------------------------------- */
 
+/* The descriptors open beyond 0, 1 and 2 (the daemon's own must not
+   reach a spawned program), or -1 if /proc/self/fd is unreadable. */
+static int
+extra_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && atoi(e->d_name) > 2 &&
+            atoi(e->d_name) != dirfd(d))
+            n++;
+    closedir(d);
+    return n;
+}
+
 static int
 child(int sleep_forever)
 {
     const char *count = getenv("COLLS_SPAWN_COUNT");
     const char *index = getenv("COLLS_SPAWN_INDEX");
     colls_tid_t parent = 0;
-    uint8_t b[16];
+    uint8_t b[HELLO_LEN];
     colls_t *c;
-    int i, idx = index != NULL ? atoi(index) : -1;
+    int i, idx = index != NULL ? atoi(index) : -1, fds = extra_fds();
     char *big;
 
     if (colls_attach(NULL, &c) < 0)
@@ -100,6 +124,7 @@ child(int sleep_forever)
     put32(b + 4, count != NULL ? (uint32_t)atoi(count) : 0);
     put32(b + 8, parent);
     put32(b + 12, colls_mytid(c));
+    put32(b + 16, (uint32_t)fds);
     if (colls_send(c, parent, TAG_HELLO, b, sizeof(b)) < 0)
         return 97;
     if (sleep_forever) {
@@ -238,7 +263,7 @@ parent(const char *self, const char *out, int n)
     char *argv[] = {"child", NULL}, *sleep_argv[] = {"child", "--sleep", NULL};
     colls_tid_t *tids = calloc((size_t)n, sizeof(*tids)), p, killed;
     colls_taskinfo_t *ti;
-    uint8_t b[16];
+    uint8_t b[HELLO_LEN];
     colls_t *c;
     FILE *f = fopen(out, "w");
     int i, rc, nt, seen;
@@ -265,11 +290,16 @@ parent(const char *self, const char *out, int n)
             fail("child", "bad index");
             continue;
         }
-        printf("child %u: tid %s, parent %s, count %u, index %s\n", idx,
+        printf("child %u: tid %s, parent %s, count %u, index %s, fds ", idx,
                get32(b + 12) == tids[idx] ? "ok" : "WRONG",
                get32(b + 8) == colls_mytid(c) ? "ok" : "WRONG", get32(b + 4),
                st.source == tids[idx] ? "ok" : "WRONG");
-        failed |= get32(b + 12) != tids[idx] || get32(b + 4) != (uint32_t)n;
+        if (get32(b + 16) == 0)
+            printf("ok\n");
+        else
+            printf("%d open\n", (int)get32(b + 16));
+        failed |= get32(b + 12) != tids[idx] || get32(b + 4) != (uint32_t)n ||
+                  get32(b + 16) != 0;
     }
     for (i = 1, seen = 0; i < n; i++)
         seen |= COLLS_TID_HID(tids[i]) != COLLS_TID_HID(tids[0]);
@@ -331,7 +361,7 @@ master(const char *self, int n)
 {
     char *argv[] = {"child", NULL};
     colls_tid_t tids[16];
-    uint8_t b[16];
+    uint8_t b[HELLO_LEN];
     colls_t *c;
     int i, ok;
 

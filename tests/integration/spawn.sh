@@ -32,10 +32,10 @@ it_wait_hosts 3 || exit 1
 
 # 1. the library calls
 want="spawn: 4 started
-child 0: tid ok, parent ok, count 4, index ok
-child 1: tid ok, parent ok, count 4, index ok
-child 2: tid ok, parent ok, count 4, index ok
-child 3: tid ok, parent ok, count 4, index ok
+child 0: tid ok, parent ok, count 4, index ok, fds ok
+child 1: tid ok, parent ok, count 4, index ok, fds ok
+child 2: tid ok, parent ok, count 4, index ok, fds ok
+child 3: tid ok, parent ok, count 4, index ok, fds ok
 spread: ok
 exit 0: status 10
 exit 1: status 11
