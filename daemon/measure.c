@@ -41,13 +41,6 @@ static const size_t measure_check[] = {1, 4096};
 #define MEASURE_QUICK_REPS     3
 #define MEASURE_START_DELAY_US 1000000u /* after a peer comes up */
 #define MEASURE_STAGGER_US     250000u  /* per hid, mod 16 */
-#define MEASURE_MOVED_EVERY_US 10000000u
-/* A move smaller than this is no move: on a quiet link the transport's
-   only RTT samples are heartbeats' delayed acks (--ack-delay, 200 us),
-   which made every quiet link look "moved" from a LAN's 50 us. */
-#define MEASURE_MOVED_FLOOR_US 1000u
-#define MEASURE_MOVED_CHECKS   3  /* in a row, 10 s apart, at first */
-#define MEASURE_MOVED_MAX      96 /* after false alarms: 16 min */
 /* A move's check agrees with the row when g at each of its sizes and the
    round trip of the smallest are within this factor. */
 #define MEASURE_AGREE          1.5
@@ -76,8 +69,7 @@ struct measure_peer {
     uint64_t checked_us;      /* last look for a move */
     uint64_t measured_us;     /* when row was measured */
     uint64_t last_bytes;      /* the transport's bytes with every peer then */
-    int moved;                /* quiet checks in a row that found a move */
-    int need;                 /* moved checks that make a move (backs off) */
+    struct plogp_moves moves; /* has its round trip moved? */
     int retries;              /* failed measurements of our own in a row */
     struct plogp_rx rx;       /* its trains to us */
 };
@@ -498,7 +490,7 @@ measure_peer(struct daemon *d, int hid)
         return NULL;
     if (ms->peer[hid] == NULL &&
         (ms->peer[hid] = calloc(1, sizeof(*ms->peer[hid]))) != NULL)
-        ms->peer[hid]->need = MEASURE_MOVED_CHECKS;
+        plogp_moves_init(&ms->peer[hid]->moves);
     return ms->peer[hid];
 }
 
@@ -571,15 +563,16 @@ static void
 measure_checked(struct daemon *d, struct measure_peer *mp, int hid,
                 const struct plogp_params *row)
 {
-    if (plogp_agrees(&mp->row, row, MEASURE_AGREE, MEASURE_AGREE_FLOOR_US)) {
-        mp->need =
-            mp->need * 2 > MEASURE_MOVED_MAX ? MEASURE_MOVED_MAX : mp->need * 2;
+    int agrees =
+        plogp_agrees(&mp->row, row, MEASURE_AGREE, MEASURE_AGREE_FLOOR_US);
+
+    plogp_moves_checked(&mp->moves, agrees);
+    if (agrees) {
         log_info("host %d: its parameters did not change (a busy link): "
                  "next check after %d moved checks",
-                 hid, mp->need);
+                 hid, mp->moves.need);
         return;
     }
-    mp->need = MEASURE_MOVED_CHECKS;
     log_info("host %d: its parameters changed: measuring its whole ladder",
              hid);
     measure_queue(d, hid, mp->row.m, mp->row.n, MEASURE_QUICK_REPS, 0, 0, 0, 0);
@@ -736,17 +729,17 @@ measure_host_down(struct daemon *d, int hid)
 }
 
 /*
- * A peer whose least round trip in the transport moved by more than half
- * (and MEASURE_MOVED_FLOOR_US) since it was measured, at three checks in a
- * row while this host's link was quiet (under MEASURE_QUIET_BYTES with all
- * peers together since the previous check, and no measurement of ours
- * running: queues lengthen every round trip on a busy link, which is no
- * change of the network; the link is the host's, shared by all its
- * peers: on 8 hosts at 10 Mbit/s, collsctl tune's trains to one peer
- * made the round trips to every other look "moved" and queued quick
- * measurements between tune's), is checked (measure_checked): measured
- * again with the sizes of its row, so that the summary keeps its ladder,
- * only when a light measurement disagrees with the row.
+ * Every PLOGP_MOVED_EVERY_US, each measured peer's least round trip in
+ * the transport goes to its move detector (plogp_moves_look, which says
+ * what a move is), with whether this host's link was quiet: under
+ * MEASURE_QUIET_BYTES with all peers together since the previous look,
+ * and no measurement of ours running.  The link is the host's, shared by
+ * all its peers: on 8 hosts at 10 Mbit/s, collsctl tune's trains to one
+ * peer made the round trips to every other look "moved" and queued quick
+ * measurements between tune's.  A peer found moved is checked
+ * (measure_checked): measured again with the sizes of its row, so that
+ * the summary keeps its ladder, only when a light measurement disagrees
+ * with the row.
  */
 static void
 measure_moved(struct daemon *d, uint64_t now)
@@ -761,8 +754,7 @@ measure_moved(struct daemon *d, uint64_t now)
         int quiet;
 
         if (mp == NULL || !mp->have || now < mp->checked_us ||
-            now - mp->checked_us < MEASURE_MOVED_EVERY_US ||
-            !host_is_up(d, hid))
+            now - mp->checked_us < PLOGP_MOVED_EVERY_US || !host_is_up(d, hid))
             continue;
         mp->checked_us = now;
         if (!have_bytes) {
@@ -772,19 +764,12 @@ measure_moved(struct daemon *d, uint64_t now)
         quiet =
             bytes - mp->last_bytes < MEASURE_QUIET_BYTES && !measure_busy(d);
         mp->last_bytes = bytes;
-        if (rel_peer_stats(d->rel, hid, &ps) != 0 || ps.min_rtt_us == 0 ||
-            mp->base_min_rtt_us == 0)
-            continue;
+        if (rel_peer_stats(d->rel, hid, &ps) != 0)
+            ps.min_rtt_us = 0;
         a = ps.min_rtt_us;
         b = mp->base_min_rtt_us;
-        if (!quiet || (a > b ? a - b : b - a) < MEASURE_MOVED_FLOOR_US ||
-            (a < 2 * b && 2 * a > b)) {
-            mp->moved = 0;
+        if (!plogp_moves_look(&mp->moves, b, a, quiet, measure_queued(d, hid)))
             continue;
-        }
-        if (++mp->moved < mp->need || measure_queued(d, hid))
-            continue;
-        mp->moved = 0;
         log_info("host %d: least round trip moved from %llu to %llu us: "
                  "measuring again",
                  hid, (unsigned long long)b, (unsigned long long)a);

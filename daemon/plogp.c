@@ -80,6 +80,42 @@ plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
     return 1;
 }
 
+void
+plogp_moves_init(struct plogp_moves *mv)
+{
+    mv->moved = 0;
+    mv->need = PLOGP_MOVED_CHECKS;
+}
+
+int
+plogp_moves_look(struct plogp_moves *mv, uint64_t base_us, uint64_t now_us,
+                 int quiet, int held)
+{
+    uint64_t a = now_us, b = base_us;
+
+    if (!quiet || a == 0 || b == 0 ||
+        (a > b ? a - b : b - a) < PLOGP_MOVED_FLOOR_US ||
+        (a < 2 * b && 2 * a > b)) {
+        mv->moved = 0;
+        return 0;
+    }
+    if (++mv->moved < mv->need || held)
+        return 0;
+    mv->moved = 0;
+    return 1;
+}
+
+void
+plogp_moves_checked(struct plogp_moves *mv, int agrees)
+{
+    mv->moved = 0;
+    if (!agrees)
+        mv->need = PLOGP_MOVED_CHECKS;
+    else
+        mv->need =
+            mv->need > PLOGP_MOVED_MAX / 2 ? PLOGP_MOVED_MAX : mv->need * 2;
+}
+
 double
 plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us)
 {

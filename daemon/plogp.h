@@ -93,6 +93,45 @@ int plogp_check(const struct plogp_params *pp);
 int plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
                  double factor, double floor_us);
 
+/*
+ * The move detector of one peer (measure.c keeps one per peer and feeds
+ * it every PLOGP_MOVED_EVERY_US).  A look compares the transport's least
+ * round trip now with the one taken when the peer was measured (base): a
+ * move is one at least twice or at most half of base, and at least
+ * PLOGP_MOVED_FLOOR_US away from it.  `need` looks in a row, each on a
+ * quiet link (a busy link's queues lengthen every round trip, which is no
+ * change of the network), make the peer due for a check; a look that is
+ * not quiet or finds no move starts the count again.  The check's verdict
+ * (plogp_moves_checked): a row that still agrees was a busy link's false
+ * alarm, and the next move must last twice as long (need doubles, at
+ * most PLOGP_MOVED_MAX); a row that disagrees sets need back to
+ * PLOGP_MOVED_CHECKS, as does a new detector.
+ */
+#define PLOGP_MOVED_EVERY_US 10000000u
+/* A move smaller than this is no move: on a quiet link the transport's
+   only RTT samples are heartbeats' delayed acks (--ack-delay, 200 us),
+   which made every quiet link look "moved" from a LAN's 50 us. */
+#define PLOGP_MOVED_FLOOR_US 1000u
+#define PLOGP_MOVED_CHECKS   3  /* in a row, 10 s apart, at first */
+#define PLOGP_MOVED_MAX      96 /* after false alarms: 16 min */
+
+struct plogp_moves {
+    int moved; /* looks in a row that found a move on a quiet link */
+    int need;  /* such looks that make the peer due */
+};
+
+void plogp_moves_init(struct plogp_moves *mv);
+/* One look: base_us and now_us are least round trips (0: none known,
+   no move), quiet whether the link was quiet since the last look, held
+   whether a check cannot start now (one is already queued: the count
+   stays, and the next look may start it).  1 when the check should
+   start now (the count starts again), else 0. */
+int plogp_moves_look(struct plogp_moves *mv, uint64_t base_us, uint64_t now_us,
+                     int quiet, int held);
+/* The check's verdict: agrees 1 when the row still holds.  The count of
+   looks starts again either way. */
+void plogp_moves_checked(struct plogp_moves *mv, int agrees);
+
 /* Predicted time, us, of a collective through the daemons: the two hops
    of n bytes plus the inter-daemon algorithm's cost alg_us. */
 double plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us);

@@ -251,6 +251,70 @@ START_TEST(test_agrees)
 }
 END_TEST
 
+/* The move detector: what a move is, three quiet looks in a row, and
+   the back-off after a false alarm. */
+START_TEST(test_moves)
+{
+    struct plogp_moves mv;
+    int i, k;
+
+    plogp_moves_init(&mv);
+    ck_assert_int_eq(mv.need, PLOGP_MOVED_CHECKS);
+    /* 100 us to 2 ms: a move; due at the third quiet look */
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+    ck_assert_int_eq(mv.moved, 0); /* counting starts again */
+    /* a busy look in between starts the count again */
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+    /* so does a look without a move */
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 150, 1, 0), 0);
+    ck_assert_int_eq(mv.moved, 0);
+    /* not moves: under the 1 ms floor (50 us -> 900 us, 18x), within a
+       factor 2 either way, or a round trip unknown */
+    for (i = 0; i < 10; i++) {
+        ck_assert_int_eq(plogp_moves_look(&mv, 50, 900, 1, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 3000, 5999, 1, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3001, 1, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 0, 5000, 1, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 5000, 0, 1, 0), 0);
+    }
+    /* moves: twice, half, and down as well as up */
+    for (i = 0; i < 2; i++)
+        ck_assert_int_eq(plogp_moves_look(&mv, 3000, 6000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 3000, 6000, 1, 0), 1);
+    for (i = 0; i < 2; i++)
+        ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3000, 1, 0), 1);
+    /* held (a check already queued): due at the first look after */
+    for (i = 0; i < 5; i++)
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 1), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+    /* false alarms double the looks needed, up to the most */
+    for (k = PLOGP_MOVED_CHECKS * 2; k <= PLOGP_MOVED_MAX; k *= 2) {
+        plogp_moves_checked(&mv, 1);
+        ck_assert_int_eq(mv.need, k);
+        for (i = 0; i < k - 1; i++)
+            ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+    }
+    plogp_moves_checked(&mv, 1);
+    ck_assert_int_eq(mv.need, PLOGP_MOVED_MAX);
+    /* a real change: back to three */
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    plogp_moves_checked(&mv, 0);
+    ck_assert_int_eq(mv.need, PLOGP_MOVED_CHECKS);
+    ck_assert_int_eq(mv.moved, 0);
+}
+END_TEST
+
 /* The deadlines: 2 s plus 10 us per byte each way, per echo and train. */
 START_TEST(test_deadlines)
 {
@@ -426,6 +490,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_job_init_refuses);
     tcase_add_test(tc, test_rx);
     tcase_add_test(tc, test_agrees);
+    tcase_add_test(tc, test_moves);
     tcase_add_test(tc, test_deadlines);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_file_round_trip);
