@@ -502,6 +502,7 @@ colls_free_handle(colls_t *c)
         colls__ctl_free(list_entry(n, struct colls__ctl, link));
     colls__dcoll_forget(c, 0, 1);
     free(c->dcoll_scratch);
+    free(c->siblings);
     free(c->dead.v);
     free(c);
 }

@@ -308,6 +308,17 @@ COLLS_EXTERN int colls_spawn_env(colls_t *c, const char *file,
 /* The tid of the task that spawned this one, or COLLS_ENOENT. */
 COLLS_EXTERN int colls_parent(colls_t *c, colls_tid_t *parent);
 /*
+ * The copies started by the same colls_spawn() as this task, this one
+ * included, in the spawn's index order (copies that did not start are
+ * not listed): writes up to max of their tids into tids and returns how
+ * many there are.  A task that was not spawned, or was spawned alone, is
+ * its own only sibling.  The spawner sends the list as its colls_spawn()
+ * returns, so a copy may wait for it that long; COLLS_EPEERDEAD if the
+ * spawner ended without sending it, COLLS_ETIMEDOUT after
+ * colls_set_timeout().  Each copy may call it or not, any number of times.
+ */
+COLLS_EXTERN int colls_siblings(colls_t *c, colls_tid_t *tids, int max);
+/*
  * From now on, the stdout and stderr lines of the tasks this one spawns
  * (and of their children) are written to fd as they arrive, each line
  * prefixed "[t%x] " with the child's tid; fd -1: no longer.  Without it

@@ -35,7 +35,8 @@
  *              depend on P's factors.
  *
  * Every message is a DATA frame with tag COLLS__TAG_DCOLL (which no
- * receive of the application can match, and no application may send) to
+ * receive of the application can match, and no application may send;
+ * those of gid 0 are spawn.c's, colls__dcoll_deliver passes them on) to
  * a member's tid by COLLS_ROUTE_DIRECT (direct.c falls back to the daemon
  * when a peer cannot be reached: slower, still correct), its payload a
  * 24-byte header {u64 gid, u64 seq, u32 step, u32 zero} (little-endian)
@@ -74,7 +75,7 @@
 #include "proto/bytes.h"
 #include "proto/reduce.h"
 
-#define DCOLL_HDR 24
+#define DCOLL_HDR COLLS__LIB_HDR
 
 /* Most messages one member sends in one direct collective: a round's or a
    binomial child's, ceil(log2 P) at most, P <= 2^32. */
@@ -150,6 +151,8 @@ colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m)
     struct colls__dmsg *d;
     size_t i;
 
+    if (m->len >= DCOLL_HDR && get_u64(m->data) == 0)
+        return colls__siblings_deliver(c, m); /* not a group's */
     if (m->len < DCOLL_HDR || get_u32(m->data + 20) != 0 ||
         (d = calloc(1, sizeof(*d))) == NULL) {
         colls__rmsg_free(m);

@@ -127,7 +127,11 @@ struct colls {
     struct colls__coll_early *coll_early; /* returned, result still due */
     char errmsg[512];   /* the text of the daemon's last ERROR (colls_errmsg) */
     colls_tid_t parent; /* the task that spawned this one, 0 none */
-    int catch_fd;       /* colls_catchout's fd, -1 none */
+    /* colls_siblings (spawn.c): the copies of this one's spawn as its
+       spawner listed them, in index order; NULL until the list came */
+    colls_tid_t *siblings;
+    int nsiblings;
+    int catch_fd; /* colls_catchout's fd, -1 none */
     /* adaptive polling of a wait (colls.c): the window (COLLS_POLL_US, in
        ns; 0 never poll), and whether the machine has more runnable
        processes than our CPUs (then probes yield), checked at most every
@@ -169,6 +173,9 @@ void colls__ctl_reply(colls_t *c, Envelope *e, uint8_t *payload, size_t plen);
 void colls__ctl_free(struct colls__ctl *ctl);
 void colls__ctl_fail_all(colls_t *c, int status);
 void colls__ctl_resolve(struct colls__conn *cn, colls_tid_t tid);
+
+/* spawn.c: a library message of gid 0 (takes m) */
+int colls__siblings_deliver(colls_t *c, struct colls__rmsg *m);
 
 /* dead.c: what this task knows of dead tasks and down hosts */
 void colls__mark_dead(colls_t *c, colls_tid_t tid, int status);
@@ -236,9 +243,15 @@ struct colls_group {
     char early_why[512]; /* the daemon's words on early_err */
 };
 
-/* The tag of direct collectives' messages (dcoll.c): no receive of the
-   application matches it, and it may not send it. */
-#define COLLS__TAG_DCOLL INT32_MIN
+/* The tag of the library's own messages: no receive of the application
+   matches it, and it may not send it.  Their payload starts with a
+   header of COLLS__LIB_HDR bytes, {u64 gid, u64 seq, u32 step, u32 0}
+   little-endian: direct collectives' (dcoll.c) have their group's gid;
+   gid 0 (no group's) with step COLLS__STEP_SIBLINGS is a spawner's list
+   of the copies it started (spawn.c). */
+#define COLLS__TAG_DCOLL     INT32_MIN
+#define COLLS__LIB_HDR       24
+#define COLLS__STEP_SIBLINGS 0xfffffffeu
 /* COLLS_DIRECT_MAX's default: bytes one member receives */
 #define COLLS__DIRECT_MAX 8192
 

@@ -1,10 +1,21 @@
 /*
  * spawn.c -- starting programs through the daemons (docs/spawn.md):
- * colls_spawn, colls_parent, colls_catchout, colls_kill, and the lines of
- * spawned children's output the daemon delivers (SPAWN_OUTPUT) to a task
- * that catches them.
+ * colls_spawn, colls_parent, colls_siblings, colls_catchout, colls_kill,
+ * and the lines of spawned children's output the daemon delivers
+ * (SPAWN_OUTPUT) to a task that catches them.
  *
- * API layer (internal.h): calls ctl.c only.
+ * Siblings.  A spawn of more than one copy ends with the spawner sending
+ * every copy that started the list of them all, in index order (only the
+ * spawner knows every tid: each host's daemon starts its own copies).  It
+ * is a library message (internal.h): tag COLLS__TAG_DCOLL, header gid 0,
+ * seq 0, step COLLS__STEP_SIBLINGS, then u32 count and count u32 tids,
+ * little-endian.  A copy keeps the first list from its parent and drops
+ * any other; colls_siblings waits for it.  The spawn is answered once
+ * every copy attached (or ended, or is no colls program), so the list
+ * finds each copy that uses colls attached.
+ *
+ * API layer (internal.h): calls ctl.c, p2p.c's sends, colls.c's loop and
+ * dead.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "proto/bytes.h"
 
 /* Copies, arguments and environment entries one request may carry (the
    daemon's bounds). */
@@ -97,6 +109,97 @@ spawn_env(char *const extra[], char ***out)
     return (long)n;
 }
 
+static int
+spawn_sent_pred(void *arg)
+{
+    return ((struct colls_req *)arg)->pending == 0;
+}
+
+/*
+ * Sends the k tids of list (room for COLLS__LIB_HDR + 4 + 4 k bytes,
+ * filled from COLLS__LIB_HDR + 4 on) to each of them (see the top).  A
+ * copy that cannot be sent to (ended already) is skipped.
+ */
+static void
+spawn_tell_siblings(colls_t *c, uint8_t *list, int k)
+{
+    struct colls_req req;
+    uv_buf_t b;
+    int i;
+
+    memset(list, 0, COLLS__LIB_HDR);
+    put_u32(list + 16, COLLS__STEP_SIBLINGS);
+    put_u32(list + COLLS__LIB_HDR, (uint32_t)k);
+    memset(&req, 0, sizeof(req));
+    req.c = c;
+    req.kind = COLLS__REQ_SEND;
+    list_init(&req.link);
+    b = uv_buf_init((char *)list, (unsigned)(COLLS__LIB_HDR + 4 + 4 * k));
+    for (i = 0; i < k; i++)
+        (void)colls__send_data(c, get_u32(list + COLLS__LIB_HDR + 4 + 4 * i),
+                               COLLS__TAG_DCOLL, COLLS_ENC_RAW,
+                               COLLS_ORDER_LITTLE, COLLS_ROUTE_DEFAULT, &b, 1,
+                               &req);
+    if (req.pending > 0)
+        (void)colls__wait(c, spawn_sent_pred, &req, 0);
+}
+
+int
+colls__siblings_deliver(colls_t *c, struct colls__rmsg *m)
+{
+    const uint8_t *p = m->data;
+    size_t i, k;
+
+    if (c->siblings == NULL && c->parent != 0 && m->src == c->parent &&
+        m->len >= COLLS__LIB_HDR + 4 && get_u64(p + 8) == 0 &&
+        get_u32(p + 16) == COLLS__STEP_SIBLINGS && get_u32(p + 20) == 0 &&
+        (k = get_u32(p + COLLS__LIB_HDR)) >= 1 && k <= SPAWN_MAX_COPIES &&
+        m->len == COLLS__LIB_HDR + 4 + 4 * k &&
+        (c->siblings = malloc(k * sizeof(*c->siblings))) != NULL) {
+        for (i = 0; i < k; i++)
+            c->siblings[i] = get_u32(p + COLLS__LIB_HDR + 4 + 4 * i);
+        c->nsiblings = (int)k;
+    }
+    colls__rmsg_free(m); /* anything else: dropped */
+    return 0;
+}
+
+static int
+spawn_siblings_pred(void *arg)
+{
+    colls_t *c = arg;
+
+    return c->siblings != NULL || colls__src_status(c, c->parent) < 0;
+}
+
+int
+colls_siblings(colls_t *c, colls_tid_t *tids, int max)
+{
+    const char *count = getenv("COLLS_SPAWN_COUNT");
+    int i, rc;
+
+    if (c == NULL || max < 0 || (tids == NULL && max > 0))
+        return COLLS_EINVAL;
+    if (c->siblings == NULL && c->parent != 0 && count != NULL &&
+        atoi(count) > 1) {
+        rc = colls__wait(c, spawn_siblings_pred, c, 1);
+        if (rc < 0)
+            return rc;
+        if (c->siblings == NULL) {
+            rc = colls__src_status(c, c->parent);
+            return rc < 0 ? rc : COLLS_EPEERDEAD;
+        }
+    }
+    if (c->siblings == NULL) {
+        if (max > 0)
+            tids[0] = c->conn.tid;
+        return 1; /* not spawned, or alone */
+    }
+    for (i = 0; i < c->nsiblings && i < max; i++)
+        tids[i] = c->siblings[i];
+    return c->nsiblings;
+}
+
 int
 colls_spawn(colls_t *c, const char *file, char *const argv[], int flags,
             const char *where, int n, colls_tid_t *tids)
@@ -114,6 +217,7 @@ colls_spawn_env(colls_t *c, const char *file, char *const argv[],
     const SpawnRep *r;
     size_t nargs = 0;
     char **vars = NULL;
+    uint8_t *list;
     long nvars;
     int rc, i, started = 0;
 
@@ -126,9 +230,15 @@ colls_spawn_env(colls_t *c, const char *file, char *const argv[],
     while (argv != NULL && argv[nargs] != NULL)
         if (++nargs > SPAWN_MAX_ARGS)
             return COLLS_EINVAL;
+    /* allocated first: once copies run, they wait for it */
+    list = n > 1 ? malloc(COLLS__LIB_HDR + 4 + 4 * (size_t)n) : NULL;
+    if (n > 1 && list == NULL)
+        return COLLS_ENOMEM;
     nvars = spawn_env(env, &vars);
-    if (nvars < 0)
+    if (nvars < 0) {
+        free(list);
         return (int)nvars;
+    }
     q.file = (char *)file;
     q.n_argv = nargs;
     q.argv = (char **)argv;
@@ -143,19 +253,25 @@ colls_spawn_env(colls_t *c, const char *file, char *const argv[],
     e.spawn_req = &q;
     rc = colls__ctl_call(c, &e, &rep);
     free(vars);
-    if (rc < 0)
+    if (rc < 0) {
+        free(list);
         return rc;
+    }
     if (rep->kind != KIND__SPAWN_REP ||
         rep->body_case != ENVELOPE__BODY_SPAWN_REP ||
         rep->spawn_rep->n_tids != (size_t)n ||
         rep->spawn_rep->n_status != (size_t)n) {
         envelope_free(rep);
+        free(list);
         return COLLS_EPROTO;
     }
     r = rep->spawn_rep;
     for (i = 0; i < n; i++) {
         if (r->status[i] == 0 && r->tids[i] != 0) {
             tids[i] = r->tids[i];
+            if (list != NULL)
+                put_u32(list + COLLS__LIB_HDR + 4 + 4 * (size_t)started,
+                        r->tids[i]);
             started++;
         } else {
             tids[i] =
@@ -163,6 +279,9 @@ colls_spawn_env(colls_t *c, const char *file, char *const argv[],
         }
     }
     envelope_free(rep);
+    if (list != NULL && started > 0)
+        spawn_tell_siblings(c, list, started);
+    free(list);
     return started;
 }
 

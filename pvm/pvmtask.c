@@ -210,36 +210,19 @@ pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
     return n;
 }
 
-/* Sorts tids in increasing order. */
-static int
-pvm_tid_cmp(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 /*
- * The tasks started by the same spawn as this one.  The daemon tells a
- * spawned task how many copies were started ($COLLS_SPAWN_COUNT); the
- * copies meet in a collsd group of that size named after their parent
- * and program, formed once every copy has called pvm_siblings (as SPMD
- * programs do), which gives each the others' tids whether they still run
- * or not; they leave it at once.  The list is in increasing tid order, the
- * same in every copy, and kept for later calls.  A task that was not
- * spawned is its own only sibling.
+ * The tasks started by the same spawn as this one, in the spawn's order,
+ * this one included (colls_siblings: the spawner sends the list to each
+ * copy as its spawn returns; a task that was not spawned is its own only
+ * sibling).  The array is kept for later calls, as in PVM.
  */
 int
 pvm_siblings(int **tids)
 {
     static int *sib, nsib;
     colls_t *c = pvm__colls("pvm_siblings");
-    const char *env = getenv("COLLS_SPAWN_COUNT");
-    colls_taskinfo_t *ti;
-    colls_group_t *g;
-    colls_tid_t parent;
-    char me[64] = "", name[128];
-    int want = env != NULL ? atoi(env) : 0, n, i, rc;
+    colls_tid_t *t;
+    int n, i;
 
     if (c == NULL)
         return PvmSysErr;
@@ -249,36 +232,26 @@ pvm_siblings(int **tids)
         *tids = sib;
         return nsib;
     }
-    if (want < 1 || colls_parent(c, &parent) < 0)
-        want = 1;
-    sib = calloc((size_t)want, sizeof(*sib));
-    if (sib == NULL)
-        return pvm__fail("pvm_siblings", PvmNoMem);
-    sib[0] = pvm__task.tid;
-    if (want > 1) {
-        rc = colls_tasks(c, 0, &ti, &n);
-        for (i = 0; rc == 0 && i < n; i++)
-            if ((int)ti[i].tid == pvm__task.tid)
-                snprintf(me, sizeof(me), "%s", ti[i].name);
-        if (rc == 0)
-            colls_free(ti);
-        snprintf(name, sizeof(name), "pvm.siblings.%x.%s", (unsigned)parent,
-                 me);
-        if (rc == 0)
-            rc = colls_group_join(c, name, want, &g);
-        if (rc < 0) {
-            free(sib);
-            sib = NULL;
-            return pvm__fail("pvm_siblings", pvm__code(rc));
-        }
-        for (i = 0; i < want; i++)
-            sib[i] = (int)colls_group_tid(g, i);
-        colls_group_leave(g);
-        qsort(sib, (size_t)want, sizeof(*sib), pvm_tid_cmp);
+    n = colls_siblings(c, NULL, 0);
+    if (n < 0)
+        return pvm__fail("pvm_siblings", pvm__code(n));
+    t = calloc((size_t)n, sizeof(*t));
+    sib = calloc((size_t)n, sizeof(*sib));
+    i = t == NULL || sib == NULL       ? PvmNoMem
+        : colls_siblings(c, t, n) != n ? PvmSysErr
+                                       : PvmOk;
+    if (i != PvmOk) {
+        free(t);
+        free(sib);
+        sib = NULL;
+        return pvm__fail("pvm_siblings", i);
     }
-    nsib = want;
+    for (i = 0; i < n; i++)
+        sib[i] = (int)t[i];
+    free(t);
+    nsib = n;
     *tids = sib;
-    return want;
+    return n;
 }
 
 int

@@ -8,6 +8,7 @@
  *       machine and checks, printing one line per step on stdout:
  *         spawn: N started
  *         child I: tid ok, parent ok, count N, index ok, fds ok
+ *         siblings: ok                   (the even copies' colls_siblings)
  *         spread: ok                     (copies on two hosts or more)
  *         exit I: status S               (S = 10 + I, from the notice)
  *         output: ok                     (FILE holds every line, in order)
@@ -22,7 +23,8 @@
  *       or "STEP: FAIL why".
  *   spawn-check child [--sleep]
  *       (spawned) sends its parent {index, count, parent, mytid,
- *       descriptors it was started with beyond 0-2 (none)}, writes
+ *       descriptors it was started with beyond 0-2 (none)}, and if its
+ *       index is even its colls_siblings list (tag TAG_SIBS); writes
  *       its lines (see child_lines), exits 10 + index; --sleep: waits in
  *       colls_recv until it is killed.
  *   spawn-check master N
@@ -48,7 +50,13 @@
 
 #include "colls.h"
 
-enum { TAG_HELLO = 60, TAG_EXIT = 61, TAG_KILLED = 62, TAG_ADD = 70 };
+enum {
+    TAG_HELLO = 60,
+    TAG_EXIT = 61,
+    TAG_KILLED = 62,
+    TAG_SIBS = 63,
+    TAG_ADD = 70
+};
 
 /* Lines of one copy: LINES short ones, one of LONG bytes (cut by the
    daemon at 4096), one on stderr, and a last one without a newline. */
@@ -130,6 +138,18 @@ child(int sleep_forever)
     if (sleep_forever) {
         colls_recv(c, COLLS_ANY, 12345, b, sizeof(b), NULL);
         return 96;
+    }
+    if (idx % 2 == 0) {
+        /* the even copies only: the others need not ask */
+        colls_tid_t sib[64];
+        uint8_t list[4 * 64];
+        int k, n = colls_siblings(c, sib, 64);
+
+        for (k = 0; k < n && k < 64; k++)
+            put32(list + 4 * k, sib[k]);
+        if (n < 1 || n > 64 || colls_siblings(c, sib, 64) != n ||
+            colls_send(c, parent, TAG_SIBS, list, 4 * (size_t)n) < 0)
+            return 94;
     }
     for (i = 0; i < LINES; i++)
         printf("copy %d line %d\n", idx, i);
@@ -301,6 +321,31 @@ parent(const char *self, const char *out, int n)
         failed |= get32(b + 12) != tids[idx] || get32(b + 4) != (uint32_t)n ||
                   get32(b + 16) != 0;
     }
+    /* the even copies' colls_siblings: every copy, in index order */
+    for (i = 0, seen = 0; i < n; i += 2) {
+        uint8_t list[4 * 64];
+        colls_status_t st;
+        int k, ok;
+
+        if (colls_recv(c, tids[i], TAG_SIBS, list, sizeof(list), &st) < 0) {
+            fail("siblings", "no list");
+            seen = -1;
+            break;
+        }
+        ok = st.length == 4 * (size_t)n;
+        for (k = 0; ok && k < n; k++)
+            ok = get32(list + 4 * k) == tids[k];
+        if (!ok) {
+            char why[64];
+
+            snprintf(why, sizeof(why), "copy %d: a list of %zu bytes differs",
+                     i, st.length);
+            fail("siblings", why);
+            seen = -1;
+        }
+    }
+    if (seen == 0)
+        printf("siblings: ok\n");
     for (i = 1, seen = 0; i < n; i++)
         seen |= COLLS_TID_HID(tids[i]) != COLLS_TID_HID(tids[0]);
     if (seen)

@@ -3,7 +3,9 @@
 # three loopback daemons with --spawn-path naming the test programs'
 # directory:
 #   1. spawn-check parent: copies started over the machine with valid
-#      tids and their parent, their output lines caught byte for byte (a
+#      tids and their parent, no descriptor of the daemon's, the list of
+#      siblings the even copies ask for (the odd ones do not: nobody
+#      waits for them), their output lines caught byte for byte (a
 #      long line cut at 4096, a last line without newline, stderr), exit
 #      codes through TASK_EXIT notices, the task table's parent, kill
 #      (status 143), a missing file (COLLS_ENOENT per copy), a program
@@ -36,6 +38,7 @@ child 0: tid ok, parent ok, count 4, index ok, fds ok
 child 1: tid ok, parent ok, count 4, index ok, fds ok
 child 2: tid ok, parent ok, count 4, index ok, fds ok
 child 3: tid ok, parent ok, count 4, index ok, fds ok
+siblings: ok
 spread: ok
 exit 0: status 10
 exit 1: status 11

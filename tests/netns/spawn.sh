@@ -5,7 +5,8 @@
 #    absolute from collsctl's directory): the ring's six lines, copies on
 #    all three hosts, "exit 0" for each, exit status 0;
 # 2. a master/worker program (spawn-check parent on host 2) spawns six
-#    workers across the hosts: their tids and parent, output caught, exit
+#    workers across the hosts: their tids and parent, no inherited
+#    descriptor, the siblings list across hosts, output caught, exit
 #    codes, kill, per-copy ENOENT and EPERM, as on loopback;
 # 3. --host by name and --arch (uname -m) place copies there; an unknown
 #    architecture fails with "host is down".
@@ -45,14 +46,16 @@ out=$(host_run 2 env COLLS_SOCKET="$SOCK" timeout 90 "$CHK" parent \
 rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "spawn-check parent on host 2: exit $rc"
-for want in "spawn: 6 started" "spread: ok" "output: ok" "ps: parent ok" \
+for want in "spawn: 6 started" "siblings: ok" "spread: ok" "output: ok" \
+    "ps: parent ok" \
     "kill: status 143" "missing: ENOENT ENOENT" "outside: EPERM EPERM"; do
     echo "$out" | grep -qx "$want" || fail "master/worker: no '$want'"
 done
 for i in 0 1 2 3 4 5; do
     echo "$out" | grep -qx "exit $i: status $((10 + i))" ||
         fail "master/worker: exit status of worker $i"
-    echo "$out" | grep -qx "child $i: tid ok, parent ok, count 6, index ok" ||
+    echo "$out" |
+        grep -qx "child $i: tid ok, parent ok, count 6, index ok, fds ok" ||
         fail "master/worker: worker $i's tid or parent"
 done
 

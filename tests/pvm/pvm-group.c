@@ -211,7 +211,7 @@ collectives(const char *phase, int n)
 int
 main(int argc, char **argv)
 {
-    int n = argc == 2 ? atoi(argv[1]) : 0, me, i, ok, rc, *sib;
+    int n = argc == 2 ? atoi(argv[1]) : 0, me, i, ok, rc, *sib, idx;
 
     if (n < 2 || n > 64) {
         fprintf(stderr, "usage: pvm-group N (2..64)\n");
@@ -241,8 +241,13 @@ main(int argc, char **argv)
     rc = pvm_siblings(&sib);
     for (i = 0, ok = 0; i < rc; i++)
         ok += sib[i] == me;
+    /* in the spawn's order: this copy at its index */
+    idx = getenv("COLLS_SPAWN_INDEX") != NULL
+              ? atoi(getenv("COLLS_SPAWN_INDEX"))
+              : 0;
     CHECK("siblings",
-          ok == 1 && rc == (getenv("COLLS_SPAWN_COUNT") != NULL ? n : 1),
+          ok == 1 && rc == (getenv("COLLS_SPAWN_COUNT") != NULL ? n : 1) &&
+              idx >= 0 && idx < rc && sib[idx] == me,
           "%d siblings", rc);
     collectives("dynamic", n);
     /* the last instance leaves and joins again while the others go on to

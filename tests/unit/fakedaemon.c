@@ -47,6 +47,7 @@ fake_attach_rep(int fd, const struct fake *f, const Envelope *in)
     ar.hid = 1;
     ar.incarnation = 77;
     ar.max_message = f->max_message;
+    ar.parent = f->parent;
     ar.direct_addr = "127.0.0.1";
     e.body_case = ENVELOPE__BODY_ATTACH_REP;
     e.attach_rep = &ar;

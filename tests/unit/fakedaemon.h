@@ -26,6 +26,7 @@ struct fake {
     /* set by the test before fake_start */
     uint32_t tid;         /* handed out in ATTACH_REP */
     uint32_t max_message; /* ATTACH_REP.max_message (0: unset) */
+    uint32_t parent;      /* ATTACH_REP.parent (0: not spawned) */
     fake_handler_fn handler;
     void *arg;
     /* set by fake_start */

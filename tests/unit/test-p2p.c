@@ -15,7 +15,8 @@
  * bookkeeping (EPEERDEAD, EHOSTDOWN, ENOENT instead of hanging),
  * timeouts, non-blocking requests, packed messages in every encoding, a
  * large message read into its own buffer, the admin calls, the direct
- * route and its fallback to the daemon, and a daemon that goes away.
+ * route and its fallback to the daemon, a daemon that goes away, and the
+ * spawner's list of siblings (malformed ones dropped).
  */
 #include <errno.h>
 #include <limits.h>
@@ -48,6 +49,7 @@ enum {
     T_FAIL = 904,  /* send SEND_FAILED {dst, ENOENT} */
     T_HALF = 905,  /* start a message of u32 N bytes: header + N/2 bytes */
     T_REST = 906,  /* send the rest of that message */
+    T_SIBS = 907,  /* send siblings lists from dst, bad ones first (below) */
 };
 
 #define PATTERN(i) ((uint8_t)((i)*13u + 5u))
@@ -68,6 +70,52 @@ fake_data(int fd, uint32_t src, int tag, const Envelope *like,
         e.byte_order = like->byte_order;
     }
     fake_send(fd, &e, payload, plen);
+}
+
+/* A spawner's list of copies (libclient/spawn.c): the library's tag,
+   header {gid 0, seq, step, zero}, u32 count, count tids; header fields
+   and the count as given, n tids of list. */
+static void
+fake_sibling_list(int fd, uint32_t src, uint64_t seq, uint32_t step,
+                  uint32_t zero, uint32_t count, const uint32_t *list, int n)
+{
+    uint8_t p[COLLS__LIB_HDR + 4 + 4 * 8];
+    int i;
+
+    memset(p, 0, sizeof(p));
+    put_u64(p + 8, seq);
+    put_u32(p + 16, step);
+    put_u32(p + 20, zero);
+    put_u32(p + COLLS__LIB_HDR, count);
+    for (i = 0; i < n; i++)
+        put_u32(p + COLLS__LIB_HDR + 4 + 4 * i, list[i]);
+    fake_data(fd, src, COLLS__TAG_DCOLL, NULL, p,
+              (size_t)(COLLS__LIB_HDR + 4 + 4 * n));
+}
+
+/* T_SIBS: lists from parent that the task must drop, one from another
+   task, then the right one {parent + 2, ME, parent + 3}, then one more
+   that must not replace it; and a header cut short. */
+static void
+fake_siblings(int fd, uint32_t parent)
+{
+    const uint32_t good[3] = {parent + 2, ME, parent + 3};
+    const uint32_t other[3] = {7, 8, 9};
+    const uint8_t cut[10] = {0};
+    const uint32_t s = COLLS__STEP_SIBLINGS;
+
+    fake_data(fd, parent, COLLS__TAG_DCOLL, NULL, cut, sizeof(cut));
+    fake_sibling_list(fd, parent + 1, 0, s, 0, 3, other, 3); /* not parent */
+    fake_sibling_list(fd, parent, 1, s, 0, 3, other, 3);     /* seq */
+    fake_sibling_list(fd, parent, 0, s - 1, 0, 3, other, 3); /* step */
+    fake_sibling_list(fd, parent, 0, s, 1, 3, other, 3);     /* zero */
+    fake_sibling_list(fd, parent, 0, s, 0, 4, other, 3);     /* count > */
+    fake_sibling_list(fd, parent, 0, s, 0, 2, other, 3);     /* count < */
+    fake_sibling_list(fd, parent, 0, s, 0, 0, other, 0);     /* none */
+    fake_sibling_list(fd, parent, 0, s, 0, 0xffffffffu, other, 3);
+    fake_sibling_list(fd, parent, 0, s, 0, 3, good, 3);
+    fake_sibling_list(fd, parent, 0, s, 0, 3, other, 3); /* a second */
+    fake_data(fd, parent, 5, NULL, "after", 5);
 }
 
 /* What the fake daemon remembers between frames (the child's copy). */
@@ -138,6 +186,9 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
         break;
     case KIND__DATA:
         switch (in->tag) {
+        case T_SIBS:
+            fake_siblings(fd, in->dst);
+            break;
         case T_EXIT:
             e.kind = KIND__TASK_EXIT;
             e.src = in->dst;
@@ -280,18 +331,26 @@ fake_handle(int fd, const Envelope *in, const uint8_t *pl, size_t plen,
     }
 }
 
+/* Attaches as a task that parent spawned (0: none). */
 static colls_t *
-attach(struct fake *f)
+attach_spawned(struct fake *f, uint32_t parent)
 {
     colls_t *c;
 
     memset(f, 0, sizeof(*f));
     memset(&fake_st, 0, sizeof(fake_st));
     f->tid = ME;
+    f->parent = parent;
     f->handler = fake_handle;
     c = fake_attach(f);
     ck_assert_uint_eq(colls_mytid(c), ME);
     return c;
+}
+
+static colls_t *
+attach(struct fake *f)
+{
+    return attach_spawned(f, 0);
 }
 
 static void
@@ -409,6 +468,65 @@ START_TEST(test_peer_dead)
                      COLLS_ENOENT);
     ck_assert_int_eq(colls_send(c, PEER + 1, 1, "x", 1), COLLS_ENOENT);
     detach(&f, c);
+}
+END_TEST
+
+/* colls_siblings: the spawner's list, kept from the first well-formed
+   one from the parent; nothing of it reaches the program's receives. */
+START_TEST(test_siblings)
+{
+    struct fake f;
+    colls_status_t st;
+    colls_tid_t t[8];
+    colls_t *c;
+    char out[8];
+
+    setenv("COLLS_SPAWN_COUNT", "3", 1);
+    c = attach_spawned(&f, PEER);
+    ck_assert_int_eq(colls_send(c, PEER, T_SIBS, "", 0), 0);
+    /* the program's own message, sent after the lists, comes alone */
+    ck_assert_int_eq(colls_recv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st),
+                     0);
+    ck_assert_int_eq(st.tag, 5);
+    ck_assert_mem_eq(out, "after", 5);
+    ck_assert_int_eq(
+        colls_nrecv(c, COLLS_ANY, COLLS_ANY, out, sizeof(out), &st),
+        COLLS_EAGAIN);
+    memset(t, 0, sizeof(t));
+    ck_assert_int_eq(colls_siblings(c, t, 8), 3);
+    ck_assert_uint_eq(t[0], PEER + 2);
+    ck_assert_uint_eq(t[1], ME);
+    ck_assert_uint_eq(t[2], PEER + 3);
+    ck_assert_uint_eq(t[3], 0);
+    /* max bounds what is written, not the count */
+    memset(t, 0, sizeof(t));
+    ck_assert_int_eq(colls_siblings(c, t, 1), 3);
+    ck_assert_uint_eq(t[0], PEER + 2);
+    ck_assert_uint_eq(t[1], 0);
+    ck_assert_int_eq(colls_siblings(c, NULL, 0), 3);
+    ck_assert_int_eq(colls_siblings(c, NULL, 1), COLLS_EINVAL);
+    ck_assert_int_eq(colls_siblings(c, t, -1), COLLS_EINVAL);
+    ck_assert_int_eq(colls_siblings(NULL, t, 8), COLLS_EINVAL);
+    detach(&f, c);
+
+    /* the spawner ended without sending it */
+    c = attach_spawned(&f, PEER);
+    ck_assert_int_eq(colls_send(c, PEER, T_EXIT, "", 0), 0);
+    ck_assert_int_eq(colls_siblings(c, t, 8), COLLS_EPEERDEAD);
+    detach(&f, c);
+
+    /* spawned alone, or not spawned: its own only sibling */
+    setenv("COLLS_SPAWN_COUNT", "1", 1);
+    c = attach_spawned(&f, PEER);
+    ck_assert_int_eq(colls_siblings(c, t, 8), 1);
+    ck_assert_uint_eq(t[0], ME);
+    detach(&f, c);
+    setenv("COLLS_SPAWN_COUNT", "3", 1);
+    c = attach(&f);
+    ck_assert_int_eq(colls_siblings(c, t, 8), 1);
+    ck_assert_uint_eq(t[0], ME);
+    detach(&f, c);
+    unsetenv("COLLS_SPAWN_COUNT");
 }
 END_TEST
 
@@ -944,6 +1062,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_direct_fallback);
     tcase_add_test(tc, test_direct_garbage);
     tcase_add_test(tc, test_poll_window);
+    tcase_add_test(tc, test_siblings);
     suite_add_tcase(s, tc);
     return s;
 }
