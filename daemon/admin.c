@@ -675,6 +675,7 @@ admin_peer_msg(struct daemon *d, int hid, const Envelope *e,
     X(data_to_peer, "Messages from a task here to another host.")              \
     X(data_from_peer, "Messages from another host to a task here.")            \
     X(data_echo, "Messages a task sent to a daemon and got back (echo).")      \
+    X(data_held, "Messages held for a spawned copy until it attached.")        \
     X(send_failed, "Messages that could not be delivered (SEND_FAILED).")      \
     X(notifies_sent, "Notifications sent to tasks.")                           \
     X(peer_msgs_out, "Messages handed to the transport for other hosts.")      \

@@ -224,6 +224,7 @@ static const struct task_ops collsd_task_ops = {
     .frame = route_task_input,
     .exit = collsd_task_exit,
     .reserved = spawn_attach,
+    .attached = spawn_attached,
 };
 
 static void

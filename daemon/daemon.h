@@ -204,6 +204,7 @@ struct daemon_stats {
     uint64_t join_replays; /* sealed join datagrams seen before */
     uint64_t notices_lost; /* notices a task lagged too far to get */
     uint64_t data_local, data_to_peer, data_from_peer, data_echo;
+    uint64_t data_held; /* for a spawned copy before it attached */
     uint64_t send_failed, notifies_sent;
     uint64_t peer_msgs_out, peer_msgs_in, peer_send_errors;
     uint64_t heartbeats_out, heartbeats_in, hosts_down, hosts_joined;

@@ -7,6 +7,8 @@
  *   dst remote task  -> its daemon, over the transport (rel_sendv from the
  *                       payload in place);
  *   dst a daemon tid -> that daemon echoes it to the sender, ENV_F_ECHO;
+ *   dst a spawned copy that has not attached yet
+ *                    -> held until it attaches (spawn_hold);
  *   otherwise        -> SEND_FAILED {dst, status, req_id} to the sender.
  * DATA from a daemon to a local task is queued with the message buffer
  * the transport delivered (no copy, the packed envelope is reused).
@@ -142,6 +144,28 @@ route_host_status(struct daemon *d, int hid)
     if (h == NULL)
         return COLLS_ENOENT;
     return h->state == COLLS_HOST_UP ? 0 : COLLS_EHOSTDOWN;
+}
+
+/* Holds DATA f (payload plen) from a local task for a spawned copy that
+   has not attached yet (spawn_hold), packed as a frame of its own: 0 if
+   held, else -1 (the caller fails the send as before). */
+static int
+route_hold_local(struct daemon *d, const Envelope *f, const uint8_t *payload,
+                 size_t plen)
+{
+    size_t elen = envelope_packed_size(f);
+    uint8_t *body;
+
+    if (!spawn_child_alive(d, f->dst) || (body = malloc(elen + plen)) == NULL)
+        return -1;
+    envelope_pack(f, body);
+    if (plen > 0)
+        memcpy(body + elen, payload, plen);
+    if (spawn_hold(d, f->dst, 0, 0, body, elen, elen + plen, body) != 0) {
+        free(body);
+        return -1;
+    }
+    return 0;
 }
 
 /* Pauses t when dst's queue is over the limit. */
@@ -469,6 +493,10 @@ route_data(struct task *t, const Envelope *in, const uint8_t *payload,
             return;
         }
         u = task_find(d, dst);
+        if (u == NULL && route_hold_local(d, &f, payload, plen) == 0) {
+            free(owner);
+            return;
+        }
         if (u == NULL) {
             free(owner);
             route_send_failed_local(d, t->tid, dst, route_local_status(d, dst),
@@ -913,6 +941,12 @@ route_peer_data(struct daemon *d, int hid, const Envelope *e, uint8_t *msg,
         return;
     }
     u = task_find(d, e->dst);
+    if (u == NULL &&
+        spawn_hold(d, e->dst, hid,
+                   daemon_tid_is_daemon(e->src) ? 0
+                                                : route_credit_cost(len - off),
+                   msg + 4, off - 4, len - 4, msg) == 0)
+        return; /* a copy that has not attached yet */
     if (u == NULL) {
         envelope_reply(&f, e->src, e->dst, KIND__SEND_FAILED, e->req_id,
                        route_local_status(d, e->dst));

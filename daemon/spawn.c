@@ -98,6 +98,18 @@ struct spawn_child {
     int reaped;            /* waitpid returned its status */
     int status;            /* exit code or 128 + signal, once reaped */
     int announced;         /* its TASK_EXIT went out */
+    struct list_node held; /* DATA for it before it attached (spawn_held) */
+    uint64_t held_bytes;
+};
+
+/* A frame held for a copy that has not attached (spawn_hold). */
+struct spawn_held {
+    struct list_node node;
+    int hid; /* the daemon it came from; 0 a local sender */
+    uint64_t credit;
+    const uint8_t *body;
+    size_t env_len, body_len;
+    void *owner;
 };
 
 /* The copies of one order (executing side). */
@@ -564,11 +576,29 @@ spawn_order_settle(struct daemon *d, struct spawn_order *o, int i)
         spawn_order_answer(d, o);
 }
 
+/* Drops what c held (it ended without attaching, or the daemon stops). */
+static void
+spawn_held_drop(struct spawn_child *c)
+{
+    struct list_node *n;
+
+    while ((n = list_first(&c->held)) != NULL) {
+        struct spawn_held *h = list_entry(n, struct spawn_held, node);
+
+        list_del(&h->node);
+        free(h->owner);
+        free(h);
+    }
+    c->held_bytes = 0;
+}
+
 /* Frees c's pipes and record. */
 static void
 spawn_child_free(struct spawn_child *c)
 {
     int s;
+
+    spawn_held_drop(c);
 
     for (s = SPAWN_STDOUT; s <= SPAWN_STDERR; s++) {
         if (c->ev[s] != NULL)
@@ -592,6 +622,7 @@ spawn_child_check(struct spawn_child *c)
         spawn_order_settle(d, c->order, c->index);
     if (done && !c->attached && !c->announced) {
         c->announced = 1;
+        spawn_held_drop(c);
         log_info("spawned t%x (pid %ld) ended: status %d", c->tid, (long)c->pid,
                  c->status);
         events_task_exit(d, c->tid, c->status);
@@ -884,6 +915,7 @@ spawn_order_exec(struct daemon *d, int from_hid, uint64_t id, uint32_t spawner,
         c->d = d;
         c->parent = spawner;
         c->fd[0] = c->fd[SPAWN_STDOUT] = c->fd[SPAWN_STDERR] = -1;
+        list_init(&c->held);
         o->status[i] = spawn_start(d, c, path, argv, r, r->first + i);
         if (o->status[i] != 0) {
             log_info("spawn of %s for t%x: copy %u did not start: %s", path,
@@ -1302,6 +1334,52 @@ spawn_attach(struct daemon *d, pid_t pid, uint32_t *parent)
         return c->tid;
     }
     return 0;
+}
+
+int
+spawn_hold(struct daemon *d, uint32_t tid, int hid, uint64_t credit,
+           const uint8_t *body, size_t env_len, size_t body_len, void *owner)
+{
+    struct spawn_child *c = spawn_child_by_tid(d, tid);
+    struct spawn_held *h;
+
+    if (c == NULL || c->used || c->reaped || c->announced ||
+        c->held_bytes + body_len > (uint64_t)d->cfg->task_queue_max ||
+        (h = calloc(1, sizeof(*h))) == NULL)
+        return -1;
+    h->hid = hid;
+    h->credit = credit;
+    h->body = body;
+    h->env_len = env_len;
+    h->body_len = body_len;
+    h->owner = owner;
+    list_add_tail(&c->held, &h->node);
+    c->held_bytes += body_len;
+    d->st.data_held++;
+    return 0;
+}
+
+void
+spawn_attached(struct task *t)
+{
+    struct spawn_child *c = spawn_child_by_tid(t->d, t->tid);
+    struct list_node *n;
+
+    if (c == NULL)
+        return;
+    while ((n = list_first(&c->held)) != NULL) {
+        struct spawn_held *h = list_entry(n, struct spawn_held, node);
+
+        list_del(&h->node);
+        if (h->hid != 0)
+            (void)task_queue_peer(t, h->hid, h->credit, h->body, h->env_len,
+                                  h->body_len, h->owner);
+        else
+            (void)task_queue_packed(t, h->body, h->env_len, h->body_len,
+                                    h->owner);
+        free(h);
+    }
+    c->held_bytes = 0;
 }
 
 int

@@ -111,6 +111,24 @@ void spawn_peer_msg(struct daemon *d, int hid, const Envelope *e,
  */
 uint32_t spawn_attach(struct daemon *d, pid_t pid, uint32_t *parent);
 /*
+ * Messages for a copy that has not attached yet (it was told its tid at
+ * fork; the spawner learns it when the spawn is answered, which does not
+ * wait for copies slower than SPAWN_ATTACH_US to attach): DATA for it is
+ * held and queued to it right after its ATTACH_REP, in order, instead of
+ * failing with SEND_FAILED.  spawn_hold takes a frame laid out as
+ * task_queue_packed wants it (envelope, payload; inside owner) with the
+ * daemon hid it came from and its credit (hid 0: a local sender, no
+ * credit): 0 if held (owner taken), -1 if tid is no copy waiting to
+ * attach or it holds --task-queue-max bytes already (owner not taken).
+ * What a copy that ends without attaching held is dropped (its senders
+ * get its TASK_EXIT).
+ */
+int spawn_hold(struct daemon *d, uint32_t tid, int hid, uint64_t credit,
+               const uint8_t *body, size_t env_len, size_t body_len,
+               void *owner);
+/* task_ops.attached: queues what was held for t, now ACTIVE. */
+void spawn_attached(struct task *t);
+/*
  * Task tid's connection ended.  1: a spawned child, whose exit spawn.c
  * announces itself once the process is reaped and its output read; 0:
  * announce it now (exit status unknown).

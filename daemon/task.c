@@ -1257,6 +1257,8 @@ task_attach(struct task *t, Envelope *e)
              (long)t->pid, (long)t->uid, t->admin ? " (admin)" : "",
              t->rights == TASK_RIGHT_ADMIN ? "" : " (no admin verbs)");
     task_queue_env(t, &r, NULL, 0, NULL);
+    if (d->task_ops->attached != NULL)
+        d->task_ops->attached(t);
 }
 
 /*

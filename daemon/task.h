@@ -48,6 +48,8 @@ struct task_ops {
     /* A connection from pid attaches: the tid reserved for it (a spawned
        child), its parent in *parent; 0: none, a fresh tid is given. */
     uint32_t (*reserved)(struct daemon *d, pid_t pid, uint32_t *parent);
+    /* Task t is ACTIVE, its ATTACH_REP queued (NULL: nothing to do). */
+    void (*attached)(struct task *t);
 };
 
 /* A connection access.c accepted (see access.h) becomes a task in

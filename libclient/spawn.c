@@ -11,8 +11,9 @@
  * seq 0, step COLLS__STEP_SIBLINGS, then u32 count and count u32 tids,
  * little-endian.  A copy keeps the first list from its parent and drops
  * any other; colls_siblings waits for it.  The spawn is answered once
- * every copy attached (or ended, or is no colls program), so the list
- * finds each copy that uses colls attached.
+ * every copy attached, ended, or ran 3 s without attaching; the daemon
+ * of a copy still to attach holds what is sent to it until it does
+ * (docs/spawn.md), the list included.
  *
  * API layer (internal.h): calls ctl.c, p2p.c's sends, colls.c's loop and
  * dead.c.

@@ -18,6 +18,8 @@
  *         outside: EPERM EPERM           (outside --spawn-path, per copy)
  *         bad env: EINVAL                (an entry that is not NAME=value)
  *         kill: status 143               (SIGTERM, from the notice)
+ *         late: ok                       (copies attaching after the spawn
+ *                                         returned get what was sent)
  *         kill unknown: ENOENT
  *         parent: ENOENT                 (this task was not spawned)
  *       or "STEP: FAIL why".
@@ -27,6 +29,9 @@
  *       index is even its colls_siblings list (tag TAG_SIBS); writes
  *       its lines (see child_lines), exits 10 + index; --sleep: waits in
  *       colls_recv until it is killed.
+ *   spawn-check late
+ *       (spawned) attaches after LATE_MS, receives its parent's message
+ *       and its siblings, answers {message came, number of siblings}.
  *   spawn-check master N
  *       (spawned) spawns N copies of itself ("child" role) without
  *       catching their output, so their lines pass up to whoever catches
@@ -55,6 +60,7 @@ enum {
     TAG_EXIT = 61,
     TAG_KILLED = 62,
     TAG_SIBS = 63,
+    TAG_LATE = 64,
     TAG_ADD = 70
 };
 
@@ -165,6 +171,36 @@ child(int sleep_forever)
     fprintf(stderr, "copy %d on stderr\n", idx);
     colls_detach(c);
     return 10 + idx;
+}
+
+/* The "late" role: attaches only after LATE_MS, later than the daemon
+   waits for a copy to attach before it answers the spawn, then expects
+   the message its parent sent at once (held for it) and the list of
+   its siblings; answers {1 if the message came, siblings}. */
+#define LATE_MS 4000
+
+static int
+late(void)
+{
+    colls_tid_t parent, sib[8];
+    uint8_t b[8];
+    char msg[16];
+    colls_t *c;
+    int n;
+
+    usleep(LATE_MS * 1000);
+    if (colls_attach(NULL, &c) < 0 || colls_parent(c, &parent) < 0)
+        return 99;
+    colls_set_timeout(c, 30000);
+    memset(msg, 0, sizeof(msg));
+    put32(b, colls_recv(c, parent, TAG_LATE, msg, sizeof(msg), NULL) == 0 &&
+                 strcmp(msg, "early") == 0);
+    n = colls_siblings(c, sib, 8);
+    put32(b + 4, (uint32_t)n);
+    if (colls_send(c, parent, TAG_LATE, b, sizeof(b)) < 0)
+        return 98;
+    colls_detach(c);
+    return 0;
 }
 
 /* ---- parent ------------------------------------------------------------- */
@@ -378,6 +414,24 @@ parent(const char *self, const char *out, int n)
             fail("kill", colls_err_name(rc));
         printf("kill: status %ld\n", exit_status(c, killed, TAG_KILLED));
     }
+    /* copies that attach after the spawn was answered: what was sent to
+       them at once, the list of siblings included, waits for them */
+    {
+        char *late_argv[] = {"late", NULL};
+        colls_tid_t lt[2];
+        int ok = 0;
+
+        rc = colls_spawn(c, self, late_argv, COLLS_SPAWN_ANY, NULL, 2, lt);
+        for (i = 0; rc == 2 && i < 2; i++)
+            ok += colls_send(c, lt[i], TAG_LATE, "early", 6) == 0;
+        for (i = 0; rc == 2 && i < 2; i++)
+            ok += colls_recv(c, lt[i], TAG_LATE, b, 8, NULL) == 0 &&
+                  get32(b) == 1 && get32(b + 4) == 2;
+        if (ok == 4)
+            printf("late: ok\n");
+        else
+            fail("late", "a message for a copy not attached yet was lost");
+    }
     spawn_fails(c, "missing", "/nonexistent/spawn-check", 2, COLLS_ENOENT);
     spawn_fails(c, "bare missing", "no-such-program", 1, COLLS_ENOENT);
     spawn_fails(c, "outside", "/bin/true", 2, COLLS_EPERM);
@@ -477,6 +531,8 @@ main(int argc, char **argv)
 
     if (argc >= 2 && strcmp(argv[1], "child") == 0)
         return child(argc >= 3 && strcmp(argv[2], "--sleep") == 0);
+    if (argc >= 2 && strcmp(argv[1], "late") == 0)
+        return late();
     if (argc >= 2 && strcmp(argv[1], "hostadd") == 0)
         return hostadd();
     if (argc >= 2 && strcmp(argv[1], "env") == 0)
@@ -499,7 +555,7 @@ main(int argc, char **argv)
         return parent(self, out, n);
 usage:
     fprintf(stderr, "usage: spawn-check parent --self PATH --out FILE "
-                    "[--copies N] | child [--sleep] | master N | "
+                    "[--copies N] | child [--sleep] | late | master N | "
                     "hostadd | env NAME...\n");
     return 2;
 }

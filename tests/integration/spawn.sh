@@ -8,7 +8,8 @@
 #      waits for them), their output lines caught byte for byte (a
 #      long line cut at 4096, a last line without newline, stderr), exit
 #      codes through TASK_EXIT notices, the task table's parent, kill
-#      (status 143), a missing file (COLLS_ENOENT per copy), a program
+#      (status 143), messages held for copies that attach after the spawn
+#      returned, a missing file (COLLS_ENOENT per copy), a program
 #      outside --spawn-path (COLLS_EPERM per copy); the counters of
 #      lines delivered and copies refused;
 #   2. collsctl spawn: examples/ring over three hosts prints every rank's
@@ -47,6 +48,7 @@ exit 3: status 13
 output: ok
 ps: parent ok
 kill: status 143
+late: ok
 missing: ENOENT ENOENT
 bare missing: ENOENT
 outside: EPERM EPERM
