@@ -7,7 +7,8 @@
 # 2. a master/worker program (spawn-check parent on host 2) spawns six
 #    workers across the hosts: their tids and parent, no inherited
 #    descriptor, the siblings list across hosts, output caught, exit
-#    codes, kill, per-copy ENOENT and EPERM, as on loopback;
+#    codes, kill, messages held for copies that attach late (from
+#    another host's task), per-copy ENOENT and EPERM, as on loopback;
 # 3. --host by name and --arch (uname -m) place copies there; an unknown
 #    architecture fails with "host is down".
 # Needs root (exit 77 otherwise).  Bounded: every step runs under timeout.
@@ -47,7 +48,7 @@ rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "spawn-check parent on host 2: exit $rc"
 for want in "spawn: 6 started" "siblings: ok" "spread: ok" "output: ok" \
-    "ps: parent ok" \
+    "ps: parent ok" "late: ok" \
     "kill: status 143" "missing: ENOENT ENOENT" "outside: EPERM EPERM"; do
     echo "$out" | grep -qx "$want" || fail "master/worker: no '$want'"
 done
@@ -58,6 +59,18 @@ for i in 0 1 2 3 4 5; do
         grep -qx "child $i: tid ok, parent ok, count 6, index ok, fds ok" ||
         fail "master/worker: worker $i's tid or parent"
 done
+
+# the late copies' messages were held by their daemons: the spawner's
+# "early" and its list of siblings, two per copy; at least one copy ran
+# on another host than the spawner's (held as DATA from a daemon)
+held() {
+    mh_ctl "$1" stats --json |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["counters"]["data_held"])'
+}
+h1=$(held 1) h2=$(held 2) h3=$(held 3)
+echo "data_held on hosts 1 2 3: $h1 $h2 $h3"
+[ "$((h1 + h2 + h3))" -ge 4 ] && [ "$((h1 + h3))" -ge 2 ] ||
+    fail "late copies: data_held $h1 $h2 $h3 on hosts 1 2 3"
 
 # 3. placement by name and architecture
 out=$(mh_ctl 1 spawn -n 2 --host host3 "$CHK" child 2>&1)
