@@ -13,6 +13,7 @@
  * item: copied into a contiguous block first (in place: one reference per
  * item), and unpacked through one.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,51 +376,291 @@ PVM_PKFUNCS(cplx, float, PVM_CPLX)
 PVM_PKFUNCS(dcplx, double, PVM_DCPLX)
 /* clang-format on */
 
+/*
+ * Packs one item of dt held in the caller's variable v (size bytes): an
+ * in-place buffer refers to what it packs until it is sent, so there the
+ * value is first copied into memory the buffer keeps (and frees).
+ */
+static int
+pvm_pack_value(const char *call, int dt, const void *v, size_t size)
+{
+    struct pvm__buf *b = pvm__buf_get(pvm__task.sbuf);
+    void **no, *keep;
+
+    if (b == NULL)
+        return pvm__fail(call, PvmNoBuf);
+    if (b->encoding != PvmDataInPlace)
+        return pvm_pack(call, dt, v, 1, 1);
+    no = realloc(b->owned, (size_t)(b->nowned + 1) * sizeof(*no));
+    if (no != NULL)
+        b->owned = no;
+    if (no == NULL || (keep = malloc(size)) == NULL)
+        return pvm__fail(call, PvmNoMem);
+    memcpy(keep, v, size);
+    b->owned[b->nowned++] = keep;
+    return pvm_pack(call, dt, keep, 1, 1);
+}
+
 /* A string: its length with the NUL as an int, then those bytes. */
+static int
+pvm_pack_str(const char *call, const char *cp)
+{
+    int n, rc;
+
+    if (cp == NULL)
+        return pvm__fail(call, PvmBadParam);
+    n = (int)strlen(cp) + 1;
+    rc = pvm_pack_value(call, PVM_INT, &n, sizeof(n));
+    if (rc < 0)
+        return rc;
+    return pvm_pack(call, PVM_BYTE, cp, n, 1);
+}
+
+static int
+pvm_unpack_str(const char *call, char *cp)
+{
+    int n, rc;
+
+    if (cp == NULL)
+        return pvm__fail(call, PvmBadParam);
+    rc = pvm_unpack(call, PVM_INT, &n, 1, 1);
+    if (rc < 0)
+        return rc;
+    if (n < 1)
+        return pvm__fail(call, PvmBadMsg);
+    rc = pvm_unpack(call, PVM_BYTE, cp, n, 1);
+    if (rc == 0)
+        cp[n - 1] = '\0';
+    return rc;
+}
+
 int
 pvm_pkstr(char *cp)
 {
-    struct pvm__buf *b = pvm__buf_get(pvm__task.sbuf);
-    int n, *np = &n, rc;
-    void **no;
-
-    if (cp == NULL)
-        return pvm__fail("pvm_pkstr", PvmBadParam);
-    if (b == NULL)
-        return pvm__fail("pvm_pkstr", PvmNoBuf);
-    n = (int)strlen(cp) + 1;
-    if (b->encoding == PvmDataInPlace) {
-        /* the length must outlive this call: the buffer keeps it */
-        no = realloc(b->owned, (size_t)(b->nowned + 1) * sizeof(*no));
-        if (no == NULL || (np = malloc(sizeof(*np))) == NULL) {
-            if (no != NULL)
-                b->owned = no;
-            return pvm__fail("pvm_pkstr", PvmNoMem);
-        }
-        b->owned = no;
-        b->owned[b->nowned++] = np;
-        *np = n;
-    }
-    rc = pvm_pack("pvm_pkstr", PVM_INT, np, 1, 1);
-    if (rc < 0)
-        return rc;
-    return pvm_pack("pvm_pkstr", PVM_BYTE, cp, n, 1);
+    return pvm_pack_str("pvm_pkstr", cp);
 }
 
 int
 pvm_upkstr(char *cp)
 {
-    int n, rc;
+    return pvm_unpack_str("pvm_upkstr", cp);
+}
 
-    if (cp == NULL)
-        return pvm__fail("pvm_upkstr", PvmBadParam);
-    rc = pvm_unpack("pvm_upkstr", PVM_INT, &n, 1, 1);
-    if (rc < 0)
-        return rc;
-    if (n < 1)
-        return pvm__fail("pvm_upkstr", PvmBadMsg);
-    rc = pvm_unpack("pvm_upkstr", PVM_BYTE, cp, n, 1);
-    if (rc == 0)
-        cp[n - 1] = '\0';
+/* ---- pvm_packf, pvm_unpackf --------------------------------------------- */
+
+/*
+ * One conversion of a pvm_packf / pvm_unpackf format, PVM 3.4's grammar:
+ *
+ *   format : [ "%+" ] { conversion | any other character (skipped) }
+ *   conversion : '%' [count] [ '.' stride ] { 'h' | 'l' | 'u' } type
+ *   count, stride : digits, or '*' (taken from the next int argument)
+ *   type : 'c' bytes, 'd' integers (h short, l long, u unsigned),
+ *          'f' floats (l double), 'x' complex (l double complex),
+ *          's' a string
+ *
+ * "%+" (packing only) takes an int, the encoding of a new send buffer
+ * (pvm_initsend).  Packing, an item without count and stride is passed
+ * by value (c, d: int, long, unsigned, unsigned long; f: double), any
+ * other by address; x and s are always addresses.  Unpacking takes
+ * addresses only.
+ */
+struct pvm_conv {
+    int type;   /* c d f x s */
+    int dt;     /* PVM_* (0 for s) */
+    int byval;  /* no count nor stride given */
+    int count;  /* 1 by default */
+    int stride; /* 1 by default */
+    int isl;    /* 'l' given */
+};
+
+/* A count or stride at *fp: digits or '*' (from ap); -1 if none is
+   there, -2 if it is malformed. */
+static int
+pvm_conv_num(const char **fp, va_list *ap)
+{
+    const char *f = *fp;
+    long v = 0;
+
+    if (*f == '*') {
+        *fp = f + 1;
+        v = va_arg(*ap, int);
+        return v < 0 ? -2 : (int)v;
+    }
+    if (*f < '0' || *f > '9')
+        return -1;
+    while (*f >= '0' && *f <= '9') {
+        v = v * 10 + (*f++ - '0');
+        if (v > 0x7fffffff)
+            return -2;
+    }
+    *fp = f;
+    return (int)v;
+}
+
+/* Parses the conversion after a '%' at *fp into cv; 0, or -1 when it is
+   malformed. */
+static int
+pvm_conv_parse(const char **fp, va_list *ap, struct pvm_conv *cv)
+{
+    int ish = 0, isu = 0, n;
+
+    memset(cv, 0, sizeof(*cv));
+    n = pvm_conv_num(fp, ap);
+    if (n == -2)
+        return -1;
+    cv->count = n < 0 ? 1 : n;
+    cv->byval = n < 0;
+    if (**fp == '.') {
+        (*fp)++;
+        n = pvm_conv_num(fp, ap);
+        if (n < 1)
+            return -1;
+        cv->stride = n;
+        cv->byval = 0;
+    } else {
+        cv->stride = 1;
+    }
+    for (;; (*fp)++) {
+        if (**fp == 'h')
+            ish = 1;
+        else if (**fp == 'l')
+            cv->isl = 1;
+        else if (**fp == 'u')
+            isu = 1;
+        else
+            break;
+    }
+    cv->type = **fp;
+    if (cv->type != '\0')
+        (*fp)++;
+    switch (cv->type) {
+    case 'c':
+        cv->dt = PVM_BYTE;
+        break;
+    case 'd':
+        cv->dt = ish       ? (isu ? PVM_USHORT : PVM_SHORT)
+                 : cv->isl ? (isu ? PVM_ULONG : PVM_LONG)
+                           : (isu ? PVM_UINT : PVM_INT);
+        break;
+    case 'f':
+        cv->dt = cv->isl ? PVM_DOUBLE : PVM_FLOAT;
+        break;
+    case 'x':
+        cv->dt = cv->isl ? PVM_DCPLX : PVM_CPLX;
+        cv->byval = 0;
+        break;
+    case 's':
+        cv->byval = 0;
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+/* Packs a value of cv's type taken from ap. */
+static int
+pvm_packf_value(const struct pvm_conv *cv, va_list *ap)
+{
+    const char *call = "pvm_packf";
+    char c;
+    short h;
+    unsigned short uh;
+    int i;
+    unsigned int ui;
+    long l;
+    unsigned long ul;
+    float f;
+    double d;
+
+    switch (cv->dt) {
+    case PVM_BYTE:
+        c = (char)va_arg(*ap, int);
+        return pvm_pack_value(call, cv->dt, &c, sizeof(c));
+    case PVM_SHORT:
+        h = (short)va_arg(*ap, int);
+        return pvm_pack_value(call, cv->dt, &h, sizeof(h));
+    case PVM_USHORT:
+        uh = (unsigned short)va_arg(*ap, unsigned int);
+        return pvm_pack_value(call, cv->dt, &uh, sizeof(uh));
+    case PVM_INT:
+        i = va_arg(*ap, int);
+        return pvm_pack_value(call, cv->dt, &i, sizeof(i));
+    case PVM_UINT:
+        ui = va_arg(*ap, unsigned int);
+        return pvm_pack_value(call, cv->dt, &ui, sizeof(ui));
+    case PVM_LONG:
+        l = va_arg(*ap, long);
+        return pvm_pack_value(call, cv->dt, &l, sizeof(l));
+    case PVM_ULONG:
+        ul = va_arg(*ap, unsigned long);
+        return pvm_pack_value(call, cv->dt, &ul, sizeof(ul));
+    case PVM_FLOAT:
+        f = (float)va_arg(*ap, double);
+        return pvm_pack_value(call, cv->dt, &f, sizeof(f));
+    default: /* PVM_DOUBLE */
+        d = va_arg(*ap, double);
+        return pvm_pack_value(call, cv->dt, &d, sizeof(d));
+    }
+}
+
+int
+pvm_packf(const char *fmt, ...)
+{
+    struct pvm_conv cv;
+    const char *f = fmt;
+    va_list ap;
+    int rc = PvmOk;
+
+    if (fmt == NULL)
+        return pvm__fail("pvm_packf", PvmBadParam);
+    va_start(ap, fmt);
+    if (f[0] == '%' && f[1] == '+') {
+        f += 2;
+        rc = pvm_initsend(va_arg(ap, int));
+        rc = rc < 0 ? rc : PvmOk;
+    }
+    while (rc == PvmOk && *f != '\0') {
+        if (*f++ != '%')
+            continue;
+        if (pvm_conv_parse(&f, &ap, &cv) != 0)
+            rc = pvm__fail("pvm_packf", PvmBadParam);
+        else if (cv.type == 's')
+            rc = pvm_pack_str("pvm_packf", va_arg(ap, const char *));
+        else if (cv.byval)
+            rc = pvm_packf_value(&cv, &ap);
+        else
+            rc = pvm_pack("pvm_packf", cv.dt, va_arg(ap, const void *),
+                          cv.count, cv.stride);
+    }
+    va_end(ap);
+    return rc;
+}
+
+int
+pvm_unpackf(const char *fmt, ...)
+{
+    struct pvm_conv cv;
+    const char *f = fmt;
+    va_list ap;
+    int rc = PvmOk;
+
+    if (fmt == NULL)
+        return pvm__fail("pvm_unpackf", PvmBadParam);
+    va_start(ap, fmt);
+    if (f[0] == '%' && f[1] == '+')
+        f += 2; /* packing's: nothing to do here */
+    while (rc == PvmOk && *f != '\0') {
+        if (*f++ != '%')
+            continue;
+        if (pvm_conv_parse(&f, &ap, &cv) != 0)
+            rc = pvm__fail("pvm_unpackf", PvmBadParam);
+        else if (cv.type == 's')
+            rc = pvm_unpack_str("pvm_unpackf", va_arg(ap, char *));
+        else
+            rc = pvm_unpack("pvm_unpackf", cv.dt, va_arg(ap, void *), cv.count,
+                            cv.stride);
+    }
+    va_end(ap);
     return rc;
 }

@@ -4,7 +4,8 @@
 #
 # 1. Messages (tests/pvm/pvm-msg.c): an echo task on daemon 2 and a checker
 #    on daemon 1 -- every pack type with strides 1 and 3 in the three
-#    encodings on both routes, compared item by item; psend/precv per
+#    encodings on both routes, compared item by item; pvm_packf and
+#    pvm_unpackf against the typed calls; psend/precv per
 #    datatype; mcast, probe, nrecv, trecv, bufinfo; the buffer calls;
 #    errors by code; options; pvm_tasks/pvm_config/pvm_pstat; the
 #    PvmTaskExit notification.  Every line of the checker must say "ok",
@@ -55,7 +56,7 @@ if grep -v ': ok$' "$IT_DIR/check.out" | grep -q .; then
 fi
 # 12 pack checks, the route option, 11 psend, 30 calls, 2 notify
 n=$(grep -c ': ok$' "$IT_DIR/check.out")
-[ "$n" = 56 ] || it_fail "pvm-msg check: $n checks ok, 56 expected"
+[ "$n" = 66 ] || it_fail "pvm-msg check: $n checks ok, 66 expected"
 # the NotImpl log names the call, once
 grep -q 'pvm_putinfo(): not implemented on collsd' "$IT_DIR/check.err" ||
     it_fail "no PvmNotImpl line for pvm_putinfo: $(cat "$IT_DIR/check.err")"

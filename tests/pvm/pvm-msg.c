@@ -5,7 +5,9 @@
  *                         back to its sender unchanged, until tag 99
  *   pvm-msg check TID     against the echo task TID: every pack type with
  *                         strides 1 and 3, in every encoding, on both
- *                         routes, compared item by item; psend/precv per
+ *                         routes, compared item by item; pvm_packf and
+ *                         pvm_unpackf (arrays, values, counts, bad
+ *                         formats) against the typed calls; psend/precv per
  *                         datatype; mcast, probe, nrecv, trecv, bufinfo;
  *                         the buffer calls; errors by code; options;
  *                         pvm_tasks, pvm_config, pvm_pstat; and the
@@ -222,6 +224,80 @@ check_pack(int peer)
     CHECK("getopt route", pvm_getopt(PvmRoute) == PvmRouteDirect, "%d",
           pvm_getopt(PvmRoute));
     pvm_setopt(PvmRoute, PvmDontRoute);
+}
+
+/* pvm_packf and pvm_unpackf against the typed calls, in each encoding:
+   arrays by address with counts and strides ('*' and digits), values,
+   strings, and malformed formats. */
+static void
+check_packf(int peer)
+{
+    static const int encs[] = {PvmDataDefault, PvmDataRaw, PvmDataInPlace};
+    static const char *const names[] = {"default", "raw", "inplace"};
+    char name[64], why[128], c, s[64];
+    short h;
+    unsigned short uh;
+    int e, id, ok, i, n = N / 3, got[N];
+    unsigned int ui;
+    long l;
+    unsigned long ul;
+    float f, cx[4];
+    double d, dx[4];
+
+    for (e = 0; e < 3; e++) {
+        /* arrays with stride 3: what pack_all(3) and unpack_cmp(3) do */
+        snprintf(name, sizeof(name), "packf arrays %s", names[e]);
+        why[0] = '\0';
+        ok = pvm_packf("%+ %*.3c %5.*hd %*.*hud %5.3d %*.3ud %*.3ld "
+                       "%*.3lud %*.3f %*.3lf %*.3x %*.3lx %s",
+                       encs[e], n, bytes, 3, shorts, n, 3, ushorts, ints, n,
+                       uints, n, longs, n, ulongs, n, floats, n, doubles, n,
+                       cplx, n, dcplx, str) == 0 &&
+             pvm_send(peer, 40) == 0;
+        id = ok ? pvm_recv(peer, 40) : -1;
+        ok = id > 0 && unpack_cmp(3, why, sizeof(why));
+        CHECK(name, ok, "bufid %d %s", id, why);
+
+        /* values (packed by value: no count, no stride) back through
+           pvm_unpackf's addresses */
+        snprintf(name, sizeof(name), "packf values %s", names[e]);
+        ok = pvm_packf("%+%c%hd%hud%d%ud%ld%lud%f%lf%2x%2lx%s", encs[e], 'Q',
+                       -1234, 65000, INT_MIN, UINT_MAX, LONG_MIN, ULONG_MAX,
+                       1.5, -2.25e300, cplx, dcplx, "v") == 0 &&
+             pvm_send(peer, 41) == 0;
+        id = ok ? pvm_recv(peer, 41) : -1;
+        ok = id > 0 &&
+             pvm_unpackf("%c %hd %hud %d %ud %ld %lud %f %lf %2x %2lx %s", &c,
+                         &h, &uh, &i, &ui, &l, &ul, &f, &d, cx, dx, s) == 0;
+        CHECK(name,
+              ok && c == 'Q' && h == -1234 && uh == 65000 && i == INT_MIN &&
+                  ui == UINT_MAX && l == LONG_MIN && ul == ULONG_MAX &&
+                  f == 1.5f && d == -2.25e300 &&
+                  memcmp(cx, cplx, 4 * sizeof(float)) == 0 &&
+                  memcmp(dx, dcplx, 4 * sizeof(double)) == 0 &&
+                  strcmp(s, "v") == 0,
+              "bufid %d c %d h %d uh %u i %d f %g d %g s %.8s", id, c, h, uh, i,
+              f, d, s);
+
+        /* typed packs, unpacked with a count from an argument */
+        snprintf(name, sizeof(name), "unpackf count %s", names[e]);
+        memset(got, 0, sizeof(got));
+        ok = pvm_initsend(encs[e]) > 0 && pvm_pkint(ints, N, 1) == 0 &&
+             pvm_send(peer, 42) == 0;
+        id = ok ? pvm_recv(peer, 42) : -1;
+        ok = id > 0 && pvm_unpackf("%*d", N, got) == 0 &&
+             memcmp(got, ints, sizeof(ints)) == 0;
+        CHECK(name, ok, "bufid %d", id);
+    }
+    pvm_initsend(PvmDataDefault);
+    CHECK("packf bad formats",
+          pvm_packf("%q", 1) == PvmBadParam &&
+              pvm_packf("%3.d", ints) == PvmBadParam &&
+              pvm_packf("%*d", -1, ints) == PvmBadParam &&
+              pvm_packf("%5") == PvmBadParam &&
+              pvm_unpackf("%z", ints) == PvmBadParam &&
+              pvm_packf(NULL) == PvmBadParam,
+          "accepted");
 }
 
 static void
@@ -472,6 +548,7 @@ main(int argc, char **argv)
         return 1;
     fill();
     check_pack(peer);
+    check_packf(peer);
     check_psend(peer);
     check_calls(peer);
     check_notify(peer);
