@@ -604,35 +604,51 @@ pvm_packf_value(const struct pvm_conv *cv, va_list *ap)
     }
 }
 
-int
-pvm_packf(const char *fmt, ...)
+/* pvm_packf (pack 1) and pvm_unpackf (pack 0). */
+static int
+pvm_format(int pack, const char *fmt, va_list *ap)
 {
+    const char *call = pack ? "pvm_packf" : "pvm_unpackf", *f = fmt;
     struct pvm_conv cv;
-    const char *f = fmt;
-    va_list ap;
     int rc = PvmOk;
 
     if (fmt == NULL)
-        return pvm__fail("pvm_packf", PvmBadParam);
-    va_start(ap, fmt);
+        return pvm__fail(call, PvmBadParam);
     if (f[0] == '%' && f[1] == '+') {
         f += 2;
-        rc = pvm_initsend(va_arg(ap, int));
+        if (pack) /* unpacking has nothing to do for it */
+            rc = pvm_initsend(va_arg(*ap, int));
         rc = rc < 0 ? rc : PvmOk;
     }
     while (rc == PvmOk && *f != '\0') {
         if (*f++ != '%')
             continue;
-        if (pvm_conv_parse(&f, &ap, &cv) != 0)
-            rc = pvm__fail("pvm_packf", PvmBadParam);
+        if (pvm_conv_parse(&f, ap, &cv) != 0)
+            rc = pvm__fail(call, PvmBadParam);
+        else if (cv.type == 's' && pack)
+            rc = pvm_pack_str(call, va_arg(*ap, const char *));
         else if (cv.type == 's')
-            rc = pvm_pack_str("pvm_packf", va_arg(ap, const char *));
-        else if (cv.byval)
-            rc = pvm_packf_value(&cv, &ap);
+            rc = pvm_unpack_str(call, va_arg(*ap, char *));
+        else if (pack && cv.byval)
+            rc = pvm_packf_value(&cv, ap);
+        else if (pack)
+            rc = pvm_pack(call, cv.dt, va_arg(*ap, const void *), cv.count,
+                          cv.stride);
         else
-            rc = pvm_pack("pvm_packf", cv.dt, va_arg(ap, const void *),
-                          cv.count, cv.stride);
+            rc = pvm_unpack(call, cv.dt, va_arg(*ap, void *), cv.count,
+                            cv.stride);
     }
+    return rc;
+}
+
+int
+pvm_packf(const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = pvm_format(1, fmt, &ap);
     va_end(ap);
     return rc;
 }
@@ -640,27 +656,11 @@ pvm_packf(const char *fmt, ...)
 int
 pvm_unpackf(const char *fmt, ...)
 {
-    struct pvm_conv cv;
-    const char *f = fmt;
     va_list ap;
-    int rc = PvmOk;
+    int rc;
 
-    if (fmt == NULL)
-        return pvm__fail("pvm_unpackf", PvmBadParam);
     va_start(ap, fmt);
-    if (f[0] == '%' && f[1] == '+')
-        f += 2; /* packing's: nothing to do here */
-    while (rc == PvmOk && *f != '\0') {
-        if (*f++ != '%')
-            continue;
-        if (pvm_conv_parse(&f, &ap, &cv) != 0)
-            rc = pvm__fail("pvm_unpackf", PvmBadParam);
-        else if (cv.type == 's')
-            rc = pvm_unpack_str("pvm_unpackf", va_arg(ap, char *));
-        else
-            rc = pvm_unpack("pvm_unpackf", cv.dt, va_arg(ap, void *), cv.count,
-                            cv.stride);
-    }
+    rc = pvm_format(0, fmt, &ap);
     va_end(ap);
     return rc;
 }
