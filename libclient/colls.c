@@ -108,18 +108,18 @@ colls__poll_window_ns(uint64_t base_ns, uint64_t avg_ns)
 
 /* Folds the duration of a wait that did not end at once into the average
    colls__poll_window_ns reads (weight 1/4: a change of pace shows within
-   a few waits).  A wait counts for at most 4 COLLS__STRETCH_US: one long
-   wait (a worker's hour of work) ends the stretching at once, and short
-   waits bring it back within a few, not dozens. */
-static void
-colls_wait_done(colls_t *c, uint64_t took_ns)
+   a few waits; the first wait is the average).  A wait counts for at most
+   4 COLLS__STRETCH_US: one long wait (a worker's hour of work) ends the
+   stretching at once, and short waits bring it back within a few, not
+   dozens. */
+uint64_t
+colls__wait_avg_ns(uint64_t avg_ns, uint64_t took_ns)
 {
     const uint64_t most = 4u * COLLS__STRETCH_US * 1000u;
 
     if (took_ns > most)
         took_ns = most;
-    c->wait_avg_ns =
-        c->wait_avg_ns == 0 ? took_ns : (3 * c->wait_avg_ns + took_ns) / 4;
+    return avg_ns == 0 ? took_ns : (3 * avg_ns + took_ns) / 4;
 }
 
 /*
@@ -246,7 +246,7 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
     }
     if (armed)
         uv_timer_stop(&c->timer);
-    colls_wait_done(c, uv_hrtime() - start);
+    c->wait_avg_ns = colls__wait_avg_ns(c->wait_avg_ns, uv_hrtime() - start);
     return rc;
 }
 

@@ -164,6 +164,8 @@ int colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed);
 /* The polling window of a wait (colls.c): base_ns stretched by the
    average wait avg_ns while waits are short. */
 uint64_t colls__poll_window_ns(uint64_t base_ns, uint64_t avg_ns);
+/* The average of waits avg_ns after one that took took_ns (colls.c). */
+uint64_t colls__wait_avg_ns(uint64_t avg_ns, uint64_t took_ns);
 int colls__poll(colls_t *c);
 
 /* ctl.c: control requests, answered by a reply with the same req_id */

@@ -1038,6 +1038,30 @@ START_TEST(test_poll_window)
 }
 END_TEST
 
+/* The average of the waits that window reads: the first wait is it,
+   then weight 1/4, one wait counting for 2 ms at most. */
+START_TEST(test_wait_avg)
+{
+    uint64_t avg = 0;
+    int i;
+
+    avg = colls__wait_avg_ns(avg, 40000);
+    ck_assert_uint_eq(avg, 40000);
+    avg = colls__wait_avg_ns(avg, 80000);
+    ck_assert_uint_eq(avg, (3 * 40000 + 80000) / 4);
+    /* one long wait (an hour) counts as 2 ms: the window stops stretching
+       at once (the average is over 500 us) */
+    avg = colls__wait_avg_ns(avg, 3600ull * 1000000000u);
+    ck_assert_uint_eq(avg, (3 * 50000 + 2000000) / 4);
+    ck_assert_uint_eq(colls__poll_window_ns(60000, avg), 60000);
+    /* and short waits bring it back under 500 us within a few */
+    for (i = 0; i < 4; i++)
+        avg = colls__wait_avg_ns(avg, 20000);
+    ck_assert_uint_lt(avg, 500000);
+    ck_assert_uint_gt(colls__poll_window_ns(60000, avg), 60000);
+}
+END_TEST
+
 Suite *
 suite_p2p(void)
 {
@@ -1062,6 +1086,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_direct_fallback);
     tcase_add_test(tc, test_direct_garbage);
     tcase_add_test(tc, test_poll_window);
+    tcase_add_test(tc, test_wait_avg);
     tcase_add_test(tc, test_siblings);
     suite_add_tcase(s, tc);
     return s;
