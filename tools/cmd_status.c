@@ -59,18 +59,14 @@ status_opts(const struct collsctl_cmd *cmd, int argc, char **argv, int *json,
 static void
 status_daemon(colls_t *c, char trust[32], char offload[32], long *poll_us)
 {
-    char *json = NULL, *p;
+    char *json = NULL;
 
     trust[0] = offload[0] = '\0';
     *poll_us = -1;
     if (colls_stats_json(c, &json) < 0 || json == NULL)
         return;
-    p = strstr(json, "\"trust\":\"");
-    if (p != NULL && sscanf(p + 9, "%31[^\"]", trust) != 1)
-        trust[0] = '\0';
-    p = strstr(json, "\"offload\":\"");
-    if (p != NULL && sscanf(p + 11, "%31[^\"]", offload) != 1)
-        offload[0] = '\0';
+    collsctl_json_text(json, "trust", trust, 32);
+    collsctl_json_text(json, "offload", offload, 32);
     *poll_us = collsctl_json_long(json, "poll_us", -1);
     colls_free(json);
 }

@@ -705,19 +705,44 @@ collsctl_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-long
-collsctl_json_long(const char *json, const char *key, long dflt)
+/* Where the value of the first "KEY": in json starts, or NULL. */
+static const char *
+collsctl_json_find(const char *json, const char *key)
 {
     char pat[64];
     const char *p;
-    long v;
 
     if (json == NULL ||
         (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key) >= sizeof(pat) ||
-        (p = strstr(json, pat)) == NULL ||
-        sscanf(p + strlen(pat), "%ld", &v) != 1)
+        (p = strstr(json, pat)) == NULL)
+        return NULL;
+    return p + strlen(pat);
+}
+
+long
+collsctl_json_long(const char *json, const char *key, long dflt)
+{
+    const char *p = collsctl_json_find(json, key);
+    long v;
+
+    if (p == NULL || sscanf(p, "%ld", &v) != 1)
         return dflt;
     return v;
+}
+
+void
+collsctl_json_text(const char *json, const char *key, char *out, size_t cap)
+{
+    const char *p = collsctl_json_find(json, key);
+    size_t n = 0;
+
+    if (cap == 0)
+        return;
+    if (p != NULL && *p == '"')
+        for (p++; p[n] != '"' && p[n] != '\\' && p[n] != '\0' && n + 1 < cap;
+             n++)
+            out[n] = p[n];
+    out[n] = '\0';
 }
 
 /* `collsctl --help`: the commands with their one line, the options

@@ -130,5 +130,10 @@ void collsctl_json_str(FILE *f, const char *s);
 /* The integer after the first "KEY": in json (the daemon's statistics,
    whose keys are unique where this is used), else dflt. */
 long collsctl_json_long(const char *json, const char *key, long dflt);
+/* The string after the first "KEY": in json, as collsctl_json_long finds
+   it, into out (cap bytes, cut; "" when there is none, and a string
+   with escapes is taken up to the first). */
+void collsctl_json_text(const char *json, const char *key, char *out,
+                        size_t cap);
 
 #endif
