@@ -20,6 +20,7 @@ int fuzz_rel(const uint8_t *data, size_t size);
 int fuzz_auth(const uint8_t *data, size_t size);
 int fuzz_join(const uint8_t *data, size_t size);
 int fuzz_plogp(const uint8_t *data, size_t size);
+int fuzz_libmsg(const uint8_t *data, size_t size);
 
 struct fuzz_target {
     const char *name;

@@ -10,7 +10,7 @@ set -u
 : "${top_builddir:=.}"
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"frame dgram envelope xdr fpc rel auth join plogp"}
+targets=${*:-"frame dgram envelope xdr fpc rel auth join plogp libmsg"}
 status=0
 for t in $targets; do
     bin=$top_builddir/tests/fuzz/bin/fuzz-$t

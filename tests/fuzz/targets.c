@@ -15,10 +15,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 #else
 const struct fuzz_target fuzz_targets[] = {
-    {"frame", fuzz_frame},       {"dgram", fuzz_dgram},
-    {"envelope", fuzz_envelope}, {"xdr", fuzz_xdr},
-    {"fpc", fuzz_fpc},           {"rel", fuzz_rel},
-    {"auth", fuzz_auth},         {"join", fuzz_join},
-    {"plogp", fuzz_plogp},       {0, 0},
+    {"frame", fuzz_frame},
+    {"dgram", fuzz_dgram},
+    {"envelope", fuzz_envelope},
+    {"xdr", fuzz_xdr},
+    {"fpc", fuzz_fpc},
+    {"rel", fuzz_rel},
+    {"auth", fuzz_auth},
+    {"join", fuzz_join},
+    {"plogp", fuzz_plogp},
+    {"libmsg", fuzz_libmsg},
+    {0, 0},
 };
 #endif
