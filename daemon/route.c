@@ -156,7 +156,8 @@ route_hold_local(struct daemon *d, const Envelope *f, const uint8_t *payload,
     size_t elen = envelope_packed_size(f);
     uint8_t *body;
 
-    if (!spawn_child_alive(d, f->dst) || (body = malloc(elen + plen)) == NULL)
+    if (!spawn_may_hold(d, f->dst, elen + plen) ||
+        (body = malloc(elen + plen)) == NULL)
         return -1;
     envelope_pack(f, body);
     if (plen > 0)

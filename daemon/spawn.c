@@ -1336,23 +1336,39 @@ spawn_attach(struct daemon *d, pid_t pid, uint32_t *parent)
     return 0;
 }
 
+/* The copy tid if it may hold len bytes more (spawn_hold), else NULL. */
+static struct spawn_child *
+spawn_holder(struct daemon *d, uint32_t tid, size_t len)
+{
+    struct spawn_child *c = spawn_child_by_tid(d, tid);
+
+    if (c == NULL || c->used || c->reaped || c->announced ||
+        c->held_bytes + len > (uint64_t)d->cfg->task_queue_max)
+        return NULL;
+    return c;
+}
+
+int
+spawn_may_hold(struct daemon *d, uint32_t tid, size_t len)
+{
+    return spawn_holder(d, tid, len) != NULL;
+}
+
 int
 spawn_hold(struct daemon *d, uint32_t tid, int hid, uint64_t credit,
            const uint8_t *body, size_t env_len, size_t body_len, void *owner)
 {
-    struct spawn_child *c = spawn_child_by_tid(d, tid);
+    struct spawn_child *c = spawn_holder(d, tid, body_len);
     struct spawn_held *h;
 
-    if (c == NULL || c->used || c->reaped || c->announced ||
-        c->held_bytes + body_len > (uint64_t)d->cfg->task_queue_max ||
-        (h = calloc(1, sizeof(*h))) == NULL)
+    if (c == NULL || (h = malloc(sizeof(*h))) == NULL)
         return -1;
-    h->hid = hid;
-    h->credit = credit;
-    h->body = body;
-    h->env_len = env_len;
-    h->body_len = body_len;
-    h->owner = owner;
+    *h = (struct spawn_held){.hid = hid,
+                             .credit = credit,
+                             .body = body,
+                             .env_len = env_len,
+                             .body_len = body_len,
+                             .owner = owner};
     list_add_tail(&c->held, &h->node);
     c->held_bytes += body_len;
     d->st.data_held++;

@@ -126,6 +126,9 @@ uint32_t spawn_attach(struct daemon *d, pid_t pid, uint32_t *parent);
 int spawn_hold(struct daemon *d, uint32_t tid, int hid, uint64_t credit,
                const uint8_t *body, size_t env_len, size_t body_len,
                void *owner);
+/* 1 if spawn_hold would hold len bytes for tid now (a sender that must
+   build the frame first asks before it does). */
+int spawn_may_hold(struct daemon *d, uint32_t tid, size_t len);
 /* task_ops.attached: queues what was held for t, now ACTIVE. */
 void spawn_attached(struct task *t);
 /*

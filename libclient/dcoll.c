@@ -84,7 +84,6 @@
 /* The step of an ABORT: data = the failure's status (i32). */
 #define DCOLL_ABORT 0xffffffffu
 
-static int dcoll_sent_pred(void *arg);
 static void dcoll_abort(struct colls_group *g, uint64_t seq, int status,
                         int route);
 
@@ -341,10 +340,7 @@ dcoll_abort(struct colls_group *g, uint64_t seq, int status, int route)
     msg = malloc((size_t)g->size * (DCOLL_HDR + 4));
     if (msg == NULL)
         return; /* the others fail when their timeout ends */
-    memset(&req, 0, sizeof(req));
-    req.c = g->c;
-    req.kind = COLLS__REQ_SEND;
-    list_init(&req.link);
+    colls__sends_init(&req, g->c);
     for (r = 0; r < g->size; r++) {
         uint8_t *h = msg + (size_t)r * (DCOLL_HDR + 4);
         if (r == g->rank || colls__src_status(g->c, g->tids[r]) < 0)
@@ -359,8 +355,7 @@ dcoll_abort(struct colls_group *g, uint64_t seq, int status, int route)
                                COLLS_ENC_RAW, COLLS_ORDER_LITTLE, route, &b, 1,
                                &req);
     }
-    if (req.pending > 0)
-        (void)colls__wait(g->c, dcoll_sent_pred, &req, 0);
+    (void)colls__sends_wait(&req);
     free(msg);
 }
 
@@ -495,20 +490,11 @@ dcoll_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
     return rc;
 }
 
-static int
-dcoll_sent_pred(void *arg)
-{
-    return ((struct colls_req *)arg)->pending == 0;
-}
-
 /* Starts a direct collective of g (takes the group's next seq). */
 static void
 dcoll_begin(struct dcoll *d, struct colls_group *g)
 {
-    memset(&d->sent, 0, sizeof(d->sent));
-    d->sent.c = g->c;
-    d->sent.kind = COLLS__REQ_SEND;
-    list_init(&d->sent.link);
+    colls__sends_init(&d->sent, g->c);
     d->g = g;
     d->seq = g->dseq++;
     d->hdr = d->hdr0;
@@ -544,11 +530,9 @@ dcoll_end(struct dcoll *d, int rc)
     unsigned i;
     int wrc;
 
-    if (d->sent.pending > 0) {
-        wrc = colls__wait(d->g->c, dcoll_sent_pred, &d->sent, 0);
-        if (rc == 0)
-            rc = wrc;
-    }
+    wrc = colls__sends_wait(&d->sent);
+    if (rc == 0)
+        rc = wrc;
     if (rc == 0)
         rc = d->sent.result;
     if (rc == COLLS_EPEERDEAD || rc == COLLS_EHOSTDOWN) {
@@ -885,8 +869,8 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     for (j = 1; rc == 0 && j < p; j++)
         rc = reduce_apply(rop, dtype, part, part + j * mn * ds, mn);
     /* so they are done first (le's block r is not among them) */
-    if (rc == 0 && alias && d->sent.pending > 0)
-        rc = colls__wait(d->g->c, dcoll_sent_pred, &d->sent, 0);
+    if (rc == 0 && alias)
+        rc = colls__sends_wait(&d->sent);
     if (rc == 0 && mn > 0) {
         memcpy(out + mf * ds, part, mn * ds);
         if (le != NULL) {

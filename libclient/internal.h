@@ -190,6 +190,11 @@ int colls__send_data(colls_t *c, colls_tid_t dst, int tag, int encoding,
                      int byte_order, int route, const uv_buf_t *payload,
                      unsigned npayload, struct colls_req *req);
 int colls__send_wait(struct colls_req *r);
+/* A request that counts the sends made with it (colls__send_data's req),
+   so that they are waited for together: colls__sends_wait runs the loop
+   until every one is written (0, or colls__wait's error). */
+void colls__sends_init(struct colls_req *r, colls_t *c);
+int colls__sends_wait(struct colls_req *r);
 int colls__write_req(colls_t *c, const Envelope *e, const uv_buf_t *payload,
                      unsigned npayload, struct colls_req *req);
 void colls__req_written(struct colls__conn *cn, void *token, int status);

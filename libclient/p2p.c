@@ -349,6 +349,24 @@ p2p_req_init(struct colls_req *r, colls_t *c, int kind)
     list_init(&r->link);
 }
 
+void
+colls__sends_init(struct colls_req *r, colls_t *c)
+{
+    p2p_req_init(r, c, COLLS__REQ_SEND);
+}
+
+static int
+p2p_sent_pred(void *arg)
+{
+    return ((struct colls_req *)arg)->pending == 0;
+}
+
+int
+colls__sends_wait(struct colls_req *r)
+{
+    return r->pending > 0 ? colls__wait(r->c, p2p_sent_pred, r, 0) : 0;
+}
+
 int
 colls_send(colls_t *c, colls_tid_t dst, int tag, const void *buf, size_t len)
 {

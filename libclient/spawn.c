@@ -110,12 +110,6 @@ spawn_env(char *const extra[], char ***out)
     return (long)n;
 }
 
-static int
-spawn_sent_pred(void *arg)
-{
-    return ((struct colls_req *)arg)->pending == 0;
-}
-
 /*
  * Sends the k tids of list (room for COLLS__LIB_HDR + 4 + 4 k bytes,
  * filled from COLLS__LIB_HDR + 4 on) to each of them (see the top).  A
@@ -131,18 +125,14 @@ spawn_tell_siblings(colls_t *c, uint8_t *list, int k)
     memset(list, 0, COLLS__LIB_HDR);
     put_u32(list + 16, COLLS__STEP_SIBLINGS);
     put_u32(list + COLLS__LIB_HDR, (uint32_t)k);
-    memset(&req, 0, sizeof(req));
-    req.c = c;
-    req.kind = COLLS__REQ_SEND;
-    list_init(&req.link);
+    colls__sends_init(&req, c);
     b = uv_buf_init((char *)list, (unsigned)(COLLS__LIB_HDR + 4 + 4 * k));
     for (i = 0; i < k; i++)
         (void)colls__send_data(c, get_u32(list + COLLS__LIB_HDR + 4 + 4 * i),
                                COLLS__TAG_DCOLL, COLLS_ENC_RAW,
                                COLLS_ORDER_LITTLE, COLLS_ROUTE_DEFAULT, &b, 1,
                                &req);
-    if (req.pending > 0)
-        (void)colls__wait(c, spawn_sent_pred, &req, 0);
+    (void)colls__sends_wait(&req);
 }
 
 int

@@ -470,7 +470,6 @@ struct pvm_conv {
     int byval;  /* no count nor stride given */
     int count;  /* 1 by default */
     int stride; /* 1 by default */
-    int isl;    /* 'l' given */
 };
 
 /* A count or stride at *fp: digits or '*' (from ap); -1 if none is
@@ -502,7 +501,7 @@ pvm_conv_num(const char **fp, va_list *ap)
 static int
 pvm_conv_parse(const char **fp, va_list *ap, struct pvm_conv *cv)
 {
-    int ish = 0, isu = 0, n;
+    int ish = 0, isl = 0, isu = 0, n;
 
     memset(cv, 0, sizeof(*cv));
     n = pvm_conv_num(fp, ap);
@@ -524,7 +523,7 @@ pvm_conv_parse(const char **fp, va_list *ap, struct pvm_conv *cv)
         if (**fp == 'h')
             ish = 1;
         else if (**fp == 'l')
-            cv->isl = 1;
+            isl = 1;
         else if (**fp == 'u')
             isu = 1;
         else
@@ -538,15 +537,15 @@ pvm_conv_parse(const char **fp, va_list *ap, struct pvm_conv *cv)
         cv->dt = PVM_BYTE;
         break;
     case 'd':
-        cv->dt = ish       ? (isu ? PVM_USHORT : PVM_SHORT)
-                 : cv->isl ? (isu ? PVM_ULONG : PVM_LONG)
-                           : (isu ? PVM_UINT : PVM_INT);
+        cv->dt = ish   ? (isu ? PVM_USHORT : PVM_SHORT)
+                 : isl ? (isu ? PVM_ULONG : PVM_LONG)
+                       : (isu ? PVM_UINT : PVM_INT);
         break;
     case 'f':
-        cv->dt = cv->isl ? PVM_DOUBLE : PVM_FLOAT;
+        cv->dt = isl ? PVM_DOUBLE : PVM_FLOAT;
         break;
     case 'x':
-        cv->dt = cv->isl ? PVM_DCPLX : PVM_CPLX;
+        cv->dt = isl ? PVM_DCPLX : PVM_CPLX;
         cv->byval = 0;
         break;
     case 's':
@@ -558,50 +557,52 @@ pvm_conv_parse(const char **fp, va_list *ap, struct pvm_conv *cv)
     return 0;
 }
 
-/* Packs a value of cv's type taken from ap. */
+/* Packs a value of cv's type taken from ap (promoted as C passes it). */
 static int
 pvm_packf_value(const struct pvm_conv *cv, va_list *ap)
 {
-    const char *call = "pvm_packf";
-    char c;
-    short h;
-    unsigned short uh;
-    int i;
-    unsigned int ui;
-    long l;
-    unsigned long ul;
-    float f;
-    double d;
+    union {
+        char c;
+        short h;
+        unsigned short uh;
+        int i;
+        unsigned int ui;
+        long l;
+        unsigned long ul;
+        float f;
+        double d;
+    } v;
 
     switch (cv->dt) {
     case PVM_BYTE:
-        c = (char)va_arg(*ap, int);
-        return pvm_pack_value(call, cv->dt, &c, sizeof(c));
+        v.c = (char)va_arg(*ap, int);
+        break;
     case PVM_SHORT:
-        h = (short)va_arg(*ap, int);
-        return pvm_pack_value(call, cv->dt, &h, sizeof(h));
+        v.h = (short)va_arg(*ap, int);
+        break;
     case PVM_USHORT:
-        uh = (unsigned short)va_arg(*ap, unsigned int);
-        return pvm_pack_value(call, cv->dt, &uh, sizeof(uh));
+        v.uh = (unsigned short)va_arg(*ap, unsigned int);
+        break;
     case PVM_INT:
-        i = va_arg(*ap, int);
-        return pvm_pack_value(call, cv->dt, &i, sizeof(i));
+        v.i = va_arg(*ap, int);
+        break;
     case PVM_UINT:
-        ui = va_arg(*ap, unsigned int);
-        return pvm_pack_value(call, cv->dt, &ui, sizeof(ui));
+        v.ui = va_arg(*ap, unsigned int);
+        break;
     case PVM_LONG:
-        l = va_arg(*ap, long);
-        return pvm_pack_value(call, cv->dt, &l, sizeof(l));
+        v.l = va_arg(*ap, long);
+        break;
     case PVM_ULONG:
-        ul = va_arg(*ap, unsigned long);
-        return pvm_pack_value(call, cv->dt, &ul, sizeof(ul));
+        v.ul = va_arg(*ap, unsigned long);
+        break;
     case PVM_FLOAT:
-        f = (float)va_arg(*ap, double);
-        return pvm_pack_value(call, cv->dt, &f, sizeof(f));
+        v.f = (float)va_arg(*ap, double);
+        break;
     default: /* PVM_DOUBLE */
-        d = va_arg(*ap, double);
-        return pvm_pack_value(call, cv->dt, &d, sizeof(d));
+        v.d = va_arg(*ap, double);
+        break;
     }
+    return pvm_pack_value("pvm_packf", cv->dt, &v, pvm__dtsize(cv->dt));
 }
 
 /* pvm_packf (pack 1) and pvm_unpackf (pack 0). */
