@@ -14,6 +14,7 @@ main(void)
         suite_reduce, suite_fpc,   suite_rel,   suite_config,   suite_msg,
         suite_p2p,    suite_sched, suite_coll,  suite_hier,     suite_access,
         suite_conn,   suite_auth,  suite_spawn, suite_ring,     suite_plogp,
+        suite_board,
     };
     SRunner *sr = srunner_create(NULL);
     size_t i;

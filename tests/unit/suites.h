@@ -24,5 +24,6 @@ Suite *suite_access(void);
 Suite *suite_conn(void);
 Suite *suite_spawn(void);
 Suite *suite_plogp(void);
+Suite *suite_board(void);
 
 #endif
