@@ -40,8 +40,10 @@
  * collective writes one line to stderr:
  *   colls-trace group=NAME op=bcast bytes=N P=8 alg=binomial mode=hier us=T
  * bytes: the caller's block (v-variants: its input bytes), us: the call's
- * time as seen by the caller.  A call that returned early writes alg=-
- * (the algorithm is not known yet) and early=1.
+ * time as seen by the caller.  A direct one on a group with several
+ * members on a host adds local=board or local=direct (hcoll.c: how the
+ * members of this host handed each other the data).  A call that returned early
+ * writes alg=- (the algorithm is not known yet) and early=1.
  *
  * API layer (internal.h): may call p2p.c (writes of a request), colls.c's
  * loop and the connection layer (conn.h); its results come from the
@@ -599,7 +601,9 @@ coll_direct_end(struct colls_group *g, int op, size_t bytes, double t0, int rc)
     if (rc == 0)
         rc = coll_early_wait(g, 1);
     if (rc < 0) {
-        if (rc != COLLS_ECOUNT) /* dcoll.c said which counts differ */
+        /* unless dcoll.c or hcoll.c said more (which counts differ, a
+           corrupt board) */
+        if (g->c->errmsg[0] == '\0')
             snprintf(g->c->errmsg, sizeof(g->c->errmsg),
                      "direct %s among the tasks: %s", collop_name(op),
                      colls_strerror(rc));
@@ -608,12 +612,15 @@ coll_direct_end(struct colls_group *g, int op, size_t bytes, double t0, int rc)
     snprintf(g->last_alg, sizeof(g->last_alg), "%s", alg);
     g->last_mode = COLLS_MODE_DIRECT;
     g->last_seq = g->seq;
+    /* a hierarchical one (hcoll.c) says how its host handed the data */
     if (g->trace)
         fprintf(stderr,
                 "colls-trace group=%s op=%s bytes=%zu P=%d alg=%s mode=direct "
-                "us=%.1f\n",
+                "%s%s%sus=%.1f\n",
                 g->name, collop_name(op), bytes, g->size, alg,
-                coll_now_us() - t0);
+                g->hc != NULL ? "local=" : "",
+                g->hc != NULL && g->last_local != NULL ? g->last_local : "",
+                g->hc != NULL ? " " : "", coll_now_us() - t0);
     return coll_early_report(g, rc);
 }
 
@@ -631,6 +638,7 @@ coll_direct(struct colls_group *g, int op, const void *sbuf, void *rbuf,
 
     if (rc < 0)
         return rc;
+    g->c->errmsg[0] = '\0';
     switch (op) {
     case COLLS_COLL_BARRIER:
         rc = colls__dcoll_barrier(g);

@@ -57,6 +57,8 @@
    is at most COLLS__STRETCH_US (colls__poll_window_ns). */
 #define COLLS__STRETCH_US     500
 #define COLLS__CROWD_CHECK_NS 1000000u
+/* A wait on a board runs the loop once every this many probes. */
+#define COLLS__BOARD_PROBES 16u
 
 /* Timer callback: the current blocking call ran out of time. */
 static void
@@ -178,27 +180,35 @@ static int
 colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
 {
     uint64_t start, now, window;
+    unsigned probe = 0;
+    int board = c->sleep_word != NULL;
 
     window = colls__poll_window_ns(c->poll_ns, c->wait_avg_ns);
     if (window == 0 || !colls_in_flight(c))
         return 0;
     start = uv_hrtime();
     colls_crowd_check(c, start);
-    if (c->solo)
-        return 0; /* one CPU: the daemon we wait for needs it (collsd.c) */
+    /* one CPU: the daemon we wait for needs it (collsd.c); a member of
+       our host that we wait for on a board gets it at each yield */
+    if (c->solo && !board)
+        return 0;
     for (;;) {
-        /* the shared-memory ring first: no system call for it */
-        if (colls__shm_poll(&c->conn) &&
-            (pred(arg) || c->conn.err || (armed && c->timer_fired)))
-            return 1;
-        if (uv_run(&c->conn.loop, UV_RUN_NOWAIT) == 0)
-            return 0; /* nothing alive: UV_RUN_ONCE reports it */
+        /* a board is memory: the loop runs every COLLS__BOARD_PROBES
+           probes only (deaths, ABORTs, the timer) */
+        if (!board || probe++ % COLLS__BOARD_PROBES == 0) {
+            /* the shared-memory ring first: no system call for it */
+            if (colls__shm_poll(&c->conn) &&
+                (pred(arg) || c->conn.err || (armed && c->timer_fired)))
+                return 1;
+            if (uv_run(&c->conn.loop, UV_RUN_NOWAIT) == 0)
+                return 0; /* nothing alive: UV_RUN_ONCE reports it */
+        }
         if (pred(arg) || c->conn.err || (armed && c->timer_fired))
             return 1;
         now = uv_hrtime();
         if (now - start >= window || !colls_in_flight(c))
             return 0;
-        if (c->crowded)
+        if (c->crowded || c->solo)
             sched_yield();
     }
 }
@@ -212,7 +222,7 @@ colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
 int
 colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
 {
-    int rc = 0;
+    int rc = 0, n;
     int armed = 0;
     uint64_t start;
 
@@ -239,7 +249,19 @@ colls__wait(colls_t *c, int (*pred)(void *), void *arg, int timed)
            then a bounded polling window before the loop may sleep */
         if (colls__shm_poll(&c->conn) || colls_poll_window(c, pred, arg, armed))
             continue;
-        if (uv_run(&c->conn.loop, UV_RUN_ONCE) == 0 && !pred(arg)) {
+        /* a wait on a board (hcoll.c) says what it sleeps for, then
+           looks once more: who changes that after rings our bell */
+        if (c->sleep_word != NULL) {
+            atomic_store(c->sleep_word, c->sleep_what);
+            if (pred(arg)) {
+                atomic_store(c->sleep_word, 0);
+                break;
+            }
+        }
+        n = uv_run(&c->conn.loop, UV_RUN_ONCE);
+        if (c->sleep_word != NULL)
+            atomic_store(c->sleep_word, 0);
+        if (n == 0 && !pred(arg)) {
             rc = COLLS_EIO;
             break;
         }
@@ -504,6 +526,8 @@ colls_free_handle(colls_t *c)
     free(c->dcoll_scratch);
     free(c->siblings);
     free(c->dead.v);
+    if (c->bell_fd >= 0)
+        close(c->bell_fd);
     free(c);
 }
 
@@ -513,6 +537,8 @@ colls_close_all(colls_t *c)
 {
     if (!uv_is_closing((uv_handle_t *)&c->timer))
         uv_close((uv_handle_t *)&c->timer, NULL);
+    if (c->bell_fd >= 0 && !uv_is_closing((uv_handle_t *)&c->bell_poll))
+        uv_close((uv_handle_t *)&c->bell_poll, NULL);
     colls__conn_close(&c->conn);
 }
 
@@ -544,6 +570,7 @@ colls_attach(const char *socket_path, colls_t **out)
         return COLLS_ENOMEM;
     c->timeout_ms = -1;
     c->catch_fd = -1;
+    c->bell_fd = -1;
     c->route = COLLS_ROUTE_DEFAULT;
     c->poll_ns = colls_poll_ns();
     list_init(&c->unexpected);

@@ -71,15 +71,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcoll.h"
 #include "internal.h"
 #include "proto/bytes.h"
 #include "proto/reduce.h"
-
-#define DCOLL_HDR COLLS__LIB_HDR
-
-/* Most messages one member sends in one direct collective: a round's or a
-   binomial child's, ceil(log2 P) at most, P <= 2^32. */
-#define DCOLL_SENDS_MAX 33
 
 /* The step of an ABORT: data = the failure's status (i32). */
 #define DCOLL_ABORT 0xffffffffu
@@ -95,35 +90,6 @@ struct colls__dmsg {
     uint32_t step;
     uint8_t *data; /* the whole payload; the data is after the header */
     size_t len;    /* of the data */
-};
-
-/*
- * A receive posted before its message comes, so that a large payload is
- * read straight into its place (colls__dcoll_claim) instead of into a
- * buffer of its own and copied.  While live and neither claimed nor
- * done, r.link is in c->dcoll_posted.
- */
-struct dcoll_post {
-    struct colls_req r; /* r.src, r.buf, r.cap: from whom, where, how much */
-    uint64_t gid, seq;
-    uint32_t step;
-    int live; /* posted and not yet taken by dcoll_recv or dcoll_unpost */
-};
-
-/* Posts a collective has room for without allocating. */
-#define DCOLL_POSTS_INLINE 2
-
-/* One direct collective of one member. */
-struct dcoll {
-    struct colls_group *g;
-    uint64_t seq;
-    struct colls_req sent;     /* every send of this collective */
-    uint8_t (*hdr)[DCOLL_HDR]; /* a header per send: hdr0 or allocated */
-    uint8_t hdr0[DCOLL_SENDS_MAX][DCOLL_HDR];
-    unsigned nsent, maxsent;
-    struct dcoll_post *post; /* post0 or allocated */
-    struct dcoll_post post0[DCOLL_POSTS_INLINE];
-    unsigned maxpost;
 };
 
 /* What a wait looks for; got is the message once found. */
@@ -231,6 +197,15 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
     }
 }
 
+/* 1 if op moving bytes into one member (colls__dcoll_pick's) runs
+   hierarchically (hcoll.c): several members on a host, at most
+   direct_max bytes.  Larger ones (COLLS_MODE_DIRECT) run flat. */
+static int
+dcoll_hier(const struct colls_group *g, size_t bytes)
+{
+    return !g->one_per_host && bytes <= g->direct_max;
+}
+
 int
 colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
 {
@@ -247,13 +222,12 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
        operations gain too (4 hosts x 1, unpinned: bcast of 1 MiB 1777 us
        direct against 2741 through the daemons, allreduce of 1 MiB about
        3300 against 6589, allgather of 64 KiB 282 against 854) */
+    /* with several members on a host, up to direct_max the members of
+       a host hand each other the data through their board and only the
+       hosts' leaders talk (hcoll.c): on 2 hosts x 4 tasks, flat among
+       the tasks barrier took 210 us and allreduce of 4 B 197, through the
+       daemons 110 and 78 */
     if (bytes > g->direct_max && !g->one_per_host)
-        return 0;
-    /* with several members on a host the daemons' hierarchy combines
-       them first: measured on 2 hosts x 4 tasks, barrier 110 us through
-       the daemons against 210 direct, allreduce 4 B 78 against 197; a
-       bcast still gains (its root returns at once): 16 against 71 */
-    if (!g->one_per_host && op != COLLS_COLL_BCAST)
         return 0;
     /* FPC compresses doubles in bcast: the daemons' path does that */
     return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
@@ -262,8 +236,8 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
 
 /* Swaps count items of dtype between native and little-endian order
    (nothing on a little-endian machine). */
-static void
-dcoll_le(int dtype, void *buf, size_t bytes)
+void
+colls__dc_le(int dtype, void *buf, size_t bytes)
 {
     size_t ds = dtype_size(dtype);
 
@@ -275,8 +249,9 @@ dcoll_le(int dtype, void *buf, size_t bytes)
  * Sends len bytes at data (which must stay put until the collective's
  * sends are done) to rank r as step.  0 or a COLLS_E* code.
  */
-static int
-dcoll_send(struct dcoll *d, int r, uint32_t step, const void *data, size_t len)
+int
+colls__dc_send(struct dcoll *d, int r, uint32_t step, const void *data,
+               size_t len)
 {
     struct colls_group *g = d->g;
     uint8_t *h;
@@ -302,8 +277,8 @@ dcoll_send(struct dcoll *d, int r, uint32_t step, const void *data, size_t len)
  * The status of an ABORT of g's direct collective seq, or of an earlier
  * one for a death (that member stopped taking part from there on), or 0.
  */
-static int
-dcoll_aborted(colls_t *c, const struct colls_group *g, uint64_t seq)
+int
+colls__dc_aborted(colls_t *c, const struct colls_group *g, uint64_t seq)
 {
     struct list_node *n;
 
@@ -386,7 +361,7 @@ dcoll_wait_pred(void *arg)
         return dcoll_wait_pred(arg);
     }
     if (w->err == 0)
-        w->err = dcoll_aborted(c, w->d->g, w->d->seq);
+        w->err = colls__dc_aborted(c, w->d->g, w->d->seq);
     return w->err < 0;
 }
 
@@ -455,8 +430,8 @@ dcoll_posts(struct dcoll *d, size_t n)
  * exactly len bytes, to out (unless it was read there through a post of
  * dcoll_post: made here if the caller did not).  0 or a COLLS_E* code.
  */
-static int
-dcoll_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
+int
+colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
 {
     struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0, NULL};
     unsigned i;
@@ -491,8 +466,8 @@ dcoll_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
 }
 
 /* Starts a direct collective of g (takes the group's next seq). */
-static void
-dcoll_begin(struct dcoll *d, struct colls_group *g)
+void
+colls__dc_begin(struct dcoll *d, struct colls_group *g)
 {
     colls__sends_init(&d->sent, g->c);
     d->g = g;
@@ -508,8 +483,8 @@ dcoll_begin(struct dcoll *d, struct colls_group *g)
 
 /* Makes room for n sends in all (more than DCOLL_SENDS_MAX: the headers
    are allocated).  0 or COLLS_ENOMEM. */
-static int
-dcoll_room(struct dcoll *d, size_t n)
+int
+colls__dc_room(struct dcoll *d, size_t n)
 {
     if (n <= d->maxsent)
         return 0;
@@ -524,8 +499,8 @@ dcoll_room(struct dcoll *d, size_t n)
 
 /* Ends it: every send written (the buffers are in them); rc or the
    first send's failure. */
-static int
-dcoll_end(struct dcoll *d, int rc)
+int
+colls__dc_end(struct dcoll *d, int rc)
 {
     unsigned i;
     int wrc;
@@ -560,19 +535,28 @@ colls__dcoll_barrier(struct colls_group *g)
     size_t dist;
     int p = g->size, r = g->rank, rc = 0;
 
-    dcoll_begin(&d, g);
+    if (dcoll_hier(g, 0))
+        return colls__hcoll_barrier(g);
+    colls__dc_begin(&d, g);
     for (dist = 1; rc == 0 && dist < (size_t)p; dist <<= 1, k++) {
-        rc = dcoll_send(&d, (int)((r + dist) % (size_t)p), k, NULL, 0);
+        rc = colls__dc_send(&d, (int)((r + dist) % (size_t)p), k, NULL, 0);
         if (rc == 0)
-            rc = dcoll_recv(&d, (int)((r + (size_t)p - dist) % (size_t)p), k,
-                            NULL, 0);
+            rc = colls__dc_recv(&d, (int)((r + (size_t)p - dist) % (size_t)p),
+                                k, NULL, 0);
     }
-    return dcoll_end(&d, rc);
+    return colls__dc_end(&d, rc);
 }
 
 const char *
 colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes)
 {
+    size_t into = op == COLLS_COLL_BCAST ? bytes : bytes * (size_t)g->size;
+
+    if (dcoll_hier(g, into))
+        return op == COLLS_COLL_BARRIER     ? "host+dissemination"
+               : op == COLLS_COLL_BCAST     ? "host+binomial"
+               : op == COLLS_COLL_ALLGATHER ? "host+pairwise"
+                                            : "host+pairwise+reduce";
     switch (op) {
     case COLLS_COLL_BARRIER:
         return "dissemination";
@@ -597,30 +581,32 @@ colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
     uint8_t *data = buf, *copy = NULL;
     int rc = 0;
 
-    dcoll_begin(&d, g);
+    if (dcoll_hier(g, bytes))
+        return colls__hcoll_bcast(g, buf, bytes, dtype, root);
+    colls__dc_begin(&d, g);
     if (vr == 0 && bytes > 0 && dtype_size(dtype) > 1 &&
         dtype_native_order() != COLLS_ORDER_LITTLE) {
         copy = malloc(bytes); /* the root's buffer stays as it is */
         if (copy == NULL)
-            return dcoll_end(&d, COLLS_ENOMEM);
+            return colls__dc_end(&d, COLLS_ENOMEM);
         memcpy(copy, buf, bytes);
-        dcoll_le(dtype, copy, bytes);
+        colls__dc_le(dtype, copy, bytes);
         data = copy;
     }
     for (; mask < p; mask <<= 1)
         if (vr & mask) {
-            rc = dcoll_recv(&d, (int)((vr - mask + (size_t)root) % p), 0, buf,
-                            bytes);
+            rc = colls__dc_recv(&d, (int)((vr - mask + (size_t)root) % p), 0,
+                                buf, bytes);
             break;
         }
     for (mask >>= 1; rc == 0 && mask > 0; mask >>= 1)
         if (vr + mask < p)
-            rc = dcoll_send(&d, (int)((vr + mask + (size_t)root) % p), 0, data,
-                            bytes);
-    rc = dcoll_end(&d, rc);
+            rc = colls__dc_send(&d, (int)((vr + mask + (size_t)root) % p), 0,
+                                data, bytes);
+    rc = colls__dc_end(&d, rc);
     free(copy);
     if (rc == 0 && vr != 0)
-        dcoll_le(dtype, buf, bytes);
+        colls__dc_le(dtype, buf, bytes);
     return rc;
 }
 
@@ -642,25 +628,25 @@ dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m,
 
     w = malloc(p * m > 0 ? p * m : 1);
     if (w == NULL)
-        return dcoll_end(d, COLLS_ENOMEM); /* the collective ends here */
+        return colls__dc_end(d, COLLS_ENOMEM); /* the collective ends here */
     if (m > 0)
         memcpy(w, mine, m);
-    dcoll_le(dtype, w, m);
+    colls__dc_le(dtype, w, m);
     /* w holds the blocks of ranks r, r+1, ..., r+have-1 (mod P) */
     for (dist = 1; rc == 0 && dist < p; dist <<= 1, step++) {
         k = dist < p - dist ? dist : p - dist;
-        rc = dcoll_send(d, (int)((r + p - dist) % p), step, w, k * m);
+        rc = colls__dc_send(d, (int)((r + p - dist) % p), step, w, k * m);
         if (rc == 0)
-            rc =
-                dcoll_recv(d, (int)((r + dist) % p), step, w + have * m, k * m);
+            rc = colls__dc_recv(d, (int)((r + dist) % p), step, w + have * m,
+                                k * m);
         have += k;
     }
     /* sends read w: done before it is freed */
-    rc = dcoll_end(d, rc);
+    rc = colls__dc_end(d, rc);
     if (rc == 0) {
         for (k = 0; k < p && m > 0; k++)
             memcpy(all + ((r + k) % p) * m, w + k * m, m);
-        dcoll_le(dtype, all, p * m);
+        colls__dc_le(dtype, all, p * m);
     }
     free(w);
     return rc;
@@ -739,13 +725,13 @@ dcoll_gather_blocks(struct dcoll *d, uint32_t step, const uint8_t *mine,
 
     dcoll_block(total, p, r, &first, &n);
     for (k = 1; rc == 0 && k < p; k++)
-        rc = dcoll_send(d, (int)((r + k) % p), step, mine, n * ds);
+        rc = colls__dc_send(d, (int)((r + k) % p), step, mine, n * ds);
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + p - k) % p;
         dcoll_block(total, p, j, &first, &n);
-        rc = dcoll_recv(d, (int)j, step, out + first * ds, n * ds);
+        rc = colls__dc_recv(d, (int)j, step, out + first * ds, n * ds);
         if (rc == 0)
-            dcoll_le(dtype, out + first * ds, n * ds);
+            colls__dc_le(dtype, out + first * ds, n * ds);
     }
     return rc;
 }
@@ -763,7 +749,7 @@ dcoll_pairwise(struct dcoll *d, const void *sbuf, uint8_t *all, size_t m,
     size_t ds = dtype_size(dtype), count = m / ds;
     const uint8_t *mine = sbuf;
     uint8_t *le = NULL;
-    int rc = dcoll_room(d, p - 1);
+    int rc = colls__dc_room(d, p - 1);
 
     if (rc == 0)
         rc = dcoll_posts(d, p - 1);
@@ -775,19 +761,19 @@ dcoll_pairwise(struct dcoll *d, const void *sbuf, uint8_t *all, size_t m,
           (const uint8_t *)sbuf != all + r * m))) {
         le = malloc(m);
         if (le == NULL)
-            return dcoll_end(d, COLLS_ENOMEM);
+            return colls__dc_end(d, COLLS_ENOMEM);
         memcpy(le, sbuf, m);
-        dcoll_le(dtype, le, m);
+        colls__dc_le(dtype, le, m);
         mine = le;
     }
     if (rc == 0) {
         dcoll_post_blocks(d, 0, all, p * count, ds);
         rc = dcoll_gather_blocks(d, 0, mine, all, p * count, dtype);
     }
-    rc = dcoll_end(d, rc); /* the sends read mine */
+    rc = colls__dc_end(d, rc); /* the sends read mine */
     if (rc == 0 && le != NULL) {
         memcpy(all + r * m, le, m);
-        dcoll_le(dtype, all + r * m, m); /* back to native order */
+        colls__dc_le(dtype, all + r * m, m); /* back to native order */
     } else if (rc == 0 && m > 0 && all + r * m != (const uint8_t *)sbuf) {
         memcpy(all + r * m, sbuf, m);
     }
@@ -801,7 +787,9 @@ colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
 {
     struct dcoll d;
 
-    dcoll_begin(&d, g);
+    if (dcoll_hier(g, (size_t)g->size * m))
+        return colls__hcoll_allgather(g, sbuf, rbuf, m, dtype);
+    colls__dc_begin(&d, g);
     if ((size_t)g->size * m >= COLLS__DCOLL_RSAG)
         return dcoll_pairwise(&d, sbuf, rbuf, m, dtype);
     return dcoll_bruck(&d, sbuf, rbuf, m, dtype);
@@ -829,20 +817,20 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     size_t ds = dtype_size(dtype), k, j, first, n, mf, mn;
     const uint8_t *in = sbuf, *mine;
     uint8_t *le = NULL, *part, *out = rbuf;
-    int alias, rc = dcoll_room(d, 2 * (p - 1));
+    int alias, rc = colls__dc_room(d, 2 * (p - 1));
 
     if (rc == 0)
         rc = dcoll_posts(d, 2 * (p - 1));
     dcoll_block(count, p, r, &mf, &mn);
     part = dcoll_scratch(d->g->c, p * mn * ds > 0 ? p * mn * ds : 1);
     if (part == NULL)
-        return dcoll_end(d, COLLS_ENOMEM);
+        return colls__dc_end(d, COLLS_ENOMEM);
     if (ds > 1 && count > 0 && dtype_native_order() != COLLS_ORDER_LITTLE) {
         le = malloc(count * ds); /* the input as it travels */
         if (le == NULL)
-            return dcoll_end(d, COLLS_ENOMEM);
+            return colls__dc_end(d, COLLS_ENOMEM);
         memcpy(le, sbuf, count * ds);
-        dcoll_le(dtype, le, count * ds);
+        colls__dc_le(dtype, le, count * ds);
         in = le;
     }
     /* step 0's sends read the output before it is written */
@@ -856,15 +844,15 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + k) % p;
         dcoll_block(count, p, j, &first, &n);
-        rc = dcoll_send(d, (int)j, 0, in + first * ds, n * ds);
+        rc = colls__dc_send(d, (int)j, 0, in + first * ds, n * ds);
     }
     if (mn > 0)
         memcpy(part + r * mn * ds, (const uint8_t *)sbuf + mf * ds, mn * ds);
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + p - k) % p;
-        rc = dcoll_recv(d, (int)j, 0, part + j * mn * ds, mn * ds);
+        rc = colls__dc_recv(d, (int)j, 0, part + j * mn * ds, mn * ds);
         if (rc == 0)
-            dcoll_le(dtype, part + j * mn * ds, mn * ds);
+            colls__dc_le(dtype, part + j * mn * ds, mn * ds);
     }
     for (j = 1; rc == 0 && j < p; j++)
         rc = reduce_apply(rop, dtype, part, part + j * mn * ds, mn);
@@ -875,7 +863,7 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
         memcpy(out + mf * ds, part, mn * ds);
         if (le != NULL) {
             memcpy(le + mf * ds, part, mn * ds);
-            dcoll_le(dtype, le + mf * ds, mn * ds);
+            colls__dc_le(dtype, le + mf * ds, mn * ds);
         }
     }
     mine = le != NULL ? le + mf * ds : out + mf * ds;
@@ -883,7 +871,7 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
         dcoll_post_blocks(d, 1, out, count, ds);
     if (rc == 0)
         rc = dcoll_gather_blocks(d, 1, mine, out, count, dtype);
-    rc = dcoll_end(d, rc); /* the sends read le */
+    rc = colls__dc_end(d, rc); /* the sends read le */
     free(le);
     return rc;
 }
@@ -897,12 +885,14 @@ colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
     uint8_t *all;
     int rc;
 
-    dcoll_begin(&d, g);
+    if (dcoll_hier(g, p * m))
+        return colls__hcoll_allreduce(g, sbuf, rbuf, count, dtype, rop);
+    colls__dc_begin(&d, g);
     if (p * m >= COLLS__DCOLL_RSAG)
         return dcoll_rsag(&d, sbuf, rbuf, count, dtype, rop);
     all = malloc(p * m > 0 ? p * m : 1);
     if (all == NULL)
-        return dcoll_end(&d, COLLS_ENOMEM);
+        return colls__dc_end(&d, COLLS_ENOMEM);
     rc = dcoll_bruck(&d, sbuf, all, m, dtype);
     for (j = 1; rc == 0 && j < p && m > 0; j++)
         rc = reduce_apply(rop, dtype, all, all + j * m, count);

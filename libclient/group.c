@@ -352,6 +352,7 @@ colls_group_leave(colls_group_t *g)
     if (rc == 0)
         colls__poll(c);
     colls__dcoll_leave(g);
+    colls__hcoll_free(g);
     free(g->tids);
     free(g);
     return rc;

@@ -26,6 +26,7 @@
 
 #include <uv.h>
 
+#include "board.h"
 #include "colls.h"
 #include "conn.h"
 #include "proto/dtype.h"
@@ -154,6 +155,14 @@ struct colls {
        our buffers; off with COLLS_CMA=0 */
     int cma;
     uint8_t cma_token[16];
+    /* hierarchical direct collectives (hcoll.c): this task's bell (-1
+       until its first board), and while a wait on a board may sleep, the
+       word of our line that says so and what it waits for */
+    int bell_fd;
+    uv_poll_t bell_poll;
+    char bell_name[BOARD_BELL_MAX];
+    _Atomic uint32_t *sleep_word;
+    uint32_t sleep_what;
 };
 
 /* colls.c: the daemon's words on this thread's last failed attach */
@@ -239,15 +248,18 @@ struct colls_group {
     unsigned alg_env; /* bit op: alg[op] came from COLLS_ALG_<OP> */
     char last_alg[COLLS__ALG_SPEC_MAX + 1];
     int last_mode;
-    uint64_t last_seq;   /* the collective last_alg and last_mode are of */
-    uint64_t seq;        /* next collective's sequence number */
-    uint64_t dseq;       /* next direct collective's (dcoll.c) */
-    size_t direct_max;   /* COLLS_DIRECT_MAX: AUTO runs direct up to it */
-    int one_per_host;    /* no two members on one host */
-    int failed;          /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
-    unsigned early;      /* its entries in c->coll_early */
-    int early_err;       /* first failure of one of them, not yet reported */
-    char early_why[512]; /* the daemon's words on early_err */
+    uint64_t last_seq;      /* the collective last_alg and last_mode are of */
+    uint64_t seq;           /* next collective's sequence number */
+    uint64_t dseq;          /* next direct collective's (dcoll.c) */
+    size_t direct_max;      /* COLLS_DIRECT_MAX: AUTO runs direct up to it */
+    int one_per_host;       /* no two members on one host */
+    int failed;             /* sticky COLLS_EPEERDEAD / EHOSTDOWN, or 0 */
+    unsigned early;         /* its entries in c->coll_early */
+    int early_err;          /* first failure of one of them, not yet reported */
+    char early_why[512];    /* the daemon's words on early_err */
+    struct colls__hc *hc;   /* its hosts and this host's board (hcoll.c) */
+    const char *last_local; /* how the last hierarchical direct one handed
+                               data within the host: "board", "direct" */
 };
 
 /* The tag of the library's own messages: no receive of the application
@@ -293,6 +305,21 @@ int colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m);
 void colls__dcoll_leave(struct colls_group *g);
 /* Drops the waiting messages of group gid (all: of every group). */
 void colls__dcoll_forget(colls_t *c, uint64_t gid, int all);
+
+/* hcoll.c: hierarchical direct collectives, for groups with several
+   members on a host */
+int colls__hcoll_barrier(struct colls_group *g);
+int colls__hcoll_bcast(struct colls_group *g, void *buf, size_t bytes,
+                       int dtype, int root);
+int colls__hcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
+                           size_t m, int dtype);
+int colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
+                           size_t count, int dtype, int rop);
+/* Unmaps g's board, frees its hosts. */
+void colls__hcoll_free(struct colls_group *g);
+/* g's board on this host, NULL without (tests/integration/board-check.c
+   reads and scribbles on it, as a corrupted member could). */
+struct board *colls__hcoll_board(struct colls_group *g);
 
 /* group.c */
 int colls__alg_spec_check(const char *spec);

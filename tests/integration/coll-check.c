@@ -818,11 +818,31 @@ check_alg(struct ctx *x, const struct ccase *cs, int mode)
 }
 
 /* The algorithm a direct collective of op of bytes per member among P
-   reports (libclient/dcoll.c, docs/collectives.md "Direct collectives"),
-   NULL if op never runs direct. */
+   members on nhosts hosts reports (libclient/dcoll.c and hcoll.c,
+   docs/collectives.md "Direct collectives"), NULL if op never runs
+   direct. */
 static const char *
-direct_alg(int op, size_t bytes, int P)
+direct_alg(int op, size_t bytes, int P, int nhosts)
 {
+    const char *dm = getenv("COLLS_DIRECT_MAX");
+    size_t max = dm != NULL ? (size_t)strtoull(dm, NULL, 10) : 8192;
+    size_t into = op == COLLS_COLL_BCAST ? bytes : bytes * (size_t)P;
+
+    /* several members on a host: up to COLLS_DIRECT_MAX (8192) bytes
+       into one member, hierarchically (hcoll.c) */
+    if (nhosts < P && into <= max)
+        switch (op) {
+        case COLLS_COLL_BARRIER:
+            return "host+dissemination";
+        case COLLS_COLL_BCAST:
+            return "host+binomial";
+        case COLLS_COLL_ALLGATHER:
+            return "host+pairwise";
+        case COLLS_COLL_ALLREDUCE:
+            return "host+pairwise+reduce";
+        default:
+            return NULL;
+        }
     /* from COLLS__DCOLL_RSAG (libclient/internal.h) gathered into each
        member, allgather and allreduce send each block straight to every
        member */
@@ -848,7 +868,7 @@ check_direct(struct ctx *x, const struct ccase *cs)
     const char *ran = colls_group_last_alg(x->g);
     int ran_mode = colls_group_last_mode(x->g);
     const char *want =
-        direct_alg(cs->op, cs->count * dtype_size(cs->dtype), x->P);
+        direct_alg(cs->op, cs->count * dtype_size(cs->dtype), x->P, x->nhosts);
     char d[512];
 
     if (ran_mode == COLLS_MODE_DIRECT && strcmp(ran, want) == 0)
@@ -901,7 +921,7 @@ check_case(struct ctx *x, struct ccase *cs)
     struct run run[3];
     char d[512];
     int m, rc, bad = 0;
-    int nm = cs->alg == NULL && direct_alg(cs->op, 0, 1) != NULL ? 3 : 2;
+    int nm = cs->alg == NULL && direct_alg(cs->op, 0, 1, 1) != NULL ? 3 : 2;
 
     memset(run, 0, sizeof run);
     for (m = 0; m < nm && !bad; m++) {
