@@ -232,8 +232,10 @@ hc_bell_open(colls_t *c)
     if (fd < 0)
         return COLLS_EIO;
     for (tries = 0; tries < 4; tries++) {
-        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) {
+            tries = 4; /* no name nobody can guess */
             break;
+        }
         snprintf(c->bell_name, sizeof c->bell_name, "colls-bell-%016llx",
                  (unsigned long long)rnd);
         if (bind(fd, (struct sockaddr *)&a, hc_bell_addr(&a, c->bell_name)) ==
@@ -341,8 +343,8 @@ hc_wait(struct hc_wait *w)
         return rc;
     if (w->rc == COLLS_EIO)
         snprintf(c->errmsg, sizeof c->errmsg,
-                 "the board of group %s is corrupt (member %d's slot)",
-                 w->o->d.g->name, w->j);
+                 "the board of group %s is corrupt (rank %d's slot)",
+                 w->o->d.g->name, hc_local(w->o->h, w->j));
     return w->rc;
 }
 
