@@ -86,6 +86,7 @@ struct colls__hc {
     int made;          /* the board's making ran */
     struct board b;    /* valid when on */
     int on;
+    uint64_t full; /* puts that waited for room in my mailbox */
 };
 
 /* One hierarchical collective of one member. */
@@ -117,8 +118,10 @@ colls__hcoll_free(struct colls_group *g)
 }
 
 struct board *
-colls__hcoll_board(struct colls_group *g)
+colls__hcoll_board(struct colls_group *g, uint64_t *full)
 {
+    if (full != NULL)
+        *full = g->hc != NULL ? g->hc->full : 0;
     return g->hc != NULL && g->hc->on ? &g->hc->b : NULL;
 }
 
@@ -364,9 +367,12 @@ hc_put(struct hcop *o, const void *data, size_t len, int dtype, int to_all)
     int j, rc = 0;
 
     if (o->board) {
-        rc = colls__board_room(&o->h->b, o->d.seq) ? 1 : hc_wait(&w);
-        if (rc < 0)
-            return rc;
+        if (!colls__board_room(&o->h->b, o->d.seq)) {
+            o->h->full++;
+            rc = hc_wait(&w);
+            if (rc < 0)
+                return rc;
+        }
         colls__board_put(&o->h->b, o->d.seq, data, len);
         colls__board_wakes(&o->h->b, 1, hc_ring, o);
         return 0;

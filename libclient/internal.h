@@ -317,9 +317,11 @@ int colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
                            size_t count, int dtype, int rop);
 /* Unmaps g's board, frees its hosts. */
 void colls__hcoll_free(struct colls_group *g);
-/* g's board on this host, NULL without (tests/integration/board-check.c
-   reads and scribbles on it, as a corrupted member could). */
-struct board *colls__hcoll_board(struct colls_group *g);
+/* g's board on this host, NULL without, and in *full (unless NULL) how
+   many of this member's puts waited for room (tests/integration/
+   board-check.c reads and scribbles on it, as a corrupted member
+   could). */
+struct board *colls__hcoll_board(struct colls_group *g, uint64_t *full);
 
 /* group.c */
 int colls__alg_spec_check(const char *spec);

@@ -19,6 +19,12 @@
  *       group must say it ran direct among the hosts ("host+...") and
  *       handed the data within this host as --expect says.  Prints
  *       "run: ok N EXPECT" (one line per member).
+ *   full --group G --size P --rounds N
+ *       rank 0 broadcasts N int32 (the index) back to back while the
+ *       others sleep 300 ms before they read: the root's mailbox fills,
+ *       its puts wait for room (counted: "full: waited W" from rank 0,
+ *       W > 0 when N is more than its slots); every member checks every
+ *       value.  Prints "full: ok N".
  *   corrupt --group G --what seq|len
  *       a group of 2 on one daemon: both run a bcast from rank 0 (the
  *       board is made), then rank 0 scribbles on its own next slot (a
@@ -147,6 +153,41 @@ mode_run(colls_t *c)
 }
 
 static int
+mode_full(colls_t *c)
+{
+    struct colls_group *g;
+    uint64_t waited = 0;
+    int32_t v;
+    int i, rc;
+
+    rc = colls_group_join(c, opt.group, opt.size, &g);
+    if (rc < 0)
+        die("join", rc, c);
+    rank = rc;
+    if ((rc = colls_barrier(g)) < 0) /* the board is made */
+        die("barrier", rc, c);
+    if (rank != 0)
+        usleep(300000);
+    for (i = 0; i < opt.rounds; i++) {
+        v = rank == 0 ? i : -1;
+        if ((rc = colls_bcast(g, &v, 1, COLLS_INT32, 0)) < 0)
+            die("bcast", rc, c);
+        if (v != i)
+            bad("bcast: wrong value", i);
+        check_path(g, "bcast", i);
+    }
+    if (rank == 0) {
+        (void)colls__hcoll_board(g, &waited);
+        printf("full: waited %llu\n", (unsigned long long)waited);
+    }
+    if ((rc = colls_barrier(g)) < 0)
+        die("last barrier", rc, c);
+    printf("full: ok %d\n", opt.rounds);
+    colls_group_leave(g);
+    return 0;
+}
+
+static int
 mode_corrupt(colls_t *c)
 {
     struct colls_group *g;
@@ -164,7 +205,7 @@ mode_corrupt(colls_t *c)
     rank = rc;
     if ((rc = colls_bcast(g, v, 4, COLLS_INT32, 0)) < 0)
         die("first bcast", rc, c);
-    b = colls__hcoll_board(g);
+    b = colls__hcoll_board(g, NULL);
     if (b == NULL || strcmp(g->last_local, "board") != 0)
         bad("no board after the first bcast", 0);
     if (rank == 0) {
@@ -245,7 +286,7 @@ main(int argc, char **argv)
     if (opt.socket == NULL || opt.mode == NULL || opt.group == NULL ||
         opt.size < 2 || (strcmp(opt.mode, "run") == 0 && opt.expect == NULL) ||
         (strcmp(opt.mode, "corrupt") == 0 && opt.what == NULL)) {
-        fprintf(stderr, "usage: board-check --socket S --mode run|corrupt "
+        fprintf(stderr, "usage: board-check --socket S --mode run|full|corrupt "
                         "--group G [--size P --rounds N --expect "
                         "board|direct] [--what seq|len] [--timeout-ms MS]\n");
         return 2;
@@ -254,7 +295,9 @@ main(int argc, char **argv)
     if (rc < 0)
         die("attach", rc, NULL);
     colls_set_timeout(c, opt.timeout_ms);
-    rc = strcmp(opt.mode, "run") == 0 ? mode_run(c) : mode_corrupt(c);
+    rc = strcmp(opt.mode, "run") == 0    ? mode_run(c)
+         : strcmp(opt.mode, "full") == 0 ? mode_full(c)
+                                         : mode_corrupt(c);
     colls_detach(c);
     return rc;
 }

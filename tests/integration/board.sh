@@ -4,6 +4,8 @@
 # daemons on loopback, checked by board-check (results against what each
 # member put in; how each call handed its data within the host):
 #   - 3 + 2 members: every host's members use their board;
+#   - a root 500 bcasts ahead of members that sleep first: its mailbox
+#     fills, its puts wait for room (counted), every value arrives;
 #   - the same with COLLS_BOARD=0 for one member of daemon 1: that host
 #     falls back to the direct route, daemon 2's keeps its board, results
 #     the same; with COLLS_BOARD=0 everywhere, both fall back;
@@ -57,6 +59,21 @@ run b1 4 1:board 1:board 1:board 2:board 2:board
 run b2 3 1:direct:COLLS_BOARD=0 1:direct 1:direct 2:board 2:board
 run b3 3 1:direct:COLLS_BOARD=0 1:direct:COLLS_BOARD=0 2:direct:COLLS_BOARD=0 \
     2:direct:COLLS_BOARD=0
+
+# ---- a full mailbox: the root waits for room, nothing is overwritten -------
+pids=""
+for k in 0 1 2; do
+    it_bg "full-$k.log" "$BC" --socket "$(it_sock 1)" --mode full --group full \
+        --size 3 --rounds 500 --expect board --timeout-ms 60000
+    pids="$pids $IT_LASTPID"
+done
+for pid in $pids; do
+    it_wait "$pid" 120 || it_fail "full: a member failed: $(cat "$IT_DIR"/full-*.log)"
+done
+[ "$(cat "$IT_DIR"/full-*.log | grep -c '^full: ok 500')" = 3 ] ||
+    it_fail "full: $(cat "$IT_DIR"/full-*.log)"
+w=$(sed -n 's/^full: waited //p' "$IT_DIR"/full-*.log)
+[ -n "$w" ] && [ "$w" -gt 0 ] || it_fail "full: the root never waited for room ($w)"
 
 # ---- a corrupt board: the reader alone fails --------------------------------
 for what in seq len; do
