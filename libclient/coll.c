@@ -761,7 +761,7 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
 {
     struct coll_args a;
     uv_buf_t b;
-    size_t n = 0, all;
+    size_t n = 0;
     int gets, rc = coll_check(g, op, dtype, rop, root);
 
     if (rc == 0)
@@ -775,8 +775,7 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
                                      : 1;
     if (n > 0 && (sbuf == NULL || (gets && rbuf == NULL)))
         return COLLS_EINVAL;
-    if (op == COLLS_COLL_ALLREDUCE && coll_mul(n, (size_t)g->size, &all) == 0 &&
-        colls__dcoll_pick(g, op, dtype, all))
+    if (op == COLLS_COLL_ALLREDUCE && colls__dcoll_pick(g, op, dtype, n))
         return coll_direct(g, op, sbuf, rbuf, count, n, dtype, rop, 0);
     coll_args_init(&a, op, dtype, rop, root);
     a.count = count;

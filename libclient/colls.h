@@ -441,9 +441,10 @@ COLLS_EXTERN colls_tid_t colls_group_tid(const colls_group_t *g, int r);
 COLLS_EXTERN int colls_group_leave(colls_group_t *g);
 
 /* How a collective runs: AUTO (hierarchical where it applies; barrier,
-   bcast, allreduce and allgather moving at most $COLLS_DIRECT_MAX bytes,
-   default 8192, into one member run direct, through shared memory among
-   the members of a host (COLLS_BOARD)), HIER (per-host subspaces +
+   bcast, allreduce and allgather run direct: with several members on a
+   host when their largest item is at most $COLLS_DIRECT_MAX bytes,
+   default 65536, through shared memory among the members of a host
+   (COLLS_BOARD)), HIER (per-host subspaces +
    leaders), FLAT (same algorithms over task ranks), DIRECT (barrier,
    bcast, allreduce and allgather among the tasks over the direct route,
    at any size, without the daemons' algorithms; the other operations as

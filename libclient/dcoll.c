@@ -197,17 +197,17 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
     }
 }
 
-/* 1 if op moving bytes into one member (colls__dcoll_pick's) runs
-   hierarchically (hcoll.c): several members on a host, at most
-   direct_max bytes.  Larger ones (COLLS_MODE_DIRECT) run flat. */
+/* 1 if an op whose largest item is item bytes (colls__dcoll_pick's)
+   runs hierarchically (hcoll.c): several members on a host, an item of
+   at most direct_max bytes.  Larger ones (COLLS_MODE_DIRECT) run flat. */
 static int
-dcoll_hier(const struct colls_group *g, size_t bytes)
+dcoll_hier(const struct colls_group *g, size_t item)
 {
-    return !g->one_per_host && bytes <= g->direct_max;
+    return !g->one_per_host && item <= g->direct_max;
 }
 
 int
-colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
+colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t item)
 {
     if (op != COLLS_COLL_BARRIER && op != COLLS_COLL_BCAST &&
         op != COLLS_COLL_ALLREDUCE && op != COLLS_COLL_ALLGATHER)
@@ -224,10 +224,12 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t bytes)
        3300 against 6589, allgather of 64 KiB 282 against 854) */
     /* with several members on a host, up to direct_max the members of
        a host hand each other the data through their board and only the
-       hosts' leaders talk (hcoll.c): on 2 hosts x 4 tasks, flat among
-       the tasks barrier took 210 us and allreduce of 4 B 197, through the
-       daemons 110 and 78 */
-    if (bytes > g->direct_max && !g->one_per_host)
+       hosts' leaders talk (hcoll.c).  On 2 hosts x 4 tasks, unpinned,
+       us, against the daemons' hierarchy: barrier 27-38 / 89, allreduce
+       of 4 B 24-37 / 74, of 64 KiB 140-160 / 400-542, bcast of 64 KiB
+       37-51 / 271-349; larger items, which a board's slot cannot hold,
+       lost over the direct route (bcast of 256 KiB 823-923 / 350-460) */
+    if (item > g->direct_max && !g->one_per_host)
         return 0;
     /* FPC compresses doubles in bcast: the daemons' path does that */
     return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
@@ -550,9 +552,9 @@ colls__dcoll_barrier(struct colls_group *g)
 const char *
 colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes)
 {
-    size_t into = op == COLLS_COLL_BCAST ? bytes : bytes * (size_t)g->size;
+    size_t item = op == COLLS_COLL_ALLGATHER ? bytes * (size_t)g->size : bytes;
 
-    if (dcoll_hier(g, into))
+    if (dcoll_hier(g, item))
         return op == COLLS_COLL_BARRIER     ? "host+dissemination"
                : op == COLLS_COLL_BCAST     ? "host+binomial"
                : op == COLLS_COLL_ALLGATHER ? "host+pairwise"
@@ -885,7 +887,7 @@ colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
     uint8_t *all;
     int rc;
 
-    if (dcoll_hier(g, p * m))
+    if (dcoll_hier(g, m))
         return colls__hcoll_allreduce(g, sbuf, rbuf, count, dtype, rop);
     colls__dc_begin(&d, g);
     if (p * m >= COLLS__DCOLL_RSAG)

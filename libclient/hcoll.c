@@ -482,8 +482,9 @@ hc_wanted(void)
 
 /* Slots per mailbox of a board of L members: 64 (a root may run 64
    bcasts ahead of its slowest reader, as MPI's eager sends do) for up to 8
-   members, fewer for more, so that a board of 100 members is 4 MiB, not
-   50 (pages are allocated as slots are first used). */
+   members, fewer for more (a board of 100 members has 5).  Pages are
+   allocated as slots are first used: a slot that held only small items
+   costs a page. */
 static unsigned
 hc_slots(int L)
 {
@@ -492,13 +493,20 @@ hc_slots(int L)
     return s > BOARD_SLOTS_MAX ? BOARD_SLOTS_MAX : s < 4 ? 4 : s;
 }
 
-/* Data bytes of the slots of g's board: what AUTO runs here at most. */
+/* Data bytes of the slots of a board of L members of g with slots slots:
+   COLLS_DIRECT_MAX (64 B .. 64 KiB), less if the board would exceed
+   HC_BOARD_MAX (then larger items go over the direct route); 0 when not
+   even 64 B fit. */
 static size_t
-hc_slot_bytes(const struct colls_group *g)
+hc_slot_bytes(const struct colls_group *g, int L, unsigned slots)
 {
-    size_t s = g->direct_max;
+    size_t s = g->direct_max, fit;
 
-    return s < 64 ? 64 : s > BOARD_SLOT_MAX ? BOARD_SLOT_MAX : s;
+    s = s < 64 ? 64 : s > BOARD_SLOT_MAX ? BOARD_SLOT_MAX : s;
+    fit = (HC_BOARD_MAX - BOARD_LINE - (size_t)L * BOARD_LINE) /
+          ((size_t)L * slots);
+    fit = fit > BOARD_LINE ? (fit - BOARD_LINE) / BOARD_LINE * BOARD_LINE : 0;
+    return s < fit ? s : fit;
 }
 
 /* Leader: a fresh sealed memfd of size bytes, mapped at *map.  The fd,
@@ -577,9 +585,9 @@ hc_setup_leader(struct hcop *o, uint8_t (*msg)[HC_OFFER_LEN])
 {
     struct colls__hc *h = o->h;
     colls_t *c = o->d.g->c;
-    size_t slot = hc_slot_bytes(o->d.g);
     unsigned slots = hc_slots(h->L);
-    size_t size = colls__board_size((unsigned)h->L, slots, slot);
+    size_t slot = hc_slot_bytes(o->d.g, h->L, slots);
+    size_t size = slot > 0 ? colls__board_size((unsigned)h->L, slots, slot) : 0;
     uint8_t nonce[BOARD_NONCE], ack[4];
     void *map = NULL;
     int fd = -1, j, go, rc = 0;

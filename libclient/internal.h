@@ -271,8 +271,11 @@ struct colls_group {
 #define COLLS__TAG_DCOLL     INT32_MIN
 #define COLLS__LIB_HDR       24
 #define COLLS__STEP_SIBLINGS 0xfffffffeu
-/* COLLS_DIRECT_MAX's default: bytes one member receives */
-#define COLLS__DIRECT_MAX 8192
+/* COLLS_DIRECT_MAX's default: the largest item a member of a host hands
+   the others in a hierarchical direct collective (hcoll.c; bcast: the
+   message; allreduce: one input; allgather: all blocks), the most a
+   board's slot holds */
+#define COLLS__DIRECT_MAX 65536
 
 /* From this many bytes gathered into each member (P x the input) a
    direct allreduce runs as reduce-scatter + allgather, below as Bruck's
@@ -283,9 +286,10 @@ struct colls_group {
 /* dcoll.c: direct collectives */
 /* The algorithm a direct op of g with bytes per member runs. */
 const char *colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes);
-/* 1 if op of bytes (into one member) on g runs direct. */
+/* 1 if op on g runs direct; item: its largest item (bcast: the message;
+   allreduce: one input; allgather: all blocks). */
 int colls__dcoll_pick(const struct colls_group *g, int op, int dtype,
-                      size_t bytes);
+                      size_t item);
 int colls__dcoll_barrier(struct colls_group *g);
 int colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes,
                        int dtype, int root);

@@ -825,12 +825,13 @@ static const char *
 direct_alg(int op, size_t bytes, int P, int nhosts)
 {
     const char *dm = getenv("COLLS_DIRECT_MAX");
-    size_t max = dm != NULL ? (size_t)strtoull(dm, NULL, 10) : 8192;
-    size_t into = op == COLLS_COLL_BCAST ? bytes : bytes * (size_t)P;
+    size_t max = dm != NULL ? (size_t)strtoull(dm, NULL, 10) : 65536;
+    size_t item = op == COLLS_COLL_ALLGATHER ? bytes * (size_t)P : bytes;
 
-    /* several members on a host: up to COLLS_DIRECT_MAX (8192) bytes
-       into one member, hierarchically (hcoll.c) */
-    if (nhosts < P && into <= max)
+    /* several members on a host: items (bcast: the message; allreduce:
+       one input; allgather: all blocks) up to COLLS_DIRECT_MAX (65536),
+       hierarchically (hcoll.c) */
+    if (nhosts < P && item <= max)
         switch (op) {
         case COLLS_COLL_BARRIER:
             return "host+dissemination";
