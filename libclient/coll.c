@@ -597,6 +597,7 @@ static int
 coll_direct_end(struct colls_group *g, int op, size_t bytes, double t0, int rc)
 {
     const char *alg = colls__dcoll_alg(g, op, bytes);
+    int hier;
 
     if (rc == 0)
         rc = coll_early_wait(g, 1);
@@ -613,14 +614,14 @@ coll_direct_end(struct colls_group *g, int op, size_t bytes, double t0, int rc)
     g->last_mode = COLLS_MODE_DIRECT;
     g->last_seq = g->seq;
     /* a hierarchical one (hcoll.c) says how its host handed the data */
+    hier = strncmp(alg, "host+", 5) == 0 && g->last_local != NULL;
     if (g->trace)
         fprintf(stderr,
                 "colls-trace group=%s op=%s bytes=%zu P=%d alg=%s mode=direct "
                 "%s%s%sus=%.1f\n",
                 g->name, collop_name(op), bytes, g->size, alg,
-                g->hc != NULL ? "local=" : "",
-                g->hc != NULL && g->last_local != NULL ? g->last_local : "",
-                g->hc != NULL ? " " : "", coll_now_us() - t0);
+                hier ? "local=" : "", hier ? g->last_local : "",
+                hier ? " " : "", coll_now_us() - t0);
     return coll_early_report(g, rc);
 }
 
