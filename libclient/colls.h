@@ -442,9 +442,9 @@ COLLS_EXTERN int colls_group_leave(colls_group_t *g);
 
 /* How a collective runs: AUTO (hierarchical where it applies; barrier,
    bcast, allreduce and allgather run direct: with several members on a
-   host when their largest item is at most $COLLS_DIRECT_MAX bytes,
-   default 65536, through shared memory among the members of a host
-   (COLLS_BOARD)), HIER (per-host subspaces +
+   host through shared memory among the members of a host (COLLS_BOARD),
+   in chunks of $COLLS_DIRECT_MAX bytes (default 65536; an allgather only
+   up to that)), HIER (per-host subspaces +
    leaders), FLAT (same algorithms over task ranks), DIRECT (barrier,
    bcast, allreduce and allgather among the tasks over the direct route,
    at any size, without the daemons' algorithms; the other operations as

@@ -197,13 +197,16 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
     }
 }
 
-/* 1 if an op whose largest item is item bytes (colls__dcoll_pick's)
-   runs hierarchically (hcoll.c): several members on a host, an item of
-   at most direct_max bytes.  Larger ones (COLLS_MODE_DIRECT) run flat. */
+/* 1 if op, whose largest item is item bytes (colls__dcoll_pick's), runs
+   hierarchically (hcoll.c): several members on a host; bcast and
+   allreduce at any size (chunk by chunk), allgather when all its blocks
+   fit in one item of at most direct_max bytes (larger ones, in
+   COLLS_MODE_DIRECT, run flat). */
 static int
-dcoll_hier(const struct colls_group *g, size_t item)
+dcoll_hier(const struct colls_group *g, int op, size_t item)
 {
-    return !g->one_per_host && item <= g->direct_max;
+    return !g->one_per_host &&
+           (op != COLLS_COLL_ALLGATHER || item <= g->direct_max);
 }
 
 int
@@ -226,10 +229,13 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t item)
        a host hand each other the data through their board and only the
        hosts' leaders talk (hcoll.c).  On 2 hosts x 4 tasks, unpinned,
        us, against the daemons' hierarchy: barrier 27-38 / 89, allreduce
-       of 4 B 24-37 / 74, of 64 KiB 140-160 / 400-542, bcast of 64 KiB
-       37-51 / 271-349; larger items, which a board's slot cannot hold,
-       lost over the direct route (bcast of 256 KiB 823-923 / 350-460) */
-    if (item > g->direct_max && !g->one_per_host)
+       of 4 B 24-37 / 74, of 64 KiB 140-160 / 400-542, of 1 MiB (in
+       chunks of a slot) 1627-2032 / 3087-3184, bcast of 64 KiB 37-51 /
+       271-349, of 4 MiB 4384-5063 / 7542-8227.  Items larger than a
+       slot handed over the direct route instead lost (bcast of 256 KiB
+       823-923 / 350-460): hence the chunks, and allgathers larger than a
+       slot (all blocks) stay with the daemons */
+    if (!g->one_per_host && !dcoll_hier(g, op, item))
         return 0;
     /* FPC compresses doubles in bcast: the daemons' path does that */
     return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
@@ -537,7 +543,7 @@ colls__dcoll_barrier(struct colls_group *g)
     size_t dist;
     int p = g->size, r = g->rank, rc = 0;
 
-    if (dcoll_hier(g, 0))
+    if (dcoll_hier(g, COLLS_COLL_BARRIER, 0))
         return colls__hcoll_barrier(g);
     colls__dc_begin(&d, g);
     for (dist = 1; rc == 0 && dist < (size_t)p; dist <<= 1, k++) {
@@ -554,7 +560,7 @@ colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes)
 {
     size_t item = op == COLLS_COLL_ALLGATHER ? bytes * (size_t)g->size : bytes;
 
-    if (dcoll_hier(g, item))
+    if (dcoll_hier(g, op, item))
         return op == COLLS_COLL_BARRIER     ? "host+dissemination"
                : op == COLLS_COLL_BCAST     ? "host+binomial"
                : op == COLLS_COLL_ALLGATHER ? "host+pairwise"
@@ -583,7 +589,7 @@ colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
     uint8_t *data = buf, *copy = NULL;
     int rc = 0;
 
-    if (dcoll_hier(g, bytes))
+    if (dcoll_hier(g, COLLS_COLL_BCAST, bytes))
         return colls__hcoll_bcast(g, buf, bytes, dtype, root);
     colls__dc_begin(&d, g);
     if (vr == 0 && bytes > 0 && dtype_size(dtype) > 1 &&
@@ -789,7 +795,7 @@ colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
 {
     struct dcoll d;
 
-    if (dcoll_hier(g, (size_t)g->size * m))
+    if (dcoll_hier(g, COLLS_COLL_ALLGATHER, (size_t)g->size * m))
         return colls__hcoll_allgather(g, sbuf, rbuf, m, dtype);
     colls__dc_begin(&d, g);
     if ((size_t)g->size * m >= COLLS__DCOLL_RSAG)
@@ -887,7 +893,7 @@ colls__dcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
     uint8_t *all;
     int rc;
 
-    if (dcoll_hier(g, m))
+    if (dcoll_hier(g, COLLS_COLL_ALLREDUCE, m))
         return colls__hcoll_allreduce(g, sbuf, rbuf, count, dtype, rop);
     colls__dc_begin(&d, g);
     if (p * m >= COLLS__DCOLL_RSAG)

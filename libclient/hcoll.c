@@ -726,9 +726,9 @@ hc_node(const struct colls__hc *h, int k, int hr, int root)
     return k == hr ? root : hc_leader(h, k);
 }
 
-int
-colls__hcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
-                   int root)
+/* One bcast of at most a chunk (hc_chunk). */
+static int
+hc_bcast1(struct colls_group *g, void *buf, size_t bytes, int dtype, int root)
 {
     struct hcop o;
     struct colls__hc *h;
@@ -804,9 +804,10 @@ hc_leaders_exchange(struct hcop *o, const uint8_t *mine, size_t len,
     return rc;
 }
 
-int
-colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
-                       size_t count, int dtype, int rop)
+/* One allreduce of at most a chunk (hc_chunk). */
+static int
+hc_allreduce1(struct colls_group *g, const void *sbuf, void *rbuf, size_t count,
+              int dtype, int rop)
 {
     struct hcop o;
     size_t m = count * dtype_size(dtype), k, *off = NULL;
@@ -860,6 +861,57 @@ colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
     free(tmp);
     free(all);
     free(off);
+    return rc;
+}
+
+/* The bytes of a chunk of items of dtype: COLLS_DIRECT_MAX (64 B .. 64
+   KiB, what a slot holds) rounded down to whole items.  The same for
+   every member (COLLS_DIRECT_MAX must be), whatever its host's board. */
+static size_t
+hc_chunk(const struct colls_group *g, int dtype)
+{
+    size_t c = g->direct_max, ds = dtype_size(dtype);
+
+    c = c < 64 ? 64 : c > BOARD_SLOT_MAX ? BOARD_SLOT_MAX : c;
+    return c / ds * ds;
+}
+
+/* A bcast larger than a chunk runs as one bcast per chunk, in order,
+   each a collective of its own (its own seq): a host's node puts chunk
+   k on its board while chunk k + 1 travels, and each member copies
+   chunk k out while the next is put. */
+int
+colls__hcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
+                   int root)
+{
+    size_t chunk = hc_chunk(g, dtype), off, n;
+    int rc = 0;
+
+    if (bytes <= chunk)
+        return hc_bcast1(g, buf, bytes, dtype, root);
+    for (off = 0; rc == 0 && off < bytes; off += n) {
+        n = bytes - off < chunk ? bytes - off : chunk;
+        rc = hc_bcast1(g, (uint8_t *)buf + off, n, dtype, root);
+    }
+    return rc;
+}
+
+/* A larger allreduce: one per chunk of items, in order (each item is
+   reduced exactly as in one allreduce: the results are the same bits). */
+int
+colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
+                       size_t count, int dtype, int rop)
+{
+    size_t ds = dtype_size(dtype), per = hc_chunk(g, dtype) / ds, off, n;
+    int rc = 0;
+
+    if (count <= per)
+        return hc_allreduce1(g, sbuf, rbuf, count, dtype, rop);
+    for (off = 0; rc == 0 && off < count; off += n) {
+        n = count - off < per ? count - off : per;
+        rc = hc_allreduce1(g, (const uint8_t *)sbuf + off * ds,
+                           (uint8_t *)rbuf + off * ds, n, dtype, rop);
+    }
     return rc;
 }
 

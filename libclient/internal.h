@@ -271,10 +271,9 @@ struct colls_group {
 #define COLLS__TAG_DCOLL     INT32_MIN
 #define COLLS__LIB_HDR       24
 #define COLLS__STEP_SIBLINGS 0xfffffffeu
-/* COLLS_DIRECT_MAX's default: the largest item a member of a host hands
-   the others in a hierarchical direct collective (hcoll.c; bcast: the
-   message; allreduce: one input; allgather: all blocks), the most a
-   board's slot holds */
+/* COLLS_DIRECT_MAX's default: the chunk of a hierarchical direct bcast
+   or allreduce, and the largest allgather (all blocks) that runs so
+   (hcoll.c); the most a board's slot holds */
 #define COLLS__DIRECT_MAX 65536
 
 /* From this many bytes gathered into each member (P x the input) a

@@ -828,10 +828,10 @@ direct_alg(int op, size_t bytes, int P, int nhosts)
     size_t max = dm != NULL ? (size_t)strtoull(dm, NULL, 10) : 65536;
     size_t item = op == COLLS_COLL_ALLGATHER ? bytes * (size_t)P : bytes;
 
-    /* several members on a host: items (bcast: the message; allreduce:
-       one input; allgather: all blocks) up to COLLS_DIRECT_MAX (65536),
-       hierarchically (hcoll.c) */
-    if (nhosts < P && item <= max)
+    /* several members on a host: hierarchically (hcoll.c), bcast and
+       allreduce at any size (chunk by chunk), allgather when all its
+       blocks are at most COLLS_DIRECT_MAX (65536) bytes */
+    if (nhosts < P && (op != COLLS_COLL_ALLGATHER || item <= max))
         switch (op) {
         case COLLS_COLL_BARRIER:
             return "host+dissemination";

@@ -93,14 +93,15 @@ for i in 1 2 3; do
 done
 
 # Daemon 3 killed while its two tasks wait in large allreduces without a
-# time limit, which go by single copy (the daemon may be reading or
+# time limit, hierarchical (in AUTO two members of one daemon would run
+# it among themselves, hcoll.c), which go by single copy (the daemon may be reading or
 # writing their buffers; docs/protocol.md): each call must fail at once
 # (the library waits for the daemon's end of the socket, here at once),
 # not hang.
 for k in 1 2; do
     it_bg "cmakill$k.log" timeout 60 "$IT_B/collsctl" --socket \
         "$(it_sock 3)" bench allreduce --sizes 1048576:1048576 --runs 100 \
-        --iters 50 -n 2 --group cmakill
+        --iters 50 -n 2 --group cmakill --hier
     eval "ck$k=\$IT_LASTPID"
 done
 moved=0
