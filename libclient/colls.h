@@ -443,8 +443,8 @@ COLLS_EXTERN int colls_group_leave(colls_group_t *g);
 /* How a collective runs: AUTO (hierarchical where it applies; barrier,
    bcast, allreduce and allgather run direct: with several members on a
    host through shared memory among the members of a host (COLLS_BOARD),
-   in chunks of $COLLS_DIRECT_MAX bytes (default 65536; an allgather only
-   up to that)), HIER (per-host subspaces +
+   in chunks of $COLLS_DIRECT_MAX bytes (default 65536) up to 1 MiB (an
+   allgather only up to $COLLS_DIRECT_MAX)), HIER (per-host subspaces +
    leaders), FLAT (same algorithms over task ranks), DIRECT (barrier,
    bcast, allreduce and allgather among the tasks over the direct route,
    at any size, without the daemons' algorithms; the other operations as
