@@ -256,6 +256,21 @@ colls__dc_le(int dtype, void *buf, size_t bytes)
         dtype_swap(dtype, buf, bytes / ds);
 }
 
+int
+colls__dc_le_copy(int dtype, const void *src, size_t bytes, uint8_t **copy)
+{
+    *copy = NULL;
+    if (bytes == 0 || dtype_size(dtype) <= 1 ||
+        dtype_native_order() == COLLS_ORDER_LITTLE)
+        return 0;
+    *copy = malloc(bytes);
+    if (*copy == NULL)
+        return COLLS_ENOMEM;
+    memcpy(*copy, src, bytes);
+    colls__dc_le(dtype, *copy, bytes);
+    return 0;
+}
+
 /*
  * Sends len bytes at data (which must stay put until the collective's
  * sends are done) to rank r as step.  0 or a COLLS_E* code.
@@ -595,15 +610,11 @@ colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
     if (dcoll_hier(g, COLLS_COLL_BCAST, bytes))
         return colls__hcoll_bcast(g, buf, bytes, dtype, root);
     colls__dc_begin(&d, g);
-    if (vr == 0 && bytes > 0 && dtype_size(dtype) > 1 &&
-        dtype_native_order() != COLLS_ORDER_LITTLE) {
-        copy = malloc(bytes); /* the root's buffer stays as it is */
-        if (copy == NULL)
-            return colls__dc_end(&d, COLLS_ENOMEM);
-        memcpy(copy, buf, bytes);
-        colls__dc_le(dtype, copy, bytes);
+    /* the root's buffer stays as it is */
+    if (vr == 0 && colls__dc_le_copy(dtype, buf, bytes, &copy) < 0)
+        return colls__dc_end(&d, COLLS_ENOMEM);
+    if (copy != NULL)
         data = copy;
-    }
     for (; mask < p; mask <<= 1)
         if (vr & mask) {
             rc = colls__dc_recv(&d, (int)((vr - mask + (size_t)root) % p), 0,
@@ -836,14 +847,11 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     part = dcoll_scratch(d->g->c, p * mn * ds > 0 ? p * mn * ds : 1);
     if (part == NULL)
         return colls__dc_end(d, COLLS_ENOMEM);
-    if (ds > 1 && count > 0 && dtype_native_order() != COLLS_ORDER_LITTLE) {
-        le = malloc(count * ds); /* the input as it travels */
-        if (le == NULL)
-            return colls__dc_end(d, COLLS_ENOMEM);
-        memcpy(le, sbuf, count * ds);
-        colls__dc_le(dtype, le, count * ds);
+    /* the input as it travels */
+    if (colls__dc_le_copy(dtype, sbuf, count * ds, &le) < 0)
+        return colls__dc_end(d, COLLS_ENOMEM);
+    if (le != NULL)
         in = le;
-    }
     /* step 0's sends read the output before it is written */
     alias = in == sbuf && dcoll_overlap(sbuf, rbuf, count * ds);
     for (k = 1; rc == 0 && k < p; k++) {

@@ -67,5 +67,9 @@ int colls__dc_end(struct dcoll *d, int rc);
 int colls__dc_aborted(colls_t *c, const struct colls_group *g, uint64_t seq);
 /* Swaps bytes of items of dtype between native and little-endian order. */
 void colls__dc_le(int dtype, void *buf, size_t bytes);
+/* *copy: a little-endian copy of bytes at src (items of dtype), or NULL
+   when src travels as it is (a little-endian machine, bytes, nothing).
+   0 or COLLS_ENOMEM. */
+int colls__dc_le_copy(int dtype, const void *src, size_t bytes, uint8_t **copy);
 
 #endif

@@ -377,15 +377,11 @@ hc_put(struct hcop *o, const void *data, size_t len, int dtype, int to_all)
         colls__board_wakes(&o->h->b, 1, hc_ring, o);
         return 0;
     }
-    if (len > 0 && dtype_size(dtype) > 1 &&
-        dtype_native_order() != COLLS_ORDER_LITTLE) {
-        o->le = malloc(len); /* read by the sends until hc_end */
-        if (o->le == NULL)
-            return COLLS_ENOMEM;
-        memcpy(o->le, data, len);
-        colls__dc_le(dtype, o->le, len);
+    /* read by the sends until hc_end */
+    if (colls__dc_le_copy(dtype, data, len, &o->le) < 0)
+        return COLLS_ENOMEM;
+    if (o->le != NULL)
         data = o->le;
-    }
     if (!to_all) {
         /* written before the caller's receive may overwrite data */
         rc = colls__dc_send(&o->d, hc_local(o->h, 0), HC_UP, data, len);
@@ -444,10 +440,13 @@ hc_begin(struct hcop *o, struct colls_group *g, size_t item)
     if (rc < 0)
         return rc;
     o->h = g->hc;
-    /* the most sends of one member: the making's 2 (L - 1), a leader's
-       to each other member and leader, a dissemination's rounds */
-    rc = colls__dc_room(&o->d, 3 * (size_t)o->h->L + (size_t)o->h->nhosts +
-                                   DCOLL_SENDS_MAX);
+    /* the most sends of one member: the making's 2 (L - 1) once; a
+       leader's (or node's) to each other member of its host and to the
+       other leaders (more than a dissemination's or a binomial tree's
+       rounds over the hosts).  Within DCOLL_SENDS_MAX nothing is
+       allocated, as on every call of a small group. */
+    rc = colls__dc_room(&o->d, (o->h->made ? 0 : 2 * (size_t)o->h->L) +
+                                   (size_t)o->h->L + (size_t)o->h->nhosts);
     if (rc == 0 && !o->h->made && o->h->L > 1)
         rc = hc_setup(o);
     o->board = o->h->on && item <= o->h->b.slot_bytes;
@@ -750,14 +749,11 @@ hc_bcast1(struct colls_group *g, void *buf, size_t bytes, int dtype, int root)
             ;
         return hc_end(&o, hc_get(&o, j, buf, bytes, dtype, 1));
     }
-    if (vh == 0 && swap && bytes > 0) {
-        copy = malloc(bytes); /* the root's buffer stays as it is */
-        if (copy == NULL)
-            return hc_end(&o, COLLS_ENOMEM);
-        memcpy(copy, buf, bytes);
-        colls__dc_le(dtype, copy, bytes);
+    /* the root's buffer stays as it is */
+    if (vh == 0 && colls__dc_le_copy(dtype, buf, bytes, &copy) < 0)
+        return hc_end(&o, COLLS_ENOMEM);
+    if (copy != NULL)
         wire = copy;
-    }
     /* binomial over the hosts: from the parent host's node, then to the
        children's (leaders), then my host */
     for (mask = 1; mask < n; mask <<= 1)
