@@ -82,7 +82,7 @@ extern char **environ;
 
 #define CRON_US 20000u
 /* The idle cron's longest period (collsd_cron_arm). */
-#define CRON_IDLE_US 250000u
+#define CRON_IDLE_US 1000000u
 
 /*
  * While stopping: ends the loop once no task is left and the transport
@@ -127,13 +127,16 @@ collsd_idle(const struct daemon *d)
 /*
  * Arms the cron's next run: in CRON_US while anything it watches may be
  * due soon -- a task, a group, a request, a spawn, a join or a stop in
- * progress; else (an idle member) in a quarter of --heartbeat, between
- * CRON_US and CRON_IDLE_US, as often as the heartbeats it sends, the
- * silences it judges and the stall it detects (HOST_STALL_BEATS) need.
- * An idle daemon of 4 emulated hosts woke about 90 times a second with
- * the cron at 20 ms and used 0.5 % of a CPU; with this (and collsd_slack,
- * collsd_poll) about 18 times, 0.1 % (tests/bench/mpi-bench.sh's idle
- * line measures it).
+ * progress; else (an idle member) in one --heartbeat, between CRON_US
+ * and CRON_IDLE_US: as often as the heartbeats it sends; a silence is
+ * then judged at most a heartbeat late (--dead-after is at least two)
+ * and a stall is HOST_STALL_BEATS of them.  An idle daemon of 4
+ * emulated hosts woke about 90 times a second with the cron at 20 ms and
+ * used 0.5 % of a CPU; with the cron at a quarter heartbeat (and
+ * collsd_slack, collsd_poll) 17 times, 0.14 %; with this and heartbeats
+ * acked at once (host_heartbeat) 9.8 times, 0.08 %
+ * (tests/bench/mpi-bench.sh's idle line measures it; docs/architecture.md
+ * "Cron").
  */
 static void
 collsd_cron_arm(struct daemon *d)
@@ -143,7 +146,7 @@ collsd_cron_arm(struct daemon *d)
 
     d->cron_idle = collsd_idle(d);
     if (d->cron_idle) {
-        us = (uint64_t)d->cfg->heartbeat_ms * 1000u / 4u;
+        us = (uint64_t)d->cfg->heartbeat_ms * 1000u;
         us = us < CRON_US ? CRON_US : us > CRON_IDLE_US ? CRON_IDLE_US : us;
     }
     tv.tv_sec = (time_t)(us / 1000000u);

@@ -923,7 +923,9 @@ host_reload(struct daemon *d)
 /* ---- periodic work ------------------------------------------------------ */
 
 /* Sends HEARTBEAT {incarnation, table epoch, task count} to every host
-   up or joining. */
+   up or joining.  Nothing answers a heartbeat, so each asks for its ack
+   at once: the receiver acks in the wake-up that read it, not in a second
+   one ack_delay_us (and the timer slack of an idle daemon) later. */
 static void
 host_heartbeat(struct daemon *d)
 {
@@ -944,7 +946,7 @@ host_heartbeat(struct daemon *d)
         if (h == NULL || hid == d->hid || h->state == COLLS_HOST_DOWN)
             continue;
         d->st.heartbeats_out++;
-        net_send(d, hid, &e, NULL, 0);
+        net_sendf(d, hid, &e, NULL, 0, REL_SEND_ACKNOW);
     }
 }
 

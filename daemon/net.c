@@ -482,6 +482,13 @@ int
 net_send(struct daemon *d, int hid, const Envelope *e, const void *payload,
          size_t plen)
 {
+    return net_sendf(d, hid, e, payload, plen, 0);
+}
+
+int
+net_sendf(struct daemon *d, int hid, const Envelope *e, const void *payload,
+          size_t plen, unsigned flags)
+{
     uint8_t stackbuf[1024], lenbuf[4], *env;
     struct iovec iov[3];
     size_t elen;
@@ -503,7 +510,8 @@ net_send(struct daemon *d, int hid, const Envelope *e, const void *payload,
     iov[1].iov_len = elen;
     iov[2].iov_base = (void *)payload;
     iov[2].iov_len = plen;
-    rc = rel_sendv(d->rel, hid, iov, plen > 0 ? 3 : 2, platform_now_us());
+    rc = rel_sendvf(d->rel, hid, iov, plen > 0 ? 3 : 2, flags,
+                    platform_now_us());
     if (rc == 0) {
         d->st.peer_msgs_out++;
         if (d->hosts[hid] != NULL)

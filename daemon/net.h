@@ -64,6 +64,10 @@ void net_close(struct daemon *d);
 /* Sends e (+ payload) to daemon hid.  0 or a negative COLLS_E* code. */
 int net_send(struct daemon *d, int hid, const Envelope *e, const void *payload,
              size_t plen);
+/* net_send with rel_sendvf's flags (REL_SEND_ACKNOW: no reply will carry
+   the ack). */
+int net_sendf(struct daemon *d, int hid, const Envelope *e, const void *payload,
+              size_t plen, unsigned flags);
 /* Sends CREDIT {task, bytes} to daemon hid (flow control: task, ours,
    has read that much of what hid forwarded to it).  0 or COLLS_E*. */
 int net_send_credit(struct daemon *d, int hid, uint32_t task, uint64_t bytes);

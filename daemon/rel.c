@@ -774,6 +774,13 @@ int
 rel_sendv(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
           uint64_t now_us)
 {
+    return rel_sendvf(r, hid, iov, iovcnt, 0, now_us);
+}
+
+int
+rel_sendvf(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
+           unsigned flags, uint64_t now_us)
+{
     struct rel_peer *p;
     uint64_t len = 0;
     int i, err;
@@ -787,7 +794,7 @@ rel_sendv(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
         if (len > r->cfg.max_message)
             return COLLS_EMSGSIZE;
     }
-    err = relsend_queue(r, p, iov, iovcnt, len);
+    err = relsend_queue(r, p, iov, iovcnt, len, flags);
     if (err != 0)
         return err;
     rel_enter(r);

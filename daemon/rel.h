@@ -138,6 +138,16 @@ void rel_peer_remove(struct rel *r, int hid);
  */
 int rel_sendv(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
               uint64_t now_us);
+/*
+ * rel_sendv with flags: REL_SEND_ACKNOW, the message will have no reply
+ * to carry its ack (a heartbeat), so its last datagram asks for an ack at
+ * once (DGRAM_F_ACKNOW): the receiver acks in the wake-up that brought
+ * it, or at the end of its receive batch, instead of ack_delay_us later
+ * in a wake-up of its own.
+ */
+enum { REL_SEND_ACKNOW = 1u << 0 };
+int rel_sendvf(struct rel *r, int hid, const struct iovec *iov, int iovcnt,
+               unsigned flags, uint64_t now_us);
 
 /* Bytes queued to hid and not yet acknowledged (for backpressure). */
 uint64_t rel_queued(const struct rel *r, int hid);

@@ -68,6 +68,7 @@ struct rel_msg {
     uint32_t len;
     uint32_t nfrag; /* fragments, >= 1 */
     int refd;       /* some fragment went out by ops->send_ref */
+    unsigned flags; /* REL_SEND_* of rel_sendvf */
     uint8_t data[];
 };
 
@@ -262,7 +263,7 @@ int rel_out(struct rel *r, struct rel_peer *p, const uint8_t *hdr,
 void relsend_init(struct rel *r, struct rel_peer *p);
 void relsend_drop(struct rel *r, struct rel_peer *p);
 int relsend_queue(struct rel *r, struct rel_peer *p, const struct iovec *iov,
-                  int iovcnt, uint64_t len);
+                  int iovcnt, uint64_t len, unsigned flags);
 void relsend_pump(struct rel *r, struct rel_peer *p, uint64_t now);
 void relsend_on_ack(struct rel *r, struct rel_peer *p,
                     const struct dgram_hdr *h, int echo, uint64_t now);

@@ -224,7 +224,7 @@ static void pace_update(struct rel_peer *p);
  */
 int
 relsend_queue(struct rel *r, struct rel_peer *p, const struct iovec *iov,
-              int iovcnt, uint64_t len)
+              int iovcnt, uint64_t len, unsigned flags)
 {
     struct rel_msg *m;
     size_t off = 0;
@@ -242,6 +242,7 @@ relsend_queue(struct rel *r, struct rel_peer *p, const struct iovec *iov,
     }
     m->next = NULL;
     m->refd = 0;
+    m->flags = flags;
     m->id = p->next_msg_id++;
     m->len = (uint32_t)len;
     m->nfrag = len == 0 ? 1 : (uint32_t)((len + r->fragmax - 1) / r->fragmax);
@@ -420,9 +421,13 @@ relsend_pump(struct rel *r, struct rel_peer *p, uint64_t now)
              * single-fragment message does not: its reply usually
              * carries the ack, else the delayed ack or a tail-loss
              * probe does (an immediate pure ACK costs both sides a
-             * datagram per small request) */
-            if ((p->cur_frag + 1 == m->nfrag && m->nfrag > 1 &&
-                 m->next == NULL) ||
+             * datagram per small request).  One that will have no
+             * reply (REL_SEND_ACKNOW, a heartbeat) does: its receiver
+             * acks in the wake-up that brought it, not in another one
+             * ack_delay_us later */
+            if ((p->cur_frag + 1 == m->nfrag &&
+                 ((m->nfrag > 1 && m->next == NULL) ||
+                  (m->flags & REL_SEND_ACKNOW))) ||
                 in_flight(p) + 1 >= cwnd ||
                 p->snd_nxt + 1 - p->snd_una >= r->cfg.window)
                 flags = DGRAM_F_ACKNOW;

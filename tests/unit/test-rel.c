@@ -1278,6 +1278,83 @@ START_TEST(test_rel_ack_fields)
 }
 END_TEST
 
+/*
+ * REL_SEND_ACKNOW: a small message that asks for it goes out with
+ * DGRAM_F_ACKNOW and its receiver acks at once; the same message without
+ * it waits for its reply or for ack_delay_us (the delayed ack).
+ */
+static int
+sim_sent_by(const struct sim *s, int from)
+{
+    size_t i;
+    int n = 0;
+
+    for (i = 0; i < s->hn; i++)
+        n += s->heap[i].from == from;
+    return n;
+}
+
+START_TEST(test_rel_acknow)
+{
+    struct rel_config cfg;
+    struct sim *s;
+    struct dgram_hdr h;
+    struct iovec iov;
+    uint8_t msg[40];
+    int flagged;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    /* settle: both incarnations known, nothing in flight */
+    sim_msg(s, 0, 1, 10);
+    sim_msg(s, 1, 0, 10);
+    ck_assert(sim_run(s, sim_all_done, s->now + 5000000));
+    sim_run(s, NULL, s->now + 1000000);
+    ck_assert_uint_eq(s->hn, 0);
+    iov.iov_base = msg;
+    iov.iov_len = sizeof msg;
+    for (flagged = 0; flagged <= 1; flagged++) {
+        struct expect *e = &s->ex[0][1];
+        struct pkt p;
+        uint64_t due;
+
+        e->len[e->sent] = sizeof msg;
+        e->seed[e->sent] = sim_rand(&s->rng);
+        fill(msg, sizeof msg, e->seed[e->sent]);
+        e->sent++;
+        ck_assert_int_eq(rel_sendvf(s->n[0].r, 2, &iov, 1,
+                                    flagged ? REL_SEND_ACKNOW : 0, s->now),
+                         0);
+        ck_assert_int_eq(sim_sent_by(s, 0), 1);
+        last_sent(s, 0, &h);
+        ck_assert_int_eq(h.type, DGRAM_DATA);
+        ck_assert_int_eq(!!(h.flags & DGRAM_F_ACKNOW), flagged);
+        p = heap_pop(s);
+        rel_input(s->n[1].r, (struct sockaddr *)&s->n[0].addr,
+                  sizeof s->n[0].addr, p.data, p.len, s->now);
+        free(p.data);
+        due = rel_next_timeout(s->n[1].r);
+        if (flagged) {
+            /* acked in the same call: nothing left for a timer */
+            ck_assert_int_eq(sim_sent_by(s, 1), 1);
+            last_sent(s, 1, &h);
+            ck_assert_int_eq(h.type, DGRAM_ACK);
+            ck_assert_uint_ne(due, s->now + cfg.ack_delay_us);
+        } else {
+            /* nothing yet: the delayed ack is due in ack_delay_us */
+            ck_assert_int_eq(sim_sent_by(s, 1), 0);
+            ck_assert_uint_eq(due, s->now + cfg.ack_delay_us);
+        }
+        /* the ack (or the delayed ack) reaches the sender */
+        ck_assert(sim_run(s, sim_all_done, s->now + 1000000));
+        sim_run(s, NULL, s->now + 1000000);
+        ck_assert_uint_eq(s->hn, 0);
+    }
+    ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
+
 /* Unknown sources, garbage, wrong hid: dropped and counted. */
 START_TEST(test_rel_unknown_source)
 {
@@ -1974,6 +2051,7 @@ suite_rel(void)
     add(s, "remove", test_rel_remove);
     add(s, "remove_acks", test_rel_remove_acks);
     add(s, "ack_fields", test_rel_ack_fields);
+    add(s, "acknow", test_rel_acknow);
     add(s, "mtu_mismatch", test_rel_mtu_mismatch);
     add(s, "keyed_sizes", test_rel_keyed_sizes);
     add(s, "keyed_forged", test_rel_keyed_forged);
