@@ -43,6 +43,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,7 @@ void
 colls__conn_close(struct colls__conn *cn)
 {
     struct list_node *n, *tmp;
+    unsigned i;
 
     LIST_FOREACH_SAFE (n, tmp, &cn->streams) {
         colls__stream_close(list_entry(n, struct colls__stream, link));
@@ -246,7 +248,56 @@ colls__conn_close(struct colls__conn *cn)
     uv_run(&cn->loop, UV_RUN_DEFAULT);
     colls__direct_free(cn);
     free(cn->pending.v);
+    for (i = 0; i < COLLS__SPARES; i++) {
+        free(cn->spare[i]);
+        cn->spare[i] = NULL;
+    }
     uv_loop_close(&cn->loop);
+}
+
+uint8_t *
+colls__conn_payload(struct colls__conn *cn, size_t len)
+{
+    unsigned i;
+
+    if (len >= COLLS__SPARE_MIN)
+        for (i = 0; i < COLLS__SPARES; i++)
+            if (cn->spare[i] != NULL && cn->spare_cap[i] >= len &&
+                cn->spare_cap[i] / 2 <= len) {
+                uint8_t *p = cn->spare[i];
+
+                cn->spare[i] = NULL;
+                return p;
+            }
+    return malloc(len > 0 ? len : 1);
+}
+
+void
+colls__conn_payload_free(struct colls__conn *cn, uint8_t *p)
+{
+    size_t cap = p != NULL ? malloc_usable_size(p) : 0;
+    unsigned i, k = 0;
+
+    if (cap < COLLS__SPARE_MIN || cap > COLLS__SPARE_MAX) {
+        free(p);
+        return;
+    }
+    /* an empty place, else the smallest spare gives way */
+    for (i = 0; i < COLLS__SPARES; i++) {
+        if (cn->spare[i] == NULL) {
+            k = i;
+            break;
+        }
+        if (cn->spare_cap[i] < cn->spare_cap[k])
+            k = i;
+    }
+    if (cn->spare[k] != NULL && cn->spare_cap[k] >= cap) {
+        free(p);
+        return;
+    }
+    free(cn->spare[k]);
+    cn->spare[k] = p;
+    cn->spare_cap[k] = cap;
 }
 
 /* A fresh request id (never 0, so 0 can mean "no id" on the wire). */
@@ -576,7 +627,7 @@ conn_parse(struct colls__stream *st)
             return;
         }
         if (fi.payload_len > 0) {
-            data = malloc((size_t)fi.payload_len);
+            data = colls__conn_payload(st->cn, (size_t)fi.payload_len);
             if (data == NULL) {
                 envelope_free(e);
                 conn_stream_error(st, COLLS_ENOMEM);

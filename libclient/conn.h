@@ -42,6 +42,11 @@
 /* Bytes of a large payload's head a claim is shown (ops->claim): enough
    for the header of a direct collective's message (dcoll.c). */
 #define COLLS__CLAIM_HEAD 32
+/* Spare payload blocks a connection keeps (colls__conn_payload_free), of
+   COLLS__SPARE_MIN .. COLLS__SPARE_MAX bytes each. */
+#define COLLS__SPARES    4
+#define COLLS__SPARE_MIN ((size_t)64 * 1024)
+#define COLLS__SPARE_MAX ((size_t)16 * 1024 * 1024)
 
 struct colls__conn;
 struct colls__shm;
@@ -208,6 +213,10 @@ struct colls__conn {
        addresses a request in flight named; if the daemon stream fails
        meanwhile, closing it waits for the daemon's end first */
     int cma_busy;
+    /* blocks kept for the payloads of large frames nobody claimed
+       (colls__conn_payload): reused, they cost no page faults */
+    uint8_t *spare[COLLS__SPARES];
+    size_t spare_cap[COLLS__SPARES];
 };
 
 /* conn.c */
@@ -215,6 +224,17 @@ int colls__conn_init(struct colls__conn *cn, const struct colls__conn_ops *ops);
 int colls__conn_open(struct colls__conn *cn, const char *path);
 int colls__conn_owner_ok(uid_t owner, uid_t self, const char *env);
 void colls__conn_close(struct colls__conn *cn);
+/*
+ * A block for the len-byte payload of a frame that arrives unclaimed: a
+ * spare one of at least len and at most 2 len bytes, else malloc's.  A
+ * large block fresh from malloc costs a page fault per page on every
+ * frame (glibc maps it, or trims the heap it grew), which a run of large
+ * messages that come before their receives are posted pays each time.
+ */
+uint8_t *colls__conn_payload(struct colls__conn *cn, size_t len);
+/* Frees such a payload (any malloc'd block, NULL too), or keeps it as a
+   spare if it is large and at most COLLS__SPARE_MAX bytes. */
+void colls__conn_payload_free(struct colls__conn *cn, uint8_t *p);
 uint64_t colls__conn_req_id(struct colls__conn *cn);
 int colls__deaths_reserve(struct colls__deaths *d);
 struct colls__stream *colls__stream_new(struct colls__conn *cn, int kind);

@@ -104,9 +104,9 @@ struct dcoll_wait {
 };
 
 static void
-dcoll_dmsg_free(struct colls__dmsg *m)
+dcoll_dmsg_free(colls_t *c, struct colls__dmsg *m)
 {
-    free(m->data);
+    colls__conn_payload_free(&c->conn, m->data);
     free(m);
 }
 
@@ -192,7 +192,7 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
         struct colls__dmsg *d = list_entry(n, struct colls__dmsg, link);
         if (all || d->gid == gid) {
             list_del(&d->link);
-            dcoll_dmsg_free(d);
+            dcoll_dmsg_free(c, d);
         }
     }
 }
@@ -487,7 +487,7 @@ colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
     }
     if (rc == 0 && len > 0)
         memcpy(out, w.got->data + DCOLL_HDR, len);
-    dcoll_dmsg_free(w.got);
+    dcoll_dmsg_free(d->g->c, w.got);
     return rc;
 }
 
