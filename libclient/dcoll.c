@@ -39,10 +39,14 @@
  * those of gid 0 are spawn.c's, colls__dcoll_deliver passes them on) to
  * a member's tid by COLLS_ROUTE_DIRECT (direct.c falls back to the daemon
  * when a peer cannot be reached: slower, still correct), its payload a
- * 24-byte header {u64 gid, u64 seq, u32 step, u32 zero} (little-endian)
+ * 24-byte header {u64 gid, u64 seq, u32 step, u32 kind} (little-endian)
  * followed by data.  seq counts the group's direct collectives (every
  * member runs the same ones in the same order); step tells a collective's
- * messages apart.  Data travels little-endian whatever the members' byte
+ * messages apart; kind is DCOLL_DATA, or DCOLL_CTS for a header alone
+ * that clears its sender to send that step: a message of
+ * COLLS__DCOLL_RNDV bytes or more waits for it (rendezvous, dcoll_clear
+ * and dcoll_cleared), so it is read straight into the posted receive.
+ * Data travels little-endian whatever the members' byte
  * orders: a big-endian member swaps what it contributes before sending
  * and what it received once the collective is done.
  *
@@ -78,6 +82,10 @@
 
 /* The step of an ABORT: data = the failure's status (i32). */
 #define DCOLL_ABORT 0xffffffffu
+/* The last word of the header: data, or a receiver's clear-to-send for a
+   message of COLLS__DCOLL_RNDV bytes or more (the header alone). */
+#define DCOLL_DATA 0u
+#define DCOLL_CTS  1u
 
 static void dcoll_abort(struct colls_group *g, uint64_t seq, int status,
                         int route);
@@ -88,6 +96,7 @@ struct colls__dmsg {
     colls_tid_t src;
     uint64_t gid, seq;
     uint32_t step;
+    uint32_t kind; /* DCOLL_DATA, or DCOLL_CTS: step may be sent now */
     uint8_t *data; /* the whole payload; the data is after the header */
     size_t len;    /* of the data */
 };
@@ -101,7 +110,10 @@ struct dcoll_wait {
     int err;
     int drained; /* the loop ran once more after src was known dead */
     struct dcoll_post *post; /* posted for it, or NULL */
+    uint32_t kind;           /* of the message: DCOLL_DATA or DCOLL_CTS */
 };
+
+static int dcoll_wait_pred(void *arg);
 
 static void
 dcoll_dmsg_free(colls_t *c, struct colls__dmsg *m)
@@ -118,7 +130,9 @@ colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m)
 
     if (m->len >= DCOLL_HDR && get_u64(m->data) == 0)
         return colls__siblings_deliver(c, m); /* not a group's */
-    if (m->len < DCOLL_HDR || get_u32(m->data + 20) != 0 ||
+    if (m->len < DCOLL_HDR ||
+        (get_u32(m->data + 20) != DCOLL_DATA &&
+         (get_u32(m->data + 20) != DCOLL_CTS || m->len != DCOLL_HDR)) ||
         (d = calloc(1, sizeof(*d))) == NULL) {
         colls__rmsg_free(m);
         return 0;
@@ -133,6 +147,7 @@ colls__dcoll_deliver(colls_t *c, struct colls__rmsg *m)
         }
     d->seq = get_u64(m->data + 8);
     d->step = get_u32(m->data + 16);
+    d->kind = get_u32(m->data + 20);
     d->data = m->data;
     d->len = m->len - DCOLL_HDR;
     m->data = NULL;
@@ -272,8 +287,26 @@ colls__dc_le_copy(int dtype, const void *src, size_t bytes, uint8_t **copy)
 }
 
 /*
+ * Waits for rank r's clear-to-send of step (dcoll_clear).  0, or the
+ * error of a wait for r's message (r dead, an ABORT, the time limit).
+ */
+static int
+dcoll_cleared(struct dcoll *d, int r, uint32_t step)
+{
+    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0, NULL, DCOLL_CTS};
+    int rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
+
+    if (w.got == NULL)
+        return rc < 0 ? rc : w.err < 0 ? w.err : COLLS_EIO;
+    list_del(&w.got->link);
+    dcoll_dmsg_free(d->g->c, w.got);
+    return 0;
+}
+
+/*
  * Sends len bytes at data (which must stay put until the collective's
- * sends are done) to rank r as step.  0 or a COLLS_E* code.
+ * sends are done) to rank r as step; from COLLS__DCOLL_RNDV bytes once r
+ * has cleared it.  0 or a COLLS_E* code.
  */
 int
 colls__dc_send(struct dcoll *d, int r, uint32_t step, const void *data,
@@ -286,6 +319,8 @@ colls__dc_send(struct dcoll *d, int r, uint32_t step, const void *data,
 
     if (d->nsent >= d->maxsent)
         return COLLS_EINVAL; /* cannot happen: dcoll_room made room */
+    if (len >= COLLS__DCOLL_RNDV && (rc = dcoll_cleared(d, r, step)) != 0)
+        return rc;
     h = d->hdr[d->nsent++];
     put_u64(h, g->gid);
     put_u64(h + 8, d->seq);
@@ -372,7 +407,7 @@ dcoll_wait_pred(void *arg)
     LIST_FOREACH (n, &c->dcoll_inbox) {
         struct colls__dmsg *m = list_entry(n, struct colls__dmsg, link);
         if (m->src == w->src && m->gid == w->d->g->gid && m->seq == w->d->seq &&
-            m->step == w->step) {
+            m->step == w->step && m->kind == w->kind) {
             w->got = m;
             return 1;
         }
@@ -389,6 +424,36 @@ dcoll_wait_pred(void *arg)
     if (w->err == 0)
         w->err = colls__dc_aborted(c, w->d->g, w->d->seq);
     return w->err < 0;
+}
+
+/*
+ * Tells rank r that it may send step's message (of COLLS__DCOLL_RNDV
+ * bytes or more), whose receive is posted: a header of kind DCOLL_CTS.
+ * Its failure shows as the collective's (d->sent) or as r's death in the
+ * wait for the message.
+ */
+static void
+dcoll_clear(struct dcoll *d, int r, uint32_t step)
+{
+    struct colls_group *g = d->g;
+    struct dcoll_cts *t = malloc(sizeof(*t));
+    uv_buf_t b;
+
+    if (t == NULL) {
+        if (d->sent.result == 0)
+            d->sent.result = COLLS_ENOMEM;
+        return;
+    }
+    t->next = d->cts;
+    d->cts = t;
+    put_u64(t->h, g->gid);
+    put_u64(t->h + 8, d->seq);
+    put_u32(t->h + 16, step);
+    put_u32(t->h + 20, DCOLL_CTS);
+    b = uv_buf_init((char *)t->h, DCOLL_HDR);
+    (void)colls__send_data(g->c, g->tids[r], COLLS__TAG_DCOLL, COLLS_ENC_RAW,
+                           COLLS_ORDER_LITTLE, COLLS_ROUTE_DIRECT, &b, 1,
+                           &d->sent);
 }
 
 /*
@@ -419,6 +484,8 @@ dcoll_post(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
     p->step = step;
     p->live = 1;
     list_add_tail(&d->g->c->dcoll_posted, &p->r.link);
+    if (len >= COLLS__DCOLL_RNDV)
+        dcoll_clear(d, r, step);
     return p;
 }
 
@@ -459,7 +526,8 @@ dcoll_posts(struct dcoll *d, size_t n)
 int
 colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
 {
-    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0, NULL};
+    struct dcoll_wait w = {d, d->g->tids[r], step,      NULL, 0,
+                           0, NULL,          DCOLL_DATA};
     unsigned i;
     int rc;
 
@@ -467,8 +535,11 @@ colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
         if (d->post[i].live && d->post[i].r.src == w.src &&
             d->post[i].step == step)
             w.post = &d->post[i];
-    if (w.post == NULL)
+    if (w.post == NULL) {
         w.post = dcoll_post(d, r, step, out, len);
+        if (w.post == NULL && len >= COLLS__DCOLL_RNDV)
+            dcoll_clear(d, r, step); /* no room to post: into the inbox */
+    }
     rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
     if (w.post != NULL && w.post->r.done && w.post->r.result == 0) {
         w.post->live = 0;
@@ -487,6 +558,8 @@ colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
     }
     if (rc == 0 && len > 0)
         memcpy(out, w.got->data + DCOLL_HDR, len);
+    if (rc == 0 && len >= COLLS__DCOLL_RNDV)
+        d->g->c->dcoll_copied += len;
     dcoll_dmsg_free(d->g->c, w.got);
     return rc;
 }
@@ -504,6 +577,7 @@ colls__dc_begin(struct dcoll *d, struct colls_group *g)
     d->post = d->post0;
     d->maxpost = DCOLL_POSTS_INLINE;
     memset(d->post0, 0, sizeof(d->post0));
+    d->cts = NULL;
     g->c->dcoll_busy = 1;
 }
 
@@ -545,6 +619,11 @@ colls__dc_end(struct dcoll *d, int rc)
     }
     if (d->hdr != d->hdr0)
         free(d->hdr); /* the sends are done with them */
+    while (d->cts != NULL) {
+        struct dcoll_cts *t = d->cts;
+        d->cts = t->next;
+        free(t);
+    }
     for (i = 0; i < d->maxpost; i++)
         dcoll_unpost(&d->post[i]); /* a failure left them posted */
     if (d->post != d->post0)

@@ -33,6 +33,13 @@ struct dcoll_post {
 /* Posts a collective has room for without allocating. */
 #define DCOLL_POSTS_INLINE 2
 
+/* A clear-to-send this member owes a sender (dcoll_cts): its header
+   stays until the collective's sends are done. */
+struct dcoll_cts {
+    struct dcoll_cts *next;
+    uint8_t h[DCOLL_HDR];
+};
+
 /* One direct collective of one member. */
 struct dcoll {
     struct colls_group *g;
@@ -44,6 +51,7 @@ struct dcoll {
     struct dcoll_post *post; /* post0 or allocated */
     struct dcoll_post post0[DCOLL_POSTS_INLINE];
     unsigned maxpost;
+    struct dcoll_cts *cts; /* sent by this collective, freed at its end */
 };
 
 /* Starts a direct collective of g (takes the group's next seq). */

@@ -149,6 +149,10 @@ struct colls {
     uint8_t *dcoll_scratch; /* its working memory, kept for the next */
     size_t dcoll_scratch_cap;
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
+    /* bytes of direct collectives' messages of COLLS__DCOLL_RNDV or more
+       that came before their receive was posted (from a task without
+       clear-to-send) and were copied out of the inbox */
+    uint64_t dcoll_copied;
     size_t dcoll_nleft;
     /* single copy (coll.c): the daemon read cma_token at attach, so it
        may copy large collective inputs and results straight from and to
@@ -284,6 +288,12 @@ struct colls_group {
    allgather + reduce (dcoll.c; measured on 4 hosts x 1: equal at 16 KiB
    of input, at 32 KiB 98-154 us against 141-184). */
 #define COLLS__DCOLL_RSAG ((size_t)128 * 1024)
+
+/* A direct collective's message of this many bytes or more is sent only
+   once its receiver has posted the receive and said so (a clear-to-send,
+   dcoll.c): it is read straight into place, and a sender of back-to-back
+   collectives does not run ahead into the socket buffers. */
+#define COLLS__DCOLL_RNDV ((size_t)128 * 1024)
 
 /* dcoll.c: direct collectives */
 /* The algorithm a direct op of g with bytes per member runs. */

@@ -9,8 +9,11 @@
  * is the payload.  Checked (abort() on failure): nothing crashes, leaks or
  * reads out of bounds; a list of siblings is taken only from the parent,
  * with 1 to 4096 tids and exactly their length; a group's message waits
- * in the inbox or is dropped.  The seeds (corpus/libmsg) are a list, a
- * list from another task, a direct collective's step and a cut header.
+ * in the inbox if it is data or a clear-to-send of the header alone, and
+ * is dropped otherwise.  The seeds (corpus/libmsg) are a list, a list
+ * from another task, a direct collective's step, an ABORT, a
+ * clear-to-send, one with data, a header of an unknown kind and a cut
+ * header.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +55,17 @@ fuzz_libmsg(const uint8_t *data, size_t size)
          get_u64(data + 1) != 0 ||
          c->siblings[0] != get_u32(data + 1 + COLLS__LIB_HDR + 4)))
         abort();
-    if (plen >= COLLS__LIB_HDR && get_u64(data + 1) != 0 &&
-        get_u32(data + 1 + 20) == 0 && list_empty(&c->dcoll_inbox))
-        abort(); /* a group's message of a well-formed header is kept */
+    if (plen >= COLLS__LIB_HDR && get_u64(data + 1) != 0) {
+        uint32_t kind = get_u32(data + 1 + 20);
+        int ok = kind == 0 || (kind == 1 && plen == COLLS__LIB_HDR);
+
+        /* a group's message of a well-formed header is kept, no other */
+        if (ok == list_empty(&c->dcoll_inbox))
+            abort();
+    }
     colls__dcoll_forget(c, 0, 1);
+    for (unsigned i = 0; i < COLLS__SPARES; i++)
+        free(c->conn.spare[i]); /* the forgotten payloads' spare blocks */
     free(c->siblings);
     free(c);
     return 0;

@@ -33,6 +33,15 @@
  *       with COLLS_EIO, in time, naming the board; then rank 1 sends a
  *       message to itself through the daemon and gets it back.  Rank 1
  *       prints "corrupt: EIO: TEXT" and "corrupt: self ok".
+ *   rndv --group G --size P --rounds N
+ *       one member per host (libclient/dcoll.c, not hcoll.c): the members
+ *       but rank 0 sleep 300 ms, then all run N rounds of a bcast of 256
+ *       KiB from root i % P and an allreduce (SUM) of 1 MiB of int32 back
+ *       to back, every byte checked.  A message of COLLS__DCOLL_RNDV
+ *       bytes or more waits for its receiver's clear-to-send, so none
+ *       came before its receive was posted: the library's count of such
+ *       bytes copied out of the inbox (dcoll_copied) must stay 0.  Prints
+ *       "rndv: ok N copied 0".
  */
 #include <config.h>
 
@@ -241,6 +250,66 @@ mode_corrupt(colls_t *c)
     return 0;
 }
 
+static int
+mode_rndv(colls_t *c)
+{
+    enum { BC = 256 * 1024, AR = 256 * 1024 /* int32: 1 MiB */ };
+    struct colls_group *g;
+    uint8_t *b = malloc(BC);
+    int32_t *in = malloc(AR * sizeof(int32_t)),
+            *out = malloc(AR * sizeof(int32_t));
+    int i, j, k, rc;
+
+    if (b == NULL || in == NULL || out == NULL)
+        die("malloc", COLLS_ENOMEM, c);
+    rc = colls_group_join(c, opt.group, opt.size, &g);
+    if (rc < 0)
+        die("join", rc, c);
+    rank = rc;
+    if (rank != 0)
+        usleep(300000); /* the root's sends must wait for us */
+    for (i = 0; i < opt.rounds; i++) {
+        int root = i % opt.size;
+
+        for (j = 0; j < BC; j++)
+            b[j] = rank == root ? (uint8_t)(j * 7 + i) : 0;
+        if ((rc = colls_bcast(g, b, BC, COLLS_BYTE, root)) < 0)
+            die("bcast", rc, c);
+        if (strcmp(colls_group_last_alg(g), "binomial") != 0)
+            bad("bcast: not the direct binomial tree", i);
+        for (j = 0; j < BC; j++)
+            if (b[j] != (uint8_t)(j * 7 + i))
+                bad("bcast: wrong byte", i);
+        for (j = 0; j < AR; j++)
+            in[j] = j + rank * 3 + i;
+        if ((rc = colls_allreduce(g, in, out, AR, COLLS_INT32, COLLS_SUM)) < 0)
+            die("allreduce", rc, c);
+        if (strcmp(colls_group_last_alg(g), "rsag") != 0)
+            bad("allreduce: not rsag", i);
+        for (j = 0; j < AR; j++) {
+            int32_t want = 0;
+
+            for (k = 0; k < opt.size; k++)
+                want += j + k * 3 + i;
+            if (out[j] != want)
+                bad("allreduce: wrong sum", i);
+        }
+    }
+    if (c->dcoll_copied != 0) {
+        fprintf(stderr,
+                "board-check rndv rank %d: %llu bytes came before their "
+                "receive was posted\n",
+                rank, (unsigned long long)c->dcoll_copied);
+        exit(1);
+    }
+    printf("rndv: ok %d copied 0\n", opt.rounds);
+    colls_group_leave(g);
+    free(b);
+    free(in);
+    free(out);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -286,9 +355,10 @@ main(int argc, char **argv)
     if (opt.socket == NULL || opt.mode == NULL || opt.group == NULL ||
         opt.size < 2 || (strcmp(opt.mode, "run") == 0 && opt.expect == NULL) ||
         (strcmp(opt.mode, "corrupt") == 0 && opt.what == NULL)) {
-        fprintf(stderr, "usage: board-check --socket S --mode run|full|corrupt "
-                        "--group G [--size P --rounds N --expect "
-                        "board|direct] [--what seq|len] [--timeout-ms MS]\n");
+        fprintf(stderr, "usage: board-check --socket S --mode "
+                        "run|full|corrupt|rndv --group G [--size P --rounds N "
+                        "--expect board|direct] [--what seq|len] "
+                        "[--timeout-ms MS]\n");
         return 2;
     }
     rc = colls_attach(opt.socket, &c);
@@ -297,6 +367,7 @@ main(int argc, char **argv)
     colls_set_timeout(c, opt.timeout_ms);
     rc = strcmp(opt.mode, "run") == 0    ? mode_run(c)
          : strcmp(opt.mode, "full") == 0 ? mode_full(c)
+         : strcmp(opt.mode, "rndv") == 0 ? mode_rndv(c)
                                          : mode_corrupt(c);
     colls_detach(c);
     return rc;

@@ -12,7 +12,11 @@
 #   - a corrupt board (a member writes a slot ahead of the reader, or a
 #     length beyond the slot): the reader alone fails with COLLS_EIO
 #     naming the board, in time; its connection and the daemon serve on;
-#   - 100 members on one daemon, one board.
+#   - 100 members on one daemon, one board;
+#   - one member per daemon (no board: dcoll.c), large bcasts and
+#     allreduces back to back after the non-roots slept: every message of
+#     COLLS__DCOLL_RNDV bytes or more waited for its receiver's
+#     clear-to-send, none was copied out of the inbox.
 # A member killed in the middle of a hierarchical collective is
 # coll-fail.sh's (--mode direct, 2 + 1 + 2 members).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -102,6 +106,18 @@ for _ in $(seq 1 100); do
 done
 # shellcheck disable=SC2086
 run b100 2 $specs
+
+# ---- one member per host: large messages wait for a clear-to-send -----------
+for k in 0 1; do
+    it_bg "rndv-$k.log" "$BC" --socket "$(it_sock $((k + 1)))" --mode rndv \
+        --group rndv --size 2 --rounds 6 --timeout-ms 60000
+    eval "prndv$k=\$IT_LASTPID"
+done
+for k in 0 1; do
+    eval "it_wait \$prndv$k 120"
+    grep -q "^rndv: ok 6 copied 0" "$IT_DIR/rndv-$k.log" ||
+        it_fail "rndv: member $k: $(tail -3 "$IT_DIR/rndv-$k.log")"
+done
 
 it_alive 1 && it_alive 2 || it_fail "a daemon died"
 it_finish
