@@ -479,8 +479,13 @@ conn_alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *b)
         b->len = 0;
         return;
     }
+    /* READ_CHUNK at most, however far the buffer grew for a large
+       inline frame: the head of a large payload that lands here is
+       copied to the buffer a claim hands out, the rest is read there */
     b->base = (char *)st->in.data + st->in.len;
     b->len = st->in.cap - st->in.len;
+    if (b->len > COLLS__READ_CHUNK)
+        b->len = COLLS__READ_CHUNK;
 }
 
 /* A large payload of frame e starts: have of its len bytes are in. */
