@@ -293,7 +293,8 @@ colls__dc_le_copy(int dtype, const void *src, size_t bytes, uint8_t **copy)
 static int
 dcoll_cleared(struct dcoll *d, int r, uint32_t step)
 {
-    struct dcoll_wait w = {d, d->g->tids[r], step, NULL, 0, 0, NULL, DCOLL_CTS};
+    struct dcoll_wait w = {
+        .d = d, .src = d->g->tids[r], .step = step, .kind = DCOLL_CTS};
     int rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
 
     if (w.got == NULL)
@@ -526,8 +527,8 @@ dcoll_posts(struct dcoll *d, size_t n)
 int
 colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
 {
-    struct dcoll_wait w = {d, d->g->tids[r], step,      NULL, 0,
-                           0, NULL,          DCOLL_DATA};
+    struct dcoll_wait w = {
+        .d = d, .src = d->g->tids[r], .step = step, .kind = DCOLL_DATA};
     unsigned i;
     int rc;
 
