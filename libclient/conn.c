@@ -273,9 +273,10 @@ colls__conn_payload(struct colls__conn *cn, size_t len)
 }
 
 void
-colls__conn_payload_free(struct colls__conn *cn, uint8_t *p)
+colls__conn_payload_free(struct colls__conn *cn, uint8_t *p, size_t len)
 {
-    size_t cap = p != NULL ? malloc_usable_size(p) : 0;
+    size_t cap =
+        p != NULL && len >= COLLS__SPARE_MIN ? malloc_usable_size(p) : 0;
     unsigned i, k = 0;
 
     if (cap < COLLS__SPARE_MIN || cap > COLLS__SPARE_MAX) {

@@ -232,9 +232,11 @@ void colls__conn_close(struct colls__conn *cn);
  * messages that come before their receives are posted pays each time.
  */
 uint8_t *colls__conn_payload(struct colls__conn *cn, size_t len);
-/* Frees such a payload (any malloc'd block, NULL too), or keeps it as a
-   spare if it is large and at most COLLS__SPARE_MAX bytes. */
-void colls__conn_payload_free(struct colls__conn *cn, uint8_t *p);
+/* Frees such a payload of len bytes (any malloc'd block, NULL too), or
+   keeps it as a spare if it is large and at most COLLS__SPARE_MAX bytes
+   (a small one is freed at once: no look at its size on the path of
+   every small message). */
+void colls__conn_payload_free(struct colls__conn *cn, uint8_t *p, size_t len);
 uint64_t colls__conn_req_id(struct colls__conn *cn);
 int colls__deaths_reserve(struct colls__deaths *d);
 struct colls__stream *colls__stream_new(struct colls__conn *cn, int kind);

@@ -115,10 +115,18 @@ struct dcoll_wait {
 
 static int dcoll_wait_pred(void *arg);
 
+/* The status of wait w that found no message: the wait's own failure
+   (rc, the time limit), else the sender's death or an ABORT. */
+static int
+dcoll_wait_failed(const struct dcoll_wait *w, int rc)
+{
+    return rc < 0 ? rc : w->err < 0 ? w->err : COLLS_EIO;
+}
+
 static void
 dcoll_dmsg_free(colls_t *c, struct colls__dmsg *m)
 {
-    colls__conn_payload_free(&c->conn, m->data);
+    colls__conn_payload_free(&c->conn, m->data, DCOLL_HDR + m->len);
     free(m);
 }
 
@@ -164,7 +172,7 @@ colls__dcoll_claim(colls_t *c, colls_tid_t src, const uint8_t *head,
     uint64_t gid, seq;
     uint32_t step;
 
-    if (have < DCOLL_HDR || len < DCOLL_HDR || get_u32(head + 20) != 0)
+    if (have < DCOLL_HDR || len < DCOLL_HDR || get_u32(head + 20) != DCOLL_DATA)
         return NULL;
     gid = get_u64(head);
     seq = get_u64(head + 8);
@@ -298,7 +306,7 @@ dcoll_cleared(struct dcoll *d, int r, uint32_t step)
     int rc = colls__wait(d->g->c, dcoll_wait_pred, &w, 1);
 
     if (w.got == NULL)
-        return rc < 0 ? rc : w.err < 0 ? w.err : COLLS_EIO;
+        return dcoll_wait_failed(&w, rc);
     list_del(&w.got->link);
     dcoll_dmsg_free(d->g->c, w.got);
     return 0;
@@ -548,7 +556,7 @@ colls__dc_recv(struct dcoll *d, int r, uint32_t step, void *out, size_t len)
     }
     dcoll_unpost(w.post);
     if (w.got == NULL)
-        return rc < 0 ? rc : w.err < 0 ? w.err : COLLS_EIO;
+        return dcoll_wait_failed(&w, rc);
     list_del(&w.got->link);
     rc = 0;
     if (w.got->len != len) {

@@ -492,6 +492,15 @@ hc_slots(int L)
     return s > BOARD_SLOTS_MAX ? BOARD_SLOTS_MAX : s < 4 ? 4 : s;
 }
 
+/* COLLS_DIRECT_MAX clamped to what a slot may hold (64 B .. 64 KiB). */
+static size_t
+hc_direct_max(const struct colls_group *g)
+{
+    size_t s = g->direct_max;
+
+    return s < 64 ? 64 : s > BOARD_SLOT_MAX ? BOARD_SLOT_MAX : s;
+}
+
 /* Data bytes of the slots of a board of L members of g with slots slots:
    COLLS_DIRECT_MAX (64 B .. 64 KiB), less if the board would exceed
    HC_BOARD_MAX (then larger items go over the direct route); 0 when not
@@ -499,9 +508,8 @@ hc_slots(int L)
 static size_t
 hc_slot_bytes(const struct colls_group *g, int L, unsigned slots)
 {
-    size_t s = g->direct_max, fit;
+    size_t s = hc_direct_max(g), fit;
 
-    s = s < 64 ? 64 : s > BOARD_SLOT_MAX ? BOARD_SLOT_MAX : s;
     fit = (HC_BOARD_MAX - BOARD_LINE - (size_t)L * BOARD_LINE) /
           ((size_t)L * slots);
     fit = fit > BOARD_LINE ? (fit - BOARD_LINE) / BOARD_LINE * BOARD_LINE : 0;
@@ -866,10 +874,9 @@ hc_allreduce1(struct colls_group *g, const void *sbuf, void *rbuf, size_t count,
 static size_t
 hc_chunk(const struct colls_group *g, int dtype)
 {
-    size_t c = g->direct_max, ds = dtype_size(dtype);
+    size_t ds = dtype_size(dtype);
 
-    c = c < 64 ? 64 : c > BOARD_SLOT_MAX ? BOARD_SLOT_MAX : c;
-    return c / ds * ds;
+    return hc_direct_max(g) / ds * ds;
 }
 
 /* A bcast larger than a chunk runs as one bcast per chunk, in order,

@@ -192,7 +192,8 @@ colls__recv_fill(struct colls_req *r, struct colls__rmsg *m)
     if (m->len > 0 && r->cap > 0)
         memcpy(r->buf, m->data, m->len < r->cap ? m->len : r->cap);
     r->result = m->len > r->cap ? COLLS_ETRUNC : 0;
-    colls__conn_payload_free(&r->c->conn, m->data); /* a spare for the next */
+    /* a spare for the next */
+    colls__conn_payload_free(&r->c->conn, m->data, m->len);
     m->data = NULL;
     colls__rmsg_free(m);
 }

@@ -45,7 +45,7 @@ START_TEST(test_spares)
     a = colls__conn_payload(&cn, 4 * k64);
     ck_assert_ptr_nonnull(a);
     memset(a, 0xab, 4 * k64);
-    colls__conn_payload_free(&cn, a);
+    colls__conn_payload_free(&cn, a, 4 * k64);
     /* too small for it (less than half): a block of its own */
     b = colls__conn_payload(&cn, k64);
     ck_assert_ptr_ne(b, a);
@@ -60,11 +60,12 @@ START_TEST(test_spares)
     c = colls__conn_payload(&cn, 3 * k64);
     ck_assert_ptr_ne(c, a);
     free(c);
-    colls__conn_payload_free(&cn, b);
+    colls__conn_payload_free(&cn, b, 3 * k64);
     /* a small one and a huge one are freed, not kept */
-    colls__conn_payload_free(&cn, malloc(k64 / 2));
-    colls__conn_payload_free(&cn, malloc(COLLS__SPARE_MAX + k64));
-    colls__conn_payload_free(&cn, NULL);
+    colls__conn_payload_free(&cn, malloc(k64 / 2), k64 / 2);
+    colls__conn_payload_free(&cn, malloc(COLLS__SPARE_MAX + k64),
+                             COLLS__SPARE_MAX + k64);
+    colls__conn_payload_free(&cn, NULL, 0);
     for (i = 0, kept = 0; i < COLLS__SPARES; i++)
         kept += cn.spare[i] != NULL;
     ck_assert_uint_eq(kept, 1);
@@ -72,7 +73,7 @@ START_TEST(test_spares)
     for (i = 0; i <= COLLS__SPARES; i++)
         blocks[i] = malloc((i + 5) * k64);
     for (i = 0; i <= COLLS__SPARES; i++)
-        colls__conn_payload_free(&cn, blocks[i]);
+        colls__conn_payload_free(&cn, blocks[i], (i + 5) * k64);
     for (i = 0; i < COLLS__SPARES; i++) {
         ck_assert_ptr_nonnull(cn.spare[i]);
         ck_assert_uint_ge(cn.spare_cap[i], 6 * k64);
