@@ -336,6 +336,7 @@ measure_loaded(const struct measure_state *ms, struct plogp_params *sum)
         }
         sum->gl[i] = sum->g[i] * (ratio > 1.0 ? ratio : 1.0);
     }
+    plogp_monotone(sum);
     sum->Ll = sum->L;
     if (ms->load_rtt > 0.0 && sum->n > 0) {
         double ll = ms->load_rtt / 2.0 - sum->gap[0];

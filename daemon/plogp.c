@@ -148,12 +148,17 @@ plogp_ladder_us(const size_t *sizes, size_t n, int reps, unsigned request_ms)
     uint64_t t = 0;
     size_t i;
 
-    for (i = 0; i < n; i++)
-        t += (uint64_t)reps *
-             (plogp_deadline_us(sizes[i], request_ms) +
-              plogp_deadline_us((uint64_t)sizes[i] *
-                                    (uint64_t)plogp_train_len(sizes[i]),
-                                request_ms));
+    for (i = 0; i < n; i++) {
+        int echoes = sizes[i] <= PLOGP_ECHO_MANY_MAX && reps < PLOGP_ECHO_MANY
+                         ? PLOGP_ECHO_MANY
+                         : reps;
+
+        t += (uint64_t)echoes * plogp_deadline_us(sizes[i], request_ms) +
+             (uint64_t)reps *
+                 plogp_deadline_us((uint64_t)sizes[i] *
+                                       (uint64_t)plogp_train_len(sizes[i]),
+                                   request_ms);
+    }
     return t;
 }
 
@@ -186,13 +191,24 @@ plogp_job_init(struct plogp_job *j, int hid, const size_t *sizes, size_t nsizes,
     return 0;
 }
 
+int
+plogp_job_reps(const struct plogp_job *j)
+{
+    if (j->phase == PLOGP_ECHO && j->sizes[j->i] <= PLOGP_ECHO_MANY_MAX &&
+        j->reps < PLOGP_ECHO_MANY)
+        return PLOGP_ECHO_MANY;
+    return j->reps;
+}
+
 /* One repetition recorded: on to the next, the next phase or size. */
 static void
 plogp_job_advance(struct plogp_job *j, double sample)
 {
+    int reps = plogp_job_reps(j);
+
     j->id = 0;
     j->sample[j->r++] = sample;
-    if (j->r < j->reps)
+    if (j->r < reps)
         return;
     if (j->phase == PLOGP_ECHO) {
         /* the least: a round trip is only ever lengthened by whatever
@@ -200,11 +216,11 @@ plogp_job_advance(struct plogp_job *j, double sample)
         int k;
 
         j->rtt[j->i] = j->sample[0];
-        for (k = 1; k < j->reps; k++)
+        for (k = 1; k < reps; k++)
             if (j->sample[k] < j->rtt[j->i])
                 j->rtt[j->i] = j->sample[k];
     } else
-        j->gap[j->i] = plogp_median(j->sample, (size_t)j->reps);
+        j->gap[j->i] = plogp_median(j->sample, (size_t)reps);
     j->r = 0;
     if (j->phase == PLOGP_ECHO) {
         j->phase = PLOGP_TRAIN;
@@ -341,6 +357,33 @@ plogp_median(double *x, size_t n)
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
 }
 
+/* One curve of plogp_monotone. */
+static void
+plogp_monotone_curve(const size_t *m, double *g, size_t n)
+{
+    size_t i;
+
+    for (i = n - 1; i-- > 0;) {
+        if (g[i] <= g[i + 1])
+            continue;
+        if (i > 0 && g[i - 1] <= g[i + 1])
+            g[i] = g[i - 1] + (g[i + 1] - g[i - 1]) *
+                                  (double)(m[i] - m[i - 1]) /
+                                  (double)(m[i + 1] - m[i - 1]);
+        else
+            g[i] = g[i + 1];
+    }
+}
+
+void
+plogp_monotone(struct plogp_params *pp)
+{
+    if (pp->n < 2)
+        return;
+    plogp_monotone_curve(pp->m, pp->g, pp->n);
+    plogp_monotone_curve(pp->m, pp->gl, pp->n);
+}
+
 int
 plogp_summarise(const struct plogp_params *rows, size_t nrows,
                 struct plogp_params *out)
@@ -378,6 +421,7 @@ plogp_summarise(const struct plogp_params *rows, size_t nrows,
             v[r] = rows[r].gl[i];
         out->gl[i] = plogp_median(v, nrows);
     }
+    plogp_monotone(out);
     return plogp_check(out);
 }
 

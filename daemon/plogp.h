@@ -54,6 +54,14 @@
 #define PLOGP_TRAIN_BYTES ((size_t)2 << 20) /* a train's bytes, about */
 #define PLOGP_VALUE_MAX   1e12              /* larger values are refused */
 
+/* Echoes of at most PLOGP_ECHO_MANY_MAX bytes are repeated at least
+   PLOGP_ECHO_MANY times, whatever the measurement's repetitions: such an
+   echo costs a round trip, and RTT(m) is the least of them, which on a
+   noisy machine more of them find (on 2 shared vCPUs, L of 3 echoes
+   ranged 12-20 us from one tune to the next). */
+#define PLOGP_ECHO_MANY     12
+#define PLOGP_ECHO_MANY_MAX ((size_t)64 << 10)
+
 /* Repetitions per size of a measurement that asks for none. */
 #define PLOGP_THOROUGH_REPS 3
 /* A probe's deadline allows this many us per byte each way (100 KB/s)
@@ -78,6 +86,18 @@ struct plogp_params {
     double rtt[PLOGP_MAX_SIZES]; /* us: echo round trip */
     double gl[PLOGP_MAX_SIZES];  /* us: g while every daemon sends */
 };
+
+/*
+ * Repairs g and gl where a size costs more than a larger one, which no
+ * link does: a disturbed measurement (on 2 shared vCPUs, the least of 3
+ * echoes of 256 KiB once took 8.5 ms against 3 ms for 1 MiB, and every
+ * prediction between 64 KiB and 1 MiB went wrong by up to 10x).  From
+ * the largest size down, such a point becomes the linear interpolation
+ * of its neighbours, or its larger neighbour's value when the smaller
+ * one is above that too.  The summary (plogp_summarise) and the loaded
+ * curve (measure.c) pass through it.
+ */
+void plogp_monotone(struct plogp_params *pp);
 
 /* The view the cost formulas take (daemon/alg/alg.h); valid while pp is. */
 void plogp_view(const struct plogp_params *pp, struct plogp *out);
@@ -183,6 +203,9 @@ int plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us);
    repeated), else 0. */
 int plogp_job_spanned(struct plogp_job *j, uint64_t id, int got,
                       double span_us);
+/* Repetitions of the probe in flight's kind and size: reps, or
+   PLOGP_ECHO_MANY for an echo of at most PLOGP_ECHO_MANY_MAX bytes. */
+int plogp_job_reps(const struct plogp_job *j);
 /* The job's parameters (L, g, gap, rtt); 0, or COLLS_EAGAIN before the
    job is complete. */
 int plogp_job_result(const struct plogp_job *j, struct plogp_params *out);

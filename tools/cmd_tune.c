@@ -81,7 +81,7 @@ tune_bar(int done, int total, int hid)
 static int
 tune_hop(colls_t *c, size_t len, double *half_us)
 {
-    enum { RUNS = 5, RUN = 10, WARM = 3 };
+    enum { RUNS = 20, RUN = 10, WARM = 3 };
     char name[64];
     colls_group_t *g = NULL;
     double best = -1.0;

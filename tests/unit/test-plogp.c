@@ -116,7 +116,8 @@ START_TEST(test_job_recovers_link)
         ck_assert_int_lt(++steps, 1000);
     }
     ck_assert_int_eq(rc, 1);
-    ck_assert_int_eq(s.echoes, 4 * 5);
+    /* echoes of up to 64 KiB: PLOGP_ECHO_MANY each; 1 MiB: 5 */
+    ck_assert_int_eq(s.echoes, 3 * PLOGP_ECHO_MANY + 5);
     ck_assert_int_ge(s.trains, 4 * 5);
     ck_assert_int_eq(plogp_job_result(&j, &p), 0);
     ck_assert_int_eq(plogp_check(&p), 0);
@@ -321,11 +322,13 @@ START_TEST(test_deadlines)
     const size_t sizes[] = {1024, 1 << 20};
 
     ck_assert_uint_eq(plogp_deadline_us(1000, 2000), 2000000u + 20000u);
-    /* 1 KiB: echo 1024, train 64 x 1024; 1 MiB: echo, train 8 x 1 MiB
-       (PLOGP_TRAIN_MIN), 3 repetitions each */
-    ck_assert_uint_eq(plogp_ladder_us(sizes, 2, 3, 2000),
-                      3u * (4u * 2000000u + 20u * (1024u + 64u * 1024u) +
-                            20u * ((1u << 20) + 8u * (1u << 20))));
+    /* 1 KiB: echo 1024 (PLOGP_ECHO_MANY times), train 64 x 1024; 1 MiB:
+       echo, train 8 x 1 MiB (PLOGP_TRAIN_MIN), 3 repetitions each */
+    ck_assert_uint_eq(
+        plogp_ladder_us(sizes, 2, 3, 2000),
+        PLOGP_ECHO_MANY * (2000000u + 20u * 1024u) +
+            3u * (2000000u + 20u * 64u * 1024u) +
+            3u * (2u * 2000000u + 20u * ((1u << 20) + 8u * (1u << 20))));
 }
 END_TEST
 
@@ -343,6 +346,49 @@ START_TEST(test_summary)
     ck_assert_int_eq(plogp_summarise(rows, 0, &out), COLLS_EINVAL);
     rows[1].m[2]++; /* not the same ladder */
     ck_assert_int_eq(plogp_summarise(rows, 3, &out), COLLS_EINVAL);
+}
+END_TEST
+
+/* A size that costs more than a larger one is repaired: interpolated
+   between its neighbours, or its larger neighbour's value at the start
+   of the ladder or after another such point. */
+START_TEST(test_monotone)
+{
+    struct plogp_params p, q;
+    double want;
+    size_t i;
+
+    params_fill(&p, 1.0);
+    q = p;
+    plogp_monotone(&q); /* increasing already: unchanged */
+    for (i = 0; i < p.n; i++)
+        ck_assert(q.g[i] == p.g[i] && q.gl[i] == p.gl[i]);
+    q.g[2] = 100.0 * p.g[4]; /* the middle one disturbed */
+    q.gl[0] = 2.0 * p.gl[1]; /* the first one disturbed */
+    plogp_monotone(&q);
+    want = p.g[1] + (p.g[3] - p.g[1]) * (double)(p.m[2] - p.m[1]) /
+                        (double)(p.m[3] - p.m[1]);
+    ck_assert_msg(fabs(q.g[2] - want) < 1e-9, "g %.3f, want %.3f", q.g[2],
+                  want);
+    ck_assert(q.gl[0] == p.gl[1]);
+    for (i = 1; i < p.n; i++)
+        ck_assert(q.g[i] >= q.g[i - 1] && q.gl[i] >= q.gl[i - 1]);
+    /* two in a row: the lower one takes its larger neighbour's value */
+    q = p;
+    q.g[2] = q.g[3] = 10.0 * p.g[4];
+    plogp_monotone(&q);
+    ck_assert(q.g[2] <= q.g[3] && q.g[3] <= q.g[4] && q.g[1] <= q.g[2]);
+    /* the summary passes through it */
+    {
+        struct plogp_params rows[3], out;
+
+        for (i = 0; i < 3; i++) {
+            params_fill(&rows[i], 1.0);
+            rows[i].g[2] = 100.0 * rows[i].g[4];
+        }
+        ck_assert_int_eq(plogp_summarise(rows, 3, &out), 0);
+        ck_assert(out.g[2] <= out.g[3]);
+    }
 }
 END_TEST
 
@@ -493,6 +539,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_moves);
     tcase_add_test(tc, test_deadlines);
     tcase_add_test(tc, test_summary);
+    tcase_add_test(tc, test_monotone);
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_file_refused);
     tcase_add_test(tc, test_tune_by_params);
