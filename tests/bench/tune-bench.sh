@@ -25,7 +25,14 @@
 # prints the summary of the results already in TUNE_OUT), TUNE_OPS
 # (bcast scatter reduce allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
 # (rounds: each figure is the least of this many, default 3), TUNE_OUT
-# (results, default ./tune-bench-results.txt).
+# (results, default ./tune-bench-results.txt), TUNE_PIN (hosts, the
+# default: every process of emulated host I -- its daemon, its task, tune
+# on host 1 -- runs on CPU (I - 1) mod nproc, as a real host's processes
+# run on that host's CPUs; none: the scheduler places every process.
+# Unpinned on 2 shared vCPUs the placement of 8 processes changed from
+# one launch to the next, and with it an operation's time by up to 2x:
+# the same algorithm forced and unforced differed by more than the
+# algorithms did).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/netns/lib.sh"
 
 B=${top_builddir:-.}
@@ -35,6 +42,8 @@ CONFIGS=${TUNE_CONFIGS:-4:none 4:100mbit 8:10mbit}
 OPS=${TUNE_OPS:-bcast scatter reduce allreduce allgather}
 SIZES=${TUNE_SIZES:-4 1024 65536 1048576}
 REPS=${TUNE_REPS:-3}
+PIN=${TUNE_PIN:-hosts}
+[ "$PIN" = none ] && PIN=
 OUT=${TUNE_OUT:-$PWD/tune-bench-results.txt}
 SOCK=/tmp/collsd/collsd.sock
 
@@ -50,6 +59,17 @@ if [ -n "${TUNE_ONE:-}" ]; then
         ;;
     esac
     mh_init "$B" "$SOCK" "$NH" collsd collsctl
+    # host_cpu I: the CPU of host I's processes with TUNE_PIN=hosts
+    NCPU=$(nproc)
+    host_cpu()
+    {
+        echo $((($1 - 1) % NCPU))
+    }
+    # pin_of I: the words that pin a command of host I (none unpinned)
+    pin_of()
+    {
+        [ -z "$PIN" ] || echo "taskset -c $(host_cpu "$1")"
+    }
     # the link is what it is from the start: shaped before the daemons
     # come up (shaped after, every daemon would see its peers' round trips
     # move, and check them, while tune measures)
@@ -65,6 +85,8 @@ if [ -n "${TUNE_ONE:-}" ]; then
     # them with trains of their own while tune measured)
     for i in $(seq 1 "$NH"); do
         mh_daemon "$i" --log-level info --measure=no
+        [ -z "$PIN" ] || taskset -apc "$(host_cpu "$i")" "$NS_LASTPID" \
+            >/dev/null || fail "taskset host $i"
     done
     for i in $(seq 1 "$NH"); do
         mh_wait_up "$i" "$NH" || fail "host $i does not see $NH hosts up"
@@ -73,7 +95,7 @@ if [ -n "${TUNE_ONE:-}" ]; then
     case "$RATE" in
     *mbit) [ "${RATE%mbit}" -le 20 ] && max=1M ;;
     esac
-    host_run 1 timeout 900 "$B/collsctl" --socket "$SOCK" tune --max "$max" \
+    host_run 1 $(pin_of 1) timeout 900 "$B/collsctl" --socket "$SOCK" tune --max "$max" \
         >"$NS_RUN/tune.txt" 2>/dev/null || fail "collsctl tune"
     cat "$NS_RUN/tune.txt" >&2
     epoch=$(sed -n 's/^machine, epoch \([0-9]*\):.*/\1/p' "$NS_RUN/tune.txt")
@@ -84,19 +106,31 @@ if [ -n "${TUNE_ONE:-}" ]; then
             sleep 0.1
         done
     done
-    # iterations by size and rate: about the same time per point
+    # iterations and runs by size and rate: about the same time per
+    # point, and many runs where an operation is short (its best run is
+    # what counts, and on 2 shared CPUs one run in three of a 4-byte
+    # allreduce took 3-8 times the others: with 3 runs, the pick and the
+    # fastest row differed by noise more often than by algorithm)
     iters_for()
     {
         local s=$1
         case "$RATE" in
-        none) [ "$s" -ge 1048576 ] && echo "10 2" || echo "30 3" ;;
+        none)
+            if [ "$s" -ge 1048576 ]; then
+                echo "10 3"
+            elif [ "$s" -ge 65536 ]; then
+                echo "30 5"
+            else echo "30 12"; fi
+            ;;
         *mbit)
             local r=${RATE%mbit}
             if [ $((s * 8 / r)) -ge 100000 ]; then
                 echo "2 1"
             elif [ $((s * 8 / r)) -ge 10000 ]; then
                 echo "5 2"
-            else echo "20 3"; fi
+            elif [ $((s * 8 / r)) -ge 1000 ]; then
+                echo "20 3"
+            else echo "30 12"; fi
             ;;
         *) echo "10 2" ;;
         esac
@@ -108,7 +142,7 @@ if [ -n "${TUNE_ONE:-}" ]; then
         g=b$RANDOM$RANDOM
         read -r it rn <<<"$(iters_for "$s")"
         for k in $(seq 1 "$NH"); do
-            host_bg "$k" "$g-$k.log" timeout 900 "$B/collsctl" --socket \
+            host_bg "$k" "$g-$k.log" $(pin_of "$k") timeout 900 "$B/collsctl" --socket \
                 "$SOCK" bench "$op" --hier --sizes "$s:$s" --iters "$it" \
                 --runs "$rn" --group "$g" -n "$NH" ${alg:+--algo "$alg"}
             pids="$pids $NS_LASTPID"
