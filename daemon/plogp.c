@@ -286,7 +286,12 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
     if (j->phase != PLOGP_DONE)
         return COLLS_EAGAIN;
     memset(out, 0, sizeof(*out));
+    /* every size's echo is L + g(m) >= L + gap(m) one way: each small
+       one bounds L from above, and the least bound is L */
     L = j->rtt[0] / 2.0 - j->gap[0];
+    for (i = 1; i < j->nsizes && j->sizes[i] <= PLOGP_L_MAX; i++)
+        if (j->rtt[i] / 2.0 - j->gap[i] < L)
+            L = j->rtt[i] / 2.0 - j->gap[i];
     out->L = out->Ll = L > 0.0 ? L : 0.0;
     out->n = j->nsizes;
     for (i = 0; i < j->nsizes; i++) {
@@ -298,6 +303,7 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
         out->g[i] = iso > j->gap[i] ? iso : j->gap[i];
         out->gl[i] = out->g[i]; /* a pair alone */
     }
+    plogp_monotone(out);
     return 0;
 }
 

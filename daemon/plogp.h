@@ -33,7 +33,8 @@
  * the second half of the train (the first half pays the start of a
  * burst, which a stream in its steady state does not), so no clock is
  * shared.  Then
- *   L = RTT(m0) / 2 - gap(m0) for the smallest size m0, and
+ *   L = min over the sizes m <= PLOGP_L_MAX of RTT(m) / 2 - gap(m)
+ *       (each is at least L), and
  *   g(m) = max(gap(m), RTT(m) / 2 - L).
  * RTT(m) is the least of the repetitions (anything else the daemons or
  * their CPUs do only lengthens a round trip), gap(m) their median.
@@ -61,6 +62,15 @@
    ranged 12-20 us from one tune to the next). */
 #define PLOGP_ECHO_MANY     12
 #define PLOGP_ECHO_MANY_MAX ((size_t)64 << 10)
+
+/* L is the least of RTT(m) / 2 - gap(m) over the sizes up to this: on
+   4 emulated hosts at 100 Mbit/s, each pinned to one of 2 vCPUs, every
+   one of the 12 echoes of 1 and 64 B to two of three peers took 1.1-1.2
+   ms, and those of 1 KiB 103 us; L from the smallest size alone was 614
+   us and every small prediction 6-40 times too slow.  Not beyond 1 KiB:
+   an isolated echo of 4 KiB passes a shaper's bucket at the wire's
+   speed, faster than a train's gap says. */
+#define PLOGP_L_MAX ((size_t)1024)
 
 /* Repetitions per size of a measurement that asks for none. */
 #define PLOGP_THOROUGH_REPS 3
@@ -94,8 +104,8 @@ struct plogp_params {
  * prediction between 64 KiB and 1 MiB went wrong by up to 10x).  From
  * the largest size down, such a point becomes the linear interpolation
  * of its neighbours, or its larger neighbour's value when the smaller
- * one is above that too.  The summary (plogp_summarise) and the loaded
- * curve (measure.c) pass through it.
+ * one is above that too.  Each peer's row (plogp_job_result), the summary
+ * (plogp_summarise) and the loaded curve (measure.c) pass through it.
  */
 void plogp_monotone(struct plogp_params *pp);
 

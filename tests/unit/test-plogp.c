@@ -26,6 +26,8 @@ struct sim {
     int k;
     int kind; /* 1 echo, 2 train */
     unsigned jitter;
+    size_t slow_below; /* echoes of fewer bytes take slow_us more */
+    double slow_us;
 };
 
 static int
@@ -67,7 +69,8 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
     /* jitter: 0..3 us, deterministic */
     s->jitter = s->jitter * 1103515245u + 12345u;
     if (s->kind == 1) {
-        double one = s->L + s->a + s->b * (double)s->m;
+        double one = s->L + s->a + s->b * (double)s->m +
+                     (s->m < s->slow_below ? s->slow_us : 0.0);
 
         s->now += (uint64_t)(2.0 * one) + (s->jitter >> 16) % 4;
         ck_assert_int_eq(plogp_job_echoed(j, s->id, s->now), 1);
@@ -316,6 +319,40 @@ START_TEST(test_moves)
 }
 END_TEST
 
+/* Every echo of the smallest sizes disturbed (1 ms more each way): L
+   comes from the least bound of the sizes up to 1 KiB, and g of the
+   disturbed sizes is repaired down to the first good one's. */
+START_TEST(test_job_slow_smallest)
+{
+    static const size_t sizes[] = {1, 64, 1024, 65536};
+    struct sim s = {.L = 20,
+                    .a = 4,
+                    .b = 0.002,
+                    .c = 3,
+                    .d = 0.001,
+                    .slow_below = 1024,
+                    .slow_us = 1000};
+    struct plogp_job j;
+    struct plogp_rx rx = {0};
+    struct plogp_params p;
+    uint64_t next = 1;
+    int rc, steps = 0;
+
+    ck_assert_int_eq(plogp_job_init(&j, 3, sizes, 4, 3), 0);
+    while ((rc = plogp_job_next(&j, &sim_ops, &s, &next, s.now)) == 0) {
+        sim_answer(&s, &j, &rx);
+        ck_assert_int_lt(++steps, 1000);
+    }
+    ck_assert_int_eq(rc, 1);
+    ck_assert_int_eq(plogp_job_result(&j, &p), 0);
+    /* at 1 KiB: RTT/2 - gap = 20 + 4 + 2.048 - (3 + 1.024) */
+    ck_assert_msg(fabs(p.L - 22.0) < 2.5, "L %.2f", p.L);
+    ck_assert_msg(p.g[0] <= p.g[2] && p.g[1] <= p.g[2], "g %.1f %.1f %.1f",
+                  p.g[0], p.g[1], p.g[2]);
+    ck_assert_msg(p.g[2] < 20.0, "g(1 KiB) %.1f", p.g[2]);
+}
+END_TEST
+
 /* The deadlines: 2 s plus 10 us per byte each way, per echo and train. */
 START_TEST(test_deadlines)
 {
@@ -540,6 +577,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_deadlines);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_monotone);
+    tcase_add_test(tc, test_job_slow_smallest);
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_file_refused);
     tcase_add_test(tc, test_tune_by_params);
