@@ -127,28 +127,36 @@ collsd_idle(const struct daemon *d)
 /*
  * Arms the cron's next run: in CRON_US while anything it watches may be
  * due soon -- a task, a group, a request, a spawn, a join or a stop in
- * progress; else (an idle member) in one --heartbeat, between CRON_US
- * and CRON_IDLE_US: as often as the heartbeats it sends; a silence is
+ * progress; else (an idle member) when its next heartbeat is due
+ * (host_beat_due), at least CRON_US and, unless its heartbeats are slow
+ * (--idle-heartbeat, every host up), at most CRON_IDLE_US: a silence is
  * then judged at most a heartbeat late (--dead-after is at least two)
- * and a stall is HOST_STALL_BEATS of them.  An idle daemon of 4
+ * and a stall is HOST_STALL_BEATS cron periods.  An idle daemon of 4
  * emulated hosts woke about 90 times a second with the cron at 20 ms and
  * used 0.5 % of a CPU; with the cron at a quarter heartbeat (and
  * collsd_slack, collsd_poll) 17 times, 0.14 %; with this and heartbeats
- * acked at once (host_heartbeat) 9.8 times, 0.08 %
+ * acked at once (host_heartbeat) 9.8 times, 0.08 %; with heartbeats
+ * every --idle-heartbeat (10 s) 0.57 times, 0.006 %
  * (tests/bench/mpi-bench.sh's idle line measures it; docs/architecture.md
  * "Cron").
  */
 static void
 collsd_cron_arm(struct daemon *d)
 {
-    uint64_t us = CRON_US;
+    uint64_t us = CRON_US, now, due;
     struct timeval tv;
 
     d->cron_idle = collsd_idle(d);
     if (d->cron_idle) {
-        us = (uint64_t)d->cfg->heartbeat_ms * 1000u;
-        us = us < CRON_US ? CRON_US : us > CRON_IDLE_US ? CRON_IDLE_US : us;
+        now = platform_now_us();
+        due = host_beat_due(d, 1);
+        us = due > now ? due - now : 0;
+        if (us > CRON_IDLE_US && !host_beat_slow(d))
+            us = CRON_IDLE_US;
+        if (us < CRON_US)
+            us = CRON_US;
     }
+    d->cron_gap_us = us;
     tv.tv_sec = (time_t)(us / 1000000u);
     tv.tv_usec = (suseconds_t)(us % 1000000u);
     event_add(d->cron_ev, &tv);
@@ -177,7 +185,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
     } else {
         host_comeback(d);
         group_cron(d, now);
-        host_cron(d, now);
+        host_cron(d, now, collsd_idle(d));
     }
     d->cron_us = now;
     admin_cron(d, now);
@@ -203,7 +211,8 @@ collsd_turn_end(struct daemon *d)
     task_reap(d);
     if (d->npaused > 0)
         task_resume_paused(d);
-    if (d->cron_idle && !collsd_idle(d))
+    if (d->cron_idle && d->cron_gap_us > CRON_US &&
+        (!collsd_idle(d) || d->beat_soon))
         collsd_cron_arm(d);
 }
 

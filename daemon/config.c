@@ -123,6 +123,10 @@ static const struct config_opt config_table[] = {
     /* ---- liveness and timeouts ---- */
     OPT("heartbeat", CFG_INT, heartbeat_ms, "500", 10, 600000, "MS",
         "interval of heartbeats to every peer", 0),
+    OPT("idle-heartbeat", CFG_INT, idle_heartbeat_ms, "10000", 0, 3600000, "MS",
+        "interval of heartbeats while this daemon is idle and every host "
+        "is up (never shorter than --heartbeat; 0: always --heartbeat)",
+        0),
     OPT("dead-after", CFG_INT, dead_after_ms, "3000", 50, 3600000, "MS",
         "a peer silent this long is declared down", 0),
     OPT("join-timeout", CFG_INT, join_timeout_ms, "5000", 100, 600000, "MS",

@@ -51,6 +51,7 @@ struct config {
     int64_t admin_gid; /* a group allowed admin verbs, -1 none */
     int64_t mtu;       /* UDP payload bytes per datagram */
     int64_t heartbeat_ms;
+    int64_t idle_heartbeat_ms; /* while idle and every host is up; 0 off */
     int64_t dead_after_ms;
     int64_t join_timeout_ms;
     int64_t max_tasks;

@@ -71,6 +71,7 @@ struct host {
     uint64_t notice_us; /* last "you are down" notice to its dead_inc */
     int left;           /* down because it said it leaves: not told so */
     char arch[DAEMON_ARCH_LEN]; /* its uname -m (heartbeats), "" unknown */
+    uint32_t beat_ms; /* its heartbeat interval (heartbeats), 0 unknown */
 };
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -264,6 +265,8 @@ struct daemon {
     uint64_t join_start_us, join_last_us;
     struct sockaddr_in join_sa;
     uint64_t last_heartbeat_us;
+    uint64_t beat_us; /* the interval our last heartbeat announced */
+    int beat_soon;    /* a host came up: heartbeat at the next cron */
     int host_down_by; /* a host declared us down: come back (host_comeback) */
 
     /* tasks (task.c); task_ops are collsd.c's, set before access_listen */
@@ -300,8 +303,9 @@ struct daemon {
 
     struct evhttp *http;
     struct event *cron_ev;
-    uint64_t cron_us; /* the previous cron (stall detection, host_cron) */
-    int cron_idle;    /* armed at the idle period (collsd_cron_arm) */
+    uint64_t cron_us;     /* the previous cron (stall detection, host_cron) */
+    uint64_t cron_gap_us; /* the period the cron was armed at */
+    int cron_idle;        /* armed at the idle period (collsd_cron_arm) */
     struct daemon_stats st;
 };
 

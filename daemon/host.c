@@ -5,8 +5,14 @@
  * with every change.  States: JOINING (listed, never heard), UP, DOWN.
  *
  * Liveness: every --heartbeat ms each daemon sends HEARTBEAT {its
- * incarnation, table epoch, task count} to every host that is UP or
- * JOINING.  A host not heard for --dead-after is declared DOWN by
+ * incarnation, table epoch, task count, interval} to every host that is
+ * UP or JOINING; every --idle-heartbeat ms while it is idle (collsd.c
+ * tells) and every host is UP (host_beat_want).  The interval announces
+ * when the next one comes, so a peer waits that much longer
+ * (host_dead_us); the first heartbeat after a change still comes at the
+ * interval announced before it (host_beat_due), and a host that comes up
+ * or restarts gets one at once (beat_soon).  A host not heard for
+ * --dead-after (plus what its interval exceeds ours) is declared DOWN by
  * whoever notices: HOST_DOWN {hid, incarnation} to every daemon and local
  * task, its transport streams dropped (and re-created empty, so that a
  * restart can come back).  A DOWN host comes back only with a new
@@ -18,7 +24,8 @@
  * callback) must not blame its peers.  Before declaring anyone down the
  * cron processes the datagrams waiting on the socket (its timer may fire
  * in the same loop turn before the socket is read), and a cron that runs
- * more than HOST_STALL_BEATS heartbeats late grants every host a grace
+ * more than HOST_STALL_BEATS periods (of the cron, at least a heartbeat)
+ * late grants every host a grace
  * of one --dead-after from now.
  *
  * Declared down while alive: a host that hears from the dead incarnation
@@ -74,7 +81,7 @@
 /* A cron this many heartbeats late means we stalled: grant a grace. */
 #define HOST_STALL_BEATS 3u
 
-static void host_heartbeat(struct daemon *d);
+static void host_heartbeat(struct daemon *d, uint64_t interval_us);
 
 static const char *const host_state_names[] = {"up", "down", "joining"};
 
@@ -173,6 +180,10 @@ host_set_state(struct daemon *d, struct host *h, int state)
                  host_state_name(state));
         h->state = state;
         h->since_us = platform_now_us();
+        h->beat_ms = 0; /* its next heartbeat tells */
+        /* it knows our interval from our next heartbeat only */
+        if (state == COLLS_HOST_UP && h->hid != d->hid && host_beat_slow(d))
+            d->beat_soon = 1;
         if (state == COLLS_HOST_UP && h->hid != d->hid)
             events_host_up(d, h->hid);
     }
@@ -364,6 +375,8 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
     h->dead_inc = 0;
     h->left = 0;
     h->last_heard_us = platform_now_us();
+    if (host_beat_slow(d))
+        d->beat_soon = 1; /* a restart knows nothing of our interval */
     host_set_state(d, h, COLLS_HOST_UP);
 }
 
@@ -442,7 +455,7 @@ host_reincarnate(struct daemon *d, int by)
             d->hosts[hid]->last_heard_us = now;
     }
     d->last_heartbeat_us = now;
-    host_heartbeat(d);
+    host_heartbeat(d, (uint64_t)d->cfg->heartbeat_ms * 1000u);
     net_kick(d);
 }
 
@@ -641,6 +654,7 @@ host_peer_msg(struct daemon *d, int hid, const Envelope *e)
             h->ntasks = (int)e->heartbeat->ntasks;
             h->epoch = e->heartbeat->table_epoch;
             host_set_arch(h, e->heartbeat->arch);
+            h->beat_ms = e->heartbeat->interval_ms;
             if (h->epoch < d->epoch && host_assigner(d) == d->hid)
                 host_push_table(d, hid);
         }
@@ -927,11 +941,14 @@ host_reload(struct daemon *d)
    at once: the receiver acks in the wake-up that read it, not in a second
    one ack_delay_us (and the timer slack of an idle daemon) later. */
 static void
-host_heartbeat(struct daemon *d)
+host_heartbeat(struct daemon *d, uint64_t interval_us)
 {
     Heartbeat hb = HEARTBEAT__INIT;
     Envelope e;
     int hid;
+
+    d->beat_us = interval_us;
+    d->beat_soon = 0;
 
     envelope_reply(&e, COLLS_DAEMON_TID(d->hid), 0, KIND__HEARTBEAT, 0, 0);
     e.body_case = ENVELOPE__BODY_HEARTBEAT;
@@ -940,6 +957,7 @@ host_heartbeat(struct daemon *d)
     hb.table_epoch = d->epoch;
     hb.ntasks = (uint32_t)d->ntasks;
     hb.arch = d->arch;
+    hb.interval_ms = (uint32_t)(interval_us / 1000u);
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct host *h = d->hosts[hid];
 
@@ -964,23 +982,88 @@ host_last_sign(struct daemon *d, const struct host *h)
     return last;
 }
 
-/* 1 if some UP host has been silent for longer than dead. */
+/*
+ * How long UP host h may be silent: --dead-after, plus what its heartbeats
+ * come later than ours (an idle host announces --idle-heartbeat in them).
+ * One slow heartbeat may then be lost and resent by the transport for up
+ * to --dead-after less a --heartbeat.
+ */
+static uint64_t
+host_dead_us(const struct daemon *d, const struct host *h)
+{
+    uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
+    uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    uint64_t its = (uint64_t)h->beat_ms * 1000u;
+
+    return its > beat ? dead + (its - beat) : dead;
+}
+
+/* 1 if UP host h has been silent for longer than it may be. */
 static int
-host_any_silent(struct daemon *d, uint64_t now, uint64_t dead)
+host_is_silent(struct daemon *d, const struct host *h, uint64_t now)
+{
+    uint64_t last = host_last_sign(d, h);
+
+    return now > last && now - last > host_dead_us(d, h);
+}
+
+/* 1 if some UP host has been silent for longer than it may be. */
+static int
+host_any_silent(struct daemon *d, uint64_t now)
 {
     int hid;
 
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct host *h = d->hosts[hid];
-        uint64_t last;
 
-        if (h == NULL || hid == d->hid || h->state != COLLS_HOST_UP)
-            continue;
-        last = host_last_sign(d, h);
-        if (now > last && now - last > dead)
+        if (h != NULL && hid != d->hid && h->state == COLLS_HOST_UP &&
+            host_is_silent(d, h, now))
             return 1;
     }
     return 0;
+}
+
+/* 1 if every other host in the table is UP. */
+static int
+host_all_up(const struct daemon *d)
+{
+    int hid;
+
+    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+        if (d->hosts[hid] != NULL && hid != d->hid &&
+            d->hosts[hid]->state != COLLS_HOST_UP)
+            return 0;
+    return 1;
+}
+
+/*
+ * The interval of our heartbeats: --idle-heartbeat while this daemon is
+ * idle (collsd.c says so) and every host is up -- nothing of ours then
+ * waits on a peer, and no invitation or "you are down" notice is due --,
+ * else --heartbeat.
+ */
+static uint64_t
+host_beat_want(const struct daemon *d, int idle)
+{
+    uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    uint64_t slow = (uint64_t)d->cfg->idle_heartbeat_ms * 1000u;
+
+    return idle && slow > beat && host_all_up(d) ? slow : beat;
+}
+
+uint64_t
+host_beat_due(const struct daemon *d, int idle)
+{
+    uint64_t want = host_beat_want(d, idle);
+    uint64_t gap = d->beat_us != 0 && d->beat_us < want ? d->beat_us : want;
+
+    return d->beat_soon ? 0 : d->last_heartbeat_us + gap;
+}
+
+int
+host_beat_slow(const struct daemon *d)
+{
+    return d->beat_us > (uint64_t)d->cfg->heartbeat_ms * 1000u;
 }
 
 void
@@ -1010,19 +1093,20 @@ host_unanswered(struct daemon *d, const struct host *h)
  * notices.  Only for a member (not stopping, not joining).
  */
 void
-host_cron(struct daemon *d, uint64_t now)
+host_cron(struct daemon *d, uint64_t now, int idle)
 {
     uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
     uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
     uint64_t prev = d->cron_us;
+    uint64_t period = d->cron_gap_us > beat ? d->cron_gap_us : beat;
     int hid;
 
-    if (now - d->last_heartbeat_us >= beat) {
+    if (now >= host_beat_due(d, idle)) {
         d->last_heartbeat_us = now;
-        host_heartbeat(d);
+        host_heartbeat(d, host_beat_want(d, idle));
         join_invite_all(d);
     }
-    if (prev != 0 && now > prev && now - prev > HOST_STALL_BEATS * beat) {
+    if (prev != 0 && now > prev && now - prev > HOST_STALL_BEATS * period) {
         /* We did not run: the silence was ours, not the peers'. */
         log_warn("this daemon did not run for %llu ms: every host gets "
                  "a grace of %lld ms",
@@ -1034,7 +1118,7 @@ host_cron(struct daemon *d, uint64_t now)
                 d->hosts[hid]->last_heard_us < now)
                 d->hosts[hid]->last_heard_us = now;
     }
-    if (host_any_silent(d, now, dead)) {
+    if (host_any_silent(d, now)) {
         /* What already arrived counts: read it before blaming anyone. */
         net_drain(d);
         if (d->stopping || d->joining)
@@ -1047,8 +1131,7 @@ host_cron(struct daemon *d, uint64_t now)
         if (h == NULL || hid == d->hid)
             continue;
         if (h->state == COLLS_HOST_UP) {
-            last = host_last_sign(d, h);
-            if (now > last && now - last > dead)
+            if (host_is_silent(d, h, now))
                 host_declare_down(d, h, 1);
         } else if (h->state == COLLS_HOST_DOWN && h->dead_inc != 0) {
             /* Its dead incarnation still sends: tell it. */

@@ -27,8 +27,13 @@ int host_init(struct daemon *d);
 /* A host declared this daemon down while it was alive: comes back as a
    new incarnation (cron, before group_cron). */
 void host_comeback(struct daemon *d);
-/* Heartbeats, invitations, dead-host detection (member only). */
-void host_cron(struct daemon *d, uint64_t now_us);
+/* Heartbeats, invitations, dead-host detection (member only); idle: this
+   daemon is idle (collsd.c), so its heartbeats may slow down. */
+void host_cron(struct daemon *d, uint64_t now_us, int idle);
+/* When our next heartbeat is due (idle as for host_cron). */
+uint64_t host_beat_due(const struct daemon *d, int idle);
+/* 1 while our heartbeats announce --idle-heartbeat. */
+int host_beat_slow(const struct daemon *d);
 
 /* The transport saw hid restart (new incarnation) or dropped it. */
 void host_peer_reset(struct daemon *d, int hid, uint32_t new_inc);

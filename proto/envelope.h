@@ -14,10 +14,10 @@
 #include "proto/colls.pb-c.h"
 #include "proto/frame.h"
 
-/* 3: a direct connection's DIRECT_HELLO shows a ticket (RouteRep.ticket)
-   that the receiver checks; tasks register a direct key with ROUTE_REG.
+/* 4: heartbeats announce their interval (Heartbeat.interval_ms), which
+   an idle daemon stretches; a version-3 daemon would declare it down.
    docs/protocol.md lists the versions. */
-#define COLLS_PROTO_VERSION 3
+#define COLLS_PROTO_VERSION 4
 
 /* Envelope flags (Envelope.flags). */
 enum {

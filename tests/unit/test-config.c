@@ -164,6 +164,7 @@ START_TEST(test_bad_values)
     char *suffix[] = {"--task-queue-limit", "3x", NULL};
     char *relation[] = {"--heartbeat", "1000", "--dead-after", "1500", NULL};
     char *both[] = {"--hostfile", "/x", "--join", "1.2.3.4:5", NULL};
+    char *slowbeat[] = {"--heartbeat", "20000", "--dead-after", "60000", NULL};
     char *badenv[] = {"COLLS_MAX_TASKS=0", NULL};
 
     ck_assert_int_eq(parse(&cfg, unknown, NULL, err), COLLS_ENOENT);
@@ -199,6 +200,11 @@ START_TEST(test_bad_values)
     ck_assert(strstr(err, "dead-after") != NULL);
     config_free(&cfg);
     ck_assert_int_eq(parse(&cfg, both, NULL, err), COLLS_EINVAL);
+    config_free(&cfg);
+    /* a --heartbeat longer than the idle one: the idle one is ignored */
+    ck_assert_int_eq(parse(&cfg, slowbeat, NULL, err), 0);
+    ck_assert_int_eq(cfg.heartbeat_ms, 20000);
+    ck_assert_int_eq(cfg.idle_heartbeat_ms, 10000);
     config_free(&cfg);
     ck_assert_int_eq(parse(&cfg, NULL, badenv, err), COLLS_EINVAL);
     ck_assert(strstr(err, "COLLS_MAX_TASKS") != NULL);

@@ -16,13 +16,13 @@
 
 /*
  * A DATA envelope with every scalar field and an attach_req body, written
- * by hand: version 3, kind DATA (200), src 0x100001, dst 0x200002, tag -5,
+ * by hand: version 4, kind DATA (200), src 0x100001, dst 0x200002, tag -5,
  * group "g1", seq 7, dtype DOUBLE, count 1000, encoding RAW, byte order
  * BIG, flags FPC, req_id 0x123456789, status -4003, route DIRECT,
  * attach_req {version 1, pid 4242, name "prog", admin true}.
  */
 static const uint8_t full_env[] = {
-    0x08, 0x03,                         /* 1 version */
+    0x08, 0x04,                         /* 1 version */
     0x10, 0xc8, 0x01,                   /* 2 kind */
     0x18, 0x81, 0x80, 0x40,             /* 3 src */
     0x20, 0x82, 0x80, 0x80, 0x01,       /* 4 dst */
@@ -303,16 +303,16 @@ END_TEST
 START_TEST(test_malformed)
 {
     /* Field number 0. */
-    static const uint8_t zero_field[] = {0x08, 0x03, 0x00, 0x01};
+    static const uint8_t zero_field[] = {0x08, 0x04, 0x00, 0x01};
     /* Wire types 3, 4 (groups), 6 and 7 do not exist in proto3. */
-    static const uint8_t group_start[] = {0x08, 0x03, 0x1b};
-    static const uint8_t wt7[] = {0x08, 0x03, 0x1f, 0x00};
+    static const uint8_t group_start[] = {0x08, 0x04, 0x1b};
+    static const uint8_t wt7[] = {0x08, 0x04, 0x1f, 0x00};
     /* A varint of 11 bytes. */
     static const uint8_t long_varint[] = {0x08, 0x81, 0x80, 0x80, 0x80, 0x80,
                                           0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
     /* A string whose length runs past the end, or is absurd. */
-    static const uint8_t long_string[] = {0x08, 0x03, 0x32, 0x05, 'a'};
-    static const uint8_t huge_string[] = {0x08, 0x03, 0x32, 0xff, 0xff,
+    static const uint8_t long_string[] = {0x08, 0x04, 0x32, 0x05, 'a'};
+    static const uint8_t huge_string[] = {0x08, 0x04, 0x32, 0xff, 0xff,
                                           0xff, 0xff, 0x0f, 'a'};
     /* version sent as a length-delimited field. */
     static const uint8_t wrong_type[] = {0x0a, 0x01, 0x01};
@@ -329,15 +329,16 @@ END_TEST
 
 START_TEST(test_version)
 {
-    /* Versions 1 and 2 (older ones) and 4 (a newer one). */
+    /* Versions 1, 2 and 3 (older ones) and 5 (a newer one). */
     static const uint8_t v1[] = {0x08, 0x01, 0x10, 0xc8, 0x01};
     static const uint8_t v2[] = {0x08, 0x02, 0x10, 0xc8, 0x01};
-    static const uint8_t v3[] = {0x08, 0x04, 0x10, 0xc8, 0x01};
+    static const uint8_t vold[] = {0x08, 0x03, 0x10, 0xc8, 0x01};
+    static const uint8_t v3[] = {0x08, 0x05, 0x10, 0xc8, 0x01};
     static const uint8_t v0[] = {0x10, 0xc8, 0x01};
     static const uint8_t vbig[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0x0f};
-    /* Version 4 with a dtype this version does not know: the version
+    /* Version 5 with a dtype this version does not know: the version
        decides. */
-    static const uint8_t v3_dtype[] = {0x08, 0x04, 0x40, 0x63};
+    static const uint8_t v3_dtype[] = {0x08, 0x05, 0x40, 0x63};
     /* A version 1 HEARTBEAT as a version 1 daemon sends it: seq 0x1234
        (its incarnation), heartbeat {table_epoch 5, ntasks 1}. */
     static const uint8_t v1_hb[] = {0x08, 0x01, 0x10, 0xda, 0x04,
@@ -346,6 +347,7 @@ START_TEST(test_version)
 
     ck_assert_int_eq(unpack_rc(v1, sizeof(v1)), COLLS_EVERSION);
     ck_assert_int_eq(unpack_rc(v2, sizeof(v2)), COLLS_EVERSION);
+    ck_assert_int_eq(unpack_rc(vold, sizeof(vold)), COLLS_EVERSION);
     ck_assert_int_eq(unpack_rc(v3, sizeof(v3)), COLLS_EVERSION);
     ck_assert_int_eq(unpack_rc(v0, sizeof(v0)), COLLS_EVERSION);
     ck_assert_int_eq(unpack_rc(vbig, sizeof(vbig)), COLLS_EVERSION);
@@ -355,7 +357,7 @@ START_TEST(test_version)
 
     /* What the daemon logs about such a peer. */
     ck_assert_uint_eq(envelope_peek_version(v1_hb, sizeof(v1_hb)), 1);
-    ck_assert_uint_eq(envelope_peek_version(v3, sizeof(v3)), 4);
+    ck_assert_uint_eq(envelope_peek_version(v3, sizeof(v3)), 5);
     ck_assert_uint_eq(envelope_peek_version(full_env, sizeof(full_env)),
                       COLLS_PROTO_VERSION);
     ck_assert_uint_eq(envelope_peek_version(vbig, sizeof(vbig)), 0xffffffffu);
@@ -367,8 +369,8 @@ END_TEST
 
 START_TEST(test_ranges)
 {
-    /* version 3, then one field whose value is patched. */
-    uint8_t p[] = {0x08, 0x03, 0x00, 0x00};
+    /* version 4, then one field whose value is patched. */
+    uint8_t p[] = {0x08, 0x04, 0x00, 0x00};
 
     p[2] = 0x40; /* dtype */
     p[3] = COLLS_DTYPE_MAX - 1;
@@ -395,15 +397,15 @@ END_TEST
 /* Unknown field numbers are skipped, and kept for re-packing. */
 START_TEST(test_unknown_fields)
 {
-    /* version 3, field 99 varint 7, field 99 bytes "xyz", field 99 fixed64,
+    /* version 4, field 99 varint 7, field 99 bytes "xyz", field 99 fixed64,
        field 99 fixed32, kind DATA. */
     static const uint8_t p[] = {
-        0x08, 0x03, 0x98, 0x06, 0x07, 0x9a, 0x06, 0x03, 'x',  'y',
+        0x08, 0x04, 0x98, 0x06, 0x07, 0x9a, 0x06, 0x03, 'x',  'y',
         'z',  0x99, 0x06, 1,    2,    3,    4,    5,    6,    7,
         8,    0x9d, 0x06, 1,    2,    3,    4,    0x10, 0xc8, 0x01,
     };
     /* field 99 varint only, then tag 9 (zigzag). */
-    static const uint8_t q[] = {0x08, 0x03, 0x98, 0x06, 0x07, 0x28, 0x09};
+    static const uint8_t q[] = {0x08, 0x04, 0x98, 0x06, 0x07, 0x28, 0x09};
     Envelope *e = NULL;
     struct buf b;
 
@@ -435,16 +437,16 @@ END_TEST
  */
 START_TEST(test_field_zero)
 {
-    static const uint8_t top[] = {0x08, 0x03, 0x80, 0x00, 0x07};
-    static const uint8_t top_len[] = {0x08, 0x03, 0x82, 0x00, 0x01, 'a'};
+    static const uint8_t top[] = {0x08, 0x04, 0x80, 0x00, 0x07};
+    static const uint8_t top_len[] = {0x08, 0x04, 0x82, 0x00, 0x01, 'a'};
     /* heartbeat {table_epoch 5, field 0 varint 7} */
-    static const uint8_t nested[] = {0x08, 0x03, 0xfa, 0x01, 0x05,
+    static const uint8_t nested[] = {0x08, 0x04, 0xfa, 0x01, 0x05,
                                      0x08, 0x05, 0x80, 0x00, 0x07};
     /* host_table {hosts [{hid 1, field 0 varint 7}]} */
-    static const uint8_t deep[] = {0x08, 0x03, 0xc2, 0x01, 0x07, 0x12,
+    static const uint8_t deep[] = {0x08, 0x04, 0xc2, 0x01, 0x07, 0x12,
                                    0x05, 0x08, 0x01, 0x80, 0x00, 0x07};
     /* The same three with field 99 instead: accepted. */
-    static const uint8_t deep99[] = {0x08, 0x03, 0xc2, 0x01, 0x07, 0x12,
+    static const uint8_t deep99[] = {0x08, 0x04, 0xc2, 0x01, 0x07, 0x12,
                                      0x05, 0x08, 0x01, 0x98, 0x06, 0x07};
     Envelope *e = NULL;
 
@@ -468,8 +470,8 @@ END_TEST
  */
 START_TEST(test_unknown_kind)
 {
-    static const uint8_t k12345[] = {0x08, 0x03, 0x10, 0xb9, 0x60};
-    static const uint8_t kneg[] = {0x08, 0x03, 0x10, 0xff, 0xff, 0xff, 0xff,
+    static const uint8_t k12345[] = {0x08, 0x04, 0x10, 0xb9, 0x60};
+    static const uint8_t kneg[] = {0x08, 0x04, 0x10, 0xff, 0xff, 0xff, 0xff,
                                    0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     Envelope *e = NULL;
     struct buf b;
@@ -652,34 +654,34 @@ START_TEST(test_fast_declines)
         int rc; /* envelope_unpack's */
     } cases[] = {
         /* a body (attach_req, empty) */
-        {{0x08, 0x03, 0xa2, 0x01, 0x00}, 5, 0},
+        {{0x08, 0x04, 0xa2, 0x01, 0x00}, 5, 0},
         /* an unknown field 16 (two-byte tag) */
-        {{0x08, 0x03, 0x80, 0x01, 0x05}, 5, 0},
+        {{0x08, 0x04, 0x80, 0x01, 0x05}, 5, 0},
         /* field 3 in a two-byte tag */
-        {{0x08, 0x03, 0x98, 0x00, 0x05}, 5, 0},
+        {{0x08, 0x04, 0x98, 0x00, 0x05}, 5, 0},
         /* a group that is not printable ASCII (protobuf-c takes it) */
-        {{0x08, 0x03, 0x32, 0x02, 0xc3, 0xa9}, 6, 0},
+        {{0x08, 0x04, 0x32, 0x02, 0xc3, 0xa9}, 6, 0},
         /* the group as a varint: wrong wire type */
-        {{0x08, 0x03, 0x30, 0x01}, 4, COLLS_EPROTO},
+        {{0x08, 0x04, 0x30, 0x01}, 4, COLLS_EPROTO},
         /* src as a fixed32: wrong wire type */
-        {{0x08, 0x03, 0x1d, 1, 2, 3, 4}, 7, COLLS_EPROTO},
+        {{0x08, 0x04, 0x1d, 1, 2, 3, 4}, 7, COLLS_EPROTO},
         /* a varint of 11 bytes */
-        {{0x08, 0x03, 0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+        {{0x08, 0x04, 0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
           0x80, 0x80, 0x01},
          14,
          COLLS_EPROTO},
         /* a varint cut short */
-        {{0x08, 0x03, 0x18, 0x80}, 4, COLLS_EPROTO},
+        {{0x08, 0x04, 0x18, 0x80}, 4, COLLS_EPROTO},
         /* an empty group whose length takes nine bytes (protobuf-c
            refuses lengths of more than five) */
-        {{0x08, 0x03, 0x32, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+        {{0x08, 0x04, 0x32, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
           0x00},
          12,
          COLLS_EPROTO},
         /* a group longer than what is left */
-        {{0x08, 0x03, 0x32, 0x05, 0x61}, 5, COLLS_EPROTO},
+        {{0x08, 0x04, 0x32, 0x05, 0x61}, 5, COLLS_EPROTO},
         /* field number 0 */
-        {{0x08, 0x03, 0x00, 0x01}, 4, COLLS_EPROTO},
+        {{0x08, 0x04, 0x00, 0x01}, 4, COLLS_EPROTO},
     };
     Envelope *e, *sentinel = (Envelope *)&cases;
     size_t i;
@@ -701,9 +703,9 @@ END_TEST
    (LeakSanitizer and ASan check the frees). */
 START_TEST(test_fast_free)
 {
-    static const uint8_t with_group[] = {0x08, 0x03, 0x10, 0xc8, 0x01,
+    static const uint8_t with_group[] = {0x08, 0x04, 0x10, 0xc8, 0x01,
                                          0x32, 0x03, 0x61, 0x62, 0x63};
-    static const uint8_t bad_dtype[] = {0x08, 0x03, 0x40, 0x7f};
+    static const uint8_t bad_dtype[] = {0x08, 0x04, 0x40, 0x7f};
     static const uint8_t old_version[] = {0x08, 0x01, 0x32, 0x01, 0x61};
     struct envelope_arena a;
     Envelope *e = NULL;
