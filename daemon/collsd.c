@@ -203,7 +203,9 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
  * during the turn, then resumes readers whose destinations drained; a
  * daemon that was idle and now is not (a task came, a request, a stop)
  * brings its cron forward from the idle period to CRON_US, so a stop
- * lingers and a request times out on time.
+ * lingers and a request times out on time; so does one whose heartbeat
+ * cannot wait for a slow cron (host_beat_early: a host came up, or one
+ * joins and waits for its invitation).
  */
 static void
 collsd_turn_end(struct daemon *d)
@@ -212,7 +214,7 @@ collsd_turn_end(struct daemon *d)
     if (d->npaused > 0)
         task_resume_paused(d);
     if (d->cron_idle && d->cron_gap_us > CRON_US &&
-        (!collsd_idle(d) || d->beat_soon))
+        (!collsd_idle(d) || host_beat_early(d)))
         collsd_cron_arm(d);
 }
 

@@ -1066,6 +1066,12 @@ host_beat_slow(const struct daemon *d)
     return d->beat_us > (uint64_t)d->cfg->heartbeat_ms * 1000u;
 }
 
+int
+host_beat_early(const struct daemon *d)
+{
+    return d->beat_soon || (host_beat_slow(d) && !host_all_up(d));
+}
+
 void
 host_comeback(struct daemon *d)
 {

@@ -34,6 +34,10 @@ void host_cron(struct daemon *d, uint64_t now_us, int idle);
 uint64_t host_beat_due(const struct daemon *d, int idle);
 /* 1 while our heartbeats announce --idle-heartbeat. */
 int host_beat_slow(const struct daemon *d);
+/* 1 if a heartbeat is due before the idle cron would run: a host came up
+   or restarted, or one is not up (joining: its invitations ride on
+   heartbeats) while ours are slow. */
+int host_beat_early(const struct daemon *d);
 
 /* The transport saw hid restart (new incarnation) or dropped it. */
 void host_peer_reset(struct daemon *d, int hid, uint32_t new_inc);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # idle.sh -- idle daemons stretch their heartbeats (--idle-heartbeat) on
-# three emulated hosts, and still judge each other's silence right.
+# three emulated hosts (a fourth is added), and still judge each other's
+# silence right.
 #
 # Options: --heartbeat 100 --dead-after 1000 --idle-heartbeat 2000, so an
 # idle daemon beats every 2 s, twice --dead-after: a peer that judged it
@@ -24,6 +25,9 @@
 #    heartbeat the new incarnation at once, so it hears them and learns
 #    their interval.
 #
+# 6. A standalone daemon added (`collsctl add` on host 2) while every
+#    daemon is idle: it joins, and every host lists four up.
+#
 # Needs root (exit 77 otherwise).  Bounded: every step runs under timeout.
 . "${top_srcdir:-.}/tests/netns/lib.sh"
 
@@ -35,7 +39,10 @@ N=3
 DOPTS="--heartbeat 100 --dead-after 1000 --idle-heartbeat 2000 \
 --request-timeout 2000"
 
-mh_init "$B" "$SOCK" "$N" collsd collsctl tests/integration/p2p-check
+mh_init "$B" "$SOCK" 4 collsd collsctl tests/integration/p2p-check
+# hosts 1..3 in the hostfile; host 4's daemon is added later (step 6)
+head -n "$N" "$NS_RUN/hostfile" >"$NS_RUN/hostfile.3"
+mv "$NS_RUN/hostfile.3" "$NS_RUN/hostfile"
 
 start_daemon()
 {
@@ -179,4 +186,19 @@ done
 [ "$(echo "$u0" | wc -w)" = 3 ] || fail "host 1 lists '$u0' up"
 [ "$(stat 3 hosts_down)" = 0 ] ||
     fail "the quickly restarted host 3 declared a host down"
+
+# 6. `collsctl add` on host 2 of a standalone daemon on host 4 while every
+#    daemon is idle: the assigner (host 1) beats slowly, yet the joining
+#    host gets its invitation at once (host_beat_early), not at the next
+#    slow cron, after the add has given up (--dead-after).
+# shellcheck disable=SC2046,SC2086
+host_bg 4 d4.log "$B/collsd" --foreground --listen "$(ns_addr 4):7490" \
+    --socket "$SOCK" --name host4 $(mh_trust) $DOPTS
+sleep 4 # everyone idle and beating slowly again
+out=$(mh_ctl 2 add "$(ns_addr 4):7490" 2>&1) ||
+    fail "add of host 4 while idle: $out"
+ns_log "$out"
+for i in 1 2 3 4; do
+    mh_wait_up "$i" 4 || fail "host $i does not see 4 hosts up after the add"
+done
 ns_finish
