@@ -136,9 +136,9 @@ collsd_idle(const struct daemon *d)
  * used 0.5 % of a CPU; with the cron at a quarter heartbeat (and
  * collsd_slack, collsd_poll) 17 times, 0.14 %; with this and heartbeats
  * acked at once (host_heartbeat) 9.8 times, 0.08 %; with heartbeats
- * every --idle-heartbeat (10 s) 0.57 times, 0.006 %
- * (tests/bench/mpi-bench.sh's idle line measures it; docs/architecture.md
- * "Cron").
+ * every --idle-heartbeat (10 s) 0.55 times, 0.005 %
+ * (tests/bench/idle-bench.sh and mpi-bench.sh's idle line measure it;
+ * docs/architecture.md "Cron").
  */
 static void
 collsd_cron_arm(struct daemon *d)

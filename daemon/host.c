@@ -83,6 +83,13 @@
 
 static void host_heartbeat(struct daemon *d, uint64_t interval_us);
 
+/* --heartbeat in microseconds. */
+static uint64_t
+host_beat_us(const struct daemon *d)
+{
+    return (uint64_t)d->cfg->heartbeat_ms * 1000u;
+}
+
 static const char *const host_state_names[] = {"up", "down", "joining"};
 
 static const char *
@@ -408,7 +415,7 @@ host_notify_dead(struct daemon *d, struct host *h, uint64_t now)
     Envelope e;
 
     if (h->state != COLLS_HOST_DOWN || h->dead_inc == 0 || h->left ||
-        now - h->notice_us < (uint64_t)d->cfg->heartbeat_ms * 1000u)
+        now - h->notice_us < host_beat_us(d))
         return;
     h->notice_us = now;
     host_down_env(d, &e, &op, h->hid, h->dead_inc);
@@ -455,7 +462,7 @@ host_reincarnate(struct daemon *d, int by)
             d->hosts[hid]->last_heard_us = now;
     }
     d->last_heartbeat_us = now;
-    host_heartbeat(d, (uint64_t)d->cfg->heartbeat_ms * 1000u);
+    host_heartbeat(d, host_beat_us(d));
     net_kick(d);
 }
 
@@ -992,7 +999,7 @@ static uint64_t
 host_dead_us(const struct daemon *d, const struct host *h)
 {
     uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
-    uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    uint64_t beat = host_beat_us(d);
     uint64_t its = (uint64_t)h->beat_ms * 1000u;
 
     return its > beat ? dead + (its - beat) : dead;
@@ -1045,7 +1052,7 @@ host_all_up(const struct daemon *d)
 static uint64_t
 host_beat_want(const struct daemon *d, int idle)
 {
-    uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    uint64_t beat = host_beat_us(d);
     uint64_t slow = (uint64_t)d->cfg->idle_heartbeat_ms * 1000u;
 
     return idle && slow > beat && host_all_up(d) ? slow : beat;
@@ -1063,7 +1070,7 @@ host_beat_due(const struct daemon *d, int idle)
 int
 host_beat_slow(const struct daemon *d)
 {
-    return d->beat_us > (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    return d->beat_us > host_beat_us(d);
 }
 
 int
@@ -1102,7 +1109,7 @@ void
 host_cron(struct daemon *d, uint64_t now, int idle)
 {
     uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
-    uint64_t beat = (uint64_t)d->cfg->heartbeat_ms * 1000u;
+    uint64_t beat = host_beat_us(d);
     uint64_t prev = d->cron_us;
     uint64_t period = d->cron_gap_us > beat ? d->cron_gap_us : beat;
     int hid;
