@@ -260,6 +260,7 @@ struct daemon {
 
     /* hosts (host.c) */
     struct host *hosts[DAEMON_MAX_HID + 1];
+    int hid_top; /* no entry above it: host_get raises it, never lowered */
     uint64_t epoch;
     int joining; /* --join: waiting for a hid */
     uint64_t join_start_us, join_last_us;

@@ -164,6 +164,8 @@ host_get(struct daemon *d, int hid)
         h->state = COLLS_HOST_JOINING;
         h->since_us = platform_now_us();
         d->hosts[hid] = h;
+        if (hid > d->hid_top)
+            d->hid_top = hid;
     }
     return h;
 }
@@ -1020,7 +1022,7 @@ host_any_silent(struct daemon *d, uint64_t now)
 {
     int hid;
 
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
+    for (hid = 1; hid <= d->hid_top; hid++) {
         struct host *h = d->hosts[hid];
 
         if (h != NULL && hid != d->hid && h->state == COLLS_HOST_UP &&
@@ -1030,13 +1032,16 @@ host_any_silent(struct daemon *d, uint64_t now)
     return 0;
 }
 
-/* 1 if every other host in the table is UP. */
+/* 1 if every other host in the table is UP.  An idle daemon that
+   answers pings asks at the end of every loop turn (host_beat_early):
+   the whole table's 4095 slots took 3.5 % of a pinned ping-pong's CPU,
+   so the walk stops at hid_top. */
 static int
 host_all_up(const struct daemon *d)
 {
     int hid;
 
-    for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
+    for (hid = 1; hid <= d->hid_top; hid++)
         if (d->hosts[hid] != NULL && hid != d->hid &&
             d->hosts[hid]->state != COLLS_HOST_UP)
             return 0;
