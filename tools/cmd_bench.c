@@ -15,6 +15,27 @@
  * --roundrobin forms the group with round-robin placement (ranks dealt
  * over the hosts) instead of contiguous.
  *
+ * --latency times one operation of a rooted collective on its own, which
+ * is what the cost models of daemon/alg/ predict (docs/collectives.md,
+ * "What the model leaves out"): back to back, the root of a bcast or
+ * scatter returns as soon as its buffer may be reused (and every rank of
+ * a reduce or gather but the root), so consecutive operations overlap and
+ * the classic figure is the busiest rank's share.  The method is de
+ * Supinski and Karonis' (1999): for each rank i but the root, the
+ * operations of a run are chained through rank i by an empty message on
+ * the direct route -- after a bcast, scatter or scatterv rank i
+ * acknowledges to the root, which starts the next one when the
+ * acknowledgement is in; before a reduce, gather or gatherv rank i waits
+ * for the root's release, sent when the root's previous one ended.  The
+ * root's time per operation is then the latency from the root to rank i
+ * (from rank i to the root) plus the empty message's one way, which is
+ * measured the same way (half a round trip between the root and rank i)
+ * and subtracted.  The figure is the maximum over i of each one's best
+ * run: P - 1 times the classic method's operations.  With the others
+ * reduce and gather ranks free to run ahead, a root-last operation is
+ * timed as if rank i came last, which leaves out the root's wait for the
+ * others that a simultaneous start would add (a flat reduce's (P-1) g).
+ *
  * --compress off|on|auto sets colls_group_set_compress (FPC, which the
  * daemons apply to hierarchical bcasts of doubles; docs/collectives.md)
  * and makes the data doubles (reductions: SUM) in every buffer: a smooth
@@ -43,6 +64,9 @@
 #define BENCH_MAX_SOCKETS 64
 #define BENCH_SIZE_MAX    (1ull << 30)
 #define BENCH_MAX_REPS    1000000
+/* The tag of --latency's empty messages (not a library tag: those are
+   INT_MIN and the direct collectives', which no receive can match). */
+#define BENCH_ACK_TAG 0x6c617400
 
 struct bench_opts {
     int op;
@@ -54,7 +78,8 @@ struct bench_opts {
     const char *group;
     int nprocs;
     int runs, iters;
-    int json; /* rank 0 prints one JSON document */
+    int latency; /* --latency: one operation's latency (rooted ops) */
+    int json;    /* rank 0 prints one JSON document */
     char *sockets[BENCH_MAX_SOCKETS];
     int nsockets;
 };
@@ -121,31 +146,116 @@ bench_one(colls_group_t *g, int op, int dt, void *sbuf, void *rbuf,
     }
 }
 
+/* --latency: 1 if the root of op returns first (its rank i acknowledges),
+   -1 if it returns last (rank i waits for its release), 0 if every rank
+   ends with the result (the classic figure is the latency). */
+static int
+bench_rooted(int op)
+{
+    switch (op) {
+    case COLLS_COLL_BCAST:
+    case COLLS_COLL_SCATTER:
+    case COLLS_COLL_SCATTERV:
+        return 1;
+    case COLLS_COLL_REDUCE:
+    case COLLS_COLL_GATHER:
+    case COLLS_COLL_GATHERV:
+        return -1;
+    default:
+        return 0;
+    }
+}
+
+/* An empty message of --latency's to rank r, and the wait for one from
+   rank r; on the direct route (the least noise to subtract). */
+static int
+bench_ping(colls_group_t *g, colls_t *c, int r)
+{
+    char none = 0;
+
+    return colls_send_route(c, colls_group_tid(g, r), BENCH_ACK_TAG, &none, 0,
+                            COLLS_ROUTE_DIRECT);
+}
+
+static int
+bench_pong(colls_group_t *g, colls_t *c, int r)
+{
+    char none;
+
+    return colls_recv(c, colls_group_tid(g, r), BENCH_ACK_TAG, &none,
+                      sizeof none, NULL);
+}
+
 /*
- * Times one size: warm-ups, then o->runs runs of o->iters operations;
- * *us = this process's best per-operation time.
+ * One iteration of a run: with i 0 the operation alone (the classic
+ * method); else --latency's through rank i (root 0): the operation
+ * chained by an empty message (rooted, from bench_rooted), or with op -1
+ * a round trip of the empty message alone.  first: the run's first
+ * operation, which a root-last rank i does not wait for; last: the run's
+ * last, after which the root releases nobody.
  */
 static int
-bench_size_run(colls_group_t *g, const struct bench_opts *o, void *sbuf,
-               void *rbuf, size_t count, const size_t *counts,
-               const size_t *displs, double *us)
+bench_chained(colls_group_t *g, colls_t *c, const struct bench_opts *o, int op,
+              int i, int first, int last, void *sbuf, void *rbuf, size_t count,
+              const size_t *counts, const size_t *displs)
 {
-    int i, r, rc, dt = o->compress >= 0 ? COLLS_DOUBLE : COLLS_INT32;
+    int me = colls_group_rank(g), rooted = op < 0 ? 0 : bench_rooted(op);
+    int dt = o->compress >= 0 ? COLLS_DOUBLE : COLLS_INT32, rc = 0;
+
+    if (i == 0)
+        return bench_one(g, op, dt, sbuf, rbuf, count, counts, displs);
+    if (op < 0) { /* the empty message's round trip */
+        if (me == 0 && (rc = bench_ping(g, c, i)) == 0)
+            rc = bench_pong(g, c, i);
+        else if (me == i && (rc = bench_pong(g, c, 0)) == 0)
+            rc = bench_ping(g, c, 0);
+        return rc;
+    }
+    if (rooted < 0 && me == i && !first && (rc = bench_pong(g, c, 0)) < 0)
+        return rc;
+    rc = bench_one(g, op, dt, sbuf, rbuf, count, counts, displs);
+    if (rc < 0)
+        return rc;
+    if (rooted > 0 && me == i)
+        rc = bench_ping(g, c, 0);
+    else if (rooted > 0 && me == 0)
+        rc = bench_pong(g, c, i);
+    else if (rooted < 0 && me == 0 && !last)
+        rc = bench_ping(g, c, i);
+    return rc;
+}
+
+/*
+ * Times one size: warm-ups, then o->runs runs of o->iters iterations
+ * (bench_chained: with i 0 the classic method, *us = this process's best
+ * time per operation; else chained through rank i, op -1 round trips of
+ * the empty message, *us = the root's best time per iteration, 0
+ * elsewhere).
+ */
+static int
+bench_chain_runs(colls_group_t *g, colls_t *c, const struct bench_opts *o,
+                 int op, int i, void *sbuf, void *rbuf, size_t count,
+                 const size_t *counts, const size_t *displs, double *us)
+{
+    int k, r, rc;
 
     *us = -1;
-    for (i = 0; i < BENCH_WARMUP; i++) {
-        rc = bench_one(g, o->op, dt, sbuf, rbuf, count, counts, displs);
+    for (k = 0; k < BENCH_WARMUP; k++) {
+        rc = bench_chained(g, c, o, op, i, k == 0, k == BENCH_WARMUP - 1, sbuf,
+                           rbuf, count, counts, displs);
         if (rc < 0)
             return rc;
     }
     for (r = 0; r < o->runs; r++) {
         double t0, t;
+
         rc = colls_barrier(g);
         if (rc < 0)
             return rc;
         t0 = collsctl_now_us();
-        for (i = 0; i < o->iters; i++) {
-            rc = bench_one(g, o->op, dt, sbuf, rbuf, count, counts, displs);
+        for (k = 0; k < o->iters; k++) {
+            rc = bench_chained(g, c, o, op, i, k == 0, k == o->iters - 1, sbuf,
+                               rbuf, count, counts, displs);
             if (rc < 0)
                 return rc;
         }
@@ -153,7 +263,45 @@ bench_size_run(colls_group_t *g, const struct bench_opts *o, void *sbuf,
         if (*us < 0 || t < *us)
             *us = t;
     }
+    if (i != 0 && colls_group_rank(g) != 0)
+        *us = 0;
     return 0;
+}
+
+/*
+ * --latency for one size: for each rank i but the root, the chained
+ * runs less the empty message's one way (half its best round trip);
+ * *us = the largest of those at the root, 0 elsewhere.
+ */
+static int
+bench_latency_run(colls_group_t *g, colls_t *c, const struct bench_opts *o,
+                  void *sbuf, void *rbuf, size_t count, const size_t *counts,
+                  const size_t *displs, double *us)
+{
+    int i, rc, P = colls_group_size(g);
+    double chained, rtt;
+
+    *us = 0;
+    for (i = 1; i < P; i++) {
+        rc = bench_chain_runs(g, c, o, -1, i, sbuf, rbuf, count, counts, displs,
+                              &rtt);
+        if (rc == 0)
+            rc = bench_chain_runs(g, c, o, o->op, i, sbuf, rbuf, count, counts,
+                                  displs, &chained);
+        if (rc < 0)
+            return rc;
+        if (chained - rtt / 2 > *us)
+            *us = chained - rtt / 2;
+    }
+    return 0;
+}
+
+/* 1 if o's sizes are timed by bench_latency_run: --latency, a rooted
+   operation and more than one process. */
+static int
+bench_latency(const struct bench_opts *o)
+{
+    return o->latency && bench_rooted(o->op) != 0 && o->nprocs > 1;
 }
 
 /* "hier", "flat", "direct" or "auto". */
@@ -185,11 +333,20 @@ bench_head(const struct bench_opts *o)
 
     if (o->json) {
         printf("{\"op\": \"%s\", \"processes\": %d, \"runs\": %d, "
-               "\"iters\": %d, \"warmups\": %d, \"data\": \"%s\", "
-               "\"compress\": %s%s%s, \"results\": [",
+               "\"iters\": %d, \"warmups\": %d, \"method\": \"%s\", "
+               "\"data\": \"%s\", \"compress\": %s%s%s, \"results\": [",
                collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
+               bench_latency(o) ? "latency" : "classic",
                comp != NULL ? "double" : "int32", comp != NULL ? "\"" : "",
                comp != NULL ? comp : "null", comp != NULL ? "\"" : "");
+    } else if (bench_latency(o)) {
+        printf("# collsctl bench %s --latency: P=%d, per rank i but the "
+               "root %d runs of %d ops chained through i after %d warm-ups, "
+               "us/op = max over i of the root's best run less the chaining "
+               "message's one way%s%s\n",
+               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
+               comp != NULL ? "; double data, compress " : "",
+               comp != NULL ? comp : "");
     } else {
         printf("# collsctl bench %s: P=%d, %d runs of %d ops after %d "
                "warm-ups, us/op = max over processes of each one's best "
@@ -301,7 +458,10 @@ bench_member(const struct bench_opts *o, const char *socket, const char *name)
                      count * ds, o->runs, o->iters);
             collsctl_progress("bench", what);
         }
-        rc = bench_size_run(g, o, sbuf, rbuf, count, counts, displs, &us);
+        rc = bench_latency(o) ? bench_latency_run(g, c, o, sbuf, rbuf, count,
+                                                  counts, displs, &us)
+                              : bench_chain_runs(g, c, o, o->op, 0, sbuf, rbuf,
+                                                 count, counts, displs, &us);
         if (rank == 0)
             collsctl_progress("bench", NULL);
         if (rc == 0) {
@@ -431,6 +591,9 @@ bench_exec(int argc, char **argv)
         case 'j':
             o.json = 1;
             break;
+        case 'l':
+            o.latency = 1;
+            break;
         case 'C':
             o.compress = strcmp(optarg, "off") == 0    ? COLLS_COMPRESS_OFF
                          : strcmp(optarg, "on") == 0   ? COLLS_COMPRESS_ON
@@ -507,10 +670,16 @@ static const struct collsctl_opt bench_opts[] = {
      "timed runs per size, 1 to 1000000 (default 5); the best one counts"},
     {"iters", 'i', 0, "N",
      "back-to-back operations per run, 1 to 1000000 (default 50)"},
+    {"latency", 'l', 0, NULL,
+     "time one operation on its own (bcast, scatter[v], reduce, gather[v]; "
+     "the others' figure is their latency already): per rank i but the "
+     "root, operations chained through i by an empty message on the direct "
+     "route, less its one way; the maximum over i (P - 1 times the "
+     "operations)"},
     {"json", 'j', COLLSCTL_OPT_SHORT, NULL,
-     "print one JSON object: op, processes, runs, iters, warmups, data, "
-     "compress, and results, one object per size (bytes, us_per_op, "
-     "algorithm, mode)"},
+     "print one JSON object: op, processes, runs, iters, warmups, method "
+     "(classic or latency), data, compress, and results, one object per "
+     "size (bytes, us_per_op, algorithm, mode)"},
     {"group", 'g', 0, "NAME",
      "be one member of group NAME of -n P members (start P of them)"},
     {NULL, 'n', COLLSCTL_OPT_SHORT, "P",
@@ -531,7 +700,9 @@ const struct collsctl_cmd cmd_bench = {
               "reduce_scatter scan exscan.  Per size: 3 warm-ups, then K "
               "runs of N operations, each run after a barrier; each process "
               "keeps its best run, and the figure is the maximum of those "
-              "over the processes.  Data are int32 (reductions: SUM).  With "
+              "over the processes.  --latency times a rooted operation on "
+              "its own instead (back to back, such operations overlap).  "
+              "Data are int32 (reductions: SUM).  With "
               "stderr on a terminal a progress line shows the size being "
               "measured.",
     .opts = bench_opts,

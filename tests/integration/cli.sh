@@ -7,7 +7,9 @@
 #   2. no daemon: "cannot reach the daemon" names the socket and the fix
 #      (no socket there; a socket nobody listens on);
 #   3. --json of status, hosts, ps, groups, stats and bench passes
-#      python3 -m json.tool and carries the machine's values;
+#      python3 -m json.tool and carries the machine's values; bench
+#      --latency runs a rooted operation P - 1 times as often, chained
+#      through each rank, and leaves the others as they are;
 #   4. no terminal codes into a pipe (stats --watch), no progress lines
 #      when stderr is not a terminal, a \r progress line when it is
 #      (pingpong, bench under script(1));
@@ -221,6 +223,29 @@ it_ctl 1 bench allreduce -n 2 --sockets "$(it_sock 1),$(it_sock 2)" \
 json_check bench \
     'd["op"] == "allreduce" and d["processes"] == 2 and [r["bytes"] for r in d["results"]] == [4, 16, 64] and all(r["us_per_op"] > 0 and r["algorithm"] for r in d["results"])' \
     <"$IT_DIR/bench.json"
+# --latency: a rooted operation runs P - 1 times as often (chained
+# through each rank but the root in turn), the others as without it.
+# lat_check OP P TIMES: OP of P members over the two daemons with
+# --latency traced (COLLS_TRACE) every member TIMES times (3 warm-ups and
+# 3 runs of 4 per chain), and the figure positive.
+lat_check()
+{
+    COLLS_TRACE=1 it_ctl 1 bench "$1" -n "$2" --latency --json \
+        --sockets "$(it_sock 1),$(it_sock 2)" --sizes 1k --runs 3 \
+        --iters 4 >"$IT_DIR/lat.json" 2>"$IT_DIR/lat.err" ||
+        it_fail "bench $1 --latency failed: $(cat "$IT_DIR/lat.err")"
+    json_check "bench $1 --latency" \
+        "d['method'] == '$4' and len(d['results']) == 1 and d['results'][0]['us_per_op'] > 0" \
+        <"$IT_DIR/lat.json"
+    n=$(grep -c "^colls-trace .* op=$1 " "$IT_DIR/lat.err")
+    [ "$n" = "$3" ] ||
+        it_fail "bench $1 -n $2 --latency ran $n operations, not $3"
+}
+lat_check bcast 3 $((3 * 2 * (3 + 3 * 4))) latency
+lat_check reduce 3 $((3 * 2 * (3 + 3 * 4))) latency
+lat_check scatter 2 $((2 * 1 * (3 + 3 * 4))) latency
+# (and the allreduce of each size's figure)
+lat_check allreduce 3 $((3 * (3 + 3 * 4 + 1))) classic
 it_log "3. --json: checked"
 
 # 4. Terminal codes and progress.
