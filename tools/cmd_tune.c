@@ -18,10 +18,12 @@
  *                            through the daemons at its best segment, and
  *                            the pick (*);
  *     --measure              also runs each algorithm, forced, with
- *                            `collsctl bench OP --hier` (P members forked
- *                            here, attached to --sockets in turn), and
- *                            the pick, and prints measured times and the
- *                            prediction's error;
+ *                            `collsctl bench OP --hier --latency` (P
+ *                            members forked here, attached to --sockets
+ *                            in turn; one operation's latency, which the
+ *                            rows predict, also for rooted operations),
+ *                            and the pick, and prints measured times and
+ *                            the prediction's error;
  *     --plot FILE.png        draws predicted (and measured) curves per
  *                            algorithm with gnuplot.
  */
@@ -304,7 +306,8 @@ tune_hosts_up(colls_t *c)
 }
 
 /*
- * Runs `collsctl bench OP --hier -n P --sizes A:B [--algo SPEC]` and
+ * Runs `collsctl bench OP --hier --latency -n P --sizes A:B [--algo
+ * SPEC]` and
  * reads its rows into us[] (by size index, -1 where missing).
  */
 static int
@@ -322,7 +325,8 @@ tune_bench(const struct tune_opts *o, const char *spec, const size_t *sizes,
     for (i = 0; i < ns; i++)
         us[i] = -1.0;
     snprintf(cmd, sizeof(cmd),
-             "'%s' bench %s --hier -n %d --sizes %zu:%zu%s%s%s%s --runs 3",
+             "'%s' bench %s --hier --latency -n %d --sizes %zu:%zu%s%s%s%s "
+             "--runs 3",
              self, collop_name(o->op), o->P, o->min, o->max,
              spec ? " --algo " : "", spec ? spec : "",
              o->sockets ? " --sockets " : "", o->sockets ? o->sockets : "");
@@ -458,8 +462,8 @@ tune_show(colls_t *c, struct tune_opts *o)
     printf("# %s, P=%d, epoch %llu: predicted us through the daemons "
            "(2 hops + the algorithm)%s; * the pick\n",
            collop_name(o->op), o->P, (unsigned long long)pp.epoch,
-           o->measure ? ", measured (forced, collsctl bench --hier) and "
-                        "the error |pred-meas|/meas"
+           o->measure ? ", measured (forced, collsctl bench --hier "
+                        "--latency) and the error |pred-meas|/meas"
                       : "");
     for (i = 0; i < ns; i++) {
         struct alg_args aa = {.op = o->op,
@@ -606,8 +610,8 @@ static const struct collsctl_opt tune_opts_table[] = {
     {"show", 'w', 0, "OP",
      "per size, every algorithm's predicted time and the pick"},
     {"measure", 'm', 0, NULL,
-     "with --show: also run every algorithm (forced, bench --hier) and "
-     "print measured times and the prediction's error"},
+     "with --show: also run every algorithm (forced, bench --hier "
+     "--latency) and print measured times and the prediction's error"},
     {"procs", 'n', COLLSCTL_OPT_SHORT, "P",
      "with --show: ranks (default: the hosts up; --measure forks P members)"},
     {"sizes", 's', 0, "A:B",

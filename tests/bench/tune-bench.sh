@@ -7,8 +7,10 @@
 #   2. per operation and size, `collsctl tune --show` gives every
 #      algorithm's prediction and the pick;
 #   3. every algorithm is run forced (`collsctl bench OP --hier --algo
-#      NAME`, the classic method), and once unforced (the daemons' own
-#      pick, with its segment size);
+#      NAME --latency`: one operation's latency, which the formulas
+#      predict; for a rooted operation timed back to back, the classic
+#      method, consecutive operations overlap), and once unforced (the
+#      daemons' own pick, with its segment size);
 # and prints per point the pick, its prediction and measured time, the
 # fastest forced algorithm, pick / fastest, and the prediction's error
 # |predicted - measured| / measured; then the share of points where the
@@ -18,7 +20,8 @@
 # predicted and measured, per P and m.
 # Not part of make check.
 #
-# Environment: TUNE_CONFIGS (default "4:none 4:100mbit 8:10mbit",
+# Environment: TUNE_METHOD (latency, the default, or classic: bench
+# without --latency, as before session 21), TUNE_CONFIGS (default "4:none 4:100mbit 8:10mbit",
 # HOSTS:RATE[:BURST], RATE a tc rate or none, BURST tbf's bucket (default
 # 128kb: bursts of that size pass at the veth's speed, which a static
 # g(m) cannot describe; 4kb is closer to a real link of RATE); "none"
@@ -43,6 +46,15 @@ OPS=${TUNE_OPS:-bcast scatter reduce allreduce allgather}
 SIZES=${TUNE_SIZES:-4 1024 65536 1048576}
 REPS=${TUNE_REPS:-3}
 PIN=${TUNE_PIN:-hosts}
+METHOD=${TUNE_METHOD:-latency}
+case "$METHOD" in
+latency) LATENCY=--latency ;;
+classic) LATENCY= ;;
+*)
+    echo "TUNE_METHOD=$METHOD: latency or classic" >&2
+    exit 2
+    ;;
+esac
 [ "$PIN" = none ] && PIN=
 OUT=${TUNE_OUT:-$PWD/tune-bench-results.txt}
 SOCK=/tmp/collsd/collsd.sock
@@ -144,7 +156,8 @@ if [ -n "${TUNE_ONE:-}" ]; then
         for k in $(seq 1 "$NH"); do
             host_bg "$k" "$g-$k.log" $(pin_of "$k") timeout 900 "$B/collsctl" --socket \
                 "$SOCK" bench "$op" --hier --sizes "$s:$s" --iters "$it" \
-                --runs "$rn" --group "$g" -n "$NH" ${alg:+--algo "$alg"}
+                --runs "$rn" --group "$g" -n "$NH" ${alg:+--algo "$alg"} \
+                $LATENCY
             pids="$pids $NS_LASTPID"
         done
         for k in $pids; do
@@ -201,7 +214,7 @@ fi
     : >"$OUT"
 }
 for cfg in $CONFIGS; do
-    echo "== $cfg" >&2
+    echo "== $cfg (TUNE_METHOD=$METHOD)" >&2
     TUNE_ONE=$cfg bash "$SELF" | tee -a "$OUT" || echo "configuration $cfg failed" >&2
 done
 
