@@ -20,16 +20,19 @@
  * message is counted in colls_route_fallbacks().  A failed peer that later
  * connects to us is adopted again.  Order is kept per route.
  *
- * Deaths (docs/protocol.md §5): a death the API layer learns of is held
- * back here (colls__direct_hold_death) while the dead task's direct
- * connection is open -- its last messages may still be in it -- and, for
- * at most COLLS__HELLO_MS, while a connection has not said who it is;
- * ops->dead reports it when it may be recorded.
+ * Deaths (docs/protocol.md §5 and "Task <-> task"): a death the API
+ * layer learns of is held back here (colls__direct_hold_death) while the
+ * dead task's direct connection is open -- its last messages may still be in it
+ * -- and, for at most COLLS__HELLO_MS, while a connection has not said who it
+ * is (one still waiting in the listener's backlog counts: a task that
+ * connected, wrote and exited left its messages there); ops->dead
+ * reports it when it may be recorded.
  *
  * Part of the connection layer (conn.h): may call conn.c, proto/ and
  * libuv; the address of a peer is asked for through ops->resolve and the
  * answer comes back through colls__direct_resolved().
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,14 +314,29 @@ direct_hello_timer_cb(uv_timer_t *t)
     direct_apply_pending(cn);
 }
 
+/* 1 if a connection waits in cn's listener's backlog, not yet accepted
+   (its listen callback has not run). */
+static int
+direct_backlog(struct colls__conn *cn)
+{
+    struct pollfd pfd = {.events = POLLIN};
+    uv_os_fd_t fd;
+
+    if (!cn->listening || uv_fileno((uv_handle_t *)&cn->listener, &fd) != 0)
+        return 0;
+    pfd.fd = fd;
+    return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+}
+
 /*
  * The API layer learnt that tid is gone (status: COLLS_EPEERDEAD,
  * COLLS_ENOENT, or COLLS_EHOSTDOWN from SEND_FAILED).  If a direct
  * connection from tid is open, its last messages may still be in it: the
  * death is kept on that connection and reported (ops->dead) when it
- * closes.  While a connection of unknown origin is open the death waits,
- * for at most COLLS__HELLO_MS.  Returns 1 if the death is held back, 0
- * if it may be recorded now (also when there is no memory to hold it).
+ * closes.  While a connection of unknown origin is open, or one waits
+ * to be accepted, the death waits, for at most COLLS__HELLO_MS.  Returns
+ * 1 if the death is held back, 0 if it may be recorded now (also when
+ * there is no memory to hold it).
  */
 int
 colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
@@ -337,6 +355,8 @@ colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
             return 1;
         }
     }
+    if (!unknown)
+        unknown = direct_backlog(cn);
     if (!unknown || colls__deaths_reserve(&cn->pending) < 0)
         return 0;
     cn->pending.v[cn->pending.n].tid = tid;

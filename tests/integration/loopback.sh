@@ -7,7 +7,8 @@
 #    exchange 32 MiB messages;
 # 3. error codes: ETRUNC (both routes), ENOENT for bogus tids,
 #    EPEERDEAD when a task (on another daemon, and on the same one) dies
-#    while being waited for, and the task-exit notification;
+#    while being waited for, and the task-exit notification; a task's
+#    last direct message, written just before it exits, is received;
 # 4. the daemons are still up afterwards and answer collsctl.
 # The daemons share a cluster key (every datagram authenticated).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -40,6 +41,12 @@ for i in 1 3; do
     out=$(timeout 60 "$P2P" --socket "$(it_sock 1)" --mode peerdead \
         --peer-socket "$(it_sock "$i")" 2>&1) ||
         it_fail "EPEERDEAD with a task on daemon $i: $out"
+    echo "$out"
+    # a task's last direct message, still in our listener's backlog when
+    # its TASK_EXIT comes, is received, not lost
+    out=$(timeout 60 "$P2P" --socket "$(it_sock 1)" --mode lastwords \
+        --peer-socket "$(it_sock "$i")" 2>&1) ||
+        it_fail "last words of a task on daemon $i: $out"
     echo "$out"
 done
 

@@ -12,8 +12,9 @@
  *                           directions -- raw bytes over a ladder of sizes
  *                           and packed messages of every datatype in each
  *                           encoding, on both routes, interleaved.
- *   --mode etrunc|enoent|peerdead   single-process checks of error codes
- *                           (a forked child task plays the peer).
+ *   --mode etrunc|enoent|peerdead|lastwords   single-process checks of
+ *                           error codes and of a dead task's last
+ *                           messages (a forked child task plays the peer).
  *   --mode victim|waitdown  host-down check across emulated hosts.
  *   --mode sink|stream|attach-many   helpers of tests/bench/net-bench.sh.
  *   --mode soak-recv|soak-send   tests/bench/soak.sh: --count messages in
@@ -867,6 +868,23 @@ release_peer(int fd, colls_tid_t parent)
     close(fd);
 }
 
+/* The single-process checks' start: a child task running fn on
+   --peer-socket (default --socket), and this process attached to
+   --socket.  The child's pid, or -1 (said on stderr). */
+static pid_t
+start_peer(int (*fn)(colls_t *, colls_tid_t), colls_t **c, colls_tid_t *ctid,
+           int *fd)
+{
+    pid_t pid = spawn_peer(opt.peer_socket ? opt.peer_socket : opt.socket, fn,
+                           0, ctid, fd);
+
+    if (pid < 0 || attach(opt.socket, c) < 0) {
+        fprintf(stderr, "%s: cannot start the peer\n", me);
+        return -1;
+    }
+    return pid;
+}
+
 static int
 wait_child(pid_t pid)
 {
@@ -912,13 +930,10 @@ run_etrunc(void)
     colls_t *c;
     colls_tid_t ctid;
     int fd;
-    pid_t pid = spawn_peer(opt.peer_socket ? opt.peer_socket : opt.socket,
-                           child_etrunc, 0, &ctid, &fd);
+    pid_t pid = start_peer(child_etrunc, &c, &ctid, &fd);
 
-    if (pid < 0 || attach(opt.socket, &c) < 0) {
-        fprintf(stderr, "%s: cannot start the peer\n", me);
+    if (pid < 0)
         return 2;
-    }
     release_peer(fd, colls_mytid(c));
     for (int route = 0; route < 2; route++) {
         uint8_t got[64], want[1000];
@@ -1034,13 +1049,10 @@ run_peerdead(void)
     colls_t *c;
     colls_tid_t ctid;
     int fd, r;
-    pid_t pid = spawn_peer(opt.peer_socket ? opt.peer_socket : opt.socket,
-                           child_die, 0, &ctid, &fd);
+    pid_t pid = start_peer(child_die, &c, &ctid, &fd);
 
-    if (pid < 0 || attach(opt.socket, &c) < 0) {
-        fprintf(stderr, "%s: cannot start the peer\n", me);
+    if (pid < 0)
         return 2;
-    }
     colls_set_timeout(c, 20000);
     colls_tid_t self = colls_mytid(c);
     colls_tid_t dtid = COLLS_DAEMON_TID(COLLS_TID_HID(self));
@@ -1092,6 +1104,62 @@ run_peerdead(void)
         fail("send to the dead task: %s then %s, expected EPEERDEAD or "
              "ENOENT",
              ename(r), ename(r2));
+    colls_detach(c);
+    return nerrors ? 1 : 0;
+}
+
+/* Child of the last-words check: its first direct message to the parent,
+   then a normal exit. */
+static int
+child_lastwords(colls_t *c, colls_tid_t parent)
+{
+    int r =
+        colls_send_route(c, parent, 11, "last words", 10, COLLS_ROUTE_DIRECT);
+
+    if (r < 0)
+        fprintf(stderr, "child: send: %s\n", ename(r));
+    else if (colls_route_fallbacks(c) != 0)
+        fprintf(stderr, "child: the message went through the daemon\n");
+    return r < 0 || colls_route_fallbacks(c) != 0;
+}
+
+/*
+ * A task's last message on a direct connection that the receiver has not
+ * yet accepted: the child connects, writes its one message and exits
+ * while the parent runs no loop (it waits for the child's exit, then for
+ * the daemon's TASK_EXIT to be on its way).  The message waits in the
+ * parent's listener's backlog when the parent learns of the death; the
+ * receive must still return it (docs/protocol.md, "Task <-> task"),
+ * and the next one fail with COLLS_EPEERDEAD.
+ */
+static int
+run_lastwords(void)
+{
+    colls_t *c;
+    colls_tid_t ctid;
+    int fd, r;
+    pid_t pid = start_peer(child_lastwords, &c, &ctid, &fd);
+
+    if (pid < 0)
+        return 2;
+    colls_set_timeout(c, 20000);
+    release_peer(fd, colls_mytid(c));
+    int cs = wait_child(pid);
+    if (cs != 0)
+        fail("child exit status %d, expected 0 (a direct send)", cs);
+    usleep(300000); /* the TASK_EXIT reaches our socket meanwhile */
+
+    uint8_t b[64];
+    colls_status_t st = {0};
+    r = colls_recv(c, ctid, 11, b, sizeof(b), &st);
+    if (r < 0 || st.length != 10 || memcmp(b, "last words", 10) != 0)
+        fail("last message of a task that exited: %s len %zu", ename(r),
+             st.length);
+    else
+        note("last words of an exited task received (direct route)");
+    r = colls_recv(c, ctid, 12, b, sizeof(b), &st);
+    if (r != COLLS_EPEERDEAD)
+        fail("recv from a task that exited: %s, expected EPEERDEAD", ename(r));
     colls_detach(c);
     return nerrors ? 1 : 0;
 }
@@ -1432,7 +1500,7 @@ usage(void)
             "  --coord N --tidfile FILE           coordinator of N workers\n"
             "  --worker FILE|tid [--routes default|direct|both] [--big]\n"
             "                   [--quick] [--rounds R]\n"
-            "  --mode etrunc|enoent|peerdead [--peer-socket PATH]\n"
+            "  --mode etrunc|enoent|peerdead|lastwords [--peer-socket PATH]\n"
             "  --mode victim --tidfile FILE\n"
             "  --mode waitdown --peer FILE|tid [--ready FILE]\n"
             "  --mode sink --tidfile FILE\n"
@@ -1512,6 +1580,8 @@ main(int argc, char **argv)
         return run_enoent();
     if (strcmp(opt.mode, "peerdead") == 0)
         return run_peerdead();
+    if (strcmp(opt.mode, "lastwords") == 0)
+        return run_lastwords();
     if (strcmp(opt.mode, "victim") == 0 && opt.tidfile)
         return run_victim();
     if (strcmp(opt.mode, "waitdown") == 0 && opt.peer)
