@@ -386,6 +386,9 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
     h->last_heard_us = platform_now_us();
     if (host_beat_slow(d))
         d->beat_soon = 1; /* a restart knows nothing of our interval */
+    if (old != 0 && h->state == COLLS_HOST_UP)
+        events_host_up(d, h->hid); /* back at once: HOST_ADD after the
+                                      HOST_DOWN of the old incarnation */
     host_set_state(d, h, COLLS_HOST_UP);
 }
 

@@ -19,7 +19,8 @@
 #      lines pass up through it to collsctl;
 #      a copy's environment holds the spawner's COLLS_* variables (but
 #      those the daemon sets) and those COLLS_EXPORT names, no others;
-#   3. COLLS_NOTIFY_HOST_ADD: a host that comes back is announced;
+#   3. COLLS_NOTIFY_HOST_ADD: a host that comes back is announced, also
+#      when it restarted before it was declared down;
 #   4. a daemon without --spawn-path refuses (COLLS_EPERM).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 . "${top_srcdir:-.}/tests/integration/spawn-ring.sh"
@@ -148,6 +149,19 @@ it_restart 3
 wait $hpid
 [ "$(cat "$IT_DIR/hostadd")" = "ready
 host_add: host 3" ] || it_fail "HOST_ADD: $(cat "$IT_DIR/hostadd")"
+# ... and again, restarted before anyone declared it down (a new
+# incarnation of a host that is up): HOST_ADD too
+COLLS_SOCKET=$(it_sock 1) timeout 60 "$chk" hostadd >"$IT_DIR/hostadd2" 2>&1 &
+hpid=$!
+for _ in $(seq 1 100); do
+    grep -q ready "$IT_DIR/hostadd2" && break
+    sleep 0.1
+done
+it_kill 3
+it_restart 3
+wait $hpid
+[ "$(cat "$IT_DIR/hostadd2")" = "ready
+host_add: host 3" ] || it_fail "HOST_ADD after a quick restart: $(cat "$IT_DIR/hostadd2")"
 
 # 4. no --spawn-path: refused
 port=$(it_free_port)
