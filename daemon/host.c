@@ -372,10 +372,11 @@ void
 host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
 {
     uint32_t old = h->inc;
+    int restarted = old != 0 && h->state == COLLS_HOST_UP;
 
     if (inc == 0 || inc == h->inc)
         return;
-    if (old != 0 && h->state == COLLS_HOST_UP) {
+    if (restarted) {
         log_warn("host %d (%s) restarted: incarnation %08x -> %08x", h->hid,
                  h->addr, old, inc);
         events_host_down(d, h->hid, old);
@@ -386,9 +387,8 @@ host_new_incarnation(struct daemon *d, struct host *h, uint32_t inc)
     h->last_heard_us = platform_now_us();
     if (host_beat_slow(d))
         d->beat_soon = 1; /* a restart knows nothing of our interval */
-    if (old != 0 && h->state == COLLS_HOST_UP)
-        events_host_up(d, h->hid); /* back at once: HOST_ADD after the
-                                      HOST_DOWN of the old incarnation */
+    if (restarted) /* up again at once: HOST_ADD after the old one's down */
+        events_host_up(d, h->hid);
     host_set_state(d, h, COLLS_HOST_UP);
 }
 

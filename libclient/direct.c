@@ -22,11 +22,11 @@
  *
  * Deaths (docs/protocol.md §5 and "Task <-> task"): a death the API
  * layer learns of is held back here (colls__direct_hold_death) while the
- * dead task's direct connection is open -- its last messages may still be in it
- * -- and, for at most COLLS__HELLO_MS, while a connection has not said who it
- * is (one still waiting in the listener's backlog counts: a task that
- * connected, wrote and exited left its messages there); ops->dead
- * reports it when it may be recorded.
+ * dead task's direct connection is open (its last messages may still be
+ * in it) and, for at most COLLS__HELLO_MS, while a connection has not
+ * said who it is (one still waiting in the listener's backlog counts: a
+ * task that connected, wrote and exited left its messages there);
+ * ops->dead reports it when it may be recorded.
  *
  * Part of the connection layer (conn.h): may call conn.c, proto/ and
  * libuv; the address of a peer is asked for through ops->resolve and the

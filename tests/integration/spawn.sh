@@ -134,34 +134,38 @@ out=$(it_ctl 1 spawn --host nosuchhost /bin/true 2>&1)
     it_fail "spawn --host nosuchhost: '$out'"
 
 # 3. HOST_ADD: host 3 goes down and comes back
+# hostadd_arm NAME: a task on daemon 1 that waits for HOST_ADD (output in
+# $IT_DIR/NAME), once it has armed the notify; hostadd_check NAME WHAT: it
+# was told of host 3.
+hostadd_arm()
+{
+    COLLS_SOCKET=$(it_sock 1) timeout 60 "$chk" hostadd >"$IT_DIR/$1" 2>&1 &
+    hpid=$!
+    for _ in $(seq 1 100); do
+        grep -q ready "$IT_DIR/$1" && break
+        sleep 0.1
+    done
+}
+hostadd_check()
+{
+    wait $hpid
+    [ "$(cat "$IT_DIR/$1")" = "ready
+host_add: host 3" ] || it_fail "$2: $(cat "$IT_DIR/$1")"
+}
 it_kill 3
 for _ in $(seq 1 100); do
     [ "$(it_ctl 1 hosts 2>/dev/null | awk '$1 == 3 { print $2 }')" = down ] && break
     sleep 0.1
 done
-COLLS_SOCKET=$(it_sock 1) timeout 60 "$chk" hostadd >"$IT_DIR/hostadd" 2>&1 &
-hpid=$!
-for _ in $(seq 1 100); do
-    grep -q ready "$IT_DIR/hostadd" && break
-    sleep 0.1
-done
+hostadd_arm hostadd
 it_restart 3
-wait $hpid
-[ "$(cat "$IT_DIR/hostadd")" = "ready
-host_add: host 3" ] || it_fail "HOST_ADD: $(cat "$IT_DIR/hostadd")"
+hostadd_check hostadd "HOST_ADD"
 # ... and again, restarted before anyone declared it down (a new
 # incarnation of a host that is up): HOST_ADD too
-COLLS_SOCKET=$(it_sock 1) timeout 60 "$chk" hostadd >"$IT_DIR/hostadd2" 2>&1 &
-hpid=$!
-for _ in $(seq 1 100); do
-    grep -q ready "$IT_DIR/hostadd2" && break
-    sleep 0.1
-done
+hostadd_arm hostadd2
 it_kill 3
 it_restart 3
-wait $hpid
-[ "$(cat "$IT_DIR/hostadd2")" = "ready
-host_add: host 3" ] || it_fail "HOST_ADD after a quick restart: $(cat "$IT_DIR/hostadd2")"
+hostadd_check hostadd2 "HOST_ADD after a quick restart"
 
 # 4. no --spawn-path: refused
 port=$(it_free_port)
