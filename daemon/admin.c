@@ -827,6 +827,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
             stats_json_u64(&j, "retransmits", ps.retransmits);
             stats_json_u64(&j, "fast_retransmits", ps.fast_retransmits);
             stats_json_u64(&j, "timeouts", ps.timeouts);
+            stats_json_u64(&j, "overflow_rounds", ps.overflow_rounds);
             stats_json_u64(&j, "dups_recv", ps.dups_recv);
             stats_json_u64(&j, "auth_failures", ps.auth_failures);
             stats_json_u64(&j, "replays", ps.replays);

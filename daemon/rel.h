@@ -97,6 +97,9 @@ struct rel_peer_stats {
     uint64_t msgs_sent, msgs_recv, bytes_sent, bytes_recv;
     uint64_t dgrams_sent, dgrams_recv, retransmits, fast_retransmits;
     uint64_t timeouts, dups_recv, acks_sent, acks_recv;
+    /* round trips that lost more than 1/8 of their datagrams: a queue on
+       the path overflowed (relsend.c, "Congestion response") */
+    uint64_t overflow_rounds;
     uint64_t auth_failures; /* from this peer's address, tag refused */
     uint64_t replays;       /* authentic, but a packet number seen before */
     uint64_t srtt_us, rttvar_us, rto_us;

@@ -149,6 +149,7 @@ struct rel_peer {
     double bw_round;              /* estimate at the end of the last round */
     unsigned full_cnt;            /* rounds since */
     int filled;                   /* startup over: pace */
+    int overflowed;               /* a round lost > 1/8 (relsend.c) */
     unsigned cycle;               /* round in the gain cycle */
     double pace_rate;             /* bytes/s, 0: not paced */
 
