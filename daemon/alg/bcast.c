@@ -41,7 +41,7 @@ static double
 cost_bcast_flat(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return p->L + (P - 1) * topo_plogp_g(p, n);
+    return topo_plogp_train(p, P - 1, n);
 }
 
 /*
@@ -91,7 +91,7 @@ static double
 cost_bcast_chain(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return (P - 1) * (p->L + topo_plogp_g(p, n));
+    return (P - 1) * (p->L + topo_plogp_g1(p, n));
 }
 
 static int
@@ -107,10 +107,12 @@ cost_bcast_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
 {
     size_t segsz, k = topo_nseg(n, seg, 1, &segsz);
 
+    size_t m = n < segsz ? n : segsz;
+
     if (P == 1)
         return 0.0;
-    return (double)(P - 1 + k - 1) *
-           (p->L + topo_plogp_g(p, n < segsz ? n : segsz));
+    return (P - 1) * (p->L + topo_plogp_g1(p, m)) +
+           (double)(k - 1) * topo_plogp_gap(p, m);
 }
 
 /* Binary tree: receive from the parent, then send to both children. */
@@ -135,7 +137,7 @@ cost_bcast_binary(const struct plogp *p, int P, size_t n, size_t seg)
     int depth = topo_ceil_log2(P + 1) - 1;
 
     (void)seg;
-    return depth * (p->L + 2.0 * topo_plogp_g(p, n));
+    return depth * topo_plogp_train(p, 2, n);
 }
 
 /* Binomial tree: receive from the parent, then send to the children,
@@ -160,7 +162,7 @@ static double
 cost_bcast_binomial(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return topo_ceil_log2(P) * (p->L + topo_plogp_g(p, n));
+    return topo_plogp_tree(p, topo_ceil_log2(P), n);
 }
 
 /* Pipelined binomial tree: segment t arrives in round t and is forwarded
@@ -194,10 +196,11 @@ static double
 cost_bcast_binomial_seg(const struct plogp *p, int P, size_t n, size_t seg)
 {
     size_t segsz, k = topo_nseg(n, seg, 1, &segsz);
-    double g = topo_plogp_g(p, n < segsz ? n : segsz);
+    size_t m = n < segsz ? n : segsz;
     int d = topo_ceil_log2(P);
 
-    return d * (p->L + g) + (double)(k - 1) * d * g;
+    return topo_plogp_tree(p, d, m) +
+           (double)(k - 1) * d * topo_plogp_gap(p, m);
 }
 
 /*
@@ -252,16 +255,17 @@ cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
 }
 
 const struct alg alg_bcast_table[] = {
-    {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL, "L + (P-1) g(n)"},
-    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g(n))"},
+    {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL,
+     "L + g1(n) + (P-2) gap(n)"},
+    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g1(n))"},
     {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg, ALG_SEGMENTED,
-     NULL, "(P-1 + k-1) (L + g(s))"},
+     NULL, "(P-1) (L + g1(s)) + (k-1) gap(s)"},
     {"binary", alg_bcast_binary, cost_bcast_binary, 0, NULL,
-     "(ceil(log2(P+1)) - 1) (L + 2 g(n))"},
+     "(ceil(log2(P+1)) - 1) (L + g1(n) + gap(n))"},
     {"binomial", alg_bcast_binomial, cost_bcast_binomial, 0, NULL,
-     "lgP (L + g(n))"},
+     "max(lgP (L + g1(n)), L + g1(n) + (lgP-1) gap(n))"},
     {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
-     ALG_SEGMENTED, NULL, "lgP (L + g(s)) + (k-1) lgP g(s)"},
+     ALG_SEGMENTED, NULL, "binomial(s) + (k-1) lgP gap(s)"},
     {"scatter_allgather", alg_bcast_scatter_allgather,
      cost_bcast_scatter_allgather, ALG_ALLPAIRS, NULL,
      "lgP L + g(n - n/P) + (P-1) (L + g(n/P))"},

@@ -178,7 +178,7 @@ static double
 cost_gather_flat(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return p->L + (P - 1) * topo_plogp_g(p, n);
+    return topo_plogp_train(p, P - 1, n);
 }
 
 int
@@ -187,7 +187,8 @@ alg_gather_binomial(struct sched *s, const struct alg_args *a)
     return gather_binomial(s, a, 1);
 }
 
-/* sum over levels k of L + g(2^k n): the subtree sizes a root child sends */
+/* the subtree sizes 2^k n the root sends or receives, one per level
+   (alg_doubling_cost) */
 static double
 cost_gather_binomial(const struct plogp *p, int P, size_t n, size_t seg)
 {
@@ -208,17 +209,21 @@ alg_scatter_binomial(struct sched *s, const struct alg_args *a)
 }
 
 const struct alg alg_gather_table[] = {
-    {"flat", alg_gather_flat, cost_gather_flat, 0, NULL, "L + (P-1) g(n)"},
+    {"flat", alg_gather_flat, cost_gather_flat, 0, NULL,
+     "L + g1(n) + (P-2) gap(n)"},
     {"binomial", alg_gather_binomial, cost_gather_binomial, 0, NULL,
-     "sum(d = 1, 2, 4, .. < P) (L + g(d n))"},
+     "max(sum(d = 1, 2, 4, .. < P) (L + g1(d n)), L + g1(n) + sum(d = 2, 4, .. "
+     "< P) gap(d n))"},
 };
 const size_t alg_gather_count =
     sizeof(alg_gather_table) / sizeof(alg_gather_table[0]);
 
 const struct alg alg_scatter_table[] = {
-    {"flat", alg_scatter_flat, cost_gather_flat, 0, NULL, "L + (P-1) g(n)"},
+    {"flat", alg_scatter_flat, cost_gather_flat, 0, NULL,
+     "L + g1(n) + (P-2) gap(n)"},
     {"binomial", alg_scatter_binomial, cost_gather_binomial, 0, NULL,
-     "sum(d = 1, 2, 4, .. < P) (L + g(d n))"},
+     "max(sum(d = 1, 2, 4, .. < P) (L + g1(d n)), L + g1(n) + sum(d = 2, 4, .. "
+     "< P) gap(d n))"},
 };
 const size_t alg_scatter_count =
     sizeof(alg_scatter_table) / sizeof(alg_scatter_table[0]);

@@ -119,8 +119,9 @@ topo_seg(size_t n, size_t segsz, size_t i, size_t *off, size_t *len)
     *len = o < n ? (n - o < segsz ? n - o : segsz) : 0;
 }
 
-double
-topo_plogp_g(const struct plogp *p, size_t m)
+/* ys at m, interpolated over p's ladder (topo_plogp_g). */
+static double
+plogp_curve(const struct plogp *p, const double *ys, size_t m)
 {
     size_t i = 1;
     double x0, x1, y0, y1, y;
@@ -128,17 +129,59 @@ topo_plogp_g(const struct plogp *p, size_t m)
     if (p->n == 0)
         return 0.0;
     if (p->n == 1)
-        return p->g[0];
+        return ys[0];
     while (i < p->n - 1 && p->m[i] < m)
         i++;
     x0 = (double)p->m[i - 1];
     x1 = (double)p->m[i];
-    y0 = p->g[i - 1];
-    y1 = p->g[i];
+    y0 = ys[i - 1];
+    y1 = ys[i];
     if (x1 <= x0)
         return y1;
     y = y0 + (y1 - y0) * ((double)m - x0) / (x1 - x0);
     return y < 0.0 ? 0.0 : y;
+}
+
+double
+topo_plogp_g(const struct plogp *p, size_t m)
+{
+    return plogp_curve(p, p->g, m);
+}
+
+double
+topo_plogp_g1(const struct plogp *p, size_t m)
+{
+    double g1;
+
+    if (p->rtt == NULL || p->gap == NULL)
+        return topo_plogp_g(p, m);
+    g1 = plogp_curve(p, p->rtt, m) / 2.0 - p->L;
+    return g1 > 0.0 ? g1 : 0.0;
+}
+
+double
+topo_plogp_gap(const struct plogp *p, size_t m)
+{
+    if (p->rtt == NULL || p->gap == NULL)
+        return topo_plogp_g(p, m);
+    return plogp_curve(p, p->gap, m);
+}
+
+double
+topo_plogp_train(const struct plogp *p, int k, size_t m)
+{
+    if (k <= 0)
+        return 0.0;
+    return p->L + topo_plogp_g1(p, m) + (k - 1) * topo_plogp_gap(p, m);
+}
+
+double
+topo_plogp_tree(const struct plogp *p, int d, size_t m)
+{
+    double hops = d * (p->L + topo_plogp_g1(p, m)),
+           root = topo_plogp_train(p, d, m);
+
+    return hops > root ? hops : root;
 }
 
 /* ---- hierarchical plan ------------------------------------------------ */

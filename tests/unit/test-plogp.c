@@ -525,16 +525,25 @@ START_TEST(test_tune_by_params)
     plogp_view(&pp, &v);
     ck_assert_int_eq(tune_choose(&a, &v, "", &c), 0);
     ck_assert_int_eq(c.source, TUNE_COST);
-    /* by hand: flat costs L + 7 g(4) = 17.25 + 7 x ~3.006 = ~38.3 us,
-       binomial 3 (L + g(4)) = ~60.8 us, the chains 7 (L + g(4)); g(4)
-       lies between g(1) = 3.0015 and g(16) = 3.024 */
+    /* by hand: every row's latency is Ll = 30.5, and an isolated message
+       arrives max(RTT(4)/2, Ll) = 30.5 us after it is sent (RTT(4)/2 =
+       L + g(4) ~ 20.3), each further one gap(4) later: flat costs 30.5 +
+       6 gap(4) = ~42.5 us, binomial max(3 x 30.5, 30.5 + 2 gap(4)) =
+       91.5, the chains 7 x 30.5; gap(4) lies between gap(1) = 2.001 and
+       gap(16) = 2.016 */
     ck_assert_str_eq(c.alg->name, "flat");
-    ck_assert(c.predicted >= 17.25 + 7 * 3.0015 - 1e-9);
-    ck_assert(c.predicted <= 17.25 + 7 * 3.024 + 1e-9);
+    ck_assert(c.predicted >= 30.5 + 6 * 2.001 - 1e-9);
+    ck_assert(c.predicted <= 30.5 + 6 * 2.016 + 1e-9);
+    {
+        const struct alg *bin = alg_find(SCHED_OP_BCAST, "binomial", NULL);
+        size_t seg;
+
+        ck_assert(fabs(tune_alg_cost(&a, &v, bin, &seg) - 91.5) < 1e-9);
+    }
     ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
-    /* rows where every rank sends at once are costed with gl (here 2 g)
-       and Ll, the trees with g and L */
+    /* rows where every rank sends at once are costed with gl (here 2 g),
+       the trees with g1 and gap; every row with Ll */
     {
         struct alg_args r = {.op = SCHED_OP_ALLREDUCE,
                              .P = 4,
@@ -544,7 +553,7 @@ START_TEST(test_tune_by_params)
         const struct alg *ring = alg_find(SCHED_OP_ALLREDUCE, "ring", NULL);
         const struct alg *tour =
             alg_find(SCHED_OP_ALLREDUCE, "tournament", NULL);
-        struct plogp alone = v;
+        struct plogp alone = v, nogl = v;
         size_t seg;
         double loaded, single;
 
@@ -557,8 +566,21 @@ START_TEST(test_tune_by_params)
         single = tune_alg_cost(&r, &alone, ring, &seg);
         ck_assert_msg(loaded > single * 1.2, "ring %.1f loaded, %.1f alone",
                       loaded, single);
+        nogl.gl = NULL;
         ck_assert(fabs(tune_alg_cost(&r, &v, tour, &seg) -
-                       tune_alg_cost(&r, &alone, tour, &seg)) < 1e-9);
+                       tune_alg_cost(&r, &nogl, tour, &seg)) < 1e-9);
+        /* a step costs max(RTT(m)/2, Ll): at 4 B, 30.5 instead of L +
+           g(4) ~ 20.3 without Ll */
+        r.op = SCHED_OP_BCAST;
+        r.P = 8;
+        r.size = 4;
+        ck_assert(
+            fabs(tune_alg_cost(&r, &v, alg_find(SCHED_OP_BCAST, "chain", NULL),
+                               &seg) -
+                 7 * 30.5) < 1e-9);
+        ck_assert(tune_alg_cost(&r, &alone,
+                                alg_find(SCHED_OP_BCAST, "chain", NULL),
+                                &seg) < 7 * 20.5);
     }
 }
 END_TEST
