@@ -29,7 +29,6 @@ plogp_view(const struct plogp_params *pp, struct plogp *out)
     out->g = pp->g;
     out->gl = pp->gl;
     out->gap = pp->gap;
-    out->rtt = pp->rtt;
 }
 
 /* 1 when v is finite and in [0, PLOGP_VALUE_MAX]. */

@@ -146,14 +146,14 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     /* every member takes part in a collective at once: each step's
        latency is the one measured while every daemon echoes (Ll).  On 4
        emulated hosts on 2 CPUs (tune-bench's 4:none and 4:100mbit) the
-       pick was within 1.1x of the fastest row at 60 and 65 % of the
-       points with L, at 70 and 80 % with Ll; on a cluster Ll ~ L */
+       pick was within 1.1x of the fastest row at 60 and 60 % of the
+       points with L, at 80 and 70 % with Ll; on a cluster Ll ~ L */
     loaded = *p;
     if (p->Ll > p->L)
         loaded.L = p->Ll;
     if ((alg->flags & ALG_ALLPAIRS) && p->gl != NULL) {
         loaded.g = p->gl;
-        loaded.gap = loaded.rtt = NULL; /* g1 = gap = gl */
+        loaded.gap = NULL; /* gap = g = gl */
     }
     p = &loaded;
     for (j = 0; j < sizeof(tune_segs) / sizeof(tune_segs[0]); j++) {

@@ -177,9 +177,11 @@ algorithms_exec(int argc, char **argv)
         return COLLSCTL_OK;
     }
     printf("Costs in microseconds, pLogP: P ranks, n bytes per rank, L the "
-           "latency,\ng(m) the gap for m bytes, gamma the reduction time "
-           "per byte; lgP = ceil(log2 P),\np2 the largest power of two <= "
-           "P, s the segment, k = ceil(n/s), [c] 1 if c holds.\nThe rules "
+           "latency (while\nevery daemon is busy), g(m) what a message of "
+           "m bytes costs on its own beyond L,\ngap(m) each further one "
+           "its sender sends back to back, gamma the reduction\ntime per "
+           "byte; lgP = ceil(log2 P), p2 the largest power of two <= P, s "
+           "the\nsegment, k = ceil(n/s), [c] 1 if c holds.\nThe rules "
            "rows are tried in order; the first whose algorithm can run "
            "wins.\n");
     for (op = 0; op < COLLS_COLL_MAX; op++) {

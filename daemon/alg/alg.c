@@ -145,12 +145,12 @@ alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck)
     int d;
 
     /* the path of first children, or the root's messages back to back
-       (topo_plogp_tree); with g1 = gap = g the first */
+       (topo_plogp_tree); with gap = g the first */
     for (d = 1; d < P; d <<= 1) {
         size_t m = (size_t)(bruck && P - d < d ? P - d : d) * n;
 
-        hops += p->L + topo_plogp_g1(p, m);
-        root += d == 1 ? p->L + topo_plogp_g1(p, m) : topo_plogp_gap(p, m);
+        hops += p->L + topo_plogp_g(p, m);
+        root += d == 1 ? p->L + topo_plogp_g(p, m) : topo_plogp_gap(p, m);
     }
     return hops > root ? hops : root;
 }

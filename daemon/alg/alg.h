@@ -62,9 +62,9 @@ struct plogp {
     /* g at each size while every daemon sends at once (daemon/plogp.h),
        which ALG_ALLPAIRS rows are costed with (tune.c); NULL: g */
     const double *gl;
-    /* the gap of back-to-back messages and the echo round trip at each
-       size, for g1(m) and gap(m) below; NULL (both): g for both */
-    const double *gap, *rtt;
+    /* the gap of back-to-back messages at each size (topo_plogp_gap);
+       NULL: g */
+    const double *gap;
 };
 
 /* Arguments of one participant (see the buffer table above). */
@@ -110,9 +110,9 @@ struct alg {
     /* Extra applicability test, or NULL. */
     int (*applicable)(const struct alg_args *a);
     /* The formula cost computes, as text for people (`collsctl
-       algorithms`): P ranks, n bytes per rank, L, g(m), gamma; g1(m) an
-       isolated message beyond L and gap(m) each further message its
-       sender sends back to back (topo.h); lgP = ceil(log2 P); p2 the
+       algorithms`): P ranks, n bytes per rank, L, g(m) an isolated
+       message beyond L, gap(m) each further message its sender sends
+       back to back (topo.h), gamma; lgP = ceil(log2 P); p2 the
        largest power of two <= P; s the segment and k = ceil(n / s)
        segments; [c] 1 when c holds, else 0. */
     const char *formula;
@@ -200,7 +200,7 @@ double alg_halving_cost(const struct plogp *p, int P, size_t total);
    reduce-scatter + gather of Rabenseifner's reduce and allreduce). */
 double alg_rsag_cost(const struct plogp *p, int P, size_t n);
 /* A binomial gather or scatter: the larger of the sum over d = 1, 2, 4,
-   ... < P of L + g1(d n) (the path of first children) and L + g1(n) plus
+   ... < P of L + g(d n) (the path of first children) and L + g(n) plus
    the sum over d = 2, 4, ... of gap(d n) (the root's messages back to
    back); bruck: sizes min(d, P - d) n (the last step is short). */
 double alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck);

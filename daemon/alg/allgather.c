@@ -168,8 +168,8 @@ cost_allgather_tournament(const struct plogp *p, int P, size_t n, size_t seg)
 
     (void)seg;
     for (k = 0; (1 << k) < P; k++)
-        t += 2 * p->L + topo_plogp_g1(p, ((size_t)1 << k) * n) +
-             topo_plogp_g1(p, (size_t)P * n);
+        t += 2 * p->L + topo_plogp_g(p, ((size_t)1 << k) * n) +
+             topo_plogp_g(p, (size_t)P * n);
     return t;
 }
 
@@ -183,7 +183,7 @@ const struct alg alg_allgather_table[] = {
     {"ring", alg_allgather_ring, cost_allgather_ring, ALG_ALLPAIRS, NULL,
      "(P-1) (L + g(n))"},
     {"tournament", alg_allgather_tournament, cost_allgather_tournament, 0, NULL,
-     "sum(i = 0..lgP - 1) (2 L + g1(2^i n) + g1(P n))"},
+     "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))"},
 };
 const size_t alg_allgather_count =
     sizeof(alg_allgather_table) / sizeof(alg_allgather_table[0]);

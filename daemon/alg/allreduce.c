@@ -189,7 +189,7 @@ cost_allreduce_tournament(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
     return topo_ceil_log2(P) *
-           (2.0 * (p->L + topo_plogp_g1(p, n)) + p->gamma * (double)n);
+           (2.0 * (p->L + topo_plogp_g(p, n)) + p->gamma * (double)n);
 }
 
 /*
@@ -291,7 +291,7 @@ const struct alg alg_allreduce_table[] = {
      ALG_RANK_ORDER | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
      "(log2 p2 + 2 [P != p2]) (L + g(n) + gamma n)"},
     {"tournament", alg_allreduce_tournament, cost_allreduce_tournament,
-     ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL, "lgP (2 (L + g1(n)) + gamma n)"},
+     ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL, "lgP (2 (L + g(n)) + gamma n)"},
     {"ring", alg_allreduce_ring, cost_allreduce_ring,
      ALG_COMMUTATIVE | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
      "(P-1) (2 (L + g(n/P)) + gamma n/P)"},

@@ -73,13 +73,13 @@ alg_barrier_tournament(struct sched *s, const struct alg_args *a)
     return 0;
 }
 
-/* T = 2 * ceil(log2 P) * (L + g1(0)): one message per step */
+/* T = 2 * ceil(log2 P) * (L + g(0)): one message per step */
 static double
 cost_barrier_tournament(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)n;
     (void)seg;
-    return 2.0 * topo_ceil_log2(P) * (p->L + topo_plogp_g1(p, 0));
+    return 2.0 * topo_ceil_log2(P) * (p->L + topo_plogp_g(p, 0));
 }
 
 /* Flat: P-1 arrivals at rank 0, then P-1 releases. */
@@ -102,7 +102,7 @@ alg_barrier_flat(struct sched *s, const struct alg_args *a)
     return 0;
 }
 
-/* T = 2 * (L + g1(0) + (P - 2) * gap(0)): P - 1 messages back to back,
+/* T = 2 * (L + g(0) + (P - 2) * gap(0)): P - 1 messages back to back,
    in and out */
 static double
 cost_barrier_flat(const struct plogp *p, int P, size_t n, size_t seg)
@@ -118,9 +118,9 @@ const struct alg alg_barrier_table[] = {
     {"butterfly", alg_barrier_butterfly, cost_barrier_dissemination,
      ALG_POW2 | ALG_ALLPAIRS, NULL, "lgP (L + g(0))"},
     {"tournament", alg_barrier_tournament, cost_barrier_tournament, 0, NULL,
-     "2 lgP (L + g1(0))"},
+     "2 lgP (L + g(0))"},
     {"flat", alg_barrier_flat, cost_barrier_flat, 0, NULL,
-     "2 (L + g1(0) + (P-2) gap(0))"},
+     "2 (L + g(0) + (P-2) gap(0))"},
 };
 const size_t alg_barrier_count =
     sizeof(alg_barrier_table) / sizeof(alg_barrier_table[0]);

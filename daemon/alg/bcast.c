@@ -91,7 +91,7 @@ static double
 cost_bcast_chain(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return (P - 1) * (p->L + topo_plogp_g1(p, n));
+    return (P - 1) * (p->L + topo_plogp_g(p, n));
 }
 
 static int
@@ -111,7 +111,7 @@ cost_bcast_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
 
     if (P == 1)
         return 0.0;
-    return (P - 1) * (p->L + topo_plogp_g1(p, m)) +
+    return (P - 1) * (p->L + topo_plogp_g(p, m)) +
            (double)(k - 1) * topo_plogp_gap(p, m);
 }
 
@@ -256,14 +256,14 @@ cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_bcast_table[] = {
     {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL,
-     "L + g1(n) + (P-2) gap(n)"},
-    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g1(n))"},
+     "L + g(n) + (P-2) gap(n)"},
+    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g(n))"},
     {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg, ALG_SEGMENTED,
-     NULL, "(P-1) (L + g1(s)) + (k-1) gap(s)"},
+     NULL, "(P-1) (L + g(s)) + (k-1) gap(s)"},
     {"binary", alg_bcast_binary, cost_bcast_binary, 0, NULL,
-     "(ceil(log2(P+1)) - 1) (L + g1(n) + gap(n))"},
+     "(ceil(log2(P+1)) - 1) (L + g(n) + gap(n))"},
     {"binomial", alg_bcast_binomial, cost_bcast_binomial, 0, NULL,
-     "max(lgP (L + g1(n)), L + g1(n) + (lgP-1) gap(n))"},
+     "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n))"},
     {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
      ALG_SEGMENTED, NULL, "binomial(s) + (k-1) lgP gap(s)"},
     {"scatter_allgather", alg_bcast_scatter_allgather,

@@ -210,9 +210,9 @@ alg_scatter_binomial(struct sched *s, const struct alg_args *a)
 
 const struct alg alg_gather_table[] = {
     {"flat", alg_gather_flat, cost_gather_flat, 0, NULL,
-     "L + g1(n) + (P-2) gap(n)"},
+     "L + g(n) + (P-2) gap(n)"},
     {"binomial", alg_gather_binomial, cost_gather_binomial, 0, NULL,
-     "max(sum(d = 1, 2, 4, .. < P) (L + g1(d n)), L + g1(n) + sum(d = 2, 4, .. "
+     "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
      "< P) gap(d n))"},
 };
 const size_t alg_gather_count =
@@ -220,9 +220,9 @@ const size_t alg_gather_count =
 
 const struct alg alg_scatter_table[] = {
     {"flat", alg_scatter_flat, cost_gather_flat, 0, NULL,
-     "L + g1(n) + (P-2) gap(n)"},
+     "L + g(n) + (P-2) gap(n)"},
     {"binomial", alg_scatter_binomial, cost_gather_binomial, 0, NULL,
-     "max(sum(d = 1, 2, 4, .. < P) (L + g1(d n)), L + g1(n) + sum(d = 2, 4, .. "
+     "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
      "< P) gap(d n))"},
 };
 const size_t alg_scatter_count =

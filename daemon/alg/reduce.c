@@ -151,7 +151,7 @@ cost_reduce_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
 
     if (P == 1)
         return 0.0;
-    return (P - 1) * (p->L + topo_plogp_g1(p, m) + p->gamma * (double)m) +
+    return (P - 1) * (p->L + topo_plogp_g(p, m) + p->gamma * (double)m) +
            (double)(k - 1) * (topo_plogp_gap(p, m) + p->gamma * (double)m);
 }
 
@@ -211,12 +211,12 @@ cost_reduce_rsag(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_reduce_table[] = {
     {"flat", alg_reduce_flat, cost_reduce_flat, ALG_RANK_ORDER, NULL,
-     "L + g1(n) + (P-2) gap(n) + (P-1) gamma n"},
+     "L + g(n) + (P-2) gap(n) + (P-1) gamma n"},
     {"binomial", alg_reduce_binomial, cost_reduce_binomial, ALG_COMMUTATIVE,
-     NULL, "max(lgP (L + g1(n)), L + g1(n) + (lgP-1) gap(n)) + lgP gamma n"},
+     NULL, "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n)) + lgP gamma n"},
     {"chain_seg", alg_reduce_chain_seg, cost_reduce_chain_seg,
      ALG_SEGMENTED | ALG_COMMUTATIVE, NULL,
-     "(P-1) (L + g1(s) + gamma s) + (k-1) (gap(s) + gamma s)"},
+     "(P-1) (L + g(s) + gamma s) + (k-1) (gap(s) + gamma s)"},
     {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE | ALG_ALLPAIRS,
      NULL,
      "[P != p2] (L + g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 g(n/2^i) + "

@@ -62,7 +62,7 @@ static double
 cost_scan_linear(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return (P - 1) * (p->L + topo_plogp_g1(p, n) + p->gamma * (double)n);
+    return (P - 1) * (p->L + topo_plogp_g(p, n) + p->gamma * (double)n);
 }
 
 /*
@@ -115,7 +115,7 @@ cost_scan_recursive_doubling(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_scan_table[] = {
     {"linear", alg_scan_linear, cost_scan_linear, ALG_RANK_ORDER, NULL,
-     "(P-1) (L + g1(n) + gamma n)"},
+     "(P-1) (L + g(n) + gamma n)"},
     {"recursive_doubling", alg_scan_recursive_doubling,
      cost_scan_recursive_doubling, ALG_RANK_ORDER | ALG_ALLPAIRS, NULL,
      "lgP (L + g(n) + 2 gamma n)"},

@@ -149,20 +149,9 @@ topo_plogp_g(const struct plogp *p, size_t m)
 }
 
 double
-topo_plogp_g1(const struct plogp *p, size_t m)
-{
-    double g1;
-
-    if (p->rtt == NULL || p->gap == NULL)
-        return topo_plogp_g(p, m);
-    g1 = plogp_curve(p, p->rtt, m) / 2.0 - p->L;
-    return g1 > 0.0 ? g1 : 0.0;
-}
-
-double
 topo_plogp_gap(const struct plogp *p, size_t m)
 {
-    if (p->rtt == NULL || p->gap == NULL)
+    if (p->gap == NULL)
         return topo_plogp_g(p, m);
     return plogp_curve(p, p->gap, m);
 }
@@ -172,13 +161,13 @@ topo_plogp_train(const struct plogp *p, int k, size_t m)
 {
     if (k <= 0)
         return 0.0;
-    return p->L + topo_plogp_g1(p, m) + (k - 1) * topo_plogp_gap(p, m);
+    return p->L + topo_plogp_g(p, m) + (k - 1) * topo_plogp_gap(p, m);
 }
 
 double
 topo_plogp_tree(const struct plogp *p, int d, size_t m)
 {
-    double hops = d * (p->L + topo_plogp_g1(p, m)),
+    double hops = d * (p->L + topo_plogp_g(p, m)),
            root = topo_plogp_train(p, d, m);
 
     return hops > root ? hops : root;

@@ -46,24 +46,21 @@ void topo_seg(size_t n, size_t segsz, size_t i, size_t *off, size_t *len);
    from the last two beyond the ends (never below zero). */
 double topo_plogp_g(const struct plogp *p, size_t m);
 /*
- * The two costs g(m) stands for (docs/collectives.md, "The rows'
- * formulas"): g1(m) = RTT(m)/2 - L, what an isolated message costs
- * beyond L, and gap(m), what each further message costs that its sender
- * sends right after it.  Behind a token bucket an isolated message passes
- * at the wire's speed and a train at the bucket's rate (g1 < gap); on an
- * unshaped link a stream overlaps what one message pays in wake-ups
- * (g1 > gap).  Without p->rtt and p->gap (the view of ALG_ALLPAIRS rows,
- * parameters without them) both are g(m).
+ * gap(m) of p (docs/collectives.md, "The rows' formulas"): what each
+ * further message costs that its sender sends right after another, where
+ * g(m) is what an isolated one costs beyond L (the LogGP form).  On an
+ * unshaped link g > gap: a stream overlaps what one message pays in
+ * wake-ups.  Without p->gap (the view of ALG_ALLPAIRS rows, which are
+ * costed under load) g(m).
  */
-double topo_plogp_g1(const struct plogp *p, size_t m);
 double topo_plogp_gap(const struct plogp *p, size_t m);
 /* When the last of k messages of m bytes that one sender sends back to
-   back arrives: L + g1(m) + (k - 1) gap(m); 0 for k <= 0. */
+   back arrives: L + g(m) + (k - 1) gap(m); 0 for k <= 0. */
 double topo_plogp_train(const struct plogp *p, int k, size_t m);
 /* A binomial tree of depth d moving m bytes per edge: its root sends d
    messages back to back, each child forwards after its own arrival.  The
-   latest leaf is at one end: d hops of L + g1(m), or the root's last
-   message, L + g1(m) + (d - 1) gap(m). */
+   latest leaf is at one end: d hops of L + g(m), or the root's last
+   message, L + g(m) + (d - 1) gap(m). */
 double topo_plogp_tree(const struct plogp *p, int d, size_t m);
 
 /*

@@ -525,25 +525,27 @@ START_TEST(test_tune_by_params)
     plogp_view(&pp, &v);
     ck_assert_int_eq(tune_choose(&a, &v, "", &c), 0);
     ck_assert_int_eq(c.source, TUNE_COST);
-    /* by hand: every row's latency is Ll = 30.5, and an isolated message
-       arrives max(RTT(4)/2, Ll) = 30.5 us after it is sent (RTT(4)/2 =
-       L + g(4) ~ 20.3), each further one gap(4) later: flat costs 30.5 +
-       6 gap(4) = ~42.5 us, binomial max(3 x 30.5, 30.5 + 2 gap(4)) =
-       91.5, the chains 7 x 30.5; gap(4) lies between gap(1) = 2.001 and
-       gap(16) = 2.016 */
+    /* by hand: every row's latency is Ll = 30.5; an isolated message
+       arrives Ll + g(4) after it is sent, each further one gap(4) later:
+       flat costs 30.5 + g(4) + 6 gap(4) = ~45.5 us, binomial max(3 (30.5
+       + g(4)), 30.5 + g(4) + 2 gap(4)) = ~100.5, the chains 7 (30.5 +
+       g(4)); g(4) lies between g(1) = 3.0015 and g(16) = 3.024, gap(4)
+       between 2.001 and 2.016 */
     ck_assert_str_eq(c.alg->name, "flat");
-    ck_assert(c.predicted >= 30.5 + 6 * 2.001 - 1e-9);
-    ck_assert(c.predicted <= 30.5 + 6 * 2.016 + 1e-9);
+    ck_assert(c.predicted >= 30.5 + 3.0015 + 6 * 2.001 - 1e-9);
+    ck_assert(c.predicted <= 30.5 + 3.024 + 6 * 2.016 + 1e-9);
     {
         const struct alg *bin = alg_find(SCHED_OP_BCAST, "binomial", NULL);
         size_t seg;
+        double t = tune_alg_cost(&a, &v, bin, &seg);
 
-        ck_assert(fabs(tune_alg_cost(&a, &v, bin, &seg) - 91.5) < 1e-9);
+        ck_assert(t >= 3 * (30.5 + 3.0015) - 1e-9);
+        ck_assert(t <= 3 * (30.5 + 3.024) + 1e-9);
     }
     ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
     /* rows where every rank sends at once are costed with gl (here 2 g),
-       the trees with g1 and gap; every row with Ll */
+       the trees with g and gap; every row with Ll */
     {
         struct alg_args r = {.op = SCHED_OP_ALLREDUCE,
                              .P = 4,
@@ -569,18 +571,16 @@ START_TEST(test_tune_by_params)
         nogl.gl = NULL;
         ck_assert(fabs(tune_alg_cost(&r, &v, tour, &seg) -
                        tune_alg_cost(&r, &nogl, tour, &seg)) < 1e-9);
-        /* a step costs max(RTT(m)/2, Ll): at 4 B, 30.5 instead of L +
-           g(4) ~ 20.3 without Ll */
+        /* a step costs Ll + g(m): a chain of 4 B, 7 (30.5 + g(4)) instead
+           of 7 (17.25 + g(4)) without Ll */
         r.op = SCHED_OP_BCAST;
         r.P = 8;
         r.size = 4;
-        ck_assert(
-            fabs(tune_alg_cost(&r, &v, alg_find(SCHED_OP_BCAST, "chain", NULL),
-                               &seg) -
-                 7 * 30.5) < 1e-9);
+        ck_assert(tune_alg_cost(&r, &v, alg_find(SCHED_OP_BCAST, "chain", NULL),
+                                &seg) >= 7 * (30.5 + 3.0015) - 1e-9);
         ck_assert(tune_alg_cost(&r, &alone,
                                 alg_find(SCHED_OP_BCAST, "chain", NULL),
-                                &seg) < 7 * 20.5);
+                                &seg) <= 7 * (17.25 + 3.024) + 1e-9);
     }
 }
 END_TEST
