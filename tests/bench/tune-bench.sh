@@ -7,7 +7,8 @@
 #   2. per operation and size, `collsctl tune --show` gives every
 #      algorithm's prediction and the pick;
 #   3. every algorithm is run forced (`collsctl bench OP --hier --algo
-#      NAME --latency`: one operation's latency, which the formulas
+#      NAME[:SEG] --latency`, a segmented row at the segment of its
+#      prediction: one operation's latency, which the formulas
 #      predict; for a rooted operation timed back to back, the classic
 #      method, consecutive operations overlap), and once unforced (the
 #      daemons' own pick, with its segment size);
@@ -171,24 +172,34 @@ if [ -n "${TUNE_ONE:-}" ]; then
         mh_ctl 1 tune --show "$op" --sizes 4:4M >"$NS_RUN/show-$op.txt" ||
             fail "tune --show $op"
         for s in $SIZES; do
-            # the predictions at s: "alg predicted" lines, * the pick
+            # the predictions at s: "alg predicted" lines, * the pick, and
+            # the segment the prediction is for (segmented rows; "-" else)
             awk -v s="$s" '/^[0-9]+ bytes:/ { cur = $1 }
                 cur == s && /predicted/ {
-                    star = ($1 == "*"); a = star ? $2 : $1
-                    for (i = 1; i <= NF; i++) if ($i == "predicted") p = $(i + 1)
-                    print a, p, star }' "$NS_RUN/show-$op.txt" \
+                    star = ($1 == "*"); a = star ? $2 : $1; g = "-"
+                    for (i = 1; i <= NF; i++) {
+                        if ($i == "predicted") p = $(i + 1)
+                        if ($i == "seg") g = $(i + 1)
+                    }
+                    print a, p, star, g }' "$NS_RUN/show-$op.txt" \
                 >"$NS_RUN/pred-$op-$s.txt"
             # REPS rounds, each algorithm once per round (and the pick
-            # unforced): the least of each, as the machine is noisy
+            # unforced): the least of each, as the machine is noisy.  A
+            # segmented row is forced at the segment of its prediction,
+            # which the pick runs at too (at bench's default of 64 KiB a
+            # forced chain_seg of 64 KiB over 8 hosts at 10 Mbit/s took
+            # 395 ms, unforced 110 ms: the row was judged by a segment
+            # the tuner would not choose)
             : >"$NS_RUN/meas-$op-$s.txt"
             for _ in $(seq 1 "$REPS"); do
-                while read -r alg _ _; do
-                    echo "$alg $(bench "$op" "$s" "$alg")" \
+                while read -r alg _ _ seg; do
+                    [ "$seg" = - ] && seg=
+                    echo "$alg $(bench "$op" "$s" "$alg${seg:+:$seg}")" \
                         >>"$NS_RUN/meas-$op-$s.txt"
                 done <"$NS_RUN/pred-$op-$s.txt"
                 echo "auto $(bench "$op" "$s")" >>"$NS_RUN/meas-$op-$s.txt"
             done
-            while read -r alg pred star; do
+            while read -r alg pred star _; do
                 m=$(awk -v a="$alg" '$1 == a && $2 != "-" &&
                     (m == "" || $2 + 0 < m) { m = $2 + 0 }
                     END { print m == "" ? "-" : m }' "$NS_RUN/meas-$op-$s.txt")
