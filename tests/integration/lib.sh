@@ -125,14 +125,19 @@ it_port()
     sed -n "$1p" "$IT_DIR/ports"
 }
 
-# Prints a UDP port nobody listens on, not in IT_DIR/ports yet.
+# Prints a port no TCP or UDP socket uses, not in IT_DIR/ports yet, for
+# a daemon's --listen (UDP) or --http (TCP).  Below the kernel's ephemeral
+# range (32768 and up): a port drawn from it could be a TCP connection's
+# local port by the time the daemon binds it (CI once failed
+# conn-errors.sh on "--http 127.0.0.1:54690: cannot listen: Address
+# already in use" while other tests ran beside it).
 it_free_port()
 {
     local p
     while :; do
-        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        p=$((20000 + (RANDOM * 32768 + RANDOM) % 12768))
         grep -qx "$p" "$IT_DIR/ports" 2>/dev/null && continue
-        if ! ss -Hlun "sport = :$p" 2>/dev/null | grep -q .; then
+        if ! ss -Hantu "sport = :$p" 2>/dev/null | grep -q .; then
             echo "$p"
             return 0
         fi
