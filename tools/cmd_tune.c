@@ -21,8 +21,10 @@
  *                            `collsctl bench OP --hier --latency` (P
  *                            members forked here, attached to --sockets
  *                            in turn; one operation's latency, which the
- *                            rows predict, also for rooted operations),
- *                            and the pick, and prints measured times and
+ *                            rows predict, also for rooted operations;
+ *                            a segmented row at the segment of its
+ *                            prediction), and the pick, and prints
+ *                            measured times and
  *                            the prediction's error;
  *     --plot FILE.png        draws predicted (and measured) curves per
  *                            algorithm with gnuplot.
@@ -307,8 +309,8 @@ tune_hosts_up(colls_t *c)
 
 /*
  * Runs `collsctl bench OP --hier --latency -n P --sizes A:B [--algo
- * SPEC]` and
- * reads its rows into us[] (by size index, -1 where missing).
+ * SPEC]`, A and B the first and last of sizes[], and reads its rows into
+ * us[] (by size index, -1 where missing).
  */
 static int
 tune_bench(const struct tune_opts *o, const char *spec, const size_t *sizes,
@@ -327,7 +329,7 @@ tune_bench(const struct tune_opts *o, const char *spec, const size_t *sizes,
     snprintf(cmd, sizeof(cmd),
              "'%s' bench %s --hier --latency -n %d --sizes %zu:%zu%s%s%s%s "
              "--runs 3",
-             self, collop_name(o->op), o->P, o->min, o->max,
+             self, collop_name(o->op), o->P, sizes[0], sizes[ns - 1],
              spec ? " --algo " : "", spec ? spec : "",
              o->sockets ? " --sockets " : "", o->sockets ? o->sockets : "");
     f = popen(cmd, "r");
@@ -451,9 +453,27 @@ tune_show(colls_t *c, struct tune_opts *o)
             if (pred[a][0] < 0.0)
                 continue;
             fprintf(stderr, "measuring %s ...\n", t[a].name);
-            if (tune_bench(o, t[a].name, sizes, ns, meas[a]) < 0)
-                fprintf(stderr, "collsctl tune: bench of %s failed\n",
-                        t[a].name);
+            if (!(t[a].flags & ALG_SEGMENTED)) {
+                if (tune_bench(o, t[a].name, sizes, ns, meas[a]) < 0)
+                    fprintf(stderr, "collsctl tune: bench of %s failed\n",
+                            t[a].name);
+                continue;
+            }
+            /* a segmented row at the segment of its prediction, the one
+               the pick would run it at (bench's default segment judged
+               chain_seg by 64 KiB segments where the tuner chose 4 KiB:
+               395 ms forced against 110 ms picked, 8 hosts, 10 Mbit/s) */
+            for (i = 0; i < ns; i++) {
+                char spec[96];
+
+                snprintf(spec, sizeof(spec), "%s:%zu", t[a].name,
+                         segs[a][i] ? segs[a][i] : (size_t)ALG_DEFAULT_SEG);
+                fprintf(stderr, "  %zu B: --algo %s\n", sizes[i], spec);
+                if (tune_bench(o, spec, &sizes[i], 1, &meas[a][i]) < 0)
+                    fprintf(stderr,
+                            "collsctl tune: bench of %s at %zu B failed\n",
+                            spec, sizes[i]);
+            }
         }
         fprintf(stderr, "measuring the daemons' own pick ...\n");
         if (tune_bench(o, NULL, sizes, ns, autot) < 0)

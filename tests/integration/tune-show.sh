@@ -7,8 +7,9 @@
 #    64 KiB) and every daemon at once, and commits epoch 1; the two other
 #    daemons take the same epoch (PARAMS_SHARE);
 # 3. `tune --show bcast --measure --sockets A,B,C --plot F` prints, per
-#    size, a prediction and a measured time for every algorithm, one pick
-#    (*), the unforced run, the summary line, and writes a PNG (when
+#    size, a prediction and a measured time for every algorithm (the
+#    segmented ones run at their predicted segment), one pick (*), the
+#    unforced run, the summary line, and writes a PNG (when
 #    gnuplot is installed; else it must say so and fail);
 # 4. wrong uses: --measure without --show, --max with --params, a size
 #    range upside down: usage errors (exit 2).
@@ -68,8 +69,22 @@ for size in 1024 4096; do
     rows=$(awk -v s="$size" '/^[0-9]+ bytes:/ { cur = $1 }
         cur == s && /predicted/ && /measured/ && /error/' "$IT_DIR/show" |
         wc -l)
-    [ "$rows" -ge 6 ] ||
-        it_fail "bcast $size: $rows algorithms with prediction, measurement and error"
+    [ "$rows" = 7 ] ||
+        it_fail "bcast $size: $rows of 7 algorithms with prediction, measurement and error"
+    # the segmented rows, measured one size at a time at their segment
+    segd=$(awk -v s="$size" '/^[0-9]+ bytes:/ { cur = $1 }
+        cur == s && /_seg +seg [0-9]+ +predicted .* measured/' \
+        "$IT_DIR/show" | wc -l)
+    [ "$segd" = 2 ] ||
+        it_fail "bcast $size: $segd of 2 segmented rows measured at a segment"
+    for alg in chain_seg binomial_seg; do
+        seg=$(awk -v s="$size" -v a="$alg" '/^[0-9]+ bytes:/ { cur = $1 }
+            cur == s && $1 == a && $2 == "seg" { print $3 }
+            cur == s && $1 == "*" && $2 == a && $3 == "seg" { print $4 }' \
+            "$IT_DIR/show")
+        grep -q "^  $size B: --algo $alg:$seg\$" "$IT_DIR/show.err" ||
+            it_fail "bcast $size: $alg not run at its predicted segment ${seg:-?}: $(grep -- --algo "$IT_DIR/show.err")"
+    done
     picks=$(awk -v s="$size" '/^[0-9]+ bytes:/ { cur = $1 }
         cur == s && $1 == "*"' "$IT_DIR/show" | wc -l)
     [ "$picks" = 1 ] || it_fail "bcast $size: $picks picks"
