@@ -1770,6 +1770,59 @@ START_TEST(test_rel_bottleneck_idle)
 }
 END_TEST
 
+/*
+ * A fresh peer whose only rate samples come from small messages sent one
+ * at a time (heartbeats, a join: app-limited, a few KB/s), then a bulk of
+ * 4 MiB into a fast link (100 MB/s) whose queue (200 us, 14 datagrams)
+ * the first unpaced round overflows.  Startup must end at once and pace
+ * the retransmissions: the round's end, which used to start pacing, waits
+ * for the cumulative ack, hence for the lost datagrams, whose unpaced
+ * retransmissions went into the full queue again and again.  And the
+ * pacing must not stall the peer (in 10x the link's time).
+ */
+START_TEST(test_rel_overflow_fresh)
+{
+    struct rel_config cfg;
+    struct rel_peer_stats ps;
+    struct sim *s;
+    uint64_t t0, took;
+    int k;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    s->bn_rate = 100.0; /* bytes/us */
+    s->bn_qmax = 200;
+    for (k = 0; k < 10; k++) {
+        sim_msg(s, 0, 1, 64);
+        ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 60000000), 1);
+        s->now += 50000;
+    }
+    t0 = s->now;
+    sim_msg(s, 0, 1, 4u << 20);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 600000000), 1);
+    took = s->now - t0;
+    ck_assert_int_eq(s->errors, 0);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    printf("overflow on a fresh peer: 4 MiB in %llu us (%llu at the link's "
+           "rate), %lu drops, %llu retransmits, %llu sent, %llu overflow "
+           "rounds, pacing %llu B/s\n",
+           (unsigned long long)took, (unsigned long long)((4u << 20) / 100),
+           s->bn_drops, (unsigned long long)ps.retransmits,
+           (unsigned long long)ps.dgrams_sent,
+           (unsigned long long)ps.overflow_rounds,
+           (unsigned long long)ps.pacing_bps);
+    fflush(stdout);
+    ck_assert_uint_gt(ps.overflow_rounds, 0); /* the case in question */
+    /* the queue takes 14 datagrams: the first burst loses most of a
+       window, nothing after it should (47,096 retransmissions of 50,052
+       datagrams sent when only the round's end started pacing) */
+    ck_assert_uint_lt(2 * ps.retransmits, ps.dgrams_sent);
+    /* simulated time: within 10x of the link's (42 ms) */
+    ck_assert_uint_lt(took, 10 * (4u << 20) / 100);
+    sim_free(s);
+}
+END_TEST
+
 /* ---- keyed: authenticated datagrams --------------------------------- */
 
 /* Every size under loss, dup and reorder, sealed (and encrypted). */
@@ -2082,6 +2135,7 @@ suite_rel(void)
     add(s, "zero_copy", test_rel_zero_copy);
     add(s, "bottleneck", test_rel_bottleneck);
     add(s, "bottleneck_idle", test_rel_bottleneck_idle);
+    add(s, "overflow_fresh", test_rel_overflow_fresh);
     add(s, "udp_send_ref", test_udp_send_ref);
     add(s, "zero_copy_free", test_rel_zero_copy_free);
     add(s, "incarnation", test_rel_incarnation);
