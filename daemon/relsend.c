@@ -864,6 +864,7 @@ relsend_on_rto(struct rel *r, struct rel_peer *p, uint64_t now)
     p->ssthresh = p->cwnd / 2 > r->cwnd_min ? p->cwnd / 2 : r->cwnd_min;
     p->cwnd = r->cwnd_min;
     p->round_acked = p->round_lost = 0;
+    p->round_over = 0;
     p->round_end = p->snd_nxt;
     /* the rtx list in sequence order, oldest first */
     for (seq = p->snd_una; seq != p->snd_nxt; seq++) {
