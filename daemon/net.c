@@ -325,11 +325,17 @@ net_arm_timer(struct daemon *d)
 }
 
 /* Pushes batched datagrams out; watches for writability if the kernel
-   refused some. */
+   refused some, or if the transport is still blocked by a refusal earlier
+   in the turn: this flush may have got the batch out, but only
+   rel_writable lets the transport send again (else it waited for its
+   next timer, a probe or retransmission timeout away, or with nothing in
+   flight for the next datagram that needs an ack) */
 static void
 net_flush_udp(struct daemon *d)
 {
-    if (udp_pending(d->udp) && udp_flush(d->udp) != 0 &&
+    int refused = udp_pending(d->udp) && udp_flush(d->udp) != 0;
+
+    if ((refused || rel_blocked(d->rel)) &&
         !event_pending(d->udp_wev, EV_WRITE, NULL))
         event_add(d->udp_wev, NULL);
 }

@@ -888,6 +888,12 @@ rel_writable(struct rel *r, uint64_t now_us)
     rel_leave(r);
 }
 
+int
+rel_blocked(const struct rel *r)
+{
+    return r->blocked;
+}
+
 void
 rel_auth_failed(struct rel *r, const struct sockaddr *from, socklen_t alen)
 {

@@ -183,6 +183,9 @@ uint64_t rel_next_timeout(const struct rel *r);
 uint64_t rel_next_pace(const struct rel *r);
 /* Retries sends that got -1 from ops->send (the socket is writable). */
 void rel_writable(struct rel *r, uint64_t now_us);
+/* 1 while a send got -1 and rel_writable (or rel_timer) has not run
+   since: nothing is sent until then, whatever is queued. */
+int rel_blocked(const struct rel *r);
 
 /* A datagram from addr that is not the transport's (a join datagram)
    failed authentication: counted and reported as rel_input's are. */

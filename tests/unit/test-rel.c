@@ -771,6 +771,33 @@ START_TEST(test_rel_eagain)
 }
 END_TEST
 
+/* A refused send blocks the transport (rel_blocked) until rel_writable:
+   the daemon must watch for writability while it is (net.c). */
+START_TEST(test_rel_blocked)
+{
+    struct rel_config cfg;
+    struct sim *s;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    ck_assert_int_eq(rel_blocked(s->n[0].r), 0);
+    s->eagain = 1; /* every send fails */
+    sim_msg(s, 0, 1, 3000);
+    ck_assert_int_eq(rel_blocked(s->n[0].r), 1);
+    s->eagain = 0;
+    s->writable = 0;
+    sim_msg(s, 0, 1, 100); /* queued behind the block: nothing leaves */
+    ck_assert_int_eq(rel_blocked(s->n[0].r), 1);
+    ck_assert_uint_eq(s->hn, 0);
+    rel_writable(s->n[0].r, s->now);
+    ck_assert_int_eq(rel_blocked(s->n[0].r), 0);
+    ck_assert_uint_gt(s->hn, 0);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 10000000), 1);
+    ck_assert_int_eq(s->errors, 0);
+    sim_free(s);
+}
+END_TEST
+
 /* Receive batches (rel_input_begin/end): every size under loss,
    duplication and reordering as above; and a lossless 3 MiB message acked
    by at most a tenth of the ACKs it takes without batches. */
@@ -2127,6 +2154,7 @@ suite_rel(void)
     add(s, "batched", test_rel_batched);
     add(s, "dup_reorder", test_rel_dup_reorder);
     add(s, "eagain", test_rel_eagain);
+    add(s, "blocked", test_rel_blocked);
     add(s, "32mb", test_rel_32mb);
     add(s, "many_fragments", test_rel_many_fragments);
     add(s, "injection", test_rel_injection);
