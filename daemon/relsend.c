@@ -516,6 +516,19 @@ rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 
 static void pace_update(struct rel_peer *p);
 
+/* This round lost more than 1/8: a queue on the path overflowed.
+   Counted once per round, here or at its end; from the first, the peer
+   stays paced after idleness (top of the file). */
+static void
+round_overflowed(struct rel_peer *p)
+{
+    if (p->round_over)
+        return;
+    p->round_over = 1;
+    p->overflowed = 1;
+    p->st.overflow_rounds++;
+}
+
 static void
 mark_lost(struct rel_peer *p, uint32_t i, int fast)
 {
@@ -526,23 +539,19 @@ mark_lost(struct rel_peer *p, uint32_t i, int fast)
     s->fast = (uint8_t)fast;
     slots_append(p, &p->rtx, i);
     p->round_lost++;
-    /* startup overran a queue (top of the file): pace from now on, not
-       from the round's end.  Its end waits for the cumulative ack, which
-       waits for the lost; unpaced, each retransmission of a burst went
-       into the full queue again (a 200 us queue at 100 MB/s: 47,000
-       retransmissions for 3,000 datagrams, test-rel overflow_fresh) */
-    if (!p->filled && p->round_lost >= REL_LOSSY_MIN &&
-        p->round_lost * 8 > p->round_acked + p->round_lost &&
-        max_dbl(p->bw_cur, p->bw_prev) > 0) {
+    if (p->round_lost < REL_LOSSY_MIN ||
+        p->round_lost * 8 <= p->round_acked + p->round_lost)
+        return;
+    round_overflowed(p);
+    /* startup overran a queue: pace from now on, not from the round's
+       end.  Its end waits for the cumulative ack, which waits for the
+       lost; unpaced, each retransmission of a burst went into the full
+       queue again (a 200 us queue at 100 MB/s: 47,000 retransmissions
+       for 3,000 datagrams, test-rel overflow_fresh) */
+    if (!p->filled && max_dbl(p->bw_cur, p->bw_prev) > 0) {
         p->filled = 1;
         p->cycle = 1;
         pace_update(p);
-    }
-    if (!p->round_over && p->round_lost >= REL_LOSSY_MIN &&
-        p->round_lost * 8 > p->round_acked + p->round_lost) {
-        p->round_over = 1; /* counted once, here or at the round's end */
-        p->overflowed = 1;
-        p->st.overflow_rounds++;
     }
 }
 
@@ -607,10 +616,8 @@ round_end(struct rel *r, struct rel_peer *p)
     p->round_acked = p->round_lost = 0;
     p->round_end = p->snd_nxt;
     /* the delivery rate's phases */
-    if (lossy && !p->round_over) {
-        p->overflowed = 1; /* stays paced after idleness from now on */
-        p->st.overflow_rounds++;
-    }
+    if (lossy)
+        round_overflowed(p);
     p->round_over = 0;
     if (!p->filled) {
         double bw = max_dbl(p->bw_cur, p->bw_prev);
