@@ -54,7 +54,7 @@
 #define REL_REF_MIN        65536u    /* least message sent by reference */
 #define REL_BW_WIN_US      20000u    /* least delivery rate window */
 #define REL_GAIN_CYCLE     8u        /* rounds in the pacing gain cycle */
-#define REL_LOSSY_MIN      8u        /* least losses of an early lossy round */
+#define REL_LOSSY_MIN      8u        /* least losses of an overflow round */
 #define REL_MIN_RTT_WIN_US 10000000u /* life of the least RTT sample */
 #define REL_CAP_DGRAMS     64u       /* least headroom over 2 BDP, datagrams */
 
@@ -152,6 +152,8 @@ struct rel_peer {
     int filled;                   /* startup over: pace */
     int overflowed;               /* a round lost > 1/8 (relsend.c) */
     int round_over;               /* this round counted as lossy already */
+    int round_probed;             /* a sample of this round was not
+                                     app-limited */
     unsigned cycle;               /* round in the gain cycle */
     double pace_rate;             /* bytes/s, 0: not paced */
 

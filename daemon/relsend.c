@@ -60,13 +60,18 @@
  * after 3 rounds without, DATA is paced at the estimate times a gain that
  * cycles over 8 rounds: 1.25 (probe for more), 0.75 (drain the queue the
  * probe built), then 1.  Samples of datagrams sent with nothing more
- * queued (app-limited) only raise the estimate.  A round that loses more
- * than 1/8 also ends startup (as in BBRv2): a queue on the path is
- * shallower than what an unpaced burst puts into it.  It does so as soon
- * as at least 8 losses are more than 1/8 of what the round has resolved,
- * not at its end: the end waits for the cumulative ack, so for the lost
- * datagrams, and their unpaced retransmissions overran the queue again
- * (test-rel overflow_fresh: 47,096 retransmissions of 50,052 datagrams,
+ * queued (app-limited) only raise the estimate, and only a round with a
+ * sample that was not app-limited counts towards the 3 (as in BBR): the
+ * estimate of app-limited rounds is the application's rate, and pacing a
+ * bulk transfer at it once held a flood to its heartbeats' rate (307 B/s;
+ * test-rel applim_stream).  A round that loses at least
+ * 8 datagrams and more than 1/8 also ends startup (as in BBRv2): a queue
+ * on the path is shallower than what an unpaced burst puts into it; one
+ * or two lost of a short round are random loss (test-rel few_losses).
+ * It does so as soon as at least 8 losses are more than 1/8 of what the
+ * round has resolved, not at its end: the end waits for the cumulative ack, so
+ * for the lost datagrams, and their unpaced retransmissions overran the queue
+ * again (test-rel overflow_fresh: 47,096 retransmissions of 50,052 datagrams,
  * 1,092 of 4,048 with pacing from the eighth loss).  A send after
  * idleness starts over with startup, unless a round of this peer ever
  * lost that much (`overflowed'); then it stays paced at the estimate,
@@ -75,10 +80,9 @@
  * half of the datagrams retransmissions and doubled the measured gap of
  * 1 KiB messages; a path that never overflowed loses nothing by an
  * unpaced burst, and its estimate may date from a time its CPUs were
- * busy.  (Random loss above 1/8 counts as overflow too: pacing then
- * costs little, as the window is small anyway.)  With rate_bps, that
- * rate is used instead.
- * Pacing is a token bucket 2 ms deep.
+ * busy.  (Random loss of 8 or more above 1/8 counts as overflow too:
+ * pacing then costs little, as the window is small anyway.)  With rate_bps,
+ * that rate is used instead. Pacing is a token bucket 2 ms deep.
  *
  * Memory per peer: the queued messages and one transmit ring of window
  * datagrams, allocated by the first relsend_queue.
@@ -184,6 +188,7 @@ relsend_init(struct rel *r, struct rel_peer *p)
     p->filled = 0;
     p->overflowed = 0;
     p->round_over = 0;
+    p->round_probed = 0;
     p->cycle = 0;
     p->pace_rate = 0;
     p->st.queued_bytes = 0;
@@ -580,6 +585,8 @@ rate_sample(struct rel *r, struct rel_peer *p, uint64_t del, uint64_t us,
     rate = (double)del * 1e6 / (double)us;
     if (applim && rate <= max_dbl(p->bw_cur, p->bw_prev))
         return;
+    if (!applim)
+        p->round_probed = 1;
     /* once paced, the rate can only grow as fast as the probes push it
        (1.25 per cycle): a larger sample counts deliveries that happened
        earlier (a hole filled late, acks held up), not a faster path */
@@ -601,8 +608,8 @@ rate_sample(struct rel *r, struct rel_peer *p, uint64_t del, uint64_t us,
 static void
 round_end(struct rel *r, struct rel_peer *p)
 {
-    uint32_t total = p->round_acked + p->round_lost;
-    int lossy = 0;
+    uint32_t total = p->round_acked + p->round_lost, lost = p->round_lost;
+    int lossy = 0, over;
 
     if (total > 0 && p->round_lost * 8 > total) {
         p->ssthresh = p->cwnd / 2 > r->cwnd_min ? p->cwnd / 2 : r->cwnd_min;
@@ -615,16 +622,25 @@ round_end(struct rel *r, struct rel_peer *p)
     }
     p->round_acked = p->round_lost = 0;
     p->round_end = p->snd_nxt;
-    /* the delivery rate's phases */
-    if (lossy)
+    /* the delivery rate's phases.  An overflowing queue loses a run of
+       datagrams; one or two lost in a short round are random loss, and
+       ending startup on them paced a fresh peer at the rate of its few
+       small messages (test-rel random_loss_fresh) */
+    over = lossy && lost >= REL_LOSSY_MIN;
+    if (over)
         round_overflowed(p);
     p->round_over = 0;
     if (!p->filled) {
         double bw = max_dbl(p->bw_cur, p->bw_prev);
-        if (lossy && bw > 0) {
+        if (over && bw > 0) {
             /* a queue overflowed: startup is over (as in BBRv2) */
             p->filled = 1;
             p->cycle = 1;
+        } else if (!p->round_probed) {
+            /* an app-limited round's estimate is the application's
+               rate, not the path's: it says nothing about a full pipe
+               (BBR skips such rounds too), and pacing at it held a
+               flood to its heartbeats' rate */
         } else if (bw >= p->full_bw * 1.25) {
             p->full_bw = bw;
             p->full_cnt = 0;
@@ -632,9 +648,10 @@ round_end(struct rel *r, struct rel_peer *p)
             p->filled = 1;
             p->cycle = 1; /* drain what startup queued */
         }
-    } else {
+    } else if (p->filled) {
         p->cycle = (p->cycle + 1) % REL_GAIN_CYCLE;
     }
+    p->round_probed = 0;
     p->bw_round = max_dbl(p->bw_cur, p->bw_prev);
     pace_update(p);
 }
