@@ -26,7 +26,10 @@
 # HOSTS:RATE[:BURST], RATE a tc rate or none, BURST tbf's bucket (default
 # 128kb: bursts of that size pass at the veth's speed, which a static
 # g(m) cannot describe; 4kb is closer to a real link of RATE); "none"
-# prints the summary of the results already in TUNE_OUT), TUNE_OPS
+# prints the summary of the results already in TUNE_OUT), TUNE_SHAPE
+# (link, the default: RATE each way of every host's link, as a switch
+# port; egress: on the hosts' egress only, as before session 25, which
+# lets P - 1 hosts send to one at P - 1 times RATE), TUNE_OPS
 # (bcast scatter reduce allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
 # (rounds: each figure is the least of this many, default 3), TUNE_OUT
 # (results, default ./tune-bench-results.txt), TUNE_PIN (hosts, the
@@ -48,6 +51,14 @@ SIZES=${TUNE_SIZES:-4 1024 65536 1048576}
 REPS=${TUNE_REPS:-3}
 PIN=${TUNE_PIN:-hosts}
 METHOD=${TUNE_METHOD:-latency}
+case "${TUNE_SHAPE:-link}" in
+link) SHAPER=ns_link ;;
+egress) SHAPER=ns_limit ;;
+*)
+    echo "TUNE_SHAPE=$TUNE_SHAPE: link or egress" >&2
+    exit 2
+    ;;
+esac
 case "$METHOD" in
 latency) LATENCY=--latency ;;
 classic) LATENCY= ;;
@@ -88,7 +99,7 @@ if [ -n "${TUNE_ONE:-}" ]; then
     # move, and check them, while tune measures)
     if [ "$RATE" != none ]; then
         for i in $(seq 1 "$NH"); do
-            ns_limit "$i" "$RATE" $BURST || fail "tc on host $i"
+            $SHAPER "$i" "$RATE" $BURST || fail "tc on host $i"
         done
     fi
     # --measure=no: the daemons measure nothing by themselves, so that
@@ -225,7 +236,7 @@ fi
     : >"$OUT"
 }
 for cfg in $CONFIGS; do
-    echo "== $cfg (TUNE_METHOD=$METHOD)" >&2
+    echo "== $cfg (TUNE_METHOD=$METHOD, TUNE_SHAPE=${TUNE_SHAPE:-link})" >&2
     TUNE_ONE=$cfg bash "$SELF" | tee -a "$OUT" || echo "configuration $cfg failed" >&2
 done
 

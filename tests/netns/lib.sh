@@ -23,6 +23,7 @@
 #   host_run 2 collsctl hosts      # foreground, inside host 2
 #   host_bg 1 log cmd args...       # background; pid in NS_LASTPID
 #   ns_limit 1 100mbit              # tbf on host 1's egress
+#   ns_link 1 100mbit               # and on its ingress: a switch port
 #   ns_loss 1 5                     # drop 5 % of UDP arriving at host 1
 #   ns_loss 1 0                     # remove the loss rule
 #   ns_segment on|off               # per-datagram packets on every link
@@ -311,6 +312,22 @@ ns_limit()
     [ "$2" = off ] && return 0
     tc -n "$ns" qdisc add dev eth0 root tbf rate "$2" burst "${3:-128kb}" \
         latency 20ms
+}
+
+# Shapes host I's link to RATE both ways, as a full-duplex switch port
+# of RATE is: its egress (ns_limit) and its ingress, a tbf on the
+# bridge's port p<I>, which carries what the switch sends to host I.
+# Egress alone leaves a host's ingress at the veth's speed: a flat reduce
+# of 64 KiB on 8 hosts at 10 Mbit/s took 73 ms, although its root must
+# receive 7 messages of 52 ms each on a real port (434 ms both ways
+# shaped; tests/bench/tune-bench.sh).  "off" removes both.
+ns_link()
+{
+    ns_limit "$@" || return 1
+    tc -n "${NS_TAG}sw" qdisc del dev "p$1" root 2>/dev/null
+    [ "$2" = off ] && return 0
+    tc -n "${NS_TAG}sw" qdisc add dev "p$1" root tbf rate "$2" \
+        burst "${3:-128kb}" latency 20ms
 }
 
 # Drops PCT percent of the UDP datagrams arriving at host I through eth0
