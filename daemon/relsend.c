@@ -63,16 +63,16 @@
  * queued (app-limited) only raise the estimate, and only a round with a
  * sample that was not app-limited counts towards the 3 (as in BBR): the
  * estimate of app-limited rounds is the application's rate, and pacing a
- * bulk transfer at it once held a flood to its heartbeats' rate (307 B/s;
- * test-rel applim_stream).  A round that loses at least
- * 8 datagrams and more than 1/8 also ends startup (as in BBRv2): a queue
- * on the path is shallower than what an unpaced burst puts into it; one
- * or two lost of a short round are random loss (test-rel few_losses).
- * It does so as soon as at least 8 losses are more than 1/8 of what the
- * round has resolved, not at its end: the end waits for the cumulative ack, so
- * for the lost datagrams, and their unpaced retransmissions overran the queue
- * again (test-rel overflow_fresh: 47,096 retransmissions of 50,052 datagrams,
- * 1,092 of 4,048 with pacing from the eighth loss).  A send after
+ * bulk transfer at it once held a flood to its heartbeats' rate (307
+ * B/s; test-rel applim_stream).  A round that loses at least 8 datagrams
+ * and more than 1/8 also ends startup (as in BBRv2): a queue on the path
+ * is shallower than what an unpaced burst puts into it; one or two lost
+ * of a short round are random loss (test-rel few_losses).  It does so as
+ * soon as at least 8 losses are more than 1/8 of what the round has
+ * resolved, not at its end: the end waits for the cumulative ack, so for
+ * the lost datagrams, and their unpaced retransmissions overran the
+ * queue again (test-rel overflow_fresh: 47,096 retransmissions of 50,052
+ * datagrams, 1,092 of 4,048 with pacing from the eighth loss).  A send after
  * idleness starts over with startup, unless a round of this peer ever
  * lost that much (`overflowed'); then it stays paced at the estimate,
  * as BBR restarts from idle.  On 2 emulated hosts at 10 Mbit/s behind tbf
@@ -81,8 +81,9 @@
  * 1 KiB messages; a path that never overflowed loses nothing by an
  * unpaced burst, and its estimate may date from a time its CPUs were
  * busy.  (Random loss of 8 or more above 1/8 counts as overflow too:
- * pacing then costs little, as the window is small anyway.)  With rate_bps,
- * that rate is used instead. Pacing is a token bucket 2 ms deep.
+ * pacing then costs little, as the window is small anyway.)  With
+ * rate_bps, that rate is used instead.  Pacing is a token bucket 2 ms
+ * deep.
  *
  * Memory per peer: the queued messages and one transmit ring of window
  * datagrams, allocated by the first relsend_queue.
@@ -521,7 +522,8 @@ rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 
 static void pace_update(struct rel_peer *p);
 
-/* This round lost more than 1/8: a queue on the path overflowed.
+/* This round lost at least REL_LOSSY_MIN and more than 1/8: a queue on
+   the path overflowed.
    Counted once per round, here or at its end; from the first, the peer
    stays paced after idleness (top of the file). */
 static void
@@ -625,7 +627,7 @@ round_end(struct rel *r, struct rel_peer *p)
     /* the delivery rate's phases.  An overflowing queue loses a run of
        datagrams; one or two lost in a short round are random loss, and
        ending startup on them paced a fresh peer at the rate of its few
-       small messages (test-rel random_loss_fresh) */
+       small messages (test-rel few_losses) */
     over = lossy && lost >= REL_LOSSY_MIN;
     if (over)
         round_overflowed(p);
