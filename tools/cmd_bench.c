@@ -35,6 +35,16 @@
  * reduce and gather ranks free to run ahead, a root-last operation is
  * timed as if rank i came last, which leaves out the root's wait for the
  * others that a simultaneous start would add (a flat reduce's (P-1) g).
+ * For the other operations (every rank ends with a result) --latency
+ * separates the operations by barriers: a run of iterations of a barrier
+ * and the operation, less a run of barriers alone, each process's best
+ * of each; the figure is the maximum over the processes.  Back to back
+ * they overlap too, less visibly: a rank that ends first starts the next
+ * operation while its partners still receive, and on a slow link the two
+ * share their ports (a butterfly allgather of 64 KiB over 8 emulated hosts
+ * at 10 Mbit/s took 923-989 ms per operation back to back, 471 ms one at
+ * a time, where a ring took 501 and 455: docs/collectives.md).  Barrier
+ * stays classic.
  *
  * --compress off|on|auto sets colls_group_set_compress (FPC, which the
  * daemons apply to hierarchical bcasts of doubles; docs/collectives.md)
@@ -78,7 +88,7 @@ struct bench_opts {
     const char *group;
     int nprocs;
     int runs, iters;
-    int latency; /* --latency: one operation's latency (rooted ops) */
+    int latency; /* --latency: one operation's latency */
     int json;    /* rank 0 prints one JSON document */
     char *sockets[BENCH_MAX_SOCKETS];
     int nsockets;
@@ -166,6 +176,9 @@ bench_rooted(int op)
     }
 }
 
+/* bench_chained's i for --latency's operations separated by barriers. */
+#define BENCH_SEPARATED (-1)
+
 /* An empty message of --latency's to rank r, and the wait for one from
    rank r; on the direct route (the least noise to subtract). */
 static int
@@ -188,9 +201,10 @@ bench_pong(colls_group_t *g, colls_t *c, int r)
 
 /*
  * One iteration of a run: with i 0 the operation alone (the classic
- * method); else --latency's through rank i (root 0): the operation
- * chained by an empty message (rooted, from bench_rooted), or with op -1
- * a round trip of the empty message alone.  first: the run's first
+ * method); with i BENCH_SEPARATED a barrier, then the operation (op -1:
+ * the barrier alone); else --latency's through rank i (root 0): the
+ * operation chained by an empty message (rooted, from bench_rooted), or
+ * with op -1 a round trip of the empty message alone.  first: the run's first
  * operation, which a root-last rank i does not wait for; last: the run's
  * last, after which the root releases nobody.
  */
@@ -204,6 +218,11 @@ bench_chained(colls_group_t *g, colls_t *c, const struct bench_opts *o, int op,
 
     if (i == 0)
         return bench_one(g, op, dt, sbuf, rbuf, count, counts, displs);
+    if (i == BENCH_SEPARATED) {
+        if ((rc = colls_barrier(g)) < 0 || op < 0)
+            return rc;
+        return bench_one(g, op, dt, sbuf, rbuf, count, counts, displs);
+    }
     if (op < 0) { /* the empty message's round trip */
         if (me == 0 && (rc = bench_ping(g, c, i)) == 0)
             rc = bench_pong(g, c, i);
@@ -227,10 +246,10 @@ bench_chained(colls_group_t *g, colls_t *c, const struct bench_opts *o, int op,
 
 /*
  * Times one size: warm-ups, then o->runs runs of o->iters iterations
- * (bench_chained: with i 0 the classic method, *us = this process's best
- * time per operation; else chained through rank i, op -1 round trips of
- * the empty message, *us = the root's best time per iteration, 0
- * elsewhere).
+ * (bench_chained: with i 0 the classic method and with i BENCH_SEPARATED
+ * the iterations after barriers, *us = this process's best time per
+ * iteration; else chained through rank i, op -1 round trips of the empty
+ * message, *us = the root's best time per iteration, 0 elsewhere).
  */
 static int
 bench_chain_runs(colls_group_t *g, colls_t *c, const struct bench_opts *o,
@@ -263,15 +282,17 @@ bench_chain_runs(colls_group_t *g, colls_t *c, const struct bench_opts *o,
         if (*us < 0 || t < *us)
             *us = t;
     }
-    if (i != 0 && colls_group_rank(g) != 0)
+    if (i > 0 && colls_group_rank(g) != 0)
         *us = 0;
     return 0;
 }
 
 /*
- * --latency for one size: for each rank i but the root, the chained
- * runs less the empty message's one way (half its best round trip);
- * *us = the largest of those at the root, 0 elsewhere.
+ * --latency for one size.  A rooted operation: for each rank i but the
+ * root, the chained runs less the empty message's one way (half its best
+ * round trip); *us = the largest of those at the root, 0 elsewhere.  The
+ * others: *us = this process's best iteration of a barrier and the
+ * operation less its best iteration of a barrier alone (at least 0).
  */
 static int
 bench_latency_run(colls_group_t *g, colls_t *c, const struct bench_opts *o,
@@ -282,6 +303,16 @@ bench_latency_run(colls_group_t *g, colls_t *c, const struct bench_opts *o,
     double chained, rtt;
 
     *us = 0;
+    if (bench_rooted(o->op) == 0) {
+        rc = bench_chain_runs(g, c, o, -1, BENCH_SEPARATED, sbuf, rbuf, count,
+                              counts, displs, &rtt);
+        if (rc == 0)
+            rc = bench_chain_runs(g, c, o, o->op, BENCH_SEPARATED, sbuf, rbuf,
+                                  count, counts, displs, &chained);
+        if (rc == 0 && chained > rtt)
+            *us = chained - rtt;
+        return rc;
+    }
     for (i = 1; i < P; i++) {
         rc = bench_chain_runs(g, c, o, -1, i, sbuf, rbuf, count, counts, displs,
                               &rtt);
@@ -296,12 +327,12 @@ bench_latency_run(colls_group_t *g, colls_t *c, const struct bench_opts *o,
     return 0;
 }
 
-/* 1 if o's sizes are timed by bench_latency_run: --latency, a rooted
-   operation and more than one process. */
+/* 1 if o's sizes are timed by bench_latency_run: --latency, an
+   operation other than barrier and more than one process. */
 static int
 bench_latency(const struct bench_opts *o)
 {
-    return o->latency && bench_rooted(o->op) != 0 && o->nprocs > 1;
+    return o->latency && o->op != COLLS_COLL_BARRIER && o->nprocs > 1;
 }
 
 /* "hier", "flat", "direct" or "auto". */
@@ -324,8 +355,8 @@ bench_compress_name(int compress)
                                             : "auto";
 }
 
-/* Rank 0's heading: a comment and the columns, or the JSON document's
-   start. */
+/* Rank 0's heading: a comment and the columns (every method), or the
+   JSON document's start. */
 static void
 bench_head(const struct bench_opts *o)
 {
@@ -339,22 +370,28 @@ bench_head(const struct bench_opts *o)
                bench_latency(o) ? "latency" : "classic",
                comp != NULL ? "double" : "int32", comp != NULL ? "\"" : "",
                comp != NULL ? comp : "null", comp != NULL ? "\"" : "");
-    } else if (bench_latency(o)) {
-        printf("# collsctl bench %s --latency: P=%d, per rank i but the "
-               "root %d runs of %d ops chained through i after %d warm-ups, "
-               "us/op = max over i of the root's best run less the chaining "
-               "message's one way%s%s\n",
-               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
-               comp != NULL ? "; double data, compress " : "",
-               comp != NULL ? comp : "");
     } else {
-        printf("# collsctl bench %s: P=%d, %d runs of %d ops after %d "
-               "warm-ups, us/op = max over processes of each one's best "
-               "run%s%s\n",
-               collop_name(o->op), o->nprocs, o->runs, o->iters, BENCH_WARMUP,
-               comp != NULL ? "; double data, compress " : "",
-               comp != NULL ? comp : "");
-        printf("%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm", "mode");
+        printf("# collsctl bench %s%s: P=%d, ", collop_name(o->op),
+               bench_latency(o) ? " --latency" : "", o->nprocs);
+        if (bench_latency(o) && bench_rooted(o->op) == 0)
+            printf("%d runs of %d iterations of a barrier and the op, and as "
+                   "many of a barrier alone, after %d warm-ups each; us/op = "
+                   "max over processes of the best run of the first less "
+                   "that of the second",
+                   o->runs, o->iters, BENCH_WARMUP);
+        else if (bench_latency(o))
+            printf("per rank i but the root %d runs of %d ops chained "
+                   "through i after %d warm-ups, us/op = max over i of the "
+                   "root's best run less the chaining message's one way",
+                   o->runs, o->iters, BENCH_WARMUP);
+        else
+            printf("%d runs of %d ops after %d warm-ups, us/op = max over "
+                   "processes of each one's best run",
+                   o->runs, o->iters, BENCH_WARMUP);
+        if (comp != NULL)
+            printf("; double data, compress %s", comp);
+        printf("\n%10s %12s  %-24s %s\n", "bytes", "us/op", "algorithm",
+               "mode");
     }
     fflush(stdout);
 }
@@ -671,11 +708,11 @@ static const struct collsctl_opt bench_opts[] = {
     {"iters", 'i', 0, "N",
      "back-to-back operations per run, 1 to 1000000 (default 50)"},
     {"latency", 'l', 0, NULL,
-     "time one operation on its own (bcast, scatter[v], reduce, gather[v]; "
-     "the others' figure is their latency already): per rank i but the "
-     "root, operations chained through i by an empty message on the direct "
-     "route, less its one way; the maximum over i (P - 1 times the "
-     "operations)"},
+     "time one operation on its own.  Rooted ones (bcast, scatter[v], "
+     "reduce, gather[v]): per rank i but the root, operations chained "
+     "through i by an empty message on the direct route, less its one way; "
+     "the maximum over i (P - 1 times the operations).  The others but "
+     "barrier: each operation after a barrier, less barriers alone"},
     {"json", 'j', COLLSCTL_OPT_SHORT, NULL,
      "print one JSON object: op, processes, runs, iters, warmups, method "
      "(classic or latency), data, compress, and results, one object per "
@@ -700,8 +737,8 @@ const struct collsctl_cmd cmd_bench = {
               "reduce_scatter scan exscan.  Per size: 3 warm-ups, then K "
               "runs of N operations, each run after a barrier; each process "
               "keeps its best run, and the figure is the maximum of those "
-              "over the processes.  --latency times a rooted operation on "
-              "its own instead (back to back, such operations overlap).  "
+              "over the processes.  --latency times one operation on its "
+              "own instead (back to back, operations overlap).  "
               "Data are int32 (reductions: SUM).  With "
               "stderr on a terminal a progress line shows the size being "
               "measured.",

@@ -21,7 +21,7 @@
  *                            `collsctl bench OP --hier --latency` (P
  *                            members forked here, attached to --sockets
  *                            in turn; one operation's latency, which the
- *                            rows predict, also for rooted operations;
+ *                            rows predict;
  *                            a segmented row at the segment of its
  *                            prediction), and the pick, and prints
  *                            measured times and

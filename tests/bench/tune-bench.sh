@@ -9,8 +9,8 @@
 #   3. every algorithm is run forced (`collsctl bench OP --hier --algo
 #      NAME[:SEG] --latency`, a segmented row at the segment of its
 #      prediction: one operation's latency, which the formulas
-#      predict; for a rooted operation timed back to back, the classic
-#      method, consecutive operations overlap), and once unforced (the
+#      predict; timed back to back, the classic method, consecutive
+#      operations overlap), and once unforced (the
 #      daemons' own pick, with its segment size);
 # and prints per point the pick, its prediction and measured time, the
 # fastest forced algorithm, pick / fastest, and the prediction's error
