@@ -522,10 +522,20 @@ rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 
 static void pace_update(struct rel_peer *p);
 
-/* This round lost at least REL_LOSSY_MIN and more than 1/8: a queue on
-   the path overflowed.
-   Counted once per round, here or at its end; from the first, the peer
-   stays paced after idleness (top of the file). */
+/* 1 if lost of lost + acked datagrams of a round say that a queue on the
+   path overflowed: at least REL_LOSSY_MIN and more than 1/8.  An
+   overflowing queue loses a run of datagrams; one or two lost of a short
+   round are random loss, and ending startup on them paced a fresh peer at
+   the rate of its few small messages (test-rel few_losses). */
+static int
+round_lossy(uint32_t lost, uint32_t acked)
+{
+    return lost >= REL_LOSSY_MIN && lost * 8 > acked + lost;
+}
+
+/* The round overflowed a queue (round_lossy).  Counted once per round,
+   here or at its end; from the first, the peer stays paced after
+   idleness (top of the file). */
 static void
 round_overflowed(struct rel_peer *p)
 {
@@ -546,8 +556,7 @@ mark_lost(struct rel_peer *p, uint32_t i, int fast)
     s->fast = (uint8_t)fast;
     slots_append(p, &p->rtx, i);
     p->round_lost++;
-    if (p->round_lost < REL_LOSSY_MIN ||
-        p->round_lost * 8 <= p->round_acked + p->round_lost)
+    if (!round_lossy(p->round_lost, p->round_acked))
         return;
     round_overflowed(p);
     /* startup overran a queue: pace from now on, not from the round's
@@ -610,13 +619,12 @@ rate_sample(struct rel *r, struct rel_peer *p, uint64_t del, uint64_t us,
 static void
 round_end(struct rel *r, struct rel_peer *p)
 {
-    uint32_t total = p->round_acked + p->round_lost, lost = p->round_lost;
-    int lossy = 0, over;
+    uint32_t total = p->round_acked + p->round_lost;
+    int over = round_lossy(p->round_lost, p->round_acked);
 
     if (total > 0 && p->round_lost * 8 > total) {
         p->ssthresh = p->cwnd / 2 > r->cwnd_min ? p->cwnd / 2 : r->cwnd_min;
         p->cwnd = p->ssthresh;
-        lossy = 1;
     } else if (p->round_acked > 0) {
         uint32_t c =
             p->cwnd < p->ssthresh ? p->cwnd * 2 : p->cwnd + (p->cwnd + 7) / 8;
@@ -624,11 +632,7 @@ round_end(struct rel *r, struct rel_peer *p)
     }
     p->round_acked = p->round_lost = 0;
     p->round_end = p->snd_nxt;
-    /* the delivery rate's phases.  An overflowing queue loses a run of
-       datagrams; one or two lost in a short round are random loss, and
-       ending startup on them paced a fresh peer at the rate of its few
-       small messages (test-rel few_losses) */
-    over = lossy && lost >= REL_LOSSY_MIN;
+    /* the delivery rate's phases */
     if (over)
         round_overflowed(p);
     p->round_over = 0;
