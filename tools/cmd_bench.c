@@ -15,9 +15,10 @@
  * --roundrobin forms the group with round-robin placement (ranks dealt
  * over the hosts) instead of contiguous.
  *
- * --latency times one operation of a rooted collective on its own, which
- * is what the cost models of daemon/alg/ predict (docs/collectives.md,
- * "What the model leaves out"): back to back, the root of a bcast or
+ * --latency times one operation on its own (every operation but
+ * barrier), which is what the cost models of daemon/alg/ predict
+ * (docs/collectives.md, "What the model leaves out").  Rooted ones: back
+ * to back, the root of a bcast or
  * scatter returns as soon as its buffer may be reused (and every rank of
  * a reduce or gather but the root), so consecutive operations overlap and
  * the classic figure is the busiest rank's share.  The method is de
@@ -300,17 +301,17 @@ bench_latency_run(colls_group_t *g, colls_t *c, const struct bench_opts *o,
                   const size_t *displs, double *us)
 {
     int i, rc, P = colls_group_size(g);
-    double chained, rtt;
+    double chained, rtt, alone;
 
     *us = 0;
     if (bench_rooted(o->op) == 0) {
         rc = bench_chain_runs(g, c, o, -1, BENCH_SEPARATED, sbuf, rbuf, count,
-                              counts, displs, &rtt);
+                              counts, displs, &alone);
         if (rc == 0)
             rc = bench_chain_runs(g, c, o, o->op, BENCH_SEPARATED, sbuf, rbuf,
                                   count, counts, displs, &chained);
-        if (rc == 0 && chained > rtt)
-            *us = chained - rtt;
+        if (rc == 0 && chained > alone)
+            *us = chained - alone;
         return rc;
     }
     for (i = 1; i < P; i++) {
