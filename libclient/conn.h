@@ -206,7 +206,10 @@ struct colls__conn {
        (it may carry the dead task's last messages) */
     struct colls__deaths pending;
     uv_timer_t hello_timer; /* bounds that wait */
-    uint64_t fallbacks;     /* direct sends that went via the daemon */
+    /* 1 while the held deaths are being reported: they are not held
+       again for a connection of unknown origin (direct.c) */
+    int releasing;
+    uint64_t fallbacks; /* direct sends that went via the daemon */
     /* the shared-memory channel to the daemon (shm.h), NULL: socket */
     struct colls__shm *shm;
     /* single copy (coll.c): the daemon may read or write our memory at

@@ -280,23 +280,56 @@ direct_take_pending(struct colls__conn *cn, colls_tid_t tid)
     return 0;
 }
 
-/* Reports the held-back deaths once no connection of unknown origin is
-   left. */
-static void
-direct_apply_pending(struct colls__conn *cn)
+/* 1 if cn's listener has a connection waiting in its backlog, not yet
+   accepted (its listen callback has not run). */
+static int
+direct_backlog(struct colls__conn *cn)
+{
+    struct pollfd pfd = {.events = POLLIN};
+    uv_os_fd_t fd;
+
+    if (!cn->listening || uv_fileno((uv_handle_t *)&cn->listener, &fd) != 0)
+        return 0;
+    pfd.fd = fd;
+    return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+}
+
+/* 1 while a direct connection has not said who it is: open without
+   HELLO, or waiting in the listener's backlog. */
+static int
+direct_unknown(struct colls__conn *cn)
 {
     struct list_node *n;
 
     LIST_FOREACH (n, &cn->streams) {
         struct colls__stream *st = list_entry(n, struct colls__stream, link);
         if (st->kind == COLLS__ST_DIRECT && !st->hello && !st->closing)
-            return;
+            return 1;
     }
+    return direct_backlog(cn);
+}
+
+/*
+ * Reports the held-back deaths once no connection of unknown origin is
+ * left, or, when the wait has expired, at once.  While they are being
+ * reported, colls__direct_hold_death does not hold them again for such
+ * a connection: when it also looked at the backlog and this did not, a
+ * connection arriving in the backlog between a HELLO and this call made
+ * every death go back on the list as it came off, for ever (a survivor
+ * of coll-fail.sh spun at 100 % CPU instead of failing its allreduce).
+ */
+static void
+direct_apply_pending(struct colls__conn *cn, int expired)
+{
+    if (cn->pending.n == 0 || (!expired && direct_unknown(cn)))
+        return;
     uv_timer_stop(&cn->hello_timer);
+    cn->releasing = 1;
     while (cn->pending.n > 0) {
         struct colls__dead d = cn->pending.v[--cn->pending.n];
         cn->ops->dead(cn, d.tid, d.status);
     }
+    cn->releasing = 0;
 }
 
 /* Closes the direct connections that did not say HELLO in time. */
@@ -311,21 +344,7 @@ direct_hello_timer_cb(uv_timer_t *t)
         if (st->kind == COLLS__ST_DIRECT && !st->hello)
             colls__stream_close(st);
     }
-    direct_apply_pending(cn);
-}
-
-/* 1 if a connection waits in cn's listener's backlog, not yet accepted
-   (its listen callback has not run). */
-static int
-direct_backlog(struct colls__conn *cn)
-{
-    struct pollfd pfd = {.events = POLLIN};
-    uv_os_fd_t fd;
-
-    if (!cn->listening || uv_fileno((uv_handle_t *)&cn->listener, &fd) != 0)
-        return 0;
-    pfd.fd = fd;
-    return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+    direct_apply_pending(cn, 1);
 }
 
 /*
@@ -334,9 +353,10 @@ direct_backlog(struct colls__conn *cn)
  * connection from tid is open, its last messages may still be in it: the
  * death is kept on that connection and reported (ops->dead) when it
  * closes.  While a connection of unknown origin is open, or one waits
- * to be accepted, the death waits, for at most COLLS__HELLO_MS.  Returns
- * 1 if the death is held back, 0 if it may be recorded now (also when
- * there is no memory to hold it).
+ * to be accepted, the death waits, for at most COLLS__HELLO_MS; not
+ * while the held deaths are being reported (direct_apply_pending).
+ * Returns 1 if the death is held back, 0 if it may be recorded now (also
+ * when there is no memory to hold it).
  */
 int
 colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
@@ -355,6 +375,8 @@ colls__direct_hold_death(struct colls__conn *cn, colls_tid_t tid, int status)
             return 1;
         }
     }
+    if (cn->releasing)
+        return 0;
     if (!unknown)
         unknown = direct_backlog(cn);
     if (!unknown || colls__deaths_reserve(&cn->pending) < 0)
@@ -410,7 +432,7 @@ colls__direct_frame(struct colls__stream *st, Envelope *e, uint8_t *payload,
         st->hello = 1;
         st->peer_tid = e->src;
         st->dead_status = direct_take_pending(cn, e->src);
-        direct_apply_pending(cn);
+        direct_apply_pending(cn, 0);
         p = direct_find(cn, e->src);
         if (p == NULL)
             p = direct_peer_new(cn, e->src);
@@ -445,7 +467,7 @@ colls__direct_closed(struct colls__stream *st)
         cn->ops->dead(cn, st->peer_tid, status);
     }
     if (!st->hello)
-        direct_apply_pending(cn);
+        direct_apply_pending(cn, 0);
 
     if (p == NULL || p->st != st)
         return;

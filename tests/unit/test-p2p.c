@@ -41,6 +41,8 @@
 #define REMOTE      0x300001u /* a task on host 3 */
 #define UNREACHABLE 0x10000au /* its direct address refuses connections */
 #define UNKNOWN     0x10000bu /* ROUTE_REQ answers ENOENT */
+#define OTHER1      0x10000cu /* say HELLO on connections the test opens */
+#define OTHER2      0x10000du
 
 enum {
     T_EXIT = 901,  /* send TASK_EXIT {src = dst} */
@@ -986,6 +988,81 @@ START_TEST(test_direct_garbage)
 }
 END_TEST
 
+/* Runs c's loop until it has a direct stream and holds `pending` deaths
+   (a few seconds at most). */
+static void
+spin_until(colls_t *c, size_t pending)
+{
+    colls_status_t st;
+    int i;
+
+    for (i = 0; i < 5000; i++) {
+        if (direct_streams(c) > 0 && c->conn.pending.n == pending)
+            return;
+        ck_assert_int_eq(colls_probe(c, COLLS_ANY, COLLS_ANY, 0, &st), 0);
+        usleep(1000);
+    }
+}
+
+/* Writes to fd a HELLO from src with the ticket its daemon would have
+   given it, and a DATA frame with tag 9. */
+static void
+say_hello(colls_t *c, int fd, colls_tid_t src)
+{
+    uint8_t tk[COLLS_TICKET_LEN];
+    struct buf b;
+
+    buf_init(&b);
+    put_u64(tk, colls_direct_ticket(c->conn.direct_key, src, ME));
+    hello_and_data(&b, src, tk);
+    ck_assert_int_eq(netutil_write_full(fd, b.data, b.len), 0);
+    buf_free(&b);
+}
+
+/* A death is held back while a direct connection has not said who it
+   is (it may be the dead task's, with its last messages), also while
+   one waits in the listener's backlog, and reported once the last of
+   them says HELLO.  A HELLO read while another connection was in the
+   backlog used to put the death back on the list as it came off, for
+   ever: the handle spun and the receive never failed. */
+START_TEST(test_direct_death_held)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    struct buf empty;
+    colls_status_t st;
+    char out[8];
+    int fa, fb;
+
+    buf_init(&empty);
+    fa = direct_connect_write(c, &empty); /* A: accepted, silent */
+    spin_until(c, 0);
+    ck_assert_int_eq(direct_streams(c), 1);
+    ck_assert_int_eq(colls_send(c, PEER, T_EXIT, "", 0), 0);
+    spin_until(c, 1);
+    ck_assert_uint_eq(c->conn.pending.n, 1);
+    ck_assert_int_eq(colls_nrecv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
+                     COLLS_EAGAIN);
+    /* A says HELLO, B connects behind it: both wait for the next turn
+       of the loop, A's HELLO first */
+    say_hello(c, fa, OTHER1);
+    fb = direct_connect_write(c, &empty);
+    ck_assert_int_eq(colls_recv(c, OTHER1, 9, out, sizeof(out), &st), 0);
+    ck_assert_mem_eq(out, "forged", 6);
+    ck_assert_uint_eq(c->conn.pending.n, 1); /* B is still unknown */
+    ck_assert_int_eq(colls_nrecv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
+                     COLLS_EAGAIN);
+    say_hello(c, fb, OTHER2);
+    ck_assert_int_eq(colls_recv(c, OTHER2, 9, out, sizeof(out), &st), 0);
+    ck_assert_uint_eq(c->conn.pending.n, 0);
+    ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
+                     COLLS_EPEERDEAD);
+    close(fa);
+    close(fb);
+    detach(&f, c);
+}
+END_TEST
+
 /* Direct sends to peers that cannot be reached go via the daemon, in
    order, and are counted. */
 START_TEST(test_direct_fallback)
@@ -1085,6 +1162,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_direct_fallback);
     tcase_add_test(tc, test_direct_garbage);
+    tcase_add_test(tc, test_direct_death_held);
     tcase_add_test(tc, test_poll_window);
     tcase_add_test(tc, test_wait_avg);
     tcase_add_test(tc, test_siblings);
