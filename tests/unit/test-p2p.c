@@ -1019,6 +1019,24 @@ say_hello(colls_t *c, int fd, colls_tid_t src)
     buf_free(&b);
 }
 
+/* Opens a connection to c's listener that says nothing, lets c accept
+   it, then makes PEER exit: c holds the death back.  Returns the fd. */
+static int
+hold_peer_death(colls_t *c)
+{
+    struct buf empty;
+    int fd;
+
+    buf_init(&empty);
+    fd = direct_connect_write(c, &empty);
+    spin_until(c, 0);
+    ck_assert_int_eq(direct_streams(c), 1);
+    ck_assert_int_eq(colls_send(c, PEER, T_EXIT, "", 0), 0);
+    spin_until(c, 1);
+    ck_assert_uint_eq(c->conn.pending.n, 1);
+    return fd;
+}
+
 /* A death is held back while a direct connection has not said who it
    is (it may be the dead task's, with its last messages), also while
    one waits in the listener's backlog, and reported once the last of
@@ -1035,12 +1053,7 @@ START_TEST(test_direct_death_held)
     int fa, fb;
 
     buf_init(&empty);
-    fa = direct_connect_write(c, &empty); /* A: accepted, silent */
-    spin_until(c, 0);
-    ck_assert_int_eq(direct_streams(c), 1);
-    ck_assert_int_eq(colls_send(c, PEER, T_EXIT, "", 0), 0);
-    spin_until(c, 1);
-    ck_assert_uint_eq(c->conn.pending.n, 1);
+    fa = hold_peer_death(c); /* A */
     ck_assert_int_eq(colls_nrecv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
                      COLLS_EAGAIN);
     /* A says HELLO, B connects behind it: both wait for the next turn
@@ -1059,6 +1072,29 @@ START_TEST(test_direct_death_held)
                      COLLS_EPEERDEAD);
     close(fa);
     close(fb);
+    detach(&f, c);
+}
+END_TEST
+
+/* A connection that never says who it is holds a death back for
+   COLLS__HELLO_MS at most: then it is closed and the death reported. */
+START_TEST(test_direct_death_expired)
+{
+    struct fake f;
+    colls_t *c = attach(&f);
+    colls_status_t st;
+    char out[8];
+    ssize_t n;
+    int fa;
+
+    fa = hold_peer_death(c);
+    ck_assert_int_eq(colls_recv(c, PEER, COLLS_ANY, out, sizeof(out), &st),
+                     COLLS_EPEERDEAD);
+    ck_assert_uint_eq(c->conn.pending.n, 0);
+    ck_assert_int_eq(direct_streams(c), 0);
+    n = recv(fa, out, sizeof(out), 0); /* closed unheard: EOF or reset */
+    ck_assert(n == 0 || (n < 0 && errno != EAGAIN));
+    close(fa);
     detach(&f, c);
 }
 END_TEST
@@ -1163,6 +1199,7 @@ suite_p2p(void)
     tcase_add_test(tc, test_direct_fallback);
     tcase_add_test(tc, test_direct_garbage);
     tcase_add_test(tc, test_direct_death_held);
+    tcase_add_test(tc, test_direct_death_expired);
     tcase_add_test(tc, test_poll_window);
     tcase_add_test(tc, test_wait_avg);
     tcase_add_test(tc, test_siblings);
