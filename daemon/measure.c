@@ -315,10 +315,11 @@ measure_gap_at(const struct plogp_params *sum, size_t m)
 
 /*
  * Ll of sum from the last round's echoes: their round trip while every
- * daemon echoed, half of it less the smallest size's gap (as L), at
- * least L.  gl of sum from its trains: g times the ratio of the gap
- * while every daemon sent to a pair's gap alone (at least 1), that of the
- * largest size of the round at most m (its smallest below it).
+ * daemon echoed, half of it less the smallest size's g (Ll + g(m) is a
+ * loaded one-way trip as L + g(m) is one alone), at least L.  gl of sum from
+ * its trains: g times the ratio of the gap while every daemon sent to a pair's
+ * gap alone (at least 1), that of the largest size of the round at most m (its
+ * smallest below it).
  */
 static void
 measure_loaded(const struct measure_state *ms, struct plogp_params *sum)
@@ -339,7 +340,7 @@ measure_loaded(const struct measure_state *ms, struct plogp_params *sum)
     plogp_monotone(sum);
     sum->Ll = sum->L;
     if (ms->load_rtt > 0.0 && sum->n > 0) {
-        double ll = ms->load_rtt / 2.0 - sum->gap[0];
+        double ll = ms->load_rtt / 2.0 - sum->g[0];
 
         if (ll > sum->Ll)
             sum->Ll = ll;
@@ -645,6 +646,10 @@ measure_kick(struct daemon *d, uint64_t now)
             return; /* a probe in flight */
         measure_ids(d);
         rc = plogp_job_next(&jb->j, &measure_ops, d, &d->ms->next_id, now);
+        if (rc == 2) {
+            jb->not_before_us = jb->j.resume_us; /* the cron kicks again */
+            return;
+        }
         if (rc == 0) {
             /* a 4 MiB train on a 10 Mbit/s link takes seconds, and more
                where a shaper drops its bursts */

@@ -154,11 +154,14 @@ plogp_ladder_us(const size_t *sizes, size_t n, int reps, unsigned request_ms)
                          ? PLOGP_ECHO_MANY
                          : reps;
 
-        t += (uint64_t)echoes * plogp_deadline_us(sizes[i], request_ms) +
-             (uint64_t)reps *
-                 plogp_deadline_us((uint64_t)sizes[i] *
-                                       (uint64_t)plogp_train_len(sizes[i]),
-                                   request_ms);
+        t +=
+            (uint64_t)PLOGP_ALONE_REPS *
+                (PLOGP_PAUSE_MAX_US + plogp_deadline_us(sizes[i], request_ms)) +
+            (uint64_t)echoes * plogp_deadline_us(sizes[i], request_ms) +
+            (uint64_t)reps *
+                plogp_deadline_us((uint64_t)sizes[i] *
+                                      (uint64_t)plogp_train_len(sizes[i]),
+                                  request_ms);
     }
     return t;
 }
@@ -195,6 +198,8 @@ plogp_job_init(struct plogp_job *j, int hid, const size_t *sizes, size_t nsizes,
 int
 plogp_job_reps(const struct plogp_job *j)
 {
+    if (j->phase == PLOGP_ALONE)
+        return PLOGP_ALONE_REPS;
     if (j->phase == PLOGP_ECHO && j->sizes[j->i] <= PLOGP_ECHO_MANY_MAX &&
         j->reps < PLOGP_ECHO_MANY)
         return PLOGP_ECHO_MANY;
@@ -208,16 +213,20 @@ plogp_job_advance(struct plogp_job *j, double sample)
     int reps = plogp_job_reps(j);
 
     j->id = 0;
+    j->rested = 0;
     j->sample[j->r++] = sample;
+    if (j->phase == PLOGP_TRAIN && sample * (double)(j->k - 1) > j->longest_us)
+        j->longest_us = sample * (double)(j->k - 1); /* the whole train */
     if (j->r < reps)
         return;
-    if (j->phase == PLOGP_ECHO) {
+    if (j->phase != PLOGP_TRAIN) {
         /* the least: a round trip is only ever lengthened by whatever
            else the two daemons or their CPUs do meanwhile */
         int k;
 
-        j->rtt[j->i] = j->sample[0];
-        for (k = 1; k < reps; k++)
+        if (j->phase == PLOGP_ECHO)
+            j->rtt[j->i] = j->sample[0];
+        for (k = 0; k < reps; k++)
             if (j->sample[k] < j->rtt[j->i])
                 j->rtt[j->i] = j->sample[k];
     } else
@@ -227,7 +236,14 @@ plogp_job_advance(struct plogp_job *j, double sample)
         j->phase = PLOGP_TRAIN;
         return;
     }
-    j->phase = ++j->i < j->nsizes ? PLOGP_ECHO : PLOGP_DONE;
+    if (j->phase == PLOGP_TRAIN && ++j->i < j->nsizes) {
+        j->phase = PLOGP_ECHO;
+        return;
+    }
+    if (j->phase == PLOGP_ALONE && ++j->i < j->nsizes)
+        return;
+    j->i = 0;
+    j->phase = j->phase == PLOGP_TRAIN ? PLOGP_ALONE : PLOGP_DONE;
 }
 
 int
@@ -241,9 +257,17 @@ plogp_job_next(struct plogp_job *j, const struct plogp_ops *ops, void *ctx,
         return 1;
     if (j->id != 0)
         return 0; /* one probe at a time */
+    if (j->phase == PLOGP_ALONE && !j->rested) {
+        j->rested = 1;
+        j->resume_us = now_us + (j->longest_us < PLOGP_PAUSE_MAX_US
+                                     ? (uint64_t)j->longest_us
+                                     : PLOGP_PAUSE_MAX_US);
+    }
+    if (j->phase == PLOGP_ALONE && now_us < j->resume_us)
+        return 2;
     m = j->sizes[j->i];
     j->id = (*next_id)++;
-    if (j->phase == PLOGP_ECHO) {
+    if (j->phase != PLOGP_TRAIN) {
         j->sent_us = now_us;
         rc = ops->echo(ctx, j->hid, m, j->id);
     } else {
@@ -258,7 +282,8 @@ plogp_job_next(struct plogp_job *j, const struct plogp_ops *ops, void *ctx,
 int
 plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us)
 {
-    if (j->phase != PLOGP_ECHO || id == 0 || id != j->id)
+    if ((j->phase != PLOGP_ECHO && j->phase != PLOGP_ALONE) || id == 0 ||
+        id != j->id)
         return 0;
     plogp_job_advance(j, now_us >= j->sent_us ? (double)(now_us - j->sent_us)
                                               : 0.0);
@@ -301,7 +326,9 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
         out->m[i] = j->sizes[i];
         out->rtt[i] = j->rtt[i];
         out->gap[i] = j->gap[i];
-        out->g[i] = iso > j->gap[i] ? iso : j->gap[i];
+        /* an isolated message: below gap(m) where a shaper lets a burst
+           pass (the busiest port bounds what follows, tune.c) */
+        out->g[i] = iso > 0.0 ? iso : 0.0;
         out->gl[i] = out->g[i]; /* a pair alone */
     }
     plogp_monotone(out);

@@ -12,13 +12,16 @@
  *   L      end-to-end latency, us;
  *   g(m)   the time a message of m bytes costs on its own, beyond L: the
  *          one-way time of an isolated message is L + g(m), which is what
- *          every step of the algorithm rows' formulas charges;
+ *          every step of the algorithm rows' formulas charges (below
+ *          gap(m) behind a shaper's bucket, which lets an isolated
+ *          message through at once; the rows' busiest ports, alg.h,
+ *          then bound what follows);
  *   gap(m) the gap of back-to-back messages of m bytes (saturation: the
  *          interval between arrivals of a train), kept for people: it is
  *          what a stream sustains, and g(m) - gap(m) is the part of an
  *          isolated message that a pipeline overlaps;
  *   Ll     L while every daemon echoes its next at once: half the median
- *          round trip of those echoes less gap(m0), at least L;
+ *          round trip of those echoes less g(m0), at least L;
  *   gl(m)  g(m) while every daemon sends at once: g(m) times the ratio of
  *          the gap of trains sent by all the daemons together (each to
  *          the next, in a ring) to the gap of a pair's alone, at least 1.
@@ -35,9 +38,11 @@
  * shared.  Then
  *   L = min over the sizes m <= PLOGP_L_MAX of RTT(m) / 2 - gap(m)
  *       (each is at least L), and
- *   g(m) = max(gap(m), RTT(m) / 2 - L).
+ *   g(m) = RTT(m) / 2 - L, at least 0.
  * RTT(m) is the least of the repetitions (anything else the daemons or
  * their CPUs do only lengthens a round trip), gap(m) their median.
+ * The echoes alone (PLOGP_ALONE_REPS, below) count among them: each
+ * meets a shaper's bucket full again.
  */
 #ifndef COLLS_DAEMON_PLOGP_H
 #define COLLS_DAEMON_PLOGP_H
@@ -71,6 +76,19 @@
    an isolated echo of 4 KiB passes a shaper's bucket at the wire's
    speed, faster than a train's gap says. */
 #define PLOGP_L_MAX ((size_t)1024)
+
+/* Echoes alone: after the trains, PLOGP_ALONE_REPS echoes of each size,
+   each after a pause as long as the longest train took, at most
+   PLOGP_PAUSE_MAX_US.  A train empties a shaper's bucket, and an echo
+   sent into an empty one measures the bucket's rate, not an isolated
+   message: behind tbf at 10 Mbit/s with a 4 KB bucket a message of 1 KiB
+   passes at the veth's speed when the bucket is full (a chain bcast of
+   1 KiB over 8 hosts took 1.0 ms where 7 x gap(1 KiB) is 6.6 ms).  Last,
+   not before each size's trains: the transport's rate estimate takes the
+   fastest delivery it sees, and after fast echoes it paced the next
+   train faster than the bucket drains (gap(1 KiB) 1.63 ms, not 0.95). */
+#define PLOGP_ALONE_REPS   2
+#define PLOGP_PAUSE_MAX_US 200000u
 
 /* Repetitions per size of a measurement that asks for none. */
 #define PLOGP_THOROUGH_REPS 3
@@ -168,19 +186,24 @@ double plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us);
 
 /* ---- measuring one peer ---- */
 
-enum plogp_phase { PLOGP_ECHO, PLOGP_TRAIN, PLOGP_DONE };
+/* Per size echoes, then trains; after the last size, PLOGP_ALONE_REPS
+   echoes of each size alone (below); then done. */
+enum plogp_phase { PLOGP_ECHO, PLOGP_TRAIN, PLOGP_ALONE, PLOGP_DONE };
 
 struct plogp_job {
     int hid;
     size_t sizes[PLOGP_MAX_SIZES];
     size_t nsizes;
     int reps;
-    int phase;        /* enum plogp_phase */
-    size_t i;         /* size being measured */
-    int r;            /* repetition */
-    uint64_t id;      /* of the probe in flight (0: none) */
-    uint64_t sent_us; /* when the echo in flight left */
-    int k;            /* messages of the train in flight */
+    int phase;          /* enum plogp_phase */
+    size_t i;           /* size being measured */
+    int r;              /* repetition */
+    uint64_t id;        /* of the probe in flight (0: none) */
+    uint64_t sent_us;   /* when the echo in flight left */
+    int k;              /* messages of the train in flight */
+    double longest_us;  /* the longest train's span, about */
+    int rested;         /* PLOGP_ALONE: the pause before the next echo began */
+    uint64_t resume_us; /* when that pause ends */
     double sample[PLOGP_MAX_REPS];
     double rtt[PLOGP_MAX_SIZES], gap[PLOGP_MAX_SIZES];
 };
@@ -202,7 +225,8 @@ int plogp_job_init(struct plogp_job *j, int hid, const size_t *sizes,
                    size_t nsizes, int reps);
 /*
  * Sends the next probe (ids from *next_id, incremented).  Returns 0 when
- * a probe is in flight, 1 when the job is complete, or the ops' error.
+ * a probe is in flight, 1 when the job is complete, 2 while it pauses
+ * before an echo alone (call again at j->resume_us), or the ops' error.
  */
 int plogp_job_next(struct plogp_job *j, const struct plogp_ops *ops, void *ctx,
                    uint64_t *next_id, uint64_t now_us);

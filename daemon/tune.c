@@ -74,6 +74,9 @@ const struct tune_rule tune_default_rules[] = {
 const size_t tune_default_nrules =
     sizeof(tune_default_rules) / sizeof(tune_default_rules[0]);
 
+/* Ladder points tune_alg_cost scales under load (PLOGP_MAX_SIZES). */
+#define TUNE_MAX_POINTS 16
+
 /* Segment sizes tried for segmented algorithms by the cost model. */
 static const size_t tune_segs[] = {4 * K, 16 * K, 64 * K, 256 * K, 1024 * K};
 
@@ -141,6 +144,7 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     size_t j, n = tune_size(a);
     double best = -1.0;
     struct plogp loaded;
+    double gapl[TUNE_MAX_POINTS];
 
     *seg = 0;
     /* every member takes part in a collective at once: each step's
@@ -152,13 +156,28 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     if (p->Ll > p->L)
         loaded.L = p->Ll;
     if ((alg->flags & ALG_ALLPAIRS) && p->gl != NULL) {
+        /* the gap grows under load as g does: gap gl / g (behind a
+           shaper's bucket g < gap, and gl alone would be the burst's) */
         loaded.g = p->gl;
         loaded.gap = NULL; /* gap = g = gl */
+        if (p->gap != NULL && p->n <= TUNE_MAX_POINTS) {
+            for (j = 0; j < p->n; j++)
+                gapl[j] = p->g[j] > 0.0 && p->gl[j] > p->g[j]
+                              ? p->gap[j] * p->gl[j] / p->g[j]
+                              : p->gap[j];
+            loaded.gap = gapl;
+        }
     }
     p = &loaded;
     for (j = 0; j < sizeof(tune_segs) / sizeof(tune_segs[0]); j++) {
         size_t s = (alg->flags & ALG_SEGMENTED) ? tune_segs[j] : 0;
         double cost = alg->cost(p, a->P, n, s);
+        /* operations that follow each other cannot beat the busiest
+           port (docs/collectives.md, "The busiest port") */
+        double port = alg->port != NULL ? alg->port(p, a->P, n, s) : 0.0;
+
+        if (port > cost)
+            cost = port;
 
         if (best < 0.0 || cost < best) {
             best = cost;

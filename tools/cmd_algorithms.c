@@ -1,7 +1,8 @@
 /*
  * cmd_algorithms.c -- `collsctl algorithms [OP]`: every algorithm of every
  * collective operation (or of OP), with its pLogP cost formula, its
- * constraints, and the rows of the default rules table that pick it.
+ * busiest port, its constraints, and the rows of the default rules table
+ * that pick it.
  *
  * Read straight from the daemon's tables, linked in (daemon/alg/ rows,
  * daemon/tune.c's tune_default_rules[]), so the list is the one the
@@ -111,6 +112,8 @@ algs_print_op(int op)
             continue;
         printf("  %-18s %s\n", a->name,
                a->formula != NULL ? a->formula : "(no formula)");
+        if (a->port_formula != NULL)
+            printf("  %-18s busiest port: %s\n", "", a->port_formula);
         algs_flags(a, text, sizeof(text));
         if (text[0] != '\0')
             printf("  %-18s traits: %s\n", "", text);
@@ -198,7 +201,9 @@ const struct collsctl_cmd cmd_algorithms = {
             "where the rules pick it",
     .detail = "OP is an operation as `collsctl bench` takes it (barrier, "
               "bcast, ..., exscan).  Each algorithm is listed with its pLogP "
-              "cost formula, what it needs (a power of two, commutative "
+              "cost formula, its busiest port (the gaps of what its busiest "
+              "rank sends or receives: the daemons predict the larger of "
+              "the two), what it needs (a power of two, commutative "
               "operators) and the rows of the daemon's default rules table "
               "that choose it (by P and n, the bytes per rank; the first row "
               "whose algorithm can run wins); the others run only when "

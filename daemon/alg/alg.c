@@ -155,6 +155,54 @@ alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck)
     return hops > root ? hops : root;
 }
 
+double
+alg_doubling_port(const struct plogp *p, int P, size_t n)
+{
+    double t = 0.0;
+    int d;
+
+    for (d = 1; d < P; d <<= 1)
+        t += topo_plogp_rate(p, (size_t)(P - d < d ? P - d : d) * n);
+    return t;
+}
+
+double
+alg_port_linear(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_plogp_port(p, P - 1, n);
+}
+
+double
+alg_port_log(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_plogp_port(p, topo_ceil_log2(P), n);
+}
+
+double
+alg_port_one(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_plogp_port(p, P > 1, n);
+}
+
+double
+alg_port_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    size_t segsz;
+
+    (void)topo_nseg(n, seg, 1, &segsz);
+    return P > 1 ? topo_plogp_segs_port(p, n, segsz) : 0.0;
+}
+
+double
+alg_port_doubling(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return alg_doubling_port(p, P, n);
+}
+
 int
 alg_build(const struct alg *alg, const struct alg_args *a, struct sched *s)
 {

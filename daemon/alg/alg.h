@@ -62,7 +62,7 @@ struct plogp {
     /* g at each size while every daemon sends at once (daemon/plogp.h),
        which ALG_ALLPAIRS rows are costed with (tune.c); NULL: g */
     const double *gl;
-    /* the gap of back-to-back messages at each size (topo_plogp_gap);
+    /* the gap of back-to-back messages at each size (topo_plogp_rate);
        NULL: g */
     const double *gap;
 };
@@ -116,6 +116,15 @@ struct alg {
        largest power of two <= P; s the segment and k = ceil(n / s)
        segments; [c] 1 when c holds, else 0. */
     const char *formula;
+    /* The busiest port's share, us: the gap(m) of every message that
+       the busiest participant sends (or receives, whichever is more),
+       summed.  Operations that follow each other cannot run faster than
+       that: behind a token bucket an isolated message passes sooner
+       than its gap (g < gap) and the formula above falls below it
+       (docs/collectives.md, "The busiest port"); tune.c takes the larger
+       of the two.  Its text, in the formula's terms. */
+    alg_cost_fn port;
+    const char *port_formula;
 };
 
 /* The table of op (gatherv shares gather's, ...); *n rows. */
@@ -199,10 +208,30 @@ double alg_halving_cost(const struct plogp *p, int P, size_t total);
 /* alg_halving_cost plus the gathering back by recursive doubling (the
    reduce-scatter + gather of Rabenseifner's reduce and allreduce). */
 double alg_rsag_cost(const struct plogp *p, int P, size_t n);
+/* Its busiest port (struct alg.port): a rank receives (and sends) in
+   every halving and again in the gathering, [P != p2] gap(n) + 2 sum(i =
+   1..log2 p2) gap(n / 2^i). */
+double alg_rsag_port(const struct plogp *p, int P, size_t n, size_t seg);
 /* A binomial gather or scatter: the larger of the sum over d = 1, 2, 4,
    ... < P of L + g(d n) (the path of first children) and L + g(n) plus
    the sum over d = 2, 4, ... of gap(d n) (the root's messages back to
    back); bruck: sizes min(d, P - d) n (the last step is short). */
 double alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck);
+/* The busiest port of the same: the root's messages, the sum over d = 1,
+   2, 4, ... < P of gap(min(d, P - d) n). */
+double alg_doubling_port(const struct plogp *p, int P, size_t n);
+/* Busiest ports (struct alg.port) that several rows share: a rank that
+   sends or receives P - 1 messages of n bytes (flat rows, rings of
+   blocks, pairwise exchanges), lgP of them (binomial roots, recursive
+   doubling), one (a chain), one per segment of seg (a segmented chain);
+   and alg_doubling_port. */
+double alg_port_linear(const struct plogp *p, int P, size_t n, size_t seg);
+double alg_port_log(const struct plogp *p, int P, size_t n, size_t seg);
+double alg_port_one(const struct plogp *p, int P, size_t n, size_t seg);
+double alg_port_chain_seg(const struct plogp *p, int P, size_t n, size_t seg);
+double alg_port_doubling(const struct plogp *p, int P, size_t n, size_t seg);
+/* The busiest port of alg_halving (total bytes): [P != p2] gap(total)
+   plus the sum over the halvings of gap(total / 2^i). */
+double alg_halving_port(const struct plogp *p, int P, size_t total);
 
 #endif

@@ -173,17 +173,50 @@ cost_allgather_tournament(const struct plogp *p, int P, size_t n, size_t seg)
     return t;
 }
 
+/* ---- the busiest port of each row (struct alg.port) ---- */
+
+/* new rank 0 (real ranks 0 and 1 folded) sends the most: the blocks of
+   new ranks [0, 2^i) in step i, then P - 1 blocks to its partner */
+static double
+port_allgather_butterfly(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    int pof2 = topo_pof2(P), rem = P - pof2, k, lo, cnt;
+    double t = 0.0;
+
+    (void)seg;
+    for (k = 1; k < pof2; k <<= 1) {
+        allgather_window(0, k, rem, &lo, &cnt);
+        t += topo_plogp_rate(p, (size_t)cnt * n);
+    }
+    if (rem > 0)
+        t += topo_plogp_rate(p, (size_t)(P - 1) * n);
+    return t;
+}
+
+/* the root sends every block to each of its children */
+static double
+port_allgather_tournament(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_plogp_port(p, topo_ceil_log2(P), (size_t)P * n);
+}
+
 const struct alg alg_allgather_table[] = {
     {"butterfly", alg_allgather_butterfly, cost_allgather_butterfly,
      ALG_ALLPAIRS, NULL,
      "sum(i = 0..log2 p2 - 1) (L + g(2^i n)) + [P != p2] (2 L + g(n) + g(P "
-     "n))"},
+     "n))",
+     port_allgather_butterfly,
+     "sum(i = 0..log2 p2 - 1) gap(c_i n) + [P != p2] gap((P-1) n), c_i = ranks "
+     "folded into new ranks 0..2^i - 1"},
     {"bruck", alg_allgather_bruck, cost_allgather_bruck, ALG_ALLPAIRS, NULL,
-     "sum(d = 1, 2, 4, .. < P) (L + g(min(d, P-d) n))"},
+     "sum(d = 1, 2, 4, .. < P) (L + g(min(d, P-d) n))", alg_port_doubling,
+     "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
     {"ring", alg_allgather_ring, cost_allgather_ring, ALG_ALLPAIRS, NULL,
-     "(P-1) (L + g(n))"},
+     "(P-1) (L + g(n))", alg_port_linear, "(P-1) gap(n)"},
     {"tournament", alg_allgather_tournament, cost_allgather_tournament, 0, NULL,
-     "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))"},
+     "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))", port_allgather_tournament,
+     "lgP gap(P n)"},
 };
 const size_t alg_allgather_count =
     sizeof(alg_allgather_table) / sizeof(alg_allgather_table[0]);

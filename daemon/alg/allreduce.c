@@ -114,6 +114,25 @@ alg_halving_cost(const struct plogp *p, int P, size_t total)
 }
 
 double
+alg_halving_port(const struct plogp *p, int P, size_t total)
+{
+    int pof2 = topo_pof2(P), mask;
+    double t = P != pof2 ? topo_plogp_rate(p, total) : 0.0;
+
+    for (mask = pof2 / 2; mask >= 1; mask /= 2)
+        t += topo_plogp_rate(p, total / (size_t)pof2 * (size_t)mask);
+    return t;
+}
+
+double
+alg_rsag_port(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return 2.0 * alg_halving_port(p, P, n) -
+           (P != topo_pof2(P) ? topo_plogp_rate(p, n) : 0.0);
+}
+
+double
 alg_rsag_cost(const struct plogp *p, int P, size_t n)
 {
     int pof2 = topo_pof2(P), mask;
@@ -286,19 +305,41 @@ cost_allreduce_rabenseifner(const struct plogp *p, int P, size_t n, size_t seg)
     return t;
 }
 
+/* ---- the busiest port of each row (struct alg.port) ---- */
+
+static double
+port_allreduce_butterfly(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    int pof2 = topo_pof2(P);
+
+    (void)seg;
+    return topo_plogp_port(p, topo_ceil_log2(pof2) + (P != pof2), n);
+}
+
+static double
+port_allreduce_ring(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_plogp_port(p, 2 * (P - 1), n / (size_t)P);
+}
+
 const struct alg alg_allreduce_table[] = {
     {"butterfly", alg_allreduce_butterfly, cost_allreduce_butterfly,
      ALG_RANK_ORDER | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
-     "(log2 p2 + 2 [P != p2]) (L + g(n) + gamma n)"},
+     "(log2 p2 + 2 [P != p2]) (L + g(n) + gamma n)", port_allreduce_butterfly,
+     "(log2 p2 + [P != p2]) gap(n)"},
     {"tournament", alg_allreduce_tournament, cost_allreduce_tournament,
-     ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL, "lgP (2 (L + g(n)) + gamma n)"},
+     ALG_COMMUTATIVE | ALG_SAME_RESULT, NULL, "lgP (2 (L + g(n)) + gamma n)",
+     alg_port_log, "lgP gap(n)"},
     {"ring", alg_allreduce_ring, cost_allreduce_ring,
      ALG_COMMUTATIVE | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
-     "(P-1) (2 (L + g(n/P)) + gamma n/P)"},
+     "(P-1) (2 (L + g(n/P)) + gamma n/P)", port_allreduce_ring,
+     "2 (P-1) gap(n/P)"},
     {"rabenseifner", alg_allreduce_rabenseifner, cost_allreduce_rabenseifner,
      ALG_COMMUTATIVE | ALG_SAME_RESULT | ALG_ALLPAIRS, NULL,
      "[P != p2] (2 L + 2 g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 "
-     "g(n/2^i) + gamma n/2^i)"},
+     "g(n/2^i) + gamma n/2^i)",
+     alg_rsag_port, "[P != p2] gap(n) + 2 sum(i = 1..log2 p2) gap(n/2^i)"},
 };
 const size_t alg_allreduce_count =
     sizeof(alg_allreduce_table) / sizeof(alg_allreduce_table[0]);

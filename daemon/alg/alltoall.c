@@ -117,11 +117,37 @@ cost_alltoall_bruck(const struct plogp *p, int P, size_t n, size_t seg)
     return t;
 }
 
+/* ---- the busiest port of each row (struct alg.port) ---- */
+
+/* a step sends each run of consecutive blocks with bit k set as one
+   message */
+static double
+port_alltoall_bruck(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    double t = 0.0;
+    int k, j, run;
+
+    (void)seg;
+    for (k = 1; k < P; k <<= 1)
+        for (run = 0, j = 0; j <= P; j++) {
+            if (j < P && (j & k) != 0) {
+                run++;
+                continue;
+            }
+            if (run > 0)
+                t += topo_plogp_rate(p, (size_t)run * n);
+            run = 0;
+        }
+    return t;
+}
+
 const struct alg alg_alltoall_table[] = {
     {"pairwise", alg_alltoall_pairwise, cost_alltoall_pairwise, ALG_ALLPAIRS,
-     NULL, "(P-1) (L + g(n))"},
+     NULL, "(P-1) (L + g(n))", alg_port_linear, "(P-1) gap(n)"},
     {"bruck", alg_alltoall_bruck, cost_alltoall_bruck, ALG_NO_V | ALG_ALLPAIRS,
-     NULL, "sum(i = 0..lgP - 1) (L + g(c_i n)), c_i = ranks with bit i set"},
+     NULL, "sum(i = 0..lgP - 1) (L + g(c_i n)), c_i = ranks with bit i set",
+     port_alltoall_bruck,
+     "sum(i = 0..lgP - 1) sum(runs of blocks with bit i) gap(run n)"},
 };
 const size_t alg_alltoall_count =
     sizeof(alg_alltoall_table) / sizeof(alg_alltoall_table[0]);

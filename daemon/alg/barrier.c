@@ -112,15 +112,34 @@ cost_barrier_flat(const struct plogp *p, int P, size_t n, size_t seg)
     return 2.0 * topo_plogp_train(p, P - 1, 0);
 }
 
+/* ---- the busiest port of each row (struct alg.port) ---- */
+
+static double
+port_barrier_log(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)n;
+    (void)seg;
+    return topo_plogp_port(p, topo_ceil_log2(P), 0);
+}
+
+static double
+port_barrier_flat(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)n;
+    (void)seg;
+    return topo_plogp_port(p, P - 1, 0);
+}
+
 const struct alg alg_barrier_table[] = {
     {"dissemination", alg_barrier_dissemination, cost_barrier_dissemination,
-     ALG_ALLPAIRS, NULL, "lgP (L + g(0))"},
+     ALG_ALLPAIRS, NULL, "lgP (L + g(0))", port_barrier_log, "lgP gap(0)"},
     {"butterfly", alg_barrier_butterfly, cost_barrier_dissemination,
-     ALG_POW2 | ALG_ALLPAIRS, NULL, "lgP (L + g(0))"},
+     ALG_POW2 | ALG_ALLPAIRS, NULL, "lgP (L + g(0))", port_barrier_log,
+     "lgP gap(0)"},
     {"tournament", alg_barrier_tournament, cost_barrier_tournament, 0, NULL,
-     "2 lgP (L + g(0))"},
+     "2 lgP (L + g(0))", port_barrier_log, "lgP gap(0)"},
     {"flat", alg_barrier_flat, cost_barrier_flat, 0, NULL,
-     "2 (L + g(0) + (P-2) gap(0))"},
+     "2 (L + g(0) + (P-2) gap(0))", port_barrier_flat, "(P-1) gap(0)"},
 };
 const size_t alg_barrier_count =
     sizeof(alg_barrier_table) / sizeof(alg_barrier_table[0]);

@@ -254,21 +254,54 @@ cost_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
            (P - 1) * (p->L + topo_plogp_g(p, n / (size_t)P));
 }
 
+/* ---- the busiest port of each row (struct alg.port) ---- */
+
+static double
+port_bcast_binary(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return topo_plogp_port(p, P - 1 < 2 ? P - 1 : 2, n);
+}
+
+static double
+port_bcast_binomial_seg(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    size_t segsz;
+
+    (void)topo_nseg(n, seg, 1, &segsz);
+    return topo_ceil_log2(P) * topo_plogp_segs_port(p, n, segsz);
+}
+
+/* the root scatters its subtrees' chunks, then every rank passes P - 1
+   chunks on */
+static double
+port_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return alg_doubling_port(p, P, n / (size_t)P) +
+           topo_plogp_port(p, P - 1, n / (size_t)P);
+}
+
 const struct alg alg_bcast_table[] = {
     {"flat", alg_bcast_flat, cost_bcast_flat, 0, NULL,
-     "L + g(n) + (P-2) gap(n)"},
-    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g(n))"},
+     "L + g(n) + (P-2) gap(n)", alg_port_linear, "(P-1) gap(n)"},
+    {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g(n))",
+     alg_port_one, "gap(n)"},
     {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg, ALG_SEGMENTED,
-     NULL, "(P-1) (L + g(s)) + (k-1) gap(s)"},
+     NULL, "(P-1) (L + g(s)) + (k-1) gap(s)", alg_port_chain_seg, "k gap(s)"},
     {"binary", alg_bcast_binary, cost_bcast_binary, 0, NULL,
-     "(ceil(log2(P+1)) - 1) (L + g(n) + gap(n))"},
+     "(ceil(log2(P+1)) - 1) (L + g(n) + gap(n))", port_bcast_binary,
+     "2 gap(n)"},
     {"binomial", alg_bcast_binomial, cost_bcast_binomial, 0, NULL,
-     "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n))"},
+     "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n))", alg_port_log,
+     "lgP gap(n)"},
     {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
-     ALG_SEGMENTED, NULL, "binomial(s) + (k-1) lgP gap(s)"},
+     ALG_SEGMENTED, NULL, "binomial(s) + (k-1) lgP gap(s)",
+     port_bcast_binomial_seg, "lgP k gap(s)"},
     {"scatter_allgather", alg_bcast_scatter_allgather,
      cost_bcast_scatter_allgather, ALG_ALLPAIRS, NULL,
-     "lgP L + g(n - n/P) + (P-1) (L + g(n/P))"},
+     "lgP L + g(n - n/P) + (P-1) (L + g(n/P))", port_bcast_scatter_allgather,
+     "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n/P) + (P-1) gap(n/P)"},
 };
 const size_t alg_bcast_count =
     sizeof(alg_bcast_table) / sizeof(alg_bcast_table[0]);

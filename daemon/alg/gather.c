@@ -210,20 +210,22 @@ alg_scatter_binomial(struct sched *s, const struct alg_args *a)
 
 const struct alg alg_gather_table[] = {
     {"flat", alg_gather_flat, cost_gather_flat, 0, NULL,
-     "L + g(n) + (P-2) gap(n)"},
+     "L + g(n) + (P-2) gap(n)", alg_port_linear, "(P-1) gap(n)"},
     {"binomial", alg_gather_binomial, cost_gather_binomial, 0, NULL,
      "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
-     "< P) gap(d n))"},
+     "< P) gap(d n))",
+     alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
 };
 const size_t alg_gather_count =
     sizeof(alg_gather_table) / sizeof(alg_gather_table[0]);
 
 const struct alg alg_scatter_table[] = {
     {"flat", alg_scatter_flat, cost_gather_flat, 0, NULL,
-     "L + g(n) + (P-2) gap(n)"},
+     "L + g(n) + (P-2) gap(n)", alg_port_linear, "(P-1) gap(n)"},
     {"binomial", alg_scatter_binomial, cost_gather_binomial, 0, NULL,
      "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
-     "< P) gap(d n))"},
+     "< P) gap(d n))",
+     alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
 };
 const size_t alg_scatter_count =
     sizeof(alg_scatter_table) / sizeof(alg_scatter_table[0]);

@@ -211,16 +211,20 @@ cost_reduce_rsag(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_reduce_table[] = {
     {"flat", alg_reduce_flat, cost_reduce_flat, ALG_RANK_ORDER, NULL,
-     "L + g(n) + (P-2) gap(n) + (P-1) gamma n"},
+     "L + g(n) + (P-2) gap(n) + (P-1) gamma n", alg_port_linear,
+     "(P-1) gap(n)"},
     {"binomial", alg_reduce_binomial, cost_reduce_binomial, ALG_COMMUTATIVE,
-     NULL, "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n)) + lgP gamma n"},
+     NULL, "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n)) + lgP gamma n",
+     alg_port_log, "lgP gap(n)"},
     {"chain_seg", alg_reduce_chain_seg, cost_reduce_chain_seg,
      ALG_SEGMENTED | ALG_COMMUTATIVE, NULL,
-     "(P-1) (L + g(s) + gamma s) + (k-1) (gap(s) + gamma s)"},
+     "(P-1) (L + g(s) + gamma s) + (k-1) (gap(s) + gamma s)",
+     alg_port_chain_seg, "k gap(s)"},
     {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE | ALG_ALLPAIRS,
      NULL,
      "[P != p2] (L + g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 g(n/2^i) + "
-     "gamma n/2^i)"},
+     "gamma n/2^i)",
+     alg_rsag_port, "[P != p2] gap(n) + 2 sum(i = 1..log2 p2) gap(n/2^i)"},
 };
 const size_t alg_reduce_count =
     sizeof(alg_reduce_table) / sizeof(alg_reduce_table[0]);

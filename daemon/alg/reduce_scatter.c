@@ -85,13 +85,25 @@ cost_reduce_scatter_ring(const struct plogp *p, int P, size_t n, size_t seg)
     return (P - 1) * (p->L + topo_plogp_g(p, n) + p->gamma * (double)n);
 }
 
+/* ---- the busiest port of each row (struct alg.port) ---- */
+
+static double
+port_reduce_scatter_halving(const struct plogp *p, int P, size_t n, size_t seg)
+{
+    (void)seg;
+    return alg_halving_port(p, P, (size_t)P * n);
+}
+
 const struct alg alg_reduce_scatter_table[] = {
     {"halving", alg_reduce_scatter_halving, cost_reduce_scatter_halving,
      ALG_COMMUTATIVE | ALG_ALLPAIRS, NULL,
      "[P != p2] (2 L + g(P n) + gamma P n + g(n)) + sum(i = 1..log2 p2) (L + "
-     "g(P n/2^i) + gamma P n/2^i)"},
+     "g(P n/2^i) + gamma P n/2^i)",
+     port_reduce_scatter_halving,
+     "[P != p2] gap(P n) + sum(i = 1..log2 p2) gap(P n/2^i)"},
     {"ring", alg_reduce_scatter_ring, cost_reduce_scatter_ring,
-     ALG_COMMUTATIVE | ALG_ALLPAIRS, NULL, "(P-1) (L + g(n) + gamma n)"},
+     ALG_COMMUTATIVE | ALG_ALLPAIRS, NULL, "(P-1) (L + g(n) + gamma n)",
+     alg_port_linear, "(P-1) gap(n)"},
 };
 const size_t alg_reduce_scatter_count =
     sizeof(alg_reduce_scatter_table) / sizeof(alg_reduce_scatter_table[0]);

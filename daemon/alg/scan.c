@@ -115,10 +115,10 @@ cost_scan_recursive_doubling(const struct plogp *p, int P, size_t n, size_t seg)
 
 const struct alg alg_scan_table[] = {
     {"linear", alg_scan_linear, cost_scan_linear, ALG_RANK_ORDER, NULL,
-     "(P-1) (L + g(n) + gamma n)"},
+     "(P-1) (L + g(n) + gamma n)", alg_port_one, "gap(n)"},
     {"recursive_doubling", alg_scan_recursive_doubling,
      cost_scan_recursive_doubling, ALG_RANK_ORDER | ALG_ALLPAIRS, NULL,
-     "lgP (L + g(n) + 2 gamma n)"},
+     "lgP (L + g(n) + 2 gamma n)", alg_port_log, "lgP gap(n)"},
 };
 const size_t alg_scan_count =
     sizeof(alg_scan_table) / sizeof(alg_scan_table[0]);

@@ -149,11 +149,19 @@ topo_plogp_g(const struct plogp *p, size_t m)
 }
 
 double
-topo_plogp_gap(const struct plogp *p, size_t m)
+topo_plogp_rate(const struct plogp *p, size_t m)
 {
     if (p->gap == NULL)
         return topo_plogp_g(p, m);
     return plogp_curve(p, p->gap, m);
+}
+
+double
+topo_plogp_gap(const struct plogp *p, size_t m)
+{
+    double g = topo_plogp_g(p, m), gap = topo_plogp_rate(p, m);
+
+    return gap < g ? gap : g;
 }
 
 double
@@ -171,6 +179,24 @@ topo_plogp_tree(const struct plogp *p, int d, size_t m)
            root = topo_plogp_train(p, d, m);
 
     return hops > root ? hops : root;
+}
+
+double
+topo_plogp_port(const struct plogp *p, int k, size_t m)
+{
+    return k > 0 ? k * topo_plogp_rate(p, m) : 0.0;
+}
+
+double
+topo_plogp_segs_port(const struct plogp *p, size_t n, size_t segsz)
+{
+    size_t k;
+
+    if (segsz == 0 || n <= segsz)
+        return topo_plogp_rate(p, n);
+    k = (n + segsz - 1) / segsz;
+    return (double)(k - 1) * topo_plogp_rate(p, segsz) +
+           topo_plogp_rate(p, n - (k - 1) * segsz);
 }
 
 /* ---- hierarchical plan ------------------------------------------------ */

@@ -46,14 +46,19 @@ void topo_seg(size_t n, size_t segsz, size_t i, size_t *off, size_t *len);
    from the last two beyond the ends (never below zero). */
 double topo_plogp_g(const struct plogp *p, size_t m);
 /*
- * gap(m) of p (docs/collectives.md, "The rows' formulas"): what each
- * further message costs that its sender sends right after another, where
- * g(m) is what an isolated one costs beyond L (the LogGP form).  On an
- * unshaped link g > gap: a stream overlaps what one message pays in
- * wake-ups.  Without p->gap (the view of ALG_ALLPAIRS rows, which are
- * costed under load) g(m).
+ * gap(m) of p as the formulas charge it (docs/collectives.md, "The rows'
+ * formulas"): what each further message costs that its sender sends
+ * right after another, where g(m) is what an isolated one costs beyond L
+ * (the LogGP form): the train's gap, at most g(m).  On an unshaped link
+ * g > gap: a stream overlaps what one message pays in wake-ups.  Behind
+ * a shaper's bucket g < gap, and a burst passes as fast as one message
+ * while the bucket lasts: the rate holds back operations that follow
+ * each other, which the rows' busiest ports charge (topo_plogp_rate).
  */
 double topo_plogp_gap(const struct plogp *p, size_t m);
+/* The gap of a train of m-byte messages, the rate a port sustains: what
+   the busiest ports (struct alg.port) charge.  Without p->gap g(m). */
+double topo_plogp_rate(const struct plogp *p, size_t m);
 /* When the last of k messages of m bytes that one sender sends back to
    back arrives: L + g(m) + (k - 1) gap(m); 0 for k <= 0. */
 double topo_plogp_train(const struct plogp *p, int k, size_t m);
@@ -62,6 +67,11 @@ double topo_plogp_train(const struct plogp *p, int k, size_t m);
    latest leaf is at one end: d hops of L + g(m), or the root's last
    message, L + g(m) + (d - 1) gap(m). */
 double topo_plogp_tree(const struct plogp *p, int d, size_t m);
+/* k messages of m bytes through one port: k rate(m); 0 for k <= 0. */
+double topo_plogp_port(const struct plogp *p, int k, size_t m);
+/* n bytes in segments of segsz through one port: the sum of each
+   segment's rate. */
+double topo_plogp_segs_port(const struct plogp *p, size_t n, size_t segsz);
 
 /*
  * The two-level plan (docs/collectives.md, "Hierarchical mode") of a group:

@@ -126,6 +126,8 @@ grep -q "(no formula)" "$IT_DIR/algs" && it_fail "a row has no cost formula"
 "$CTL" algorithms allreduce >"$IT_DIR/alg1"
 grep -qx "  butterfly          (log2 p2 + 2 \[P != p2\]) (L + g(n) + gamma n)" \
     "$IT_DIR/alg1" || it_fail "algorithms allreduce: butterfly's formula"
+grep -qx "                     busiest port: (log2 p2 + \[P != p2\]) gap(n)" \
+    "$IT_DIR/alg1" || it_fail "algorithms allreduce: butterfly's busiest port"
 grep -qE "^ +rules row [0-9]+: any P, n <= 4 KiB$" "$IT_DIR/alg1" ||
     it_fail "algorithms allreduce: butterfly's rule"
 grep -q "rules: none; runs when forced" "$IT_DIR/alg1" ||

@@ -3,8 +3,9 @@
  * simulated link whose parameters are known: an echo of m bytes takes
  * 2 (L + a + b m) plus jitter, and a train's messages arrive every
  * c + d m apart.  The job must recover L, g(m) = a + b m and the gap
- * c + d m; the receiver, the summary and the parameter file are checked
- * on their own.
+ * c + d m; behind a simulated token bucket, the isolated message's g
+ * and the rate's gap.  The receiver, the summary and the parameter file
+ * are checked on their own.
  */
 #include <check.h>
 #include <math.h>
@@ -28,7 +29,42 @@ struct sim {
     unsigned jitter;
     size_t slow_below; /* echoes of fewer bytes take slow_us more */
     double slow_us;
+    /* a token bucket of `bucket` bytes filling at `rate` bytes per us
+       (0: none): a message passes when the bucket holds its bytes, else
+       waits for them; a train's messages arrive at least m / rate apart
+       and empty it */
+    double bucket, rate, tokens;
+    uint64_t filled; /* when tokens was last brought up to date */
+    int pauses;      /* times the job paused */
 };
+
+/* Brings s's bucket up to s->now. */
+static void
+sim_fill(struct sim *s)
+{
+    s->tokens += (double)(s->now - s->filled) * s->rate;
+    if (s->tokens > s->bucket)
+        s->tokens = s->bucket;
+    s->filled = s->now;
+}
+
+/* Time, us, message of m bytes waits at s's bucket now (and takes its
+   tokens). */
+static double
+sim_bucket_wait(struct sim *s, size_t m)
+{
+    double wait = 0.0;
+
+    if (s->bucket <= 0.0)
+        return 0.0;
+    sim_fill(s);
+    if (s->tokens < (double)m) {
+        wait = ((double)m - s->tokens) / s->rate;
+        s->tokens = 0.0;
+    } else
+        s->tokens -= (double)m;
+    return wait;
+}
 
 static int
 sim_echo(void *ctx, int hid, size_t bytes, uint64_t id)
@@ -72,12 +108,21 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
         double one = s->L + s->a + s->b * (double)s->m +
                      (s->m < s->slow_below ? s->slow_us : 0.0);
 
+        one += sim_bucket_wait(s, s->m); /* one way shaped */
         s->now += (uint64_t)(2.0 * one) + (s->jitter >> 16) % 4;
         ck_assert_int_eq(plogp_job_echoed(j, s->id, s->now), 1);
     } else {
         double gap = s->c + s->d * (double)s->m, span = 0.0;
         int i, got = 0, done = 0;
         uint64_t t = s->now;
+
+        if (s->bucket > 0.0) {
+            if (gap < (double)s->m / s->rate)
+                gap = (double)s->m / s->rate;
+            sim_fill(s);
+            s->tokens = 0.0; /* the train empties it */
+            s->filled = t + (uint64_t)(gap * s->k);
+        }
 
         for (i = 0; i < s->k; i++) {
             if (s->lose_next_train && i == 1)
@@ -90,6 +135,40 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
         s->now = t + (uint64_t)(gap * s->k) + 50;
         ck_assert_int_eq(plogp_job_spanned(j, s->id, got, span), 1);
     }
+}
+
+/* plogp_job_next, the simulated time moved on over its pauses. */
+static int
+sim_next(struct sim *s, struct plogp_job *j, uint64_t *next)
+{
+    int rc;
+
+    while ((rc = plogp_job_next(j, &sim_ops, s, next, s->now)) == 2) {
+        ck_assert_uint_gt(j->resume_us, s->now);
+        s->now = j->resume_us;
+        s->pauses++;
+    }
+    return rc;
+}
+
+/* Runs a job of n sizes, reps each, against s to its end; its result in
+   p. */
+static void
+sim_run(struct sim *s, const size_t *sizes, size_t n, int reps,
+        struct plogp_params *p)
+{
+    struct plogp_job j;
+    struct plogp_rx rx = {0};
+    uint64_t next = 1;
+    int rc, steps = 0;
+
+    ck_assert_int_eq(plogp_job_init(&j, 3, sizes, n, reps), 0);
+    while ((rc = sim_next(s, &j, &next)) == 0) {
+        sim_answer(s, &j, &rx);
+        ck_assert_int_lt(++steps, 1000);
+    }
+    ck_assert_int_eq(rc, 1);
+    ck_assert_int_eq(plogp_job_result(&j, p), 0);
 }
 
 START_TEST(test_job_recovers_link)
@@ -105,7 +184,7 @@ START_TEST(test_job_recovers_link)
 
     ck_assert_int_eq(plogp_job_init(&j, 3, sizes, 4, 5), 0);
     ck_assert_int_eq(plogp_job_result(&j, &p), COLLS_EAGAIN);
-    while ((rc = plogp_job_next(&j, &sim_ops, &s, &next, s.now)) == 0) {
+    while ((rc = sim_next(&s, &j, &next)) == 0) {
         /* one probe at a time: asking again sends nothing */
         int before = s.echoes + s.trains;
 
@@ -119,8 +198,10 @@ START_TEST(test_job_recovers_link)
         ck_assert_int_lt(++steps, 1000);
     }
     ck_assert_int_eq(rc, 1);
-    /* echoes of up to 64 KiB: PLOGP_ECHO_MANY each; 1 MiB: 5 */
-    ck_assert_int_eq(s.echoes, 3 * PLOGP_ECHO_MANY + 5);
+    /* echoes of up to 64 KiB: PLOGP_ECHO_MANY each; 1 MiB: 5; then
+       PLOGP_ALONE_REPS of each size alone, after a pause each */
+    ck_assert_int_eq(s.echoes, 3 * PLOGP_ECHO_MANY + 5 + 4 * PLOGP_ALONE_REPS);
+    ck_assert_int_eq(s.pauses, 4 * PLOGP_ALONE_REPS);
     ck_assert_int_ge(s.trains, 4 * 5);
     ck_assert_int_eq(plogp_job_result(&j, &p), 0);
     ck_assert_int_eq(plogp_check(&p), 0);
@@ -332,24 +413,57 @@ START_TEST(test_job_slow_smallest)
                     .d = 0.001,
                     .slow_below = 1024,
                     .slow_us = 1000};
-    struct plogp_job j;
-    struct plogp_rx rx = {0};
     struct plogp_params p;
-    uint64_t next = 1;
-    int rc, steps = 0;
 
-    ck_assert_int_eq(plogp_job_init(&j, 3, sizes, 4, 3), 0);
-    while ((rc = plogp_job_next(&j, &sim_ops, &s, &next, s.now)) == 0) {
-        sim_answer(&s, &j, &rx);
-        ck_assert_int_lt(++steps, 1000);
-    }
-    ck_assert_int_eq(rc, 1);
-    ck_assert_int_eq(plogp_job_result(&j, &p), 0);
+    sim_run(&s, sizes, 4, 3, &p);
     /* at 1 KiB: RTT/2 - gap = 20 + 4 + 2.048 - (3 + 1.024) */
     ck_assert_msg(fabs(p.L - 22.0) < 2.5, "L %.2f", p.L);
     ck_assert_msg(p.g[0] <= p.g[2] && p.g[1] <= p.g[2], "g %.1f %.1f %.1f",
                   p.g[0], p.g[1], p.g[2]);
     ck_assert_msg(p.g[2] < 20.0, "g(1 KiB) %.1f", p.g[2]);
+}
+END_TEST
+
+/* Behind a token bucket (10 Mbit/s, 32 KiB) an isolated message passes
+   at the link's own speed and a train at the bucket's rate: after the
+   trains the job echoes each size alone, each after a pause that lets
+   the bucket fill again, so g(m) is the isolated message's and gap(m)
+   the rate's.  The tuner then costs a
+   chain bcast by its busiest port (one message per port) and picks it
+   over the binomial tree, whose root sends three. */
+START_TEST(test_job_bucket)
+{
+    static const size_t sizes[] = {1024, 4096, 16384};
+    struct sim s = {.L = 20,
+                    .a = 4,
+                    .b = 0.002,
+                    .c = 3,
+                    .d = 0.001,
+                    .bucket = 32768,
+                    .rate = 1.25,
+                    .tokens = 32768};
+    struct plogp_params p;
+    struct plogp v;
+    struct alg_args a = {.op = SCHED_OP_BCAST, .P = 8, .size = 4096};
+    struct tune_choice c;
+    size_t i;
+
+    sim_run(&s, sizes, 3, 3, &p);
+    ck_assert_int_eq(s.pauses, 3 * PLOGP_ALONE_REPS);
+    for (i = 0; i < 3; i++) {
+        double rate = (double)sizes[i] / s.rate,
+               alone = s.L + s.a + s.b * (double)sizes[i];
+
+        ck_assert_msg(fabs(p.gap[i] - rate) < 0.05 * rate, "gap(%zu) %.1f",
+                      sizes[i], p.gap[i]);
+        ck_assert_msg(p.L + p.g[i] < alone + 5.0, "L %.1f + g(%zu) %.1f", p.L,
+                      sizes[i], p.g[i]);
+    }
+    plogp_view(&p, &v);
+    ck_assert_int_eq(tune_choose(&a, &v, "", &c), 0);
+    ck_assert_str_eq(c.alg->name, "chain");
+    ck_assert_msg(fabs(c.predicted - p.gap[1]) < 1.0, "chain %.1f",
+                  c.predicted);
 }
 END_TEST
 
@@ -360,10 +474,14 @@ START_TEST(test_deadlines)
 
     ck_assert_uint_eq(plogp_deadline_us(1000, 2000), 2000000u + 20000u);
     /* 1 KiB: echo 1024 (PLOGP_ECHO_MANY times), train 64 x 1024; 1 MiB:
-       echo, train 8 x 1 MiB (PLOGP_TRAIN_MIN), 3 repetitions each */
+       echo, train 8 x 1 MiB (PLOGP_TRAIN_MIN), 3 repetitions each; and
+       PLOGP_ALONE_REPS echoes of each alone, after a pause of at most
+       PLOGP_PAUSE_MAX_US each */
     ck_assert_uint_eq(
         plogp_ladder_us(sizes, 2, 3, 2000),
-        PLOGP_ECHO_MANY * (2000000u + 20u * 1024u) +
+        PLOGP_ALONE_REPS * (2u * PLOGP_PAUSE_MAX_US + 2u * 2000000u +
+                            20u * (1024u + (1u << 20))) +
+            PLOGP_ECHO_MANY * (2000000u + 20u * 1024u) +
             3u * (2000000u + 20u * 64u * 1024u) +
             3u * (2u * 2000000u + 20u * ((1u << 20) + 8u * (1u << 20))));
 }
@@ -592,6 +710,7 @@ suite_plogp(void)
     TCase *tc = tcase_create("plogp");
 
     tcase_add_test(tc, test_job_recovers_link);
+    tcase_add_test(tc, test_job_bucket);
     tcase_add_test(tc, test_job_init_refuses);
     tcase_add_test(tc, test_rx);
     tcase_add_test(tc, test_agrees);

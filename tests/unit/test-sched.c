@@ -12,6 +12,7 @@
  * test checks that allreduce of random doubles is bitwise identical on all
  * ranks.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1323,6 +1324,87 @@ rule_choice(int op, int P, size_t size, size_t *seg)
     return c.alg->name;
 }
 
+/* The busiest port of every rank's schedule of row t: the larger of the
+   gaps of its sends and of its receives, summed, at most over the
+   ranks.  -1 when the row cannot run there. */
+static double
+port_of_schedules(const struct alg *t, struct alg_args a)
+{
+    double most = 0.0;
+    int r;
+
+    for (r = 0; r < a.P; r++) {
+        struct sched s;
+        double out = 0.0, in = 0.0;
+        size_t i;
+
+        a.rank = r;
+        if (alg_build(t, &a, &s) != 0) {
+            sched_free(&s);
+            return -1.0;
+        }
+        for (i = 0; i < s.nsteps; i++) {
+            const struct sched_step *st = &s.steps[i];
+            if (st->kind == SCHED_SEND)
+                out += topo_plogp_rate(&sample_pl, st->len);
+            else if (st->kind == SCHED_RECV)
+                in += topo_plogp_rate(&sample_pl, st->len);
+        }
+        sched_free(&s);
+        if (out > most)
+            most = out;
+        if (in > most)
+            most = in;
+    }
+    return most;
+}
+
+/* Every row's port formula is what its schedules send and receive at
+   the busiest participant (v-variants aside: their blocks differ), with
+   g = gap = 10 us + 1 ns per byte. */
+START_TEST(test_port_formulas)
+{
+    static const size_t sizes[] = {8, 1024, 40000, 1 << 20};
+    static const int Ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16};
+    struct alg_args a = {.dtype = COLLS_DOUBLE, .rop = COLLS_SUM};
+    int bad = 0;
+
+    for (a.op = 0; a.op < SCHED_OP_MAX; a.op++) {
+        size_t n, i, k, j;
+        const struct alg *t = alg_table(a.op, &n);
+
+        if (collop_get(a.op)->base != a.op)
+            continue; /* a v-variant */
+        for (i = 0; i < n; i++)
+            for (k = 0; k < sizeof(Ps) / sizeof(Ps[0]); k++)
+                for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++) {
+                    double want, got;
+
+                    a.P = Ps[k];
+                    a.size = a.op == SCHED_OP_BARRIER ? 0 : sizes[j];
+                    a.seg = (t[i].flags & ALG_SEGMENTED) ? 16384 : 0;
+                    want = port_of_schedules(&t[i], a);
+                    if (want < 0.0)
+                        continue;
+                    ck_assert_ptr_nonnull(t[i].port);
+                    got = t[i].port(&sample_pl, a.P, a.size, a.seg);
+                    /* exact (but for chunks that do not divide evenly)
+                       with P a power of two; else the formulas of
+                       allgather's butterfly and reduce_scatter's halving
+                       leave out some of the folded ranks' messages */
+                    if (got > want * 1.01 + 1e-9 ||
+                        got < want * (a.P == topo_pof2(a.P) ? 0.99 : 0.74)) {
+                        fprintf(stderr, "%s %s P=%d n=%zu: %g, schedules %g\n",
+                                collop_name(a.op), t[i].name, a.P, a.size, got,
+                                want);
+                        bad++;
+                    }
+                }
+    }
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(test_tune_rules)
 {
     size_t seg;
@@ -1597,6 +1679,7 @@ suite_sched(void)
     tcase_add_test(tb, test_tune_rules);
     tcase_add_test(tb, test_tune_force);
     tcase_add_test(tb, test_tune_cost);
+    tcase_add_test(tb, test_port_formulas);
     tcase_add_test(tb, test_exec_checks);
     suite_add_tcase(s, tb);
     return s;
