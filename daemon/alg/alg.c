@@ -156,17 +156,6 @@ alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck)
 }
 
 double
-alg_doubling_port(const struct plogp *p, int P, size_t n)
-{
-    double t = 0.0;
-    int d;
-
-    for (d = 1; d < P; d <<= 1)
-        t += topo_plogp_rate(p, (size_t)(P - d < d ? P - d : d) * n);
-    return t;
-}
-
-double
 alg_port_linear(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
@@ -199,8 +188,13 @@ alg_port_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
 double
 alg_port_doubling(const struct plogp *p, int P, size_t n, size_t seg)
 {
+    double t = 0.0;
+    int d;
+
     (void)seg;
-    return alg_doubling_port(p, P, n);
+    for (d = 1; d < P; d <<= 1)
+        t += topo_plogp_rate(p, (size_t)(P - d < d ? P - d : d) * n);
+    return t;
 }
 
 int

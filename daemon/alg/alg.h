@@ -217,14 +217,12 @@ double alg_rsag_port(const struct plogp *p, int P, size_t n, size_t seg);
    the sum over d = 2, 4, ... of gap(d n) (the root's messages back to
    back); bruck: sizes min(d, P - d) n (the last step is short). */
 double alg_doubling_cost(const struct plogp *p, int P, size_t n, int bruck);
-/* The busiest port of the same: the root's messages, the sum over d = 1,
-   2, 4, ... < P of gap(min(d, P - d) n). */
-double alg_doubling_port(const struct plogp *p, int P, size_t n);
 /* Busiest ports (struct alg.port) that several rows share: a rank that
    sends or receives P - 1 messages of n bytes (flat rows, rings of
    blocks, pairwise exchanges), lgP of them (binomial roots, recursive
    doubling), one (a chain), one per segment of seg (a segmented chain);
-   and alg_doubling_port. */
+   and the root of alg_doubling_cost's gather or scatter: the sum over d =
+   1, 2, 4, ... < P of gap(min(d, P - d) n). */
 double alg_port_linear(const struct plogp *p, int P, size_t n, size_t seg);
 double alg_port_log(const struct plogp *p, int P, size_t n, size_t seg);
 double alg_port_one(const struct plogp *p, int P, size_t n, size_t seg);

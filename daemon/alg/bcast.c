@@ -266,10 +266,7 @@ port_bcast_binary(const struct plogp *p, int P, size_t n, size_t seg)
 static double
 port_bcast_binomial_seg(const struct plogp *p, int P, size_t n, size_t seg)
 {
-    size_t segsz;
-
-    (void)topo_nseg(n, seg, 1, &segsz);
-    return topo_ceil_log2(P) * topo_plogp_segs_port(p, n, segsz);
+    return topo_ceil_log2(P) * alg_port_chain_seg(p, P, n, seg);
 }
 
 /* the root scatters its subtrees' chunks, then every rank passes P - 1
@@ -278,7 +275,7 @@ static double
 port_bcast_scatter_allgather(const struct plogp *p, int P, size_t n, size_t seg)
 {
     (void)seg;
-    return alg_doubling_port(p, P, n / (size_t)P) +
+    return alg_port_doubling(p, P, n / (size_t)P, 0) +
            topo_plogp_port(p, P - 1, n / (size_t)P);
 }
 

@@ -137,6 +137,10 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
     }
 }
 
+/* The link the tests simulate: L 20 us, g(m) = 4 + 0.002 m, gap(m) = 3 +
+   0.001 m. */
+#define SIM_LINK .L = 20, .a = 4, .b = 0.002, .c = 3, .d = 0.001
+
 /* plogp_job_next, the simulated time moved on over its pauses. */
 static int
 sim_next(struct sim *s, struct plogp_job *j, uint64_t *next)
@@ -174,7 +178,7 @@ sim_run(struct sim *s, const size_t *sizes, size_t n, int reps,
 START_TEST(test_job_recovers_link)
 {
     static const size_t sizes[] = {1, 1024, 65536, 1048576};
-    struct sim s = {.L = 20, .a = 4, .b = 0.002, .c = 3, .d = 0.001};
+    struct sim s = {SIM_LINK};
     struct plogp_job j;
     struct plogp_rx rx = {0};
     struct plogp_params p;
@@ -406,13 +410,7 @@ END_TEST
 START_TEST(test_job_slow_smallest)
 {
     static const size_t sizes[] = {1, 64, 1024, 65536};
-    struct sim s = {.L = 20,
-                    .a = 4,
-                    .b = 0.002,
-                    .c = 3,
-                    .d = 0.001,
-                    .slow_below = 1024,
-                    .slow_us = 1000};
+    struct sim s = {SIM_LINK, .slow_below = 1024, .slow_us = 1000};
     struct plogp_params p;
 
     sim_run(&s, sizes, 4, 3, &p);
@@ -434,14 +432,7 @@ END_TEST
 START_TEST(test_job_bucket)
 {
     static const size_t sizes[] = {1024, 4096, 16384};
-    struct sim s = {.L = 20,
-                    .a = 4,
-                    .b = 0.002,
-                    .c = 3,
-                    .d = 0.001,
-                    .bucket = 32768,
-                    .rate = 1.25,
-                    .tokens = 32768};
+    struct sim s = {SIM_LINK, .bucket = 32768, .rate = 1.25, .tokens = 32768};
     struct plogp_params p;
     struct plogp v;
     struct alg_args a = {.op = SCHED_OP_BCAST, .P = 8, .size = 4096};
