@@ -122,8 +122,9 @@ struct plogp_params {
  * prediction between 64 KiB and 1 MiB went wrong by up to 10x).  From
  * the largest size down, such a point becomes the linear interpolation
  * of its neighbours, or its larger neighbour's value when the smaller
- * one is above that too.  Each peer's row (plogp_job_result), the summary
- * (plogp_summarise) and the loaded curve (measure.c) pass through it.
+ * one is above that too.  Then gl is raised to g wherever it is below.
+ * Each peer's row (plogp_job_result), the summary (plogp_summarise) and
+ * the loaded curve (measure.c) pass through it.
  */
 void plogp_monotone(struct plogp_params *pp);
 

@@ -524,6 +524,14 @@ START_TEST(test_monotone)
     q.g[2] = q.g[3] = 10.0 * p.g[4];
     plogp_monotone(&q);
     ck_assert(q.g[2] <= q.g[3] && q.g[3] <= q.g[4] && q.g[1] <= q.g[2]);
+    /* gl below g at a point (each curve increasing) is raised to g */
+    q = p;
+    q.gl[2] = 0.5 * q.g[2];
+    q.gl[1] = q.gl[0] < q.gl[2] ? q.gl[0] : q.gl[2];
+    plogp_monotone(&q);
+    for (i = 0; i < p.n; i++)
+        ck_assert_msg(q.gl[i] >= q.g[i], "gl(%zu) %.2f < g %.2f", p.m[i],
+                      q.gl[i], q.g[i]);
     /* the summary passes through it */
     {
         struct plogp_params rows[3], out;
