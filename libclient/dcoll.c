@@ -587,7 +587,7 @@ colls__dc_begin(struct dcoll *d, struct colls_group *g)
     d->maxpost = DCOLL_POSTS_INLINE;
     memset(d->post0, 0, sizeof(d->post0));
     d->cts = NULL;
-    g->c->dcoll_busy = 1;
+    g->c->dcoll_busy++;
 }
 
 /* Makes room for n sends in all (more than DCOLL_SENDS_MAX: the headers
@@ -637,7 +637,7 @@ colls__dc_end(struct dcoll *d, int rc)
         dcoll_unpost(&d->post[i]); /* a failure left them posted */
     if (d->post != d->post0)
         free(d->post);
-    d->g->c->dcoll_busy = 0;
+    d->g->c->dcoll_busy--;
     return rc;
 }
 

@@ -18,7 +18,8 @@
  *              rank order, the leaders exchange their hosts' partial
  *              results (each to every other) and reduce them in host
  *              order, the leader puts the result.  Every member's result
- *              is bit-identical.
+ *              is bit-identical.  One larger than a chunk runs chunk by
+ *              chunk, up to HC_DEPTH chunks in flight.
  *   allgather  every member puts its block; the leaders exchange their
  *              hosts' blocks (each to every other), the leader puts all.
  *
@@ -86,7 +87,8 @@ struct colls__hc {
     int made;          /* the board's making ran */
     struct board b;    /* valid when on */
     int on;
-    uint64_t full; /* puts that waited for room in my mailbox */
+    uint64_t full;     /* puts that waited for room in my mailbox */
+    unsigned inflight; /* most chunks in flight in the last allreduce */
 };
 
 /* One hierarchical collective of one member. */
@@ -123,6 +125,12 @@ colls__hcoll_board(struct colls_group *g, uint64_t *full)
     if (full != NULL)
         *full = g->hc != NULL ? g->hc->full : 0;
     return g->hc != NULL && g->hc->on ? &g->hc->b : NULL;
+}
+
+unsigned
+colls__hcoll_inflight(const struct colls_group *g)
+{
+    return g->hc != NULL ? g->hc->inflight : 0;
 }
 
 /* g's hosts, computed at its first hierarchical collective.  0 or
@@ -808,64 +816,143 @@ hc_leaders_exchange(struct hcop *o, const uint8_t *mine, size_t len,
     return rc;
 }
 
-/* One allreduce of at most a chunk (hc_chunk). */
+/* One allreduce of at most a chunk (hc_chunk) of one member, in two
+   halves so that several may be in flight (hc_ar_start, hc_ar_finish). */
+struct hc_piece {
+    struct hcop o;
+    const uint8_t *in;
+    uint8_t *out;
+    size_t count, m;
+    uint8_t *acc; /* leader: my host's inputs reduced (what it sends) */
+    int rc;       /* of hc_ar_start */
+};
+
+/* Reduces member j's item of p (m bytes) into acc, straight from the
+   board, or received into tmp over the direct route. */
+static int
+hc_reduce_item(struct hc_piece *p, int j, uint8_t *tmp, int dtype, int rop)
+{
+    struct hc_wait w = {&p->o, j, 0, NULL, 0};
+    int rc;
+
+    if (!p->o.board) {
+        rc = hc_get(&p->o, j, tmp, p->m, dtype, 0);
+        return rc < 0 ? rc : reduce_apply(rop, dtype, p->acc, tmp, p->count);
+    }
+    rc = hc_wait(&w);
+    if (rc < 0)
+        return rc;
+    if (w.len != p->m) {
+        snprintf(p->o.d.g->c->errmsg, sizeof p->o.d.g->c->errmsg,
+                 "%zu bytes from rank %d, %zu expected", w.len,
+                 hc_local(p->o.h, j), p->m);
+        return COLLS_ECOUNT;
+    }
+    return reduce_apply(rop, dtype, p->acc, w.data, p->count);
+}
+
+/*
+ * The first half: a member puts its input; the leader reduces its host's
+ * inputs in rank order into acc and sends them (little-endian) to every
+ * other leader.  p->o is begun whatever happens (hc_ar_finish ends it).
+ */
+static int
+hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
+{
+    struct colls__hc *h;
+    uint8_t *tmp = NULL;
+    int rc = hc_begin(&p->o, g, p->m), i, j, n, k;
+
+    p->acc = NULL;
+    if (rc < 0)
+        return rc;
+    h = p->o.h;
+    if (h->me != 0)
+        return hc_put(&p->o, p->in, p->m, dtype, 0);
+    n = h->nhosts;
+    k = h->myhost;
+    p->acc = malloc(p->m > 0 ? p->m : 1);
+    if (!p->o.board && h->L > 1)
+        tmp = malloc(p->m > 0 ? p->m : 1);
+    if (p->acc == NULL || (!p->o.board && h->L > 1 && tmp == NULL)) {
+        free(tmp);
+        return COLLS_ENOMEM;
+    }
+    if (p->m > 0)
+        memcpy(p->acc, p->in, p->m);
+    for (j = 1; rc == 0 && j < h->L; j++)
+        rc = hc_reduce_item(p, j, tmp, dtype, rop);
+    free(tmp);
+    if (rc == 0 && n > 1) {
+        colls__dc_le(dtype, p->acc, p->m);
+        for (i = 1; rc == 0 && i < n; i++)
+            rc = colls__dc_send(&p->o.d, hc_leader(h, (k + i) % n), 0, p->acc,
+                                p->m);
+    }
+    return rc;
+}
+
+/*
+ * The second half: the leader receives the other hosts' partial results,
+ * reduces all in host order, keeps the result and puts it for its host;
+ * a member reads it.  rc: a failure so far (of this piece's start or of
+ * an earlier piece), which skips the work.  Ends p->o; frees acc.
+ */
+static int
+hc_ar_finish(struct hc_piece *p, int dtype, int rop, int rc)
+{
+    struct colls__hc *h = p->o.h;
+    uint8_t *all = NULL;
+    int i, n;
+
+    if (rc == 0 && h->me != 0) {
+        rc = hc_get(&p->o, 0, p->out, p->m, dtype, 1);
+        return hc_end(&p->o, rc);
+    }
+    n = rc == 0 ? h->nhosts : 1;
+    if (n > 1) {
+        all = malloc((size_t)n * p->m > 0 ? (size_t)n * p->m : 1);
+        if (all == NULL)
+            rc = COLLS_ENOMEM;
+    }
+    for (i = 0; rc == 0 && i < n; i++)
+        if (i != h->myhost)
+            rc = colls__dc_recv(&p->o.d, hc_leader(h, i), 0,
+                                all + (size_t)i * p->m, p->m);
+    if (rc == 0 && n > 1)
+        rc = colls__sends_wait(&p->o.d.sent); /* they read acc */
+    if (rc == 0 && n > 1) {
+        memcpy(all + (size_t)h->myhost * p->m, p->acc, p->m);
+        colls__dc_le(dtype, all, (size_t)n * p->m);
+        for (i = 1; rc == 0 && i < n; i++)
+            rc =
+                reduce_apply(rop, dtype, all, all + (size_t)i * p->m, p->count);
+        memcpy(p->acc, all, p->m);
+    }
+    free(all);
+    if (rc == 0 && p->m > 0)
+        memcpy(p->out, p->acc, p->m);
+    if (rc == 0 && h->L > 1)
+        rc = hc_put(&p->o, p->acc, p->m, dtype, 1);
+    rc = hc_end(&p->o, rc); /* the sends read acc */
+    free(p->acc);
+    p->acc = NULL;
+    return rc;
+}
+
+/* One allreduce of at most a chunk. */
 static int
 hc_allreduce1(struct colls_group *g, const void *sbuf, void *rbuf, size_t count,
               int dtype, int rop)
 {
-    struct hcop o;
-    size_t m = count * dtype_size(dtype), k, *off = NULL;
-    uint8_t *acc = NULL, *tmp = NULL, *all = NULL;
-    int rc = hc_begin(&o, g, m), j, n;
+    struct hc_piece p;
 
-    if (rc == 0 && o.h->me != 0) {
-        rc = hc_put(&o, sbuf, m, dtype, 0);
-        if (rc == 0)
-            rc = hc_get(&o, 0, rbuf, m, dtype, 1);
-        return hc_end(&o, rc);
-    }
-    if (rc < 0)
-        return hc_end(&o, rc);
-    n = o.h->nhosts;
-    acc = malloc(m > 0 ? m : 1);
-    tmp = malloc(m > 0 ? m : 1);
-    all = malloc((size_t)n * m > 0 ? (size_t)n * m : 1);
-    off = malloc(((size_t)n + 1) * sizeof(*off));
-    if (acc == NULL || tmp == NULL || all == NULL || off == NULL)
-        rc = COLLS_ENOMEM;
-    if (rc == 0 && m > 0)
-        memcpy(acc, sbuf, m);
-    /* my host's inputs in rank order */
-    for (j = 1; rc == 0 && j < o.h->L; j++) {
-        rc = hc_get(&o, j, tmp, m, dtype, 0);
-        if (rc == 0)
-            rc = reduce_apply(rop, dtype, acc, tmp, count);
-    }
-    if (rc == 0 && n > 1) {
-        for (k = 0; k <= (size_t)n; k++)
-            off[k] = k * m;
-        colls__dc_le(dtype, acc, m);
-        rc = hc_leaders_exchange(&o, acc, m, all, off);
-        if (rc == 0)
-            rc = colls__sends_wait(&o.d.sent); /* they read acc */
-        if (rc == 0) {
-            memcpy(all + (size_t)o.h->myhost * m, acc, m);
-            colls__dc_le(dtype, all, (size_t)n * m);
-            for (j = 1; rc == 0 && j < n; j++)
-                rc = reduce_apply(rop, dtype, all, all + (size_t)j * m, count);
-            memcpy(acc, all, m);
-        }
-    }
-    if (rc == 0 && m > 0)
-        memcpy(rbuf, acc, m);
-    if (rc == 0 && o.h->L > 1)
-        rc = hc_put(&o, acc, m, dtype, 1);
-    rc = hc_end(&o, rc); /* the sends read acc */
-    free(acc);
-    free(tmp);
-    free(all);
-    free(off);
-    return rc;
+    p.in = sbuf;
+    p.out = rbuf;
+    p.count = count;
+    p.m = count * dtype_size(dtype);
+    p.rc = hc_ar_start(&p, g, dtype, rop);
+    return hc_ar_finish(&p, dtype, rop, p.rc);
 }
 
 /* The bytes of a chunk of items of dtype: COLLS_DIRECT_MAX (64 B .. 64
@@ -899,22 +986,65 @@ colls__hcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
     return rc;
 }
 
+/* Chunks of a larger allreduce in flight at once: a member puts chunk
+   k + 1 before it reads chunk k's result, and a leader reduces and sends
+   chunk k + 1 while chunk k's partial results travel between the hosts
+   (at most this many, and fewer than a board's slots). */
+#define HC_DEPTH 4
+
+/* How many chunks may be in flight: HC_DEPTH, fewer than the board's
+   slots (the group's hosts are known once its first chunk began). */
+static size_t
+hc_depth(const struct colls_group *g)
+{
+    const struct colls__hc *h = g->hc;
+
+    return h != NULL && h->on && h->b.slots <= HC_DEPTH ? h->b.slots - 1
+                                                        : HC_DEPTH;
+}
+
 /* A larger allreduce: one per chunk of items, in order (each item is
-   reduced exactly as in one allreduce: the results are the same bits). */
+   reduced exactly as in one allreduce: the results are the same bits),
+   up to HC_DEPTH of them in flight. */
 int
 colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
                        size_t count, int dtype, int rop)
 {
-    size_t ds = dtype_size(dtype), per = hc_chunk(g, dtype) / ds, off, n;
+    size_t ds = dtype_size(dtype), per = hc_chunk(g, dtype) / ds;
+    size_t head = 0, tail = 0, off = 0, most = 0;
+    struct hc_piece *pc;
     int rc = 0;
 
     if (count <= per)
         return hc_allreduce1(g, sbuf, rbuf, count, dtype, rop);
-    for (off = 0; rc == 0 && off < count; off += n) {
-        n = count - off < per ? count - off : per;
-        rc = hc_allreduce1(g, (const uint8_t *)sbuf + off * ds,
-                           (uint8_t *)rbuf + off * ds, n, dtype, rop);
+    pc = calloc(HC_DEPTH, sizeof(*pc));
+    if (pc == NULL)
+        return COLLS_ENOMEM;
+    while (tail < head || (rc == 0 && off < count)) {
+        struct hc_piece *p;
+
+        if (rc == 0 && off < count && head - tail < hc_depth(g)) {
+            p = &pc[head++ % HC_DEPTH];
+            p->count = count - off < per ? count - off : per;
+            p->m = p->count * ds;
+            p->in = (const uint8_t *)sbuf + off * ds;
+            p->out = (uint8_t *)rbuf + off * ds;
+            off += p->count;
+            p->rc = hc_ar_start(p, g, dtype, rop);
+            if (p->rc < 0)
+                rc = p->rc;
+            if (head - tail > most)
+                most = head - tail;
+            continue;
+        }
+        p = &pc[tail++ % HC_DEPTH];
+        p->rc = hc_ar_finish(p, dtype, rop, rc < 0 ? rc : p->rc);
+        if (rc == 0)
+            rc = p->rc;
     }
+    free(pc);
+    if (g->hc != NULL)
+        g->hc->inflight = (unsigned)most;
     return rc;
 }
 

@@ -145,7 +145,7 @@ struct colls {
        (colls__dmsg) */
     struct list_node dcoll_inbox;
     struct list_node dcoll_posted; /* dcoll.c's receives, for claims */
-    int dcoll_busy;         /* one runs: its waits poll (colls_in_flight) */
+    int dcoll_busy; /* how many run: their waits poll (colls_in_flight) */
     uint8_t *dcoll_scratch; /* its working memory, kept for the next */
     size_t dcoll_scratch_cap;
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */
@@ -338,6 +338,9 @@ void colls__hcoll_free(struct colls_group *g);
    board-check.c reads and scribbles on it, as a corrupted member
    could). */
 struct board *colls__hcoll_board(struct colls_group *g, uint64_t *full);
+/* The most chunks this member had in flight in g's last allreduce of
+   more than a chunk (board-check.c checks that they overlap). */
+unsigned colls__hcoll_inflight(const struct colls_group *g);
 
 /* group.c */
 int colls__alg_spec_check(const char *spec);

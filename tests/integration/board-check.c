@@ -8,17 +8,23 @@
  * shared libcolls, so that it can see how the last collective handed its
  * data within the host (struct colls_group's last_local) and scribble on
  * the board, as a corrupted member could.  Nothing in the library is
- * built for it but colls__hcoll_board, which hands over the mapping.
+ * built for it but colls__hcoll_board, which hands over the mapping, and
+ * colls__hcoll_inflight, how many chunks of an allreduce overlapped.
  *
  * Modes (--socket PATH of the daemon; every call bounded by --timeout-ms):
  *   run --group G --size P --rounds N --expect board|direct
  *       joins G and runs N rounds of: barrier; bcast of 5 int32 from
  *       root i % P; allreduce (SUM) of 3 int32; allgather of 2 int32 a
- *       member; bcast of 200 bytes from root (3 i + 1) % P.  Every result
- *       is checked against what each member put in; after each call the
- *       group must say it ran direct among the hosts ("host+...") and
- *       handed the data within this host as --expect says.  Prints
- *       "run: ok N EXPECT" (one line per member).
+ *       member; bcast of 200 bytes from root (3 i + 1) % P; then, larger
+ *       than a chunk (COLLS_DIRECT_MAX, 64 KiB: 6 chunks and a part), an
+ *       allreduce (SUM) of LARGE int32 and a bcast of as many from root
+ *       i % P, some members sleeping 20 ms first so that chunks wait for
+ *       them.  Every result is checked against what each member put in;
+ *       after each call the group must say it ran direct among the
+ *       hosts ("host+...") and handed the data within this host as
+ *       --expect says, and in the large allreduce every member must have
+ *       had at least 2 chunks in flight at once (hcoll.c, HC_DEPTH).
+ *       Prints "run: ok N EXPECT" (one line per member).
  *   full --group G --size P --rounds N
  *       rank 0 broadcasts N int32 (the index) back to back while the
  *       others sleep 300 ms before they read: the root's mailbox fills,
@@ -95,11 +101,48 @@ check_path(struct colls_group *g, const char *op, int i)
     bad(why, i);
 }
 
+/* Items of --mode run's large allreduce and bcast: 6 chunks of 64 KiB
+   (more than hcoll.c keeps in flight) and a part. */
+#define LARGE (6 * 16384 + 77)
+
+/* The large allreduce and bcast of round i of --mode run. */
+static void
+run_large(colls_t *c, struct colls_group *g, int i, int32_t *in, int32_t *out)
+{
+    int p = opt.size, root = i % p, rc;
+    size_t k;
+
+    if ((rank + i) % 3 == 0)
+        usleep(20000);
+    for (k = 0; k < LARGE; k++)
+        in[k] = rank * 131 + i * 7 + (int32_t)(k % 10007);
+    if ((rc = colls_allreduce(g, in, out, LARGE, COLLS_INT32, COLLS_SUM)) < 0)
+        die("large allreduce", rc, c);
+    for (k = 0; k < LARGE; k++)
+        if (out[k] !=
+            131 * p * (p - 1) / 2 + p * (i * 7 + (int32_t)(k % 10007)))
+            bad("large allreduce: wrong sum", i);
+    check_path(g, "large allreduce", i);
+    if (colls__hcoll_inflight(g) < 2)
+        bad("large allreduce: its chunks did not overlap", i);
+
+    if ((rank + i) % 3 == 1)
+        usleep(20000);
+    for (k = 0; k < LARGE; k++)
+        out[k] = rank == root ? i * 1000003 + (int32_t)k : -1;
+    if ((rc = colls_bcast(g, out, LARGE, COLLS_INT32, root)) < 0)
+        die("large bcast", rc, c);
+    for (k = 0; k < LARGE; k++)
+        if (out[k] != i * 1000003 + (int32_t)k)
+            bad("large bcast: wrong data", i);
+    check_path(g, "large bcast", i);
+}
+
 static int
 mode_run(colls_t *c)
 {
     struct colls_group *g;
-    int32_t b5[5], in3[3], out3[3], *all;
+    int32_t b5[5], in3[3], out3[3], *all, *lin, *lout;
     uint8_t b200[200];
     int p, i, k, r, rc, root;
 
@@ -109,7 +152,9 @@ mode_run(colls_t *c)
     rank = rc;
     p = opt.size;
     all = malloc((size_t)p * 2 * sizeof(*all));
-    if (all == NULL)
+    lin = malloc(LARGE * sizeof(*lin));
+    lout = malloc(LARGE * sizeof(*lout));
+    if (all == NULL || lin == NULL || lout == NULL)
         die("malloc", COLLS_ENOMEM, c);
     for (i = 0; i < opt.rounds; i++) {
         if ((rc = colls_barrier(g)) < 0)
@@ -154,9 +199,13 @@ mode_run(colls_t *c)
             if (b200[k] != (uint8_t)(i * 31 + k))
                 bad("bcast of 200 bytes: wrong data", i);
         check_path(g, "bcast", i);
+
+        run_large(c, g, i, lin, lout);
     }
     printf("run: ok %d %s\n", opt.rounds, opt.expect);
     free(all);
+    free(lin);
+    free(lout);
     colls_group_leave(g);
     return 0;
 }
