@@ -222,15 +222,14 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
 
 /* 1 if op, whose largest item is item bytes (colls__dcoll_pick's), runs
    hierarchically (hcoll.c): several members on a host; bcast and
-   allreduce up to COLLS__HCOLL_CHUNKED_MAX (chunk by chunk), allgather
-   when all its blocks fit in one item of at most direct_max bytes
-   (larger ones go through the daemons; in COLLS_MODE_DIRECT, flat). */
+   allreduce at any size (chunk by chunk), allgather when all its blocks
+   fit in one item of at most direct_max bytes (larger ones go through
+   the daemons; in COLLS_MODE_DIRECT, flat). */
 static int
 dcoll_hier(const struct colls_group *g, int op, size_t item)
 {
     return !g->one_per_host &&
-           item <= (op == COLLS_COLL_ALLGATHER ? g->direct_max
-                                               : COLLS__HCOLL_CHUNKED_MAX);
+           (op != COLLS_COLL_ALLGATHER || item <= g->direct_max);
 }
 
 int
@@ -258,9 +257,10 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t item)
        271-349, of 4 MiB 4384-5063 / 7542-8227.  Items larger than a
        slot handed over the direct route instead lost (bcast of 256 KiB
        823-923 / 350-460): hence the chunks, and allgathers larger than a
-       slot (all blocks) stay with the daemons.  From 4 MiB the chunks
-       lose pinned to one CPU (bcast 12668 / 5849, allreduce 23290 /
-       20070): those stay with the daemons too */
+       slot (all blocks) stay with the daemons.  Since allreduce's chunks
+       are pipelined (hcoll.c, HC_DEPTH) the chunks win at 4 MiB pinned
+       to one CPU too (6 alternating runs, medians: bcast 6.5 / 17.8 ms,
+       allreduce 15.5 / 24.7 ms; unpinned 4.2 / 12.2 and 9.2 / 13.1) */
     if (!g->one_per_host && !dcoll_hier(g, op, item))
         return 0;
     /* FPC compresses doubles in bcast: the daemons' path does that */

@@ -279,9 +279,6 @@ struct colls_group {
    or allreduce, and the largest allgather (all blocks) that runs so
    (hcoll.c); the most a board's slot holds */
 #define COLLS__DIRECT_MAX 65536
-/* The largest hierarchical direct bcast or allreduce (hcoll.c, in
-   chunks); larger ones go through the daemons */
-#define COLLS__HCOLL_CHUNKED_MAX ((size_t)1024 * 1024)
 
 /* From this many bytes gathered into each member (P x the input) a
    direct allreduce runs as reduce-scatter + allgather, below as Bruck's

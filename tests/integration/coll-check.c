@@ -829,10 +829,9 @@ direct_alg(int op, size_t bytes, int P, int nhosts)
     size_t item = op == COLLS_COLL_ALLGATHER ? bytes * (size_t)P : bytes;
 
     /* several members on a host: hierarchically (hcoll.c), bcast and
-       allreduce up to 1 MiB (chunk by chunk), allgather when all its
+       allreduce at any size (chunk by chunk), allgather when all its
        blocks are at most COLLS_DIRECT_MAX (65536) bytes */
-    if (nhosts < P &&
-        item <= (op == COLLS_COLL_ALLGATHER ? max : (size_t)1024 * 1024))
+    if (nhosts < P && (op != COLLS_COLL_ALLGATHER || item <= max))
         switch (op) {
         case COLLS_COLL_BARRIER:
             return "host+dissemination";
