@@ -32,7 +32,8 @@
 # lets P - 1 hosts send to one at P - 1 times RATE), TUNE_OPS
 # (bcast scatter reduce allreduce allgather), TUNE_SIZES (4 1024 65536 1048576), TUNE_REPS
 # (rounds: each figure is the least of this many, default 3), TUNE_OUT
-# (results, default ./tune-bench-results.txt), TUNE_PIN (hosts, the
+# (results, default ./tune-bench-results.txt), TUNE_DAEMON_ARGS (more
+# collsd options for every daemon, e.g. --poll-us=0), TUNE_PIN (hosts, the
 # default: every process of emulated host I -- its daemon, its task, tune
 # on host 1 -- runs on CPU (I - 1) mod nproc, as a real host's processes
 # run on that host's CPUs; none: the scheduler places every process.
@@ -108,7 +109,7 @@ if [ -n "${TUNE_ONE:-}" ]; then
     # made the round trips of other pairs rise, and their daemons checked
     # them with trains of their own while tune measured)
     for i in $(seq 1 "$NH"); do
-        mh_daemon "$i" --log-level info --measure=no
+        mh_daemon "$i" --log-level info --measure=no ${TUNE_DAEMON_ARGS:-}
         [ -z "$PIN" ] || taskset -apc "$(host_cpu "$i")" "$NS_LASTPID" \
             >/dev/null || fail "taskset host $i"
     done
