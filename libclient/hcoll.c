@@ -401,13 +401,34 @@ hc_put(struct hcop *o, const void *data, size_t len, int dtype, int to_all)
     return rc;
 }
 
+/* Waits for member j's item of this collective on the board, which must
+   be exactly len bytes: *data points at it there.  0 or a COLLS_E*
+   code. */
+static int
+hc_item(struct hcop *o, int j, size_t len, const uint8_t **data)
+{
+    struct hc_wait w = {o, j, 0, NULL, 0};
+    int rc = hc_wait(&w);
+
+    if (rc < 0)
+        return rc;
+    if (w.len != len) {
+        snprintf(o->d.g->c->errmsg, sizeof o->d.g->c->errmsg,
+                 "%zu bytes from rank %d, %zu expected", w.len,
+                 hc_local(o->h, j), len);
+        return COLLS_ECOUNT;
+    }
+    *data = w.data;
+    return 0;
+}
+
 /* Reads member j's item of this collective, exactly len bytes of items of
    dtype, into out: one it put for every member (down) or for the
    leader. */
 static int
 hc_get(struct hcop *o, int j, void *out, size_t len, int dtype, int down)
 {
-    struct hc_wait w = {o, j, 0, NULL, 0};
+    const uint8_t *data;
     int rc;
 
     if (!o->board) {
@@ -417,18 +438,10 @@ hc_get(struct hcop *o, int j, void *out, size_t len, int dtype, int down)
             colls__dc_le(dtype, out, len);
         return rc;
     }
-    rc = hc_wait(&w);
-    if (rc < 0)
-        return rc;
-    if (w.len != len) {
-        snprintf(o->d.g->c->errmsg, sizeof o->d.g->c->errmsg,
-                 "%zu bytes from rank %d, %zu expected", w.len,
-                 hc_local(o->h, j), len);
-        return COLLS_ECOUNT;
-    }
-    if (len > 0)
-        memcpy(out, w.data, len);
-    return 0;
+    rc = hc_item(o, j, len, &data);
+    if (rc == 0 && len > 0)
+        memcpy(out, data, len);
+    return rc;
 }
 
 /*
@@ -832,23 +845,11 @@ struct hc_piece {
 static int
 hc_reduce_item(struct hc_piece *p, int j, uint8_t *tmp, int dtype, int rop)
 {
-    struct hc_wait w = {&p->o, j, 0, NULL, 0};
-    int rc;
+    const uint8_t *data = tmp;
+    int rc = p->o.board ? hc_item(&p->o, j, p->m, &data)
+                        : hc_get(&p->o, j, tmp, p->m, dtype, 0);
 
-    if (!p->o.board) {
-        rc = hc_get(&p->o, j, tmp, p->m, dtype, 0);
-        return rc < 0 ? rc : reduce_apply(rop, dtype, p->acc, tmp, p->count);
-    }
-    rc = hc_wait(&w);
-    if (rc < 0)
-        return rc;
-    if (w.len != p->m) {
-        snprintf(p->o.d.g->c->errmsg, sizeof p->o.d.g->c->errmsg,
-                 "%zu bytes from rank %d, %zu expected", w.len,
-                 hc_local(p->o.h, j), p->m);
-        return COLLS_ECOUNT;
-    }
-    return reduce_apply(rop, dtype, p->acc, w.data, p->count);
+    return rc < 0 ? rc : reduce_apply(rop, dtype, p->acc, data, p->count);
 }
 
 /*
