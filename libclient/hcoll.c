@@ -8,7 +8,8 @@
  * board (board.h): shared memory, so a member reads what another wrote
  * with no system call, and a sleeping one is woken through its bell.  The
  * hosts' leaders (the lowest rank of each host; for bcast the root on its
- * own host) exchange over the direct route as dcoll.c does:
+ * own host; for a large allreduce's chunks each member in turn) exchange
+ * over the direct route as dcoll.c does:
  *
  *   bcast      binomial tree over the hosts from the root's; each host's
  *              node puts the data on its board.
@@ -19,7 +20,8 @@
  *              results (each to every other) and reduce them in host
  *              order, the leader puts the result.  Every member's result
  *              is bit-identical.  One larger than a chunk runs chunk by
- *              chunk, up to HC_DEPTH chunks in flight.
+ *              chunk, up to HC_DEPTH chunks in flight, each host's
+ *              members leading its chunks in turn (hc_leader_of).
  *   allgather  every member puts its block; the leaders exchange their
  *              hosts' blocks (each to every other), the leader puts all.
  *
@@ -95,6 +97,7 @@ struct colls__hc {
 struct hcop {
     struct dcoll d;
     struct colls__hc *h;
+    int lead;    /* my host's leader: its member lead (0 but in allreduce) */
     int board;   /* this one's items go through the board */
     uint8_t *le; /* hc_put's little-endian copy, freed by hc_end */
 };
@@ -200,6 +203,16 @@ static int
 hc_leader(const struct colls__hc *h, int k)
 {
     return h->ranks[h->first[k]];
+}
+
+/* The rank of the leader of host k for chunk c of an allreduce: the
+   hosts' members take turns (member c mod L of each host). */
+static int
+hc_leader_of(const struct colls__hc *h, int k, size_t c)
+{
+    size_t L = (size_t)(h->first[k + 1] - h->first[k]);
+
+    return h->ranks[h->first[k] + (int)(c % L)];
 }
 
 /* ---- bells ------------------------------------------------------------- */
@@ -392,7 +405,7 @@ hc_put(struct hcop *o, const void *data, size_t len, int dtype, int to_all)
         data = o->le;
     if (!to_all) {
         /* written before the caller's receive may overwrite data */
-        rc = colls__dc_send(&o->d, hc_local(o->h, 0), HC_UP, data, len);
+        rc = colls__dc_send(&o->d, hc_local(o->h, o->lead), HC_UP, data, len);
         return rc < 0 ? rc : colls__sends_wait(&o->d.sent);
     }
     for (j = 0; rc == 0 && j < o->h->L; j++)
@@ -455,6 +468,7 @@ hc_begin(struct hcop *o, struct colls_group *g, size_t item)
 
     colls__dc_begin(&o->d, g);
     o->board = 0;
+    o->lead = 0;
     o->h = NULL;
     o->le = NULL;
     rc = hc_hosts(g);
@@ -836,6 +850,7 @@ struct hc_piece {
     const uint8_t *in;
     uint8_t *out;
     size_t count, m;
+    size_t c;     /* the chunk's index in its call: who leads (hc_leader_of) */
     uint8_t *acc; /* leader: my host's inputs reduced (what it sends) */
     int rc;       /* of hc_ar_start */
 };
@@ -853,9 +868,11 @@ hc_reduce_item(struct hc_piece *p, int j, uint8_t *tmp, int dtype, int rop)
 }
 
 /*
- * The first half: a member puts its input; the leader reduces its host's
- * inputs in rank order into acc and sends them (little-endian) to every
- * other leader.  p->o is begun whatever happens (hc_ar_finish ends it).
+ * The first half: a member puts its input; the leader (member c mod L of
+ * its host: consecutive chunks reduce on different members) reduces its
+ * host's inputs in rank order into acc and sends them (little-endian) to
+ * every other host's leader of the chunk.  p->o is begun whatever happens
+ * (hc_ar_finish ends it).
  */
 static int
 hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
@@ -868,7 +885,8 @@ hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
     if (rc < 0)
         return rc;
     h = p->o.h;
-    if (h->me != 0)
+    p->o.lead = (int)(p->c % (size_t)h->L);
+    if (h->me != p->o.lead)
         return hc_put(&p->o, p->in, p->m, dtype, 0);
     n = h->nhosts;
     k = h->myhost;
@@ -879,16 +897,19 @@ hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
         free(tmp);
         return COLLS_ENOMEM;
     }
-    if (p->m > 0)
+    if (h->me == 0 && p->m > 0)
         memcpy(p->acc, p->in, p->m);
+    else if (h->me != 0)
+        rc = hc_get(&p->o, 0, p->acc, p->m, dtype, 0);
     for (j = 1; rc == 0 && j < h->L; j++)
-        rc = hc_reduce_item(p, j, tmp, dtype, rop);
+        rc = j == h->me ? reduce_apply(rop, dtype, p->acc, p->in, p->count)
+                        : hc_reduce_item(p, j, tmp, dtype, rop);
     free(tmp);
     if (rc == 0 && n > 1) {
         colls__dc_le(dtype, p->acc, p->m);
         for (i = 1; rc == 0 && i < n; i++)
-            rc = colls__dc_send(&p->o.d, hc_leader(h, (k + i) % n), 0, p->acc,
-                                p->m);
+            rc = colls__dc_send(&p->o.d, hc_leader_of(h, (k + i) % n, p->c), 0,
+                                p->acc, p->m);
     }
     return rc;
 }
@@ -906,8 +927,8 @@ hc_ar_finish(struct hc_piece *p, int dtype, int rop, int rc)
     uint8_t *all = NULL;
     int i, n;
 
-    if (rc == 0 && h->me != 0) {
-        rc = hc_get(&p->o, 0, p->out, p->m, dtype, 1);
+    if (rc == 0 && h->me != p->o.lead) {
+        rc = hc_get(&p->o, p->o.lead, p->out, p->m, dtype, 1);
         return hc_end(&p->o, rc);
     }
     n = rc == 0 ? h->nhosts : 1;
@@ -918,7 +939,7 @@ hc_ar_finish(struct hc_piece *p, int dtype, int rop, int rc)
     }
     for (i = 0; rc == 0 && i < n; i++)
         if (i != h->myhost)
-            rc = colls__dc_recv(&p->o.d, hc_leader(h, i), 0,
+            rc = colls__dc_recv(&p->o.d, hc_leader_of(h, i, p->c), 0,
                                 all + (size_t)i * p->m, p->m);
     if (rc == 0 && n > 1)
         rc = colls__sends_wait(&p->o.d.sent); /* they read acc */
@@ -951,6 +972,7 @@ hc_allreduce1(struct colls_group *g, const void *sbuf, void *rbuf, size_t count,
     p.in = sbuf;
     p.out = rbuf;
     p.count = count;
+    p.c = 0;
     p.m = count * dtype_size(dtype);
     p.rc = hc_ar_start(&p, g, dtype, rop);
     return hc_ar_finish(&p, dtype, rop, p.rc);
@@ -1025,7 +1047,8 @@ colls__hcoll_allreduce(struct colls_group *g, const void *sbuf, void *rbuf,
         struct hc_piece *p;
 
         if (rc == 0 && off < count && head - tail < hc_depth(g)) {
-            p = &pc[head++ % HC_DEPTH];
+            p = &pc[head % HC_DEPTH];
+            p->c = head++;
             p->count = count - off < per ? count - off : per;
             p->m = p->count * ds;
             p->in = (const uint8_t *)sbuf + off * ds;
