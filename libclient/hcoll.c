@@ -822,23 +822,37 @@ hc_bcast1(struct colls_group *g, void *buf, size_t bytes, int dtype, int root)
 }
 
 /*
- * Leaders: every leader sends its host's len bytes at mine (little-endian)
- * to every other leader and receives each other host's into
- * all + off[k] (off[k + 1] - off[k] bytes).  Does not touch its own.
+ * Leaders of chunk c (hc_leader_of; 0 but in a large allreduce): every
+ * leader sends its host's len bytes at mine (little-endian) to every
+ * other host's leader.
  */
 static int
-hc_leaders_exchange(struct hcop *o, const uint8_t *mine, size_t len,
-                    uint8_t *all, const size_t *off)
+hc_leaders_send(struct hcop *o, const uint8_t *mine, size_t len, size_t c)
 {
     struct colls__hc *h = o->h;
     int n = h->nhosts, k = h->myhost, i, rc = 0;
 
     for (i = 1; rc == 0 && i < n; i++)
-        rc = colls__dc_send(&o->d, hc_leader(h, (k + i) % n), 0, mine, len);
+        rc = colls__dc_send(&o->d, hc_leader_of(h, (k + i) % n, c), 0, mine,
+                            len);
+    return rc;
+}
+
+/* ... and receives each other host's into all + off[k] (off[k + 1] -
+   off[k] bytes; off NULL: all + k len, len bytes).  Does not touch its
+   own. */
+static int
+hc_leaders_recv(struct hcop *o, uint8_t *all, const size_t *off, size_t len,
+                size_t c)
+{
+    struct colls__hc *h = o->h;
+    int n = h->nhosts, k = h->myhost, i, rc = 0;
+
     for (i = 1; rc == 0 && i < n; i++) {
         int from = (k + n - i) % n;
-        rc = colls__dc_recv(&o->d, hc_leader(h, from), 0, all + off[from],
-                            off[from + 1] - off[from]);
+        size_t at = off != NULL ? off[from] : (size_t)from * len;
+        rc = colls__dc_recv(&o->d, hc_leader_of(h, from, c), 0, all + at,
+                            off != NULL ? off[from + 1] - off[from] : len);
     }
     return rc;
 }
@@ -879,7 +893,7 @@ hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
 {
     struct colls__hc *h;
     uint8_t *tmp = NULL;
-    int rc = hc_begin(&p->o, g, p->m), i, j, n, k;
+    int rc = hc_begin(&p->o, g, p->m), j;
 
     p->acc = NULL;
     if (rc < 0)
@@ -888,8 +902,6 @@ hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
     p->o.lead = (int)(p->c % (size_t)h->L);
     if (h->me != p->o.lead)
         return hc_put(&p->o, p->in, p->m, dtype, 0);
-    n = h->nhosts;
-    k = h->myhost;
     p->acc = malloc(p->m > 0 ? p->m : 1);
     if (!p->o.board && h->L > 1)
         tmp = malloc(p->m > 0 ? p->m : 1);
@@ -905,53 +917,55 @@ hc_ar_start(struct hc_piece *p, struct colls_group *g, int dtype, int rop)
         rc = j == h->me ? reduce_apply(rop, dtype, p->acc, p->in, p->count)
                         : hc_reduce_item(p, j, tmp, dtype, rop);
     free(tmp);
-    if (rc == 0 && n > 1) {
+    if (rc == 0 && h->nhosts > 1) {
         colls__dc_le(dtype, p->acc, p->m);
-        for (i = 1; rc == 0 && i < n; i++)
-            rc = colls__dc_send(&p->o.d, hc_leader_of(h, (k + i) % n, p->c), 0,
-                                p->acc, p->m);
+        rc = hc_leaders_send(&p->o, p->acc, p->m, p->c);
     }
     return rc;
 }
 
+/* The leader's host-order fold: the other hosts' partial results of
+   p's chunk and its own (acc), reduced into acc. */
+static int
+hc_ar_combine(struct hc_piece *p, int dtype, int rop)
+{
+    struct colls__hc *h = p->o.h;
+    size_t n = (size_t)h->nhosts, i;
+    uint8_t *all = malloc(n * p->m > 0 ? n * p->m : 1);
+    int rc = all == NULL ? COLLS_ENOMEM : 0;
+
+    if (rc == 0)
+        rc = hc_leaders_recv(&p->o, all, NULL, p->m, p->c);
+    if (rc == 0)
+        rc = colls__sends_wait(&p->o.d.sent); /* they read acc */
+    if (rc == 0) {
+        memcpy(all + (size_t)h->myhost * p->m, p->acc, p->m);
+        colls__dc_le(dtype, all, n * p->m);
+        for (i = 1; rc == 0 && i < n; i++)
+            rc = reduce_apply(rop, dtype, all, all + i * p->m, p->count);
+        memcpy(p->acc, all, p->m);
+    }
+    free(all);
+    return rc;
+}
+
 /*
- * The second half: the leader receives the other hosts' partial results,
- * reduces all in host order, keeps the result and puts it for its host;
- * a member reads it.  rc: a failure so far (of this piece's start or of
- * an earlier piece), which skips the work.  Ends p->o; frees acc.
+ * The second half: the leader combines the hosts' partial results,
+ * keeps the result and puts it for its host; a member reads it.  rc: a
+ * failure so far (of this piece's start or of an earlier piece), which
+ * skips the work.  Ends p->o; frees acc.
  */
 static int
 hc_ar_finish(struct hc_piece *p, int dtype, int rop, int rc)
 {
     struct colls__hc *h = p->o.h;
-    uint8_t *all = NULL;
-    int i, n;
 
     if (rc == 0 && h->me != p->o.lead) {
         rc = hc_get(&p->o, p->o.lead, p->out, p->m, dtype, 1);
         return hc_end(&p->o, rc);
     }
-    n = rc == 0 ? h->nhosts : 1;
-    if (n > 1) {
-        all = malloc((size_t)n * p->m > 0 ? (size_t)n * p->m : 1);
-        if (all == NULL)
-            rc = COLLS_ENOMEM;
-    }
-    for (i = 0; rc == 0 && i < n; i++)
-        if (i != h->myhost)
-            rc = colls__dc_recv(&p->o.d, hc_leader_of(h, i, p->c), 0,
-                                all + (size_t)i * p->m, p->m);
-    if (rc == 0 && n > 1)
-        rc = colls__sends_wait(&p->o.d.sent); /* they read acc */
-    if (rc == 0 && n > 1) {
-        memcpy(all + (size_t)h->myhost * p->m, p->acc, p->m);
-        colls__dc_le(dtype, all, (size_t)n * p->m);
-        for (i = 1; rc == 0 && i < n; i++)
-            rc =
-                reduce_apply(rop, dtype, all, all + (size_t)i * p->m, p->count);
-        memcpy(p->acc, all, p->m);
-    }
-    free(all);
+    if (rc == 0 && h->nhosts > 1)
+        rc = hc_ar_combine(p, dtype, rop);
     if (rc == 0 && p->m > 0)
         memcpy(p->out, p->acc, p->m);
     if (rc == 0 && h->L > 1)
@@ -1108,7 +1122,9 @@ colls__hcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
         rc = hc_get(&o, j, mine + (size_t)j * m, m, dtype, 0);
     if (rc == 0 && n > 1) {
         colls__dc_le(dtype, mine, (size_t)h->L * m);
-        rc = hc_leaders_exchange(&o, mine, (size_t)h->L * m, all, off);
+        rc = hc_leaders_send(&o, mine, (size_t)h->L * m, 0);
+        if (rc == 0)
+            rc = hc_leaders_recv(&o, all, off, 0, 0);
         if (rc == 0)
             rc = colls__sends_wait(&o.d.sent);
         colls__dc_le(dtype, all, p * m); /* mine is swapped back too */
