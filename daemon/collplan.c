@@ -87,7 +87,13 @@ collplan_params(struct daemon *d, struct coll_inst *ci, const Envelope *e)
         return COLLS_EINVAL;
     ci->esize = dtype_size(ci->dtype);
     ci->n = collplan_mul(ci->count, ci->esize, lim, &ovf);
-    collplan_mul(ci->n, (size_t)ci->P, lim, &ovf);
+    /* P blocks of n bytes in one buffer: the gather family's, reduce_
+       scatter's input, and reduce's flat row keeps P - 1 of them at the
+       root.  bcast, allreduce and scan hold n bytes a buffer at any P
+       (an allreduce of 16 MiB over 32 tasks is 16 MiB, not 512) */
+    if (collop_get(op)->blocks || op == SCHED_OP_REDUCE_SCATTER ||
+        op == SCHED_OP_REDUCE)
+        collplan_mul(ci->n, (size_t)ci->P, lim, &ovf);
     if (ovf)
         return COLLS_EMSGSIZE;
     if (collplan_is_gv(op)) {

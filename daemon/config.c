@@ -199,7 +199,10 @@ static const struct config_opt config_table[] = {
         "daemons every half of this read here",
         0),
     OPT("max-message", CFG_SIZE, max_message, "256M", 1024, 1 * GiB, "BYTES",
-        "largest message payload accepted", 0),
+        "largest message payload accepted, and largest buffer of a "
+        "collective: a gather's root holds P blocks, a bcast, allreduce "
+        "or scan one rank's data at any group size",
+        0),
     /* ---- the transport between daemons ---- */
     OPT("window", CFG_INT, window, "1024", 4, 32768, "N",
         "datagrams in flight per peer", 0),

@@ -22,7 +22,13 @@
 #    nosuch` refuses it before it starts (exit 2), with the names.  A misspelt
 #    COLLS_ALG_ALLREDCE fails the join, naming the variable and the
 #    operations.
-# 5. No daemon log line shows an error as a bare number ("error -4002").
+# 5. The daemons' --max-message (1 MiB here) bounds each buffer, not the
+#    group's data: 4 members, 2 per daemon, in hierarchical and in flat
+#    mode.  An allreduce of 512 KiB (P x n = 2 MiB, each host's share 1
+#    MiB) gives the right sums; a gather of those blocks (2 MiB at the
+#    root) fails with COLLS_EMSGSIZE at the root, an allreduce of 1 MiB
+#    + 4 bytes at every member.
+# 6. No daemon log line shows an error as a bare number ("error -4002").
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 EC=$IT_B/tests/integration/errs-check
@@ -31,7 +37,7 @@ EC=$IT_B/tests/integration/errs-check
     exit 77
 }
 it_setup
-it_start 2 || exit 1
+it_start 2 --max-message 1M || exit 1
 it_wait_hosts 2 || exit 1
 
 # ec LOG DAEMON ARGS...: errs-check against daemon DAEMON, in the
@@ -146,7 +152,35 @@ COLLS_ALG_ALLREDCE=ring ec typo 1 --group typo --size 1
 finish "$IT_LASTPID"
 expect typo '^join: EINVAL: COLLS_ALG_ALLREDCE: no such operation \(COLLS_ALG_<OP>, OP one of: BARRIER BCAST .*ALLREDUCE.*\)$'
 
-# 5. logs name errors
+# 5. the message limit is per buffer
+for mode in hier flat; do
+    pids=""
+    for k in 1 2 3 4; do
+        ec "big-$mode-$k" $(((k + 1) / 2)) --group "big-$mode" --size 4 \
+            --mode "$mode" --count 131072 --gather
+        pids="$pids $IT_LASTPID"
+    done
+    finish $pids
+    pids=""
+    for k in 1 2 3 4; do
+        expect "big-$mode-$k" '^allreduce: OK$'
+        # the others' part is done once their block is handed over
+        if grep -q '^join: rank 0$' "$IT_DIR/big-$mode-$k"; then
+            expect "big-$mode-$k" '^gather: EMSGSIZE: '
+        else
+            expect "big-$mode-$k" '^gather: (OK|EMSGSIZE: )'
+        fi
+        ec "over-$mode-$k" $(((k + 1) / 2)) --group "over-$mode" --size 4 \
+            --mode "$mode" --count 262145
+        pids="$pids $IT_LASTPID"
+    done
+    finish $pids
+    for k in 1 2 3 4; do
+        expect "over-$mode-$k" '^allreduce: EMSGSIZE: '
+    done
+done
+
+# 6. logs name errors
 if grep -E 'error -?[0-9]+' "$IT_DIR"/d*.log >"$IT_DIR/bare.out"; then
     it_fail "daemon logs print bare error numbers: $(cat "$IT_DIR/bare.out")"
 fi

@@ -6,13 +6,19 @@
  *   join: rank R                       or  join: ENAME: daemon's words
  *   join2: ENAME: daemon's words       (--twice: the same join again)
  *   allreduce: OK                      or  allreduce: ENAME: words
+ *                                      or  allreduce: WRONG item I
+ *   gather: OK                         or  gather: ENAME: words / WRONG
  *   held                               (--hold-ms: after the pause)
  *
  * ENAME is colls_err_name() of the code, the words colls_errmsg().
  *
  * usage: errs-check --socket S --group G --size N [--twice]
- *                   [--count C] [--hold-ms T] [--timeout-ms T]
- *   --count C     an allreduce of C int32 (sum) once the group formed
+ *                   [--count C] [--gather] [--mode hier|flat]
+ *                   [--hold-ms T] [--timeout-ms T]
+ *   --count C     an allreduce of C int32 (sum) once the group formed;
+ *                 rank r's item i is (r + 1)(i + 1), the result checked
+ *   --gather      then a gather of C int32 a rank to rank 0, checked
+ *   --mode M      the group's mode for both (colls_group_set_mode)
  *   --hold-ms T   stays a member T ms before leaving (a full group for
  *                 a third joiner to meet)
  *   --timeout-ms  for every blocking call (default 20000)
@@ -20,6 +26,7 @@
  * Exits 0 when every step ran (whatever it returned), 2 on a usage error,
  * 1 when the daemon cannot be reached.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +52,8 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: errs-check --socket S --group G --size N "
-                    "[--twice] [--count C] [--hold-ms T] [--timeout-ms T]\n");
+                    "[--twice] [--count C] [--gather] [--mode hier|flat] "
+                    "[--hold-ms T] [--timeout-ms T]\n");
     exit(2);
 }
 
@@ -54,15 +62,15 @@ main(int argc, char **argv)
 {
     const char *sock = NULL, *group = NULL;
     long size = 0, count = -1, hold = 0, tmo = 20000;
-    int twice = 0, i, rc;
+    int twice = 0, gather = 0, mode = -1, i, rc;
     colls_group_t *g = NULL, *g2 = NULL;
     colls_t *c;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-        if (strcmp(a, "--twice") == 0) {
-            twice = 1;
+        if (strcmp(a, "--twice") == 0 || strcmp(a, "--gather") == 0) {
+            *(a[2] == 't' ? &twice : &gather) = 1;
             continue;
         }
         if (v == NULL)
@@ -76,6 +84,10 @@ main(int argc, char **argv)
             size = strtol(v, NULL, 10);
         else if (strcmp(a, "--count") == 0)
             count = strtol(v, NULL, 10);
+        else if (strcmp(a, "--mode") == 0 && strcmp(v, "hier") == 0)
+            mode = COLLS_MODE_HIER;
+        else if (strcmp(a, "--mode") == 0 && strcmp(v, "flat") == 0)
+            mode = COLLS_MODE_FLAT;
         else if (strcmp(a, "--hold-ms") == 0)
             hold = strtol(v, NULL, 10);
         else if (strcmp(a, "--timeout-ms") == 0)
@@ -98,14 +110,40 @@ main(int argc, char **argv)
         rc = colls_group_join(c, group, (int)size, &g2);
         report(c, "join2", rc, 1);
     }
+    if (g != NULL && mode >= 0 && colls_group_set_mode(g, mode) != 0)
+        return 1;
     if (g != NULL && count >= 0) {
-        int *in = calloc((size_t)count + 1, sizeof(int));
-        int *out = calloc((size_t)count + 1, sizeof(int));
+        size_t n = (size_t)count, j, k, bad = SIZE_MAX;
+        long r = colls_group_rank(g);
+        uint32_t *in = calloc(n + 1, sizeof(uint32_t));
+        uint32_t *out = calloc(n * (size_t)size + 1, sizeof(uint32_t));
 
         if (in == NULL || out == NULL)
             return 1;
-        rc = colls_allreduce(g, in, out, (size_t)count, COLLS_INT32, COLLS_SUM);
-        report(c, "allreduce", rc, 0);
+        for (j = 0; j < n; j++)
+            in[j] = (uint32_t)(r + 1) * (uint32_t)(j + 1);
+        rc = colls_allreduce(g, in, out, n, COLLS_INT32, COLLS_SUM);
+        /* the sum over ranks of (r + 1)(j + 1), wrapping like int32 */
+        for (j = 0; rc == 0 && j < n && bad == SIZE_MAX; j++)
+            if (out[j] != (uint32_t)(size * (size + 1) / 2) * (uint32_t)(j + 1))
+                bad = j;
+        if (bad != SIZE_MAX)
+            printf("allreduce: WRONG item %zu\n", bad);
+        else
+            report(c, "allreduce", rc, 0);
+        if (gather) {
+            memset(out, 0, n * (size_t)size * sizeof(uint32_t));
+            rc = colls_gather(g, in, out, n, COLLS_INT32, 0);
+            for (k = 0; rc == 0 && r == 0 && k < (size_t)size; k++)
+                for (j = 0; j < n && bad == SIZE_MAX; j++)
+                    if (out[k * n + j] != (uint32_t)(k + 1) * (uint32_t)(j + 1))
+                        bad = k * n + j;
+            if (bad != SIZE_MAX)
+                printf("gather: WRONG item %zu\n", bad);
+            else
+                report(c, "gather", rc, 0);
+        }
+        fflush(stdout);
         free(in);
         free(out);
     }
