@@ -202,14 +202,28 @@ if [ -n "${TUNE_ONE:-}" ]; then
             # forced chain_seg of 64 KiB over 8 hosts at 10 Mbit/s took
             # 395 ms, unforced 110 ms: the row was judged by a segment
             # the tuner would not choose)
+            # Round r starts at entry r of the list (the rows, then the
+            # pick unforced), so no entry always runs last.  In a 4:none
+            # run with the pick always last, it took 1.10-1.27x the same
+            # row forced at 6 of 20 points; rotated, 1.13-1.35x at 3 and
+            # 0.85-0.87x at 2: the machine's noise, which the order no
+            # longer biases
             : >"$NS_RUN/meas-$op-$s.txt"
-            for _ in $(seq 1 "$REPS"); do
-                while read -r alg _ _ seg; do
-                    [ "$seg" = - ] && seg=
-                    echo "$alg $(bench "$op" "$s" "$alg${seg:+:$seg}")" \
-                        >>"$NS_RUN/meas-$op-$s.txt"
-                done <"$NS_RUN/pred-$op-$s.txt"
-                echo "auto $(bench "$op" "$s")" >>"$NS_RUN/meas-$op-$s.txt"
+            awk '{ print $1, $4 } END { print "auto -" }' \
+                "$NS_RUN/pred-$op-$s.txt" >"$NS_RUN/runs-$op-$s.txt"
+            nrun=$(wc -l <"$NS_RUN/runs-$op-$s.txt")
+            for r in $(seq 0 $((REPS - 1))); do
+                k=$((r % nrun))
+                { tail -n +$((k + 1)) "$NS_RUN/runs-$op-$s.txt"
+                  head -n "$k" "$NS_RUN/runs-$op-$s.txt"; } |
+                    while read -r alg seg; do
+                        [ "$seg" = - ] && seg=
+                        if [ "$alg" = auto ]; then
+                            echo "auto $(bench "$op" "$s")"
+                        else
+                            echo "$alg $(bench "$op" "$s" "$alg${seg:+:$seg}")"
+                        fi
+                    done >>"$NS_RUN/meas-$op-$s.txt"
             done
             while read -r alg pred star _; do
                 m=$(awk -v a="$alg" '$1 == a && $2 != "-" &&
