@@ -223,8 +223,9 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
 /* 1 if op, whose largest item is item bytes (colls__dcoll_pick's), runs
    hierarchically (hcoll.c): several members on a host; bcast and
    allreduce at any size (chunk by chunk), allgather when all its blocks
-   fit in one item of at most direct_max bytes (larger ones go through
-   the daemons; in COLLS_MODE_DIRECT, flat). */
+   fit in one item of at most direct_max bytes (larger ones run flat:
+   in COLLS_MODE_AUTO from blocks of COLLS__DCOLL_AG_FLAT, smaller ones
+   through the daemons). */
 static int
 dcoll_hier(const struct colls_group *g, int op, size_t item)
 {
@@ -261,8 +262,12 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t item)
        are pipelined (hcoll.c, HC_DEPTH) the chunks win at 4 MiB pinned
        to one CPU too (6 alternating runs, medians: bcast 6.5 / 17.8 ms,
        allreduce 15.5 / 24.7 ms; unpinned 4.2 / 12.2 and 9.2 / 13.1) */
+    /* an allgather too large for a slot: flat among the tasks from
+       blocks of COLLS__DCOLL_AG_FLAT (each sent straight to every
+       member), smaller through the daemons */
     if (!g->one_per_host && !dcoll_hier(g, op, item))
-        return 0;
+        return op == COLLS_COLL_ALLGATHER &&
+               item / (size_t)g->size >= COLLS__DCOLL_AG_FLAT;
     /* FPC compresses doubles in bcast: the daemons' path does that */
     return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
              g->compress != COLLS_COMPRESS_OFF);

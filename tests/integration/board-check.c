@@ -19,9 +19,11 @@
  *       than a chunk (COLLS_DIRECT_MAX, 64 KiB: 6 chunks and a part), an
  *       allreduce (SUM) of LARGE int32 and a bcast of as many from root
  *       i % P, some members sleeping 20 ms first so that chunks wait for
- *       them.  Every result is checked against what each member put in;
- *       after each call the group must say it ran direct among the
- *       hosts ("host+...") and handed the data within this host as
+ *       them; last an allgather of LARGE int32 a member, which runs flat
+ *       among the tasks (blocks of 256 KiB or more, dcoll.c: "pairwise",
+ *       direct).  Every result is checked against what each member put
+ *       in; after each other call the group must say it ran direct among
+ *       the hosts ("host+...") and handed the data within this host as
  *       --expect says, and in the large allreduce every member must have
  *       had at least 2 chunks in flight at once (hcoll.c, HC_DEPTH).
  *       Prints "run: ok N EXPECT" (one line per member).
@@ -105,11 +107,13 @@ check_path(struct colls_group *g, const char *op, int i)
    (more than hcoll.c keeps in flight) and a part. */
 #define LARGE (6 * 16384 + 77)
 
-/* The large allreduce and bcast of round i of --mode run. */
+/* The large allreduce, bcast and allgather of round i of --mode run;
+   all holds P x LARGE items. */
 static void
-run_large(colls_t *c, struct colls_group *g, int i, int32_t *in, int32_t *out)
+run_large(colls_t *c, struct colls_group *g, int i, int32_t *in, int32_t *out,
+          int32_t *all)
 {
-    int p = opt.size, root = i % p, rc;
+    int p = opt.size, root = i % p, rc, r;
     size_t k;
 
     if ((rank + i) % 3 == 0)
@@ -136,13 +140,25 @@ run_large(colls_t *c, struct colls_group *g, int i, int32_t *in, int32_t *out)
         if (out[k] != i * 1000003 + (int32_t)k)
             bad("large bcast: wrong data", i);
     check_path(g, "large bcast", i);
+
+    for (k = 0; k < LARGE; k++)
+        in[k] = rank * 1000003 + i * 17 + (int32_t)k;
+    if ((rc = colls_allgather(g, in, all, LARGE, COLLS_INT32)) < 0)
+        die("large allgather", rc, c);
+    for (r = 0; r < p; r++)
+        for (k = 0; k < LARGE; k++)
+            if (all[(size_t)r * LARGE + k] != r * 1000003 + i * 17 + (int32_t)k)
+                bad("large allgather: wrong block", i);
+    if (colls_group_last_mode(g) != COLLS_MODE_DIRECT ||
+        strcmp(colls_group_last_alg(g), "pairwise") != 0)
+        bad("large allgather: not flat among the tasks", i);
 }
 
 static int
 mode_run(colls_t *c)
 {
     struct colls_group *g;
-    int32_t b5[5], in3[3], out3[3], *all, *lin, *lout;
+    int32_t b5[5], in3[3], out3[3], *all, *lin, *lout, *lall;
     uint8_t b200[200];
     int p, i, k, r, rc, root;
 
@@ -154,7 +170,8 @@ mode_run(colls_t *c)
     all = malloc((size_t)p * 2 * sizeof(*all));
     lin = malloc(LARGE * sizeof(*lin));
     lout = malloc(LARGE * sizeof(*lout));
-    if (all == NULL || lin == NULL || lout == NULL)
+    lall = malloc((size_t)p * LARGE * sizeof(*lall));
+    if (all == NULL || lin == NULL || lout == NULL || lall == NULL)
         die("malloc", COLLS_ENOMEM, c);
     for (i = 0; i < opt.rounds; i++) {
         if ((rc = colls_barrier(g)) < 0)
@@ -200,12 +217,13 @@ mode_run(colls_t *c)
                 bad("bcast of 200 bytes: wrong data", i);
         check_path(g, "bcast", i);
 
-        run_large(c, g, i, lin, lout);
+        run_large(c, g, i, lin, lout, lall);
     }
     printf("run: ok %d %s\n", opt.rounds, opt.expect);
     free(all);
     free(lin);
     free(lout);
+    free(lall);
     colls_group_leave(g);
     return 0;
 }
