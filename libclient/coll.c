@@ -712,7 +712,7 @@ colls_barrier(colls_group_t *g)
     struct coll_args a;
     int rc = coll_check(g, COLLS_COLL_BARRIER, COLLS_BYTE, 0, 0);
 
-    if (rc == 0 && colls__dcoll_pick(g, COLLS_COLL_BARRIER, COLLS_BYTE, 0))
+    if (rc == 0 && colls__dcoll_pick(g, COLLS_COLL_BARRIER, COLLS_BYTE))
         return coll_direct(g, COLLS_COLL_BARRIER, NULL, NULL, 0, 0, COLLS_BYTE,
                            0, 0);
     if (rc < 0)
@@ -733,7 +733,7 @@ colls_bcast(colls_group_t *g, void *buf, size_t count, int dtype, int root)
         rc = coll_bytes(g, count, dtype, &n);
     if (rc == 0 && n > 0 && buf == NULL)
         rc = COLLS_EINVAL;
-    if (rc == 0 && colls__dcoll_pick(g, COLLS_COLL_BCAST, dtype, n))
+    if (rc == 0 && colls__dcoll_pick(g, COLLS_COLL_BCAST, dtype))
         return coll_direct(g, COLLS_COLL_BCAST, NULL, buf, count, n, dtype, 0,
                            root);
     if (rc < 0)
@@ -776,7 +776,7 @@ coll_reduction(colls_group_t *g, int op, const void *sbuf, void *rbuf,
                                      : 1;
     if (n > 0 && (sbuf == NULL || (gets && rbuf == NULL)))
         return COLLS_EINVAL;
-    if (op == COLLS_COLL_ALLREDUCE && colls__dcoll_pick(g, op, dtype, n))
+    if (op == COLLS_COLL_ALLREDUCE && colls__dcoll_pick(g, op, dtype))
         return coll_direct(g, op, sbuf, rbuf, count, n, dtype, rop, 0);
     coll_args_init(&a, op, dtype, rop, root);
     a.count = count;
@@ -867,7 +867,7 @@ coll_blocks(colls_group_t *g, int op, const void *sbuf, void *rbuf,
         return rc;
     if ((in > 0 && sbuf == NULL) || (out > 0 && rbuf == NULL))
         return COLLS_EINVAL;
-    if (op == COLLS_COLL_ALLGATHER && colls__dcoll_pick(g, op, dtype, out))
+    if (op == COLLS_COLL_ALLGATHER && colls__dcoll_pick(g, op, dtype))
         return coll_direct(g, op, sbuf, rbuf, count, n, dtype, 0, 0);
     coll_args_init(&a, op, dtype, 0, root);
     a.count = count;

@@ -444,8 +444,8 @@ COLLS_EXTERN int colls_group_leave(colls_group_t *g);
    bcast, allreduce and allgather run direct: with several members on a
    host through shared memory among the members of a host (COLLS_BOARD),
    in chunks of $COLLS_DIRECT_MAX bytes (default 65536) at any size (an
-   allgather up to $COLLS_DIRECT_MAX, and flat among the tasks from
-   blocks of 256 KiB)), HIER (per-host subspaces +
+   allgather larger than that as one bcast per member)), HIER (per-host
+   subspaces +
    leaders), FLAT (same algorithms over task ranks), DIRECT (barrier,
    bcast, allreduce and allgather among the tasks over the direct route,
    at any size, without the daemons' algorithms; the other operations as

@@ -5,14 +5,13 @@
  *
  * A hierarchical collective costs two hops between each task and its
  * daemon plus the daemons' rounds; for a few bytes those hops are most of
- * the time.  In COLLS_MODE_AUTO a group whose operation moves at most
- * g->direct_max bytes into one member (bcast: the message; allgather and
- * allreduce: every member's block), with no algorithm forced and no FPC
- * asked for, runs it here (barrier, allreduce and allgather only when no
- * two members share a host); a group with one member per host runs them
- * here at any size, since its daemons would only relay;
- * COLLS_MODE_DIRECT runs these four operations here at any size unless an
- * algorithm is forced.  The choice depends only on
+ * the time.  In COLLS_MODE_AUTO, with no algorithm forced and no FPC
+ * asked for, these four operations run here at any size
+ * (colls__dcoll_pick): with several members on a host hierarchically
+ * through the boards (hcoll.c; an allgather larger than g->direct_max as
+ * one such bcast per member, dcoll_bcasts), with one member per host
+ * flat, since the daemons would only relay; COLLS_MODE_DIRECT runs them
+ * here at any size unless an algorithm is forced.  The choice depends only on
  * the call's arguments and the group's settings, so every member makes the same
  * one (COLLS_DIRECT_MAX must be the same for every member, as COLLS_ALG_<OP>
  * must).
@@ -220,12 +219,12 @@ colls__dcoll_forget(colls_t *c, uint64_t gid, int all)
     }
 }
 
-/* 1 if op, whose largest item is item bytes (colls__dcoll_pick's), runs
-   hierarchically (hcoll.c): several members on a host; bcast and
-   allreduce at any size (chunk by chunk), allgather when all its blocks
-   fit in one item of at most direct_max bytes (larger ones run flat:
-   in COLLS_MODE_AUTO from blocks of COLLS__DCOLL_AG_FLAT, smaller ones
-   through the daemons). */
+/* 1 if op, whose largest item is item bytes (bcast: the message;
+   allreduce: one input; allgather: all blocks), runs
+   hierarchically (hcoll.c) as one collective: several members on a host;
+   bcast and allreduce at any size (chunk by chunk), allgather when all
+   its blocks fit in one item of at most direct_max bytes (a larger one
+   runs as one such bcast per member, dcoll_bcasts). */
 static int
 dcoll_hier(const struct colls_group *g, int op, size_t item)
 {
@@ -234,7 +233,7 @@ dcoll_hier(const struct colls_group *g, int op, size_t item)
 }
 
 int
-colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t item)
+colls__dcoll_pick(const struct colls_group *g, int op, int dtype)
 {
     if (op != COLLS_COLL_BARRIER && op != COLLS_COLL_BCAST &&
         op != COLLS_COLL_ALLREDUCE && op != COLLS_COLL_ALLGATHER)
@@ -257,17 +256,18 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype, size_t item)
        chunks of a slot) 1627-2032 / 3087-3184, bcast of 64 KiB 37-51 /
        271-349, of 4 MiB 4384-5063 / 7542-8227.  Items larger than a
        slot handed over the direct route instead lost (bcast of 256 KiB
-       823-923 / 350-460): hence the chunks, and allgathers larger than a
-       slot (all blocks) stay with the daemons.  Since allreduce's chunks
+       823-923 / 350-460): hence the chunks.  Since allreduce's chunks
        are pipelined (hcoll.c, HC_DEPTH) the chunks win at 4 MiB pinned
        to one CPU too (6 alternating runs, medians: bcast 6.5 / 17.8 ms,
        allreduce 15.5 / 24.7 ms; unpinned 4.2 / 12.2 and 9.2 / 13.1) */
-    /* an allgather too large for a slot: flat among the tasks from
-       blocks of COLLS__DCOLL_AG_FLAT (each sent straight to every
-       member), smaller through the daemons */
-    if (!g->one_per_host && !dcoll_hier(g, op, item))
-        return op == COLLS_COLL_ALLGATHER &&
-               item / (size_t)g->size >= COLLS__DCOLL_AG_FLAT;
+    /* an allgather too large for a slot runs as one bcast per member
+       through the boards (dcoll_bcasts).  2 hosts x 4 tasks, ms, 3 runs
+       unpinned and 2 pinned to one CPU, blocks of 16 KiB .. 4 MiB: 0.33-
+       0.44, 0.58-0.87, 2.0-2.8, 9.5-14.3, 49-59 unpinned (the daemons'
+       hierarchical ring 0.51-0.69, 1.07-1.17, 4.4-5.4, 18.6-21.8, 128-136;
+       pairwise among all the tasks 0.71-0.79, 1.33-1.45, 3.5-5.8, 20-22,
+       81-84), pinned 0.69-0.70, 1.37-1.58, 3.6-4.0, 20.6-22.7, 80-83
+       (daemons 0.86-0.90, 2.1-2.2, 6.2-6.5, 25.9-26.3, 142-170) */
     /* FPC compresses doubles in bcast: the daemons' path does that */
     return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
              g->compress != COLLS_COMPRESS_OFF);
@@ -676,6 +676,8 @@ colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes)
                : op == COLLS_COLL_BCAST     ? "host+binomial"
                : op == COLLS_COLL_ALLGATHER ? "host+pairwise"
                                             : "host+pairwise+reduce";
+    if (!g->one_per_host && op == COLLS_COLL_ALLGATHER)
+        return "host+bcasts";
     switch (op) {
     case COLLS_COLL_BARRIER:
         return "dissemination";
@@ -896,6 +898,27 @@ dcoll_pairwise(struct dcoll *d, const void *sbuf, uint8_t *all, size_t m,
     return rc;
 }
 
+/*
+ * An allgather of several members on a host too large for a board's slot:
+ * each member's block broadcast in turn (colls__dcoll_bcast through the
+ * boards, chunked), rank 0's first.  Every block crosses between the
+ * hosts once per host and is handed within a host through its board, and
+ * as in back-to-back bcasts a root goes on once its block is out.
+ */
+static int
+dcoll_bcasts(struct colls_group *g, const void *sbuf, uint8_t *rbuf, size_t m,
+             int dtype)
+{
+    size_t p = (size_t)g->size, r;
+    int rc = 0;
+
+    if (m > 0)
+        memmove(rbuf + (size_t)g->rank * m, sbuf, m);
+    for (r = 0; rc == 0 && r < p; r++)
+        rc = colls__dcoll_bcast(g, rbuf + r * m, m, dtype, (int)r);
+    return rc;
+}
+
 int
 colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
                        size_t m, int dtype)
@@ -904,6 +927,8 @@ colls__dcoll_allgather(struct colls_group *g, const void *sbuf, void *rbuf,
 
     if (dcoll_hier(g, COLLS_COLL_ALLGATHER, (size_t)g->size * m))
         return colls__hcoll_allgather(g, sbuf, rbuf, m, dtype);
+    if (!g->one_per_host)
+        return dcoll_bcasts(g, sbuf, rbuf, m, dtype);
     colls__dc_begin(&d, g);
     if ((size_t)g->size * m >= COLLS__DCOLL_RSAG)
         return dcoll_pairwise(&d, sbuf, rbuf, m, dtype);

@@ -286,16 +286,6 @@ struct colls_group {
    of input, at 32 KiB 98-154 us against 141-184). */
 #define COLLS__DCOLL_RSAG ((size_t)128 * 1024)
 
-/* With several members on a host, an allgather too large for a board's
-   slot runs flat among the tasks (pairwise, dcoll.c) from blocks of this
-   many bytes, below through the daemons.  2 hosts x 4 tasks, 2 runs
-   each, ms, flat direct against the daemons' hierarchical ring:
-   unpinned 64 KiB blocks 1.19-1.32 / 1.07-1.17, 256 KiB 3.8-3.9 /
-   4.4-5.4, 1 MiB 17.1-19.1 / 18.6-21.8, 4 MiB 67-79 / 128-136; all
-   pinned to one CPU 256 KiB 6.0-6.5 / 6.2-6.5, 1 MiB 27.1-30.2 /
-   25.9-26.3, 4 MiB 133-134 / 142-170. */
-#define COLLS__DCOLL_AG_FLAT ((size_t)256 * 1024)
-
 /* A direct collective's message of this many bytes or more is sent only
    once its receiver has posted the receive and said so (a clear-to-send,
    dcoll.c): it is read straight into place, and a sender of back-to-back
@@ -305,10 +295,8 @@ struct colls_group {
 /* dcoll.c: direct collectives */
 /* The algorithm a direct op of g with bytes per member runs. */
 const char *colls__dcoll_alg(const struct colls_group *g, int op, size_t bytes);
-/* 1 if op on g runs direct; item: its largest item (bcast: the message;
-   allreduce: one input; allgather: all blocks). */
-int colls__dcoll_pick(const struct colls_group *g, int op, int dtype,
-                      size_t item);
+/* 1 if op (of items of dtype) on g runs direct. */
+int colls__dcoll_pick(const struct colls_group *g, int op, int dtype);
 int colls__dcoll_barrier(struct colls_group *g);
 int colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes,
                        int dtype, int root);

@@ -19,12 +19,12 @@
  *       than a chunk (COLLS_DIRECT_MAX, 64 KiB: 6 chunks and a part), an
  *       allreduce (SUM) of LARGE int32 and a bcast of as many from root
  *       i % P, some members sleeping 20 ms first so that chunks wait for
- *       them; last an allgather of LARGE int32 a member, which runs flat
- *       among the tasks (blocks of 256 KiB or more, dcoll.c: "pairwise",
- *       direct).  Every result is checked against what each member put
- *       in; after each other call the group must say it ran direct among
- *       the hosts ("host+...") and handed the data within this host as
- *       --expect says, and in the large allreduce every member must have
+ *       them; last an allgather of LARGE int32 a member, which runs as
+ *       one bcast per member (dcoll.c, "host+bcasts").  Every result is
+ *       checked against what each member put in; after each call the
+ *       group must say it ran direct among the hosts ("host+...") and
+ *       handed the data within this host as --expect says, and in the
+ *       large allreduce every member must have
  *       had at least 2 chunks in flight at once (hcoll.c, HC_DEPTH).
  *       Prints "run: ok N EXPECT" (one line per member).
  *   full --group G --size P --rounds N
@@ -149,9 +149,9 @@ run_large(colls_t *c, struct colls_group *g, int i, int32_t *in, int32_t *out,
         for (k = 0; k < LARGE; k++)
             if (all[(size_t)r * LARGE + k] != r * 1000003 + i * 17 + (int32_t)k)
                 bad("large allgather: wrong block", i);
-    if (colls_group_last_mode(g) != COLLS_MODE_DIRECT ||
-        strcmp(colls_group_last_alg(g), "pairwise") != 0)
-        bad("large allgather: not flat among the tasks", i);
+    check_path(g, "large allgather", i);
+    if (strcmp(colls_group_last_alg(g), "host+bcasts") != 0)
+        bad("large allgather: not one bcast per member", i);
 }
 
 static int

@@ -830,8 +830,11 @@ direct_alg(int op, size_t bytes, int P, int nhosts)
 
     /* several members on a host: hierarchically (hcoll.c), bcast and
        allreduce at any size (chunk by chunk), allgather when all its
-       blocks are at most COLLS_DIRECT_MAX (65536) bytes */
-    if (nhosts < P && (op != COLLS_COLL_ALLGATHER || item <= max))
+       blocks are at most COLLS_DIRECT_MAX (65536) bytes and as one bcast
+       per member when larger */
+    if (nhosts < P && op == COLLS_COLL_ALLGATHER && item > max)
+        return "host+bcasts";
+    if (nhosts < P)
         switch (op) {
         case COLLS_COLL_BARRIER:
             return "host+dissemination";
