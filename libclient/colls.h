@@ -445,11 +445,10 @@ COLLS_EXTERN int colls_group_leave(colls_group_t *g);
    host through shared memory among the members of a host (COLLS_BOARD),
    in chunks of $COLLS_DIRECT_MAX bytes (default 65536) at any size (an
    allgather larger than that as one bcast per member)), HIER (per-host
-   subspaces +
-   leaders), FLAT (same algorithms over task ranks), DIRECT (barrier,
-   bcast, allreduce and allgather among the tasks over the direct route,
-   at any size, without the daemons' algorithms; the other operations as
-   AUTO).  docs/collectives.md, "Direct collectives". */
+   subspaces + leaders), FLAT (same algorithms over task ranks), DIRECT
+   (barrier, bcast, allreduce and allgather among the tasks over the
+   direct route, at any size, without the daemons' algorithms; the other
+   operations as AUTO).  docs/collectives.md, "Direct collectives". */
 enum {
     COLLS_MODE_AUTO = 0,
     COLLS_MODE_HIER = 1,
