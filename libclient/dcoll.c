@@ -260,14 +260,6 @@ colls__dcoll_pick(const struct colls_group *g, int op, int dtype)
        are pipelined (hcoll.c, HC_DEPTH) the chunks win at 4 MiB pinned
        to one CPU too (6 alternating runs, medians: bcast 6.5 / 17.8 ms,
        allreduce 15.5 / 24.7 ms; unpinned 4.2 / 12.2 and 9.2 / 13.1) */
-    /* an allgather too large for a slot runs as one bcast per member
-       through the boards (dcoll_bcasts).  2 hosts x 4 tasks, ms, 3 runs
-       unpinned and 2 pinned to one CPU, blocks of 16 KiB .. 4 MiB: 0.33-
-       0.44, 0.58-0.87, 2.0-2.8, 9.5-14.3, 49-59 unpinned (the daemons'
-       hierarchical ring 0.51-0.69, 1.07-1.17, 4.4-5.4, 18.6-21.8, 128-136;
-       pairwise among all the tasks 0.71-0.79, 1.33-1.45, 3.5-5.8, 20-22,
-       81-84), pinned 0.69-0.70, 1.37-1.58, 3.6-4.0, 20.6-22.7, 80-83
-       (daemons 0.86-0.90, 2.1-2.2, 6.2-6.5, 25.9-26.3, 142-170) */
     /* FPC compresses doubles in bcast: the daemons' path does that */
     return !(op == COLLS_COLL_BCAST && dtype == COLLS_DOUBLE &&
              g->compress != COLLS_COMPRESS_OFF);
@@ -903,7 +895,14 @@ dcoll_pairwise(struct dcoll *d, const void *sbuf, uint8_t *all, size_t m,
  * each member's block broadcast in turn (colls__dcoll_bcast through the
  * boards, chunked), rank 0's first.  Every block crosses between the
  * hosts once per host and is handed within a host through its board, and
- * as in back-to-back bcasts a root goes on once its block is out.
+ * as in back-to-back bcasts a root goes on once its block is out.  2 hosts
+ * x 4 tasks, ms, 3 runs unpinned and 2 pinned to one CPU, blocks of
+ * 16 KiB .. 4 MiB: 0.33-0.44, 0.58-0.87, 2.0-2.8, 9.5-14.3, 49-59
+ * unpinned (the daemons' hierarchical ring 0.51-0.69, 1.03-1.17, 4.4-5.4,
+ * 18.6-25.0, 128-148; pairwise among all the tasks 0.71-0.79, 1.33-1.45,
+ * 3.5-5.8, 20-22, 81-84), pinned 0.69-0.70, 1.37-1.58, 3.6-4.0,
+ * 20.6-22.7, 80-83 (daemons 0.86-0.90, 2.1-2.2, 6.2-6.5, 25.9-26.3,
+ * 142-170).
  */
 static int
 dcoll_bcasts(struct colls_group *g, const void *sbuf, uint8_t *rbuf, size_t m,

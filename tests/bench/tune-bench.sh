@@ -204,7 +204,7 @@ if [ -n "${TUNE_ONE:-}" ]; then
             # the tuner would not choose)
             # Round r starts at entry r of the list (the rows, then the
             # pick unforced), so no entry always runs last.  In a 4:none
-            # run with the pick always last, it took 1.10-1.27x the same
+            # run with the pick always last, it took 1.12-1.29x the same
             # row forced at 6 of 20 points; rotated, 1.13-1.35x at 3 and
             # 0.85-0.87x at 2: the machine's noise, which the order no
             # longer biases

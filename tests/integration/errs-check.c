@@ -69,8 +69,12 @@ main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-        if (strcmp(a, "--twice") == 0 || strcmp(a, "--gather") == 0) {
-            *(a[2] == 't' ? &twice : &gather) = 1;
+        if (strcmp(a, "--twice") == 0) {
+            twice = 1;
+            continue;
+        }
+        if (strcmp(a, "--gather") == 0) {
+            gather = 1;
             continue;
         }
         if (v == NULL)
@@ -132,6 +136,7 @@ main(int argc, char **argv)
         else
             report(c, "allreduce", rc, 0);
         if (gather) {
+            bad = SIZE_MAX;
             memset(out, 0, n * (size_t)size * sizeof(uint32_t));
             rc = colls_gather(g, in, out, n, COLLS_INT32, 0);
             for (k = 0; rc == 0 && r == 0 && k < (size_t)size; k++)
