@@ -189,8 +189,11 @@ colls_poll_window(colls_t *c, int (*pred)(void *), void *arg, int armed)
     start = uv_hrtime();
     colls_crowd_check(c, start);
     /* one CPU: the daemon we wait for needs it (collsd.c); a member of
-       our host that we wait for on a board gets it at each yield */
-    if (c->solo && !board)
+       our host that we wait for on a board gets it at each yield, and
+       so do the peers of a direct collective among hosts where they
+       share it (emulated hosts; docs/architecture.md, "One CPU: direct
+       collectives among hosts poll") */
+    if (c->solo && !board && c->dcoll_remote == 0)
         return 0;
     for (;;) {
         /* a board is memory: the loop runs every COLLS__BOARD_PROBES

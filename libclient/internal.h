@@ -140,12 +140,15 @@ struct colls {
     uint64_t poll_ns, crowd_checked_ns;
     uint64_t wait_avg_ns; /* average of the waits that did not end at once */
     int crowded;
-    int solo; /* this thread may run on one CPU only: no polling */
+    int solo; /* this thread may run on one CPU only: no polling but on
+                 a board or in a direct collective among hosts */
     /* direct collectives (dcoll.c): their messages not waited for yet
        (colls__dmsg) */
     struct list_node dcoll_inbox;
     struct list_node dcoll_posted; /* dcoll.c's receives, for claims */
-    int dcoll_busy; /* how many run: their waits poll (colls_in_flight) */
+    int dcoll_busy;   /* how many run: their waits poll (colls_in_flight) */
+    int dcoll_remote; /* of those, of groups with one member per host:
+                         a solo wait polls for them (colls.c) */
     uint8_t *dcoll_scratch; /* its working memory, kept for the next */
     size_t dcoll_scratch_cap;
     uint64_t dcoll_left[COLLS__DCOLL_LEFT]; /* gids of groups left */

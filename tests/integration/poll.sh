@@ -161,6 +161,60 @@ $(grep slack "$IT_DIR/d1.log")"
     stop_all
 fi
 
+# 4. A task pinned to one CPU polls while it waits in a direct collective
+# among hosts (libclient/colls.c, dcoll_remote): two members of a group, on
+# two daemons (one per host: direct), both pinned to CPU 0, run barriers
+# with a window of 1 s and with none.  GNU time's %w counts a process's
+# voluntary context switches, its sleeps: without polling, where the
+# member that waits must sleep for the other to run, at least one per
+# barrier between the two; polling, a wait yields to the other and finds
+# its message without a sleep.  (Before dcoll_remote a solo task never
+# polled: both counts were alike.)
+if [ -x /usr/bin/time ]; then
+    it_start 2 || exit 1
+    it_wait_hosts 2 || exit 1
+    # sleeps W: SLEEPS = the voluntary context switches of both members
+    # with COLLS_POLL_US=W, summed (not in a subshell: it_fail counts)
+    sleeps()
+    {
+        local w=$1 i pids="" c
+        SLEEPS=0
+        for i in 1 2; do
+            COLLS_POLL_US=$w /usr/bin/time -f %w -o "$IT_DIR/csw-$w-$i" \
+                taskset -c 0 timeout 300 "$IT_B/collsctl" --socket \
+                "$(it_sock "$i")" bench barrier --group "solo$w" -n 2 \
+                --iters 500 --runs 4 >"$IT_DIR/solo-$w-$i.log" 2>&1 &
+            pids="$pids $!"
+        done
+        for i in $pids; do
+            wait "$i" || it_fail "barriers with window $w failed"
+        done
+        grep -q 'dissemination  *direct' "$IT_DIR/solo-$w-1.log" ||
+            it_fail "window $w: not a direct barrier:
+$(cat "$IT_DIR/solo-$w-1.log")"
+        for i in 1 2; do
+            c=$(tail -n 1 "$IT_DIR/csw-$w-$i")
+            case $c in
+            '' | *[!0-9]*) it_fail "window $w: GNU time wrote '$c'" ;;
+            *) SLEEPS=$((SLEEPS + c)) ;;
+            esac
+        done
+    }
+    sleeps 0
+    s0=$SLEEPS
+    sleeps 1000000
+    s1=$SLEEPS
+    it_log "pinned barriers, 2 x 2000: $s0 sleeps without polling, $s1 polling"
+    [ "$s0" -ge 1000 ] ||
+        it_fail "without polling only $s0 sleeps in 2 x 2000 barriers"
+    [ $((4 * s1)) -lt "$s0" ] ||
+        it_fail "a pinned task polling in direct barriers slept $s1 times" \
+            "($s0 without polling)"
+    stop_all
+else
+    it_log "SKIP part 4: no /usr/bin/time"
+fi
+
 # 2. An idle daemon sleeps, even with a large window.  Beside it, at the
 # same time, a daemon that never polls (same options otherwise): the cost
 # of being idle (the cron's wake-ups) is the same for both, however loaded
