@@ -722,21 +722,23 @@ colls__dcoll_bcast(struct colls_group *g, void *buf, size_t bytes, int dtype,
     return rc;
 }
 
+/* Each round of Bruck's (dcoll_bruck, below) sends before it receives,
+   and a send of COLLS__DCOLL_RNDV bytes or more waits for its receiver's
+   clear-to-send, which that member gives only once its own send is out:
+   every member would wait for ever.  Bruck runs below COLLS__DCOLL_RSAG
+   bytes of P blocks, and no round sends more than P - 1 blocks.  (Tried
+   with Bruck up to 1 MiB: an allreduce of 64 KiB on 4 hosts hung in its
+   second round, whose messages of 128 KiB each waited for a
+   clear-to-send.) */
+_Static_assert(COLLS__DCOLL_RSAG <= COLLS__DCOLL_RNDV,
+               "Bruck's messages must stay below the rendezvous");
+
 /*
  * Bruck's allgather of one block of m bytes (items of dtype) per member,
  * mine in native order, into all (P blocks, rank order, native order).
  * Blocks travel little-endian: mine is swapped once it is copied to the
  * working buffer, all once it is complete.
  */
-/* Each round sends before it receives, and a send of COLLS__DCOLL_RNDV
-   bytes or more waits for its receiver's clear-to-send, which that member
-   gives only once its own send is out: every member would wait for ever.
-   Bruck runs below COLLS__DCOLL_RSAG bytes of P blocks, and no round sends
-   more than P - 1 blocks.  (Tried with Bruck up to 1 MiB: an allreduce of
-   64 KiB on 4 hosts hung in its second round, whose messages of 128 KiB
-   each waited for a clear-to-send.) */
-_Static_assert(COLLS__DCOLL_RSAG <= COLLS__DCOLL_RNDV,
-               "Bruck's messages must stay below the rendezvous");
 static int
 dcoll_bruck(struct dcoll *d, const void *mine, uint8_t *all, size_t m,
             int dtype)
