@@ -585,8 +585,7 @@ colls__dc_begin(struct dcoll *d, struct colls_group *g)
     memset(d->post0, 0, sizeof(d->post0));
     d->cts = NULL;
     g->c->dcoll_busy++;
-    d->remote = g->one_per_host;
-    g->c->dcoll_remote += d->remote;
+    g->c->dcoll_remote += g->one_per_host; /* fixed at the join */
 }
 
 /* Makes room for n sends in all (more than DCOLL_SENDS_MAX: the headers
@@ -637,7 +636,7 @@ colls__dc_end(struct dcoll *d, int rc)
     if (d->post != d->post0)
         free(d->post);
     d->g->c->dcoll_busy--;
-    d->g->c->dcoll_remote -= d->remote;
+    d->g->c->dcoll_remote -= d->g->one_per_host;
     return rc;
 }
 

@@ -52,7 +52,6 @@ struct dcoll {
     struct dcoll_post post0[DCOLL_POSTS_INLINE];
     unsigned maxpost;
     struct dcoll_cts *cts; /* sent by this collective, freed at its end */
-    int remote;            /* counted in c->dcoll_remote */
 };
 
 /* Starts a direct collective of g (takes the group's next seq). */

@@ -15,7 +15,8 @@
 #    and its CPU time (utime + stime of /proc/PID/stat, in clock ticks)
 #    grows by at most 2 ticks more than that of a daemon that never polls,
 #    idle beside it (a daemon that kept polling would burn about 1000).
-# (Part 3, between them: a daemon pinned to one CPU, see below.)
+# (Part 3, between them: a daemon pinned to one CPU, see below; part 4:
+# a task pinned to one CPU polls in direct collectives among hosts.)
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 CC=$IT_B/tests/integration/coll-check
