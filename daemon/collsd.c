@@ -199,7 +199,9 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
 
 /*
  * The end-of-loop-turn hook (net_ops.turn_end, run by net.c after the
- * callbacks of each turn, Redis' beforeSleep): frees the tasks that died
+ * callbacks of each turn and after its datagrams went out, Redis'
+ * beforeSleep): writes what the turn queued for tasks (task_flush_due:
+ * a daemon forwards before it delivers), frees the tasks that died
  * during the turn, then resumes readers whose destinations drained; a
  * daemon that was idle and now is not (a task came, a request, a stop)
  * brings its cron forward from the idle period to CRON_US, so a stop
@@ -210,6 +212,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
 static void
 collsd_turn_end(struct daemon *d)
 {
+    task_flush_due(d);
     task_reap(d);
     if (d->npaused > 0)
         task_resume_paused(d);

@@ -151,6 +151,8 @@ struct task {
                              wholly written), bounded by --task-credit */
     int wdead;            /* writing failed (peer closed): output is
                              dropped, input is still read to EOF */
+    int flush_due;        /* output queued this turn, written at its
+                             end (task_flush_due) */
 
     /* flow control: credit owed to each daemon that forwards to us */
     struct task_credit *credits;
@@ -281,6 +283,7 @@ struct daemon {
     uint32_t next_local; /* next tid local number; never reused */
     int ntasks;          /* ACTIVE tasks */
     int npaused;         /* tasks with reading paused */
+    int nflush_due;      /* tasks whose output waits for the turn's end */
     int shm_awake;       /* some channel's req_awake is set (task.c) */
     /* broadcast notices (TASK_EXIT, HOST_DOWN) kept for tasks over their
        queue limit (task.c, task_notice_all): a ring of TASK_NOTICES */

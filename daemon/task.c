@@ -475,7 +475,15 @@ task_append(struct task *t, struct task_out *o, int credit_hid, uint64_t credit)
     t->d->st.frames_out++;
 }
 
-/* task_append, then a write if the queue was idle. */
+/*
+ * task_append; if the queue was idle and the task reads the shared-memory
+ * rings, its write is due at the end of the loop turn (task_flush_due),
+ * after the turn's datagrams went out: a daemon that both forwards a
+ * collective's data to the next daemon and hands it to its own task sends
+ * first, and the next daemon's wake-up does not wait for this task's
+ * (docs/architecture.md, "Forward before delivering").  Other tasks are
+ * written at once.
+ */
 static int
 task_enqueue(struct task *t, struct task_out *o, int credit_hid,
              uint64_t credit)
@@ -483,9 +491,35 @@ task_enqueue(struct task *t, struct task_out *o, int credit_hid,
     int idle = t->out_head == NULL;
 
     task_append(t, o, credit_hid, credit);
-    if (idle)
+    if (!idle || t->flush_due)
+        return 0;
+    /* before the rings take over (ATTACH_REP goes by the socket, and
+       what follows it by the rings), at once */
+    if (t->shm == NULL || !t->shm->out_on) {
         task_flush(t);
+        return 0;
+    }
+    t->flush_due = 1;
+    t->d->nflush_due++;
+    net_kick(t->d);
     return 0;
+}
+
+void
+task_flush_due(struct daemon *d)
+{
+    struct task *t, *next;
+
+    if (d->nflush_due == 0)
+        return;
+    d->nflush_due = 0;
+    for (t = d->tasks; t != NULL; t = next) {
+        next = t->next;
+        if (!t->flush_due)
+            continue;
+        t->flush_due = 0;
+        task_flush(t);
+    }
 }
 
 /* ---- broadcast notices -------------------------------------------------- */

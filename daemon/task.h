@@ -152,6 +152,9 @@ void task_credit_granted(struct task *t);
 void task_credit_forget(struct daemon *d, int hid);
 /* Resumes paused tasks whose wait is over (end of loop turn). */
 void task_resume_paused(struct daemon *d);
+/* Writes the output queued during the loop turn (task_enqueue) to the
+   tasks whose queue was idle (end of loop turn, after the datagrams). */
+void task_flush_due(struct daemon *d);
 /* Shared-memory channels, for a loop that polls: 1 if some task's ring
    has input for us or room for its waiting output (no syscall); and
    task_shm_poll does that work for one such task (1 if it did). */

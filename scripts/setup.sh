@@ -18,12 +18,14 @@ COLLS_BUILD_DIR=${COLLS_BUILD_DIR:-$COLLS_TOP/build}
 # tests/integration/pvm-examples.sh builds unchanged against our pvm3.h;
 # gnuplot-nox for `collsctl tune --plot` (tests/integration/tune-show.sh
 # draws a plot and checks the PNG); time (GNU time) for
-# tests/integration/poll.sh, which counts a process's sleeps with it.
+# tests/integration/poll.sh, which counts a process's sleeps with it;
+# strace for tests/netns/forward.sh, which checks the order of a daemon's
+# system calls in a loop turn.
 COLLS_PACKAGES="autoconf automake libtool pkg-config make gcc \
 libevent-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler check libsodium-dev \
 libsystemd-dev systemd \
 clang libclang-rt-14-dev clang-format iproute2 nftables procps util-linux \
-pvm pvm-dev pvm-examples gnuplot-nox time"
+pvm pvm-dev pvm-examples gnuplot-nox time strace"
 
 # The big-endian host of the test suite (scripts/cross-s390x.sh, run once
 # by test.sh): the s390x cross compiler, its C library and qemu-user.  Kept
