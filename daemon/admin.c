@@ -763,6 +763,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
     stats_json_i64(&j, "poll_us", d->cfg->poll_us);
     stats_json_i64(&j, "request_timeout_ms", d->cfg->request_timeout_ms);
     stats_json_u64(&j, "tasks_on_shm", task_shm_count(d));
+    stats_json_u64(&j, "measure_jobs", measure_jobs(d));
     stats_json_obj_end(&j);
 
     stats_json_obj_begin(&j, "counters");
@@ -951,6 +952,9 @@ admin_stats_prometheus(struct daemon *d, struct buf *b)
     stats_prom_one(b, &err, "collsd_epoch", "gauge",
                    "Membership epoch of the machine, as this daemon knows it.",
                    (unsigned long long)d->epoch);
+    stats_prom_one(b, &err, "collsd_measure_jobs", "gauge",
+                   "Measurements of peers running or waiting (pLogP).",
+                   (unsigned long long)measure_jobs(d));
 #define X(n, help)                                                             \
     stats_prom_counter(b, &err, "collsd_", #n, help,                           \
                        (unsigned long long)d->st.n);

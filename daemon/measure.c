@@ -808,6 +808,19 @@ measure_busy(const struct daemon *d)
     return d->ms != NULL && (!list_empty(&d->ms->jobs) || d->ms->load.active);
 }
 
+unsigned
+measure_jobs(const struct daemon *d)
+{
+    const struct list_node *n;
+    unsigned k = 0;
+
+    if (d->ms == NULL)
+        return 0;
+    LIST_FOREACH (n, &d->ms->jobs)
+        k++;
+    return k + (d->ms->load.active ? 1u : 0u);
+}
+
 /* ---- rounds under load ---- */
 
 /* The daemon after us in hid order among those up (cyclic); 0: none. */

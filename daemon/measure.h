@@ -53,6 +53,9 @@ void measure_host_down(struct daemon *d, int hid);
 void measure_cron(struct daemon *d, uint64_t now_us);
 /* 1 while a job runs or waits (the idle cron must not sleep long). */
 int measure_busy(const struct daemon *d);
+/* Measurements of peers running or waiting, and a round under load
+   running (the `measure_jobs` statistic). */
+unsigned measure_jobs(const struct daemon *d);
 
 /* Parameters to and from the wire.  measure_wire fills w (with arrays
    in store, which must outlive w); measure_unwire checks what it takes

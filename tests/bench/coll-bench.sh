@@ -67,6 +67,7 @@ ctl()
 for i in $(seq 1 $N); do
     mh_wait_up "$i" "$N" || true
 done
+mh_wait_measured "$N" || true # the daemons' start measurement
 
 out()
 {

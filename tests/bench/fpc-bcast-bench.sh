@@ -40,6 +40,7 @@ for i in $(seq 1 $N); do
     mh_wait_up "$i" "$N" || true
     ns_limit "$i" "$RATE"
 done
+mh_wait_measured "$N" || true # the daemons' start measurement
 
 out()
 {

@@ -46,6 +46,10 @@ for i in $(seq 1 "$N"); do
         fail "host $i (--idle-heartbeat 0) does not see $N up"
 done
 [ "$FAILED" = 0 ] || ns_finish
+# the daemons' start measurement is not idleness
+mh_wait_measured "$N" || fail "the start measurement does not end (default)"
+MH_SOCK=/tmp/collsd/b.sock mh_wait_measured "$N" ||
+    fail "the start measurement does not end (--idle-heartbeat 0)"
 sleep "$SETTLE"
 
 # sums PIDS: "cpu_ns wakeups" over those daemons.

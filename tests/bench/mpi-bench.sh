@@ -133,6 +133,9 @@ for a in $AUTHS; do
         MH_SOCK=$(sock_of "$a") mh_wait_up "$i" "$maxh" ||
             fail "host $i does not see $maxh hosts up ($a)"
     done
+    # the daemons' own first measurement ends before any figure is taken
+    MH_SOCK=$(sock_of "$a") mh_wait_measured "$maxh" ||
+        fail "the daemons' start measurement does not end ($a)"
 done
 [ "$FAILED" = 0 ] || exit 1
 

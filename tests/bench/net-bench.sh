@@ -96,6 +96,7 @@ auth_start()
             grep -c ' up ')" = 2 ] && break
         sleep 0.1
     done
+    MH_SOCK="/tmp/a-$tag/collsd.sock" mh_wait_measured 2 || true
     host_bg 2 "a-$tag-sink.log" "$B/tests/integration/p2p-check" \
         --socket "/tmp/a-$tag/collsd.sock" --mode sink \
         --tidfile "$R/a-$tag-sink.tid" --timeout-ms 600000
@@ -251,6 +252,11 @@ ctl()
 
 if ! mh_wait_up 1 2; then
     echo "net-bench: the two daemons did not form a machine" >&2
+    exit 1
+fi
+# the daemons' own first measurement ends before any figure is taken
+if ! mh_wait_measured 2; then
+    echo "net-bench: the daemons' start measurement does not end" >&2
     exit 1
 fi
 

@@ -178,6 +178,7 @@ colls_start()
     for i in $(seq 1 "$NH"); do
         mh_wait_up "$i" "$NH" || return 1
     done
+    mh_wait_measured "$NH" || return 1 # the daemons' start measurement
 }
 
 colls_stop()

@@ -456,6 +456,30 @@ mh_wait_up()
     return 1
 }
 
+# mh_wait_measured N: 0 once hosts 1..N (on $MH_SOCK) each report no
+# measurement of their own running or waiting (`measure_jobs` of stats:
+# with --measure, the quick pLogP measurement of every peer that came up,
+# a second or more after it came up; docs/collectives.md, "Measuring the
+# network"), 120 s at most; else the host's stats on stderr and 1.
+# Benchmarks call it after mh_wait_up: the measurement's probes and
+# trains would share the CPUs and links with their first figures.
+mh_wait_measured()
+{
+    local i j
+    for i in $(seq 1 "$1"); do
+        for _ in $(seq 1 1200); do
+            j=$(mh_ctl "$i" stats --json 2>/dev/null |
+                sed -n 's/.*"measure_jobs": *\([0-9]*\).*/\1/p')
+            [ "$j" = 0 ] && break
+            sleep 0.1
+        done
+        if [ "$j" != 0 ]; then
+            mh_ctl "$i" stats >&2
+            return 1
+        fi
+    done
+}
+
 # mh_error_count I NAME: host I's error counter NAME (stats --json,
 # "errors").
 mh_error_count()

@@ -2,7 +2,12 @@
 # tune.sh -- pLogP measurement and model-based selection on three emulated
 # hosts (network namespaces; docs/collectives.md "Measuring the network"):
 # 1. with --measure (the default) every daemon measures its peers as they
-#    come up: each has parameters in force (epoch >= 1) within seconds;
+#    come up: right after they are up the daemons' statistics count
+#    measurements waiting (`measure_jobs`, at most N - 1 each; they start
+#    a second after a peer comes up, so those of the last host up still
+#    wait), later 0 on every host (mh_wait_measured, which the benchmarks
+#    wait for), and each has parameters in force (epoch >= 1) within
+#    seconds;
 # 2. `collsctl tune` measures every peer with the thorough ladder and
 #    every daemon at once: nine sizes, a positive finite L, a larger gap
 #    for 4 MiB than for 1 B, gl nowhere below g, a new epoch, and the file
@@ -40,6 +45,20 @@ epoch_of()
 }
 
 # 1. measured on start
+jobs=0
+for i in $(seq 1 $N); do
+    j=$(mh_ctl "$i" stats --json |
+        sed -n 's/.*"measure_jobs": *\([0-9]*\).*/\1/p')
+    case "$j" in
+    [0-9]) [ "$j" -le $((N - 1)) ] || fail "host $i: measure_jobs $j" ;;
+    *) fail "host $i: no measure_jobs in its statistics ('$j')" ;;
+    esac
+    jobs=$((jobs + ${j:-0}))
+done
+[ "$jobs" -ge 1 ] || fail "no measurement waits just after start"
+mh_wait_measured $N || fail "the start measurements do not end"
+mh_ctl 1 stats | grep -qE 'measure_jobs +0( |$)' ||
+    fail "collsctl stats does not show measure_jobs 0: $(mh_ctl 1 stats | head -12)"
 for i in $(seq 1 $N); do
     e=0
     for _ in $(seq 1 100); do
