@@ -230,7 +230,11 @@ json_check bench \
 # it (each after a barrier, and as many barriers alone).
 # lat_check OP P TIMES: OP of P members over the two daemons with
 # --latency traced (COLLS_TRACE) every member TIMES times (3 warm-ups and
-# 3 runs of 4 per chain), and the figure positive.
+# 3 runs of 4 per chain), and a figure.  The figure is a difference of
+# two timed runs, at least 0 (bench_latency_run): with so few operations
+# it can be 0 (an allreduce of 1 KiB under ASan once measured below the
+# noise of the barriers alone), so it is checked to be a number >= 0, not
+# > 0; how often each operation ran is the check of the method.
 lat_check()
 {
     COLLS_TRACE=1 it_ctl 1 bench "$1" -n "$2" --latency --json \
@@ -238,7 +242,7 @@ lat_check()
         --iters 4 >"$IT_DIR/lat.json" 2>"$IT_DIR/lat.err" ||
         it_fail "bench $1 --latency failed: $(cat "$IT_DIR/lat.err")"
     json_check "bench $1 --latency" \
-        "d['method'] == '$4' and len(d['results']) == 1 and d['results'][0]['us_per_op'] > 0" \
+        "d['method'] == '$4' and len(d['results']) == 1 and d['results'][0]['us_per_op'] >= 0" \
         <"$IT_DIR/lat.json"
     n=$(grep -c "^colls-trace .* op=$1 " "$IT_DIR/lat.err")
     [ "$n" = "$3" ] ||
