@@ -96,7 +96,8 @@ auth_start()
             grep -c ' up ')" = 2 ] && break
         sleep 0.1
     done
-    MH_SOCK="/tmp/a-$tag/collsd.sock" mh_wait_measured 2 || true
+    MH_SOCK="/tmp/a-$tag/collsd.sock" mh_wait_measured 2 ||
+        echo "net-bench: $tag: the start measurement did not end" >&2
     host_bg 2 "a-$tag-sink.log" "$B/tests/integration/p2p-check" \
         --socket "/tmp/a-$tag/collsd.sock" --mode sink \
         --tidfile "$R/a-$tag-sink.tid" --timeout-ms 600000

@@ -456,6 +456,14 @@ mh_wait_up()
     return 1
 }
 
+# mh_measure_jobs I: host I's `measure_jobs` (stats --json), empty if
+# its statistics have none.
+mh_measure_jobs()
+{
+    mh_ctl "$1" stats --json 2>/dev/null |
+        sed -n 's/.*"measure_jobs": *\([0-9]*\).*/\1/p'
+}
+
 # mh_wait_measured N: 0 once hosts 1..N (on $MH_SOCK) each report no
 # measurement of their own running or waiting (`measure_jobs` of stats:
 # with --measure, the quick pLogP measurement of every peer that came up,
@@ -468,8 +476,7 @@ mh_wait_measured()
     local i j
     for i in $(seq 1 "$1"); do
         for _ in $(seq 1 1200); do
-            j=$(mh_ctl "$i" stats --json 2>/dev/null |
-                sed -n 's/.*"measure_jobs": *\([0-9]*\).*/\1/p')
+            j=$(mh_measure_jobs "$i")
             [ "$j" = 0 ] && break
             sleep 0.1
         done

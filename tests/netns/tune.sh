@@ -47,8 +47,7 @@ epoch_of()
 # 1. measured on start
 jobs=0
 for i in $(seq 1 $N); do
-    j=$(mh_ctl "$i" stats --json |
-        sed -n 's/.*"measure_jobs": *\([0-9]*\).*/\1/p')
+    j=$(mh_measure_jobs "$i")
     case "$j" in
     [0-9]) [ "$j" -le $((N - 1)) ] || fail "host $i: measure_jobs $j" ;;
     *) fail "host $i: no measure_jobs in its statistics ('$j')" ;;
