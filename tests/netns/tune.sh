@@ -95,6 +95,21 @@ echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5 && $5 < $2 { bad = 1 }
     END { exit bad }' || fail "gl below g at some size"
 grep -q "every daemon sending at once" "$NS_RUN/tune.err" ||
     fail "tune did not measure under load"
+# Ll: from the lower of the two echo steps' medians (before and after the
+# trains), half of it less g(1), at least L
+Ll=$(echo "$out" | sed -n 's/^machine, epoch [0-9]*: L [0-9.]* us (\([0-9.]*\) while.*/\1/p')
+g1=$(echo "$out" | awk '$1 == 1 && NF == 5 { print $2; exit }')
+rtts=$(sed -n 's/.*echoes of 1 byte \(before\|after\) the trains: median round trip \([0-9.]*\) us.*/\1 \2/p' \
+    "$NS_RUN/d1.log" | tail -2)
+echo "$rtts" | awk -v L="$L" -v Ll="$Ll" -v g1="$g1" '
+    { step[NR] = $1; rtt[NR] = $2 }
+    END {
+        if (NR != 2 || step[1] != "before" || step[2] != "after") exit 1
+        low = rtt[1] < rtt[2] ? rtt[1] : rtt[2]
+        want = low / 2 - g1; if (want < L) want = L
+        d = want - Ll; if (d < 0) d = -d
+        exit !(d <= 0.02 + 1e-4 * want) }' ||
+    fail "Ll $Ll is not from the lower of the echo steps ($rtts; L $L, g(1) $g1)"
 file=$(host_run 1 cat /tmp/collsd/collsd.plogp)
 echo "$file" | head -1 | grep -qx "collsd-plogp 1" ||
     fail "the parameter file does not start with its magic"
