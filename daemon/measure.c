@@ -88,8 +88,8 @@ struct measure_load {
     double sample[PLOGP_MAX_REPS * 64];
     size_t nsample;
     double gap[PLOGP_MAX_SIZES];
-    int echo;   /* a step of echoes of 1 byte, not trains */
-    int echoes; /* such steps done: one before the trains, one after */
+    int echoes; /* steps of echoes of 1 byte done: one before the trains,
+                   one after them */
     double rtt; /* the lower of their median round trips */
     uint64_t deadline_us;
 };
@@ -940,6 +940,14 @@ measure_load_end(struct daemon *d, int status)
     measure_reply(d, l->tid, l->req_id, &row, 0, 0, NULL, 0);
 }
 
+/* 1 while the round's step is echoes: before the first size's trains
+   and after the last's (n >= 1). */
+static int
+measure_load_echo(const struct measure_load *l)
+{
+    return l->echoes == 0 || l->i == l->n;
+}
+
 /* Starts the next set of trains of the round, or ends it. */
 static void
 measure_load_step(struct daemon *d)
@@ -949,14 +957,12 @@ measure_load_step(struct daemon *d)
     size_t m;
     int h, k;
 
-    if (l->i == l->n && l->echoes < 2)
-        l->echo = 1; /* the echoes again, the trains' seconds later */
-    else if (l->i == l->n) {
+    if (l->echoes == 2) {
         measure_load_end(d, 0);
         return;
     }
-    m = l->echo ? 1 : l->sizes[l->i];
-    k = l->echo ? 0 : plogp_train_len(m);
+    m = measure_load_echo(l) ? 1 : l->sizes[l->i];
+    k = measure_load_echo(l) ? 0 : plogp_train_len(m);
     measure_ids(d);
     l->id = d->ms->next_id++;
     l->waiting = 0;
@@ -995,9 +1001,10 @@ measure_load_result(struct daemon *d, int from, uint64_t id, int k, int got,
     l->asked[from] = 0;
     if (span_us >= 0.0 && span_us <= PLOGP_VALUE_MAX &&
         l->nsample < sizeof(l->sample) / sizeof(l->sample[0])) {
-        if (l->echo && k == 0 && got == 1)
+        if (measure_load_echo(l) && k == 0 && got == 1)
             l->sample[l->nsample++] = span_us;
-        else if (!l->echo && got == k && k >= 2 && k <= PLOGP_TRAIN_MAX)
+        else if (!measure_load_echo(l) && got == k && k >= 2 &&
+                 k <= PLOGP_TRAIN_MAX)
             l->sample[l->nsample++] = span_us / plogp_train_intervals(k);
     }
     if (--l->waiting > 0)
@@ -1007,20 +1014,19 @@ measure_load_result(struct daemon *d, int from, uint64_t id, int k, int got,
         return;
     }
     if (l->nsample == 0) { /* the second echoes are a check, not needed */
-        measure_load_end(d, l->echo && l->echoes == 1 ? 0 : COLLS_EIO);
+        measure_load_end(d, l->echoes == 1 && l->i == l->n ? 0 : COLLS_EIO);
         return;
     }
-    if (l->echo) {
+    if (measure_load_echo(l)) {
         double rtt = plogp_median(l->sample, l->nsample);
 
         log_info("measuring under load: echoes of 1 byte %s the trains: "
-                 "median round trip %.1f us",
+                 "median round trip %.2f us",
                  l->echoes == 0 ? "before" : "after", rtt);
         if (l->echoes++ == 0 || rtt < l->rtt)
             l->rtt = rtt;
     } else
         l->gap[l->i++] = plogp_median(l->sample, l->nsample);
-    l->echo = 0;
     l->nsample = 0;
     l->r = 0;
     measure_load_step(d);
@@ -1051,7 +1057,6 @@ measure_load_start(struct task *t, const Envelope *e, const size_t *sizes,
     memcpy(l->sizes, sizes, n * sizeof(sizes[0]));
     l->n = n;
     l->reps = reps;
-    l->echo = 1;
     measure_load_step(d);
     return 0;
 }
