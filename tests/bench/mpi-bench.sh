@@ -16,6 +16,14 @@
 #   BENCH_OPS      "barrier bcast allreduce allgather alltoall"
 #   BENCH_SIZES    "4:4194304" (powers of 4; barrier once)
 #   BENCH_RUNS     5, BENCH_ITERS 50
+#   BENCH_ROUNDS   1  rounds of the whole table per layout and placement;
+#                  each round runs every implementation once per
+#                  operation, the first a different one each round (the
+#                  list rotated), and the table then gives per point the
+#                  median of the rounds' figures, the median of the
+#                  rounds' ratios and their range (min-max): on 2 shared
+#                  vCPUs one run's ratio of a small operation on 4 x 1
+#                  ranged 0.75-1.80x from run to run (2 December 2026)
 #   BENCH_PIN      "0 1"  1: every process pinned to CPU 0 (taskset -c 0),
 #                         0: unpinned; both by default
 #   BENCH_IMPLS    "collsd ompi mpich han"  which run; han: Open MPI with
@@ -68,6 +76,7 @@ LAYOUTS=${BENCH_LAYOUTS:-4x1 2x4}
 OPS=${BENCH_OPS:-barrier bcast allreduce allgather alltoall}
 SIZES=${BENCH_SIZES:-4:4194304}
 RUNS=${BENCH_RUNS:-5}
+ROUNDS=${BENCH_ROUNDS:-1}
 ITERS=${BENCH_ITERS:-50}
 PINS=${BENCH_PIN:-0 1}
 IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich han} "
@@ -76,6 +85,11 @@ AUTHS=${BENCH_AUTH:-key}
 CPU_OPS=${BENCH_CPU_OPS:-10000}
 IDLE_S=${BENCH_IDLE_S:-10}
 MPI_TIMEOUT=${BENCH_MPI_TIMEOUT:-300}
+case $ROUNDS in '' | *[!0-9]* | 0)
+    echo "BENCH_ROUNDS=$ROUNDS: a count of 1 or more" >&2
+    exit 2
+    ;;
+esac
 for a in $AUTHS; do
     case $a in key | none) ;; *)
         echo "BENCH_AUTH=$AUTHS: key and/or none" >&2
@@ -306,6 +320,29 @@ run_mpi()
     fi
 }
 
+# The units that take turns per operation: a collsd machine per
+# BENCH_AUTH mode, then each MPI of BENCH_IMPLS.
+UNITS=""
+case $IMPLS in *" collsd "*)
+    for a in $AUTHS; do UNITS="$UNITS c:$a"; done
+    ;;
+esac
+for impl in ompi mpich han; do
+    case $IMPLS in *" $impl "*) UNITS="$UNITS m:$impl" ;; esac
+done
+[ -n "$UNITS" ] || {
+    echo "BENCH_IMPLS=$IMPLS: none of collsd ompi mpich han" >&2
+    exit 2
+}
+# rotate K WORDS...: the words, the first K of them moved to the end
+rotate()
+{
+    local k=$1
+    shift
+    k=$((k % $#))
+    echo "${@:k+1}" "${@:1:k}"
+}
+
 echo "$HOW" | tee "$OUT"
 for layout in $LAYOUTS; do
     lh=${layout%x*}
@@ -313,62 +350,88 @@ for layout in $LAYOUTS; do
     for pin in $PINS; do
         f="$NS_RUN/res-$layout-$pin"
         : >"$f"
-        turn=$AUTHS
-        for op in $OPS; do
-            case $IMPLS in *" collsd "*)
-                for a in $turn; do
-                    run_colls "$lh" "$lk" "$op" "$pin" "$a" >>"$f"
+        turn=0
+        for round in $(seq 1 "$ROUNDS"); do
+            for op in $OPS; do
+                # whoever went first goes last next time (on 2 x 4 the
+                # first of two collsd machines was the slower, by up to
+                # 1.9x, keyed or not)
+                # shellcheck disable=SC2086
+                for u in $(rotate "$turn" $UNITS); do
+                    # (not in a pipeline: host_bg's bookkeeping is the
+                    # shell's own)
+                    case $u in
+                    c:*) run_colls "$lh" "$lk" "$op" "$pin" "${u#c:}" ;;
+                    m:*) run_mpi "${u#m:}" "$lh" "$lk" "$op" "$pin" ;;
+                    esac >"$NS_RUN/unit.out"
+                    sed "s/^/$round /" "$NS_RUN/unit.out" >>"$f"
                 done
-                # the other machine goes first next time
-                turn=$(echo "$turn" | awk '{ for (i = NF; i > 0; i--)
-                    printf "%s%s", $i, (i > 1 ? " " : "\n") }')
-                ;;
-            esac
-            for impl in ompi mpich han; do
-                case $IMPLS in *" $impl "*)
-                    run_mpi "$impl" "$lh" "$lk" "$op" "$pin" >>"$f" ;;
-                esac
+                turn=$((turn + 1))
             done
         done
         {
-            printf '\n== %s hosts x %s tasks, %s; us/op (collsctl bench and mpi-bench, %s runs x %s ops, best run per process, max over processes)\n' \
-                "$lh" "$lk" "$([ "$pin" = 1 ] && echo "all pinned to CPU 0" || echo unpinned)" "$RUNS" "$ITERS"
+            printf '\n== %s hosts x %s tasks, %s; us/op (collsctl bench and mpi-bench, %s runs x %s ops, best run per process, max over processes%s)\n' \
+                "$lh" "$lk" "$([ "$pin" = 1 ] && echo "all pinned to CPU 0" || echo unpinned)" "$RUNS" "$ITERS" \
+                "$([ "$ROUNDS" -gt 1 ] && echo "; median of $ROUNDS rounds, ratio: median of the rounds' ratios [min-max]")"
             python3 - "$f" <<'EOP'
 import sys
+from statistics import median
 rows = {}
 labels = ("collsd", "collsd-noauth", "openmpi", "mpich", "openmpi-han")
 for line in open(sys.argv[1]):
     w = line.split()
     # what else the programs print (an MPI's warnings) is not a figure
-    if len(w) != 4 or w[0] not in labels:
+    if len(w) != 5 or w[1] not in labels:
         continue
     try:
-        n, us = int(w[2]), float(w[3])
+        rnd, n, us = int(w[0]), int(w[3]), float(w[4])
     except ValueError:
         continue
-    rows.setdefault((w[1], n), {})[w[0]] = us
-na = any("collsd-noauth" in r for r in rows.values())
-han = any("openmpi-han" in r for r in rows.values())
+    rows.setdefault((w[2], n), {}).setdefault(rnd, {})[w[1]] = us
+na = any("collsd-noauth" in r for rs in rows.values() for r in rs.values())
+han = any("openmpi-han" in r for rs in rows.values() for r in rs.values())
+many = any(len(rs) > 1 for rs in rows.values())
+rw = 22 if many else 12
 head = "%-10s %9s %10s" % ("op", "bytes", "collsd")
 if na:
     head += " %10s" % "no auth"
-head += " %10s %10s %12s" % ("Open MPI", "MPICH", "collsd/best")
+head += " %10s %10s %*s" % ("Open MPI", "MPICH", rw, "collsd/best")
 if han:
-    head += " %10s %11s" % ("OMPI HAN", "collsd/HAN")
+    head += " %10s %*s" % ("OMPI HAN", rw, "collsd/HAN")
 print(head)
 f = lambda x: "%10.1f" % x if x is not None else "%10s" % "-"
+
+
+def med(rs, label):
+    v = [r[label] for r in rs.values() if r.get(label)]
+    return median(v) if v else None
+
+
+def ratio(rs, num, dens):
+    """The rounds' ratios num / the best of dens: median [min-max]."""
+    q = []
+    for r in rs.values():
+        c = r.get(num)
+        best = min([r[d] for d in dens if r.get(d)], default=None)
+        if c and best:
+            q.append(c / best)
+    if not q:
+        return "%*s" % (rw, "-")
+    if len(q) == 1:
+        return "%*.2fx" % (rw - 1, q[0])
+    return "%*s" % (rw, "%.2fx [%.2f-%.2f]" % (median(q), min(q), max(q)))
+
+
 for (op, n) in sorted(rows, key=lambda k: (k[0], k[1])):
-    r = rows[(op, n)]
-    c, o, m = r.get("collsd"), r.get("openmpi"), r.get("mpich")
-    best = min([x for x in (o, m) if x is not None], default=None)
-    line = "%-10s %9d %s" % (op, n, f(c))
+    rs = rows[(op, n)]
+    line = "%-10s %9d %s" % (op, n, f(med(rs, "collsd")))
     if na:
-        line += " " + f(r.get("collsd-noauth"))
-    ratio = "%11.2fx" % (c / best) if c and best else "%12s" % "-"
-    line += " %s %s %s" % (f(o), f(m), ratio)
+        line += " " + f(med(rs, "collsd-noauth"))
+    line += " %s %s %s" % (f(med(rs, "openmpi")), f(med(rs, "mpich")),
+                           ratio(rs, "collsd", ("openmpi", "mpich")))
     if han:
-        h = r.get("openmpi-han")
-        line += " %s %s" % (f(h), "%10.2fx" % (c / h) if c and h else "%11s" % "-")
+        line += " %s %s" % (f(med(rs, "openmpi-han")),
+                            ratio(rs, "collsd", ("openmpi-han",)))
     print(line)
 EOP
         } | tee -a "$OUT"
