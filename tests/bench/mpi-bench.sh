@@ -40,11 +40,18 @@
 #                  column for each; the two take turns at going first, op
 #                  after op (on 2 x 4 whichever ran first was the slower,
 #                  by up to 1.9x, keyed or not)
-#   BENCH_CPU_OPS  10000  the CPU table: that many allreduces of 4 B per
-#                  layout and placement (--runs 1), CPU seconds summed over
-#                  every process that takes part: collsd's tasks and its
-#                  daemons (/proc/PID/schedstat), each MPI's ranks (bash's
-#                  `times` around each); 0: no CPU table
+#   BENCH_CPU_OPS  10000  the CPU table: that many operations of 4 B of
+#                  each of BENCH_CPU_LIST per layout and placement (--runs
+#                  1), CPU seconds summed over every process that takes
+#                  part: collsd's tasks and its daemons
+#                  (/proc/PID/schedstat), each MPI's ranks (bash's `times`
+#                  around each); 0: no CPU table
+#   BENCH_CPU_LIST "allreduce"  the operations of the CPU table.  Pinned
+#                  to one CPU, where every process waits for that CPU,
+#                  CPU time is what separates two implementations: the
+#                  classic method's figure depends on the order in which
+#                  the processes leave the barrier before each run (see
+#                  "One CPU" in docs/architecture.md)
 #   BENCH_IDLE_S   10  then the daemons' CPU over that many idle seconds
 #   BENCH_MPI_TIMEOUT  300  seconds per MPI run
 #   BENCH_OUT      ./mpi-bench-results.txt
@@ -83,6 +90,7 @@ IMPLS=" ${BENCH_IMPLS:-collsd ompi mpich han} "
 CMODE=${BENCH_MODE:-auto}
 AUTHS=${BENCH_AUTH:-key}
 CPU_OPS=${BENCH_CPU_OPS:-10000}
+CPU_LIST=${BENCH_CPU_LIST:-allreduce}
 IDLE_S=${BENCH_IDLE_S:-10}
 MPI_TIMEOUT=${BENCH_MPI_TIMEOUT:-300}
 case $ROUNDS in '' | *[!0-9]* | 0)
@@ -258,7 +266,7 @@ cpu_ns()
 
 # collsd: `collsctl bench` on H hosts x K tasks (contiguous ranks) of
 # machine AUTH; prints "LABEL OP BYTES US" lines.  With CPU=1 (6th
-# argument): CPU_OPS allreduces of 4 B in one run, and the tasks' CPU
+# argument): CPU_OPS operations of 4 B in one run, and the tasks' CPU
 # seconds ("tasks-cpu S"; every task runs under cpu-wrap).
 run_colls()
 {
@@ -286,7 +294,7 @@ run_colls()
 }
 
 # Open MPI and MPICH: H hosts x K ranks; "LABEL OP BYTES US" lines.
-# With CPU=1 (6th argument): CPU_OPS allreduces of 4 B in one run, and
+# With CPU=1 (6th argument): CPU_OPS operations of 4 B in one run, and
 # a "cpu USER SYS" line per rank.
 run_mpi()
 {
@@ -438,48 +446,56 @@ EOP
     done
 done
 
-# CPU: CPU_OPS allreduces of 4 B, CPU seconds of everything that works.
+# CPU: CPU_OPS operations of 4 B, CPU seconds of everything that works.
 if [ "$CPU_OPS" -gt 0 ]; then
     {
-        printf '\n== CPU seconds per %s allreduces of 4 B (one run of %s; collsd: tasks + daemons, MPI: ranks; wall us/op beside)\n' \
+        printf '\n== CPU seconds per %s operations of 4 B (one run of %s; collsd: tasks + daemons, MPI: ranks; wall us/op beside)\n' \
             "$CPU_OPS" "$CPU_OPS"
-        printf '%-6s %-10s %-14s %10s %10s %10s %10s\n' layout placement \
-            system tasks daemons total "us/op"
+        printf '%-10s %-6s %-10s %-14s %10s %10s %10s %10s\n' op layout \
+            placement system tasks daemons total "us/op"
     } | tee -a "$OUT"
-    for layout in $LAYOUTS; do
-        lh=${layout%x*}
-        lk=${layout#*x}
-        for pin in $PINS; do
-            pl=$([ "$pin" = 1 ] && echo pinned || echo unpinned)
-            case $IMPLS in *" collsd "*)
-                for a in $AUTHS; do
-                    eval "dp=\$DPIDS_$a"
-                    # shellcheck disable=SC2086
-                    t0=$(cpu_ns $dp)
-                    o=$(run_colls "$lh" "$lk" allreduce "$pin" "$a" 1)
-                    # shellcheck disable=SC2086
-                    t1=$(cpu_ns $dp)
-                    tc=$(echo "$o" | awk '$1 == "tasks-cpu" { print $2 }')
-                    us=$(echo "$o" | awk '$3 == 4 { print $4 }')
-                    awk -v l="$layout" -v p="$pl" -v s="$(label_of "$a")" \
-                        -v t="${tc:-0}" -v d="$((t1 - t0))" -v us="${us:--}" \
-                        'BEGIN {
-                        printf "%-6s %-10s %-14s %10.2f %10.2f %10.2f %10s\n",
-                            l, p, s, t, d / 1e9, t + d / 1e9, us }'
-                done
-                ;;
-            esac
-            for impl in ompi mpich; do
-                case $IMPLS in *" $impl "*)
-                    o=$(run_mpi "$impl" "$lh" "$lk" allreduce "$pin" 1)
-                    us=$(echo "$o" | awk '$2 == "allreduce" && $3 == 4 { print $4 }')
-                    awk -v l="$layout" -v p="$pl" \
-                        -v s="$([ "$impl" = ompi ] && echo "Open MPI" || echo MPICH)" \
-                        -v t="$(echo "$o" | cpu_sum)" -v us="${us:--}" 'BEGIN {
-                        printf "%-6s %-10s %-14s %10.2f %10s %10.2f %10s\n",
-                            l, p, s, t, "-", t, us }'
+    for cop in $CPU_LIST; do
+        for layout in $LAYOUTS; do
+            lh=${layout%x*}
+            lk=${layout#*x}
+            for pin in $PINS; do
+                pl=$([ "$pin" = 1 ] && echo pinned || echo unpinned)
+                case $IMPLS in *" collsd "*)
+                    for a in $AUTHS; do
+                        eval "dp=\$DPIDS_$a"
+                        # shellcheck disable=SC2086
+                        t0=$(cpu_ns $dp)
+                        o=$(run_colls "$lh" "$lk" "$cop" "$pin" "$a" 1)
+                        # shellcheck disable=SC2086
+                        t1=$(cpu_ns $dp)
+                        tc=$(echo "$o" | awk '$1 == "tasks-cpu" { print $2 }')
+                        us=$(echo "$o" | awk '$3 == 4 { print $4 }')
+                        awk -v o="$cop" -v l="$layout" -v p="$pl" \
+                            -v s="$(label_of "$a")" -v t="${tc:-0}" \
+                            -v d="$((t1 - t0))" -v us="${us:--}" 'BEGIN {
+                            printf "%-10s %-6s %-10s %-14s %10.2f %10.2f %10.2f %10s\n",
+                                o, l, p, s, t, d / 1e9, t + d / 1e9, us }'
+                    done
                     ;;
                 esac
+                for impl in ompi mpich; do
+                    case $IMPLS in *" $impl "*)
+                        o=$(run_mpi "$impl" "$lh" "$lk" "$cop" "$pin" 1)
+                        us=$(echo "$o" | awk -v o="$cop" '$2 == o && $3 == 4 { print $4 }')
+                        # no "cpu" line from a rank (hydra lost the end
+                        # of its output): no figure, not 0
+                        t=-
+                        [ "$(echo "$o" | grep -c '^cpu ')" = $((lh * lk)) ] &&
+                            t=$(echo "$o" | cpu_sum)
+                        awk -v o="$cop" -v l="$layout" -v p="$pl" \
+                            -v s="$([ "$impl" = ompi ] && echo "Open MPI" || echo MPICH)" \
+                            -v t="$t" -v us="${us:--}" 'BEGIN {
+                            f = t == "-" ? "%10s" : "%10.2f"
+                            printf "%-10s %-6s %-10s %-14s " f " %10s " f " %10s\n",
+                                o, l, p, s, t, "-", t, us }'
+                        ;;
+                    esac
+                done
             done
         done
     done | tee -a "$OUT"
