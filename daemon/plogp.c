@@ -303,6 +303,33 @@ plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us)
     return 1;
 }
 
+double
+plogp_wire_bytes(size_t m)
+{
+    size_t dgrams = m / PLOGP_DGRAM_PAYLOAD + (m % PLOGP_DGRAM_PAYLOAD != 0);
+
+    return (double)m + (double)(dgrams ? dgrams : 1) * PLOGP_DGRAM_WIRE;
+}
+
+/* gap(m) of pp at least the largest size's rate, where a bucket let a
+   train through faster (plogp.h); L was taken from the trains' own. */
+static void
+plogp_rate_bound(struct plogp_params *pp)
+{
+    size_t i, last = pp->n - 1;
+    double per_byte;
+
+    if (pp->n < 2 || pp->m[last] < PLOGP_RATE_MIN)
+        return;
+    per_byte = pp->gap[last] / plogp_wire_bytes(pp->m[last]);
+    for (i = 0; i < last; i++) {
+        double bound = per_byte * plogp_wire_bytes(pp->m[i]);
+
+        if (bound > PLOGP_BUCKET_FACTOR * pp->gap[i])
+            pp->gap[i] = bound;
+    }
+}
+
 int
 plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
 {
@@ -331,6 +358,7 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
         out->g[i] = iso > 0.0 ? iso : 0.0;
         out->gl[i] = out->g[i]; /* a pair alone */
     }
+    plogp_rate_bound(out);
     plogp_monotone(out);
     return 0;
 }

@@ -42,7 +42,12 @@
  * RTT(m) is the least of the repetitions (anything else the daemons or
  * their CPUs do only lengthens a round trip), gap(m) their median.
  * The echoes alone (PLOGP_ALONE_REPS, below) count among them: each
- * meets a shaper's bucket full again.
+ * meets a shaper's bucket full again.  A train short enough to fit a
+ * shaper's bucket passes at the wire's speed, which no stream sustains:
+ * gap(m) is at least the largest size's gap scaled to m's bytes on the
+ * wire (plogp_wire_bytes) where that is more than PLOGP_BUCKET_FACTOR
+ * times the train's figure, if the largest size is PLOGP_RATE_MIN or
+ * more (its trains, of PLOGP_TRAIN_BYTES at least, outlast a bucket).
  */
 #ifndef COLLS_DAEMON_PLOGP_H
 #define COLLS_DAEMON_PLOGP_H
@@ -89,6 +94,23 @@
    train faster than the bucket drains (gap(1 KiB) 1.63 ms, not 0.95). */
 #define PLOGP_ALONE_REPS   2
 #define PLOGP_PAUSE_MAX_US 200000u
+
+/* The rate bound on gap(m), above.  Behind tbf at 10 Mbit/s with a
+   128 KB bucket a train of 64 messages of 1 KiB took 1.19 us per
+   message, and of 4 KiB 3,599 us, the rate's 3,589: a flat bcast of
+   1 KiB over 8 hosts was predicted at 191 us and took 6,611, seven
+   messages at the rate.  Unshaped, the largest size's rate bounds the
+   small ones' gaps by far less than the factor (a message costs its
+   system calls, not its bytes). */
+#define PLOGP_BUCKET_FACTOR 2.0
+#define PLOGP_RATE_MIN      ((size_t)256 << 10)
+/* Bytes on the wire of a message of m bytes: each datagram of up to
+   PLOGP_DGRAM_PAYLOAD bytes of it carries PLOGP_DGRAM_WIRE more (the
+   transport's header, 48, its tag, 16, a probe's envelope, UDP, IP and
+   Ethernet). */
+#define PLOGP_DGRAM_PAYLOAD 1400u
+#define PLOGP_DGRAM_WIRE    128u
+double plogp_wire_bytes(size_t m);
 
 /* Repetitions per size of a measurement that asks for none. */
 #define PLOGP_THOROUGH_REPS 3
