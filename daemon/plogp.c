@@ -340,10 +340,15 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
         return COLLS_EAGAIN;
     memset(out, 0, sizeof(*out));
     /* every size's echo is L + g(m) >= L + gap(m) one way: each small
-       one bounds L from above, and the least bound is L */
-    L = j->rtt[0] / 2.0 - j->gap[0];
-    for (i = 1; i < j->nsizes && j->sizes[i] <= PLOGP_L_MAX; i++)
-        if (j->rtt[i] / 2.0 - j->gap[i] < L)
+       one bounds L from above, and the least bound is L.  A bound below
+       0 is no bound: the echo passed a shaper's bucket faster than the
+       train that emptied it (8 hosts at 10 Mbit/s: RTT(1 KiB) 201 us,
+       gap(1 KiB) 925, and L came out 0 where the smaller sizes said
+       16-29 us) */
+    L = -1.0;
+    for (i = 0; i < j->nsizes && (i == 0 || j->sizes[i] <= PLOGP_L_MAX); i++)
+        if (j->rtt[i] / 2.0 - j->gap[i] >= 0.0 &&
+            (L < 0.0 || j->rtt[i] / 2.0 - j->gap[i] < L))
             L = j->rtt[i] / 2.0 - j->gap[i];
     out->L = out->Ll = L > 0.0 ? L : 0.0;
     out->n = j->nsizes;

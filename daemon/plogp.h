@@ -37,7 +37,8 @@
  * burst, which a stream in its steady state does not), so no clock is
  * shared.  Then
  *   L = min over the sizes m <= PLOGP_L_MAX of RTT(m) / 2 - gap(m)
- *       (each is at least L), and
+ *       (each is at least L; one below 0, an echo that passed a shaper's
+ *       bucket faster than its train, is none), and
  *   g(m) = RTT(m) / 2 - L, at least 0.
  * RTT(m) is the least of the repetitions (anything else the daemons or
  * their CPUs do only lengthens a round trip), gap(m) their median.

@@ -464,15 +464,16 @@ START_TEST(test_job_bucket)
 END_TEST
 
 /* A bucket of 128 KiB at 10 Mbit/s holds a train of 64 messages of
-   1 or 64 B, which then passes at the link's own gap; the largest
-   size's trains pass at the rate, and gap(m) of the small sizes is that
-   rate per byte on the wire, not the train's (plogp_rate_bound; here
-   gap(1) would be 3 us, not 94).  L still comes from the trains' own
-   gaps.  Without the bound a flat bcast of 1 KiB over 8 emulated hosts
-   looked 35 times cheaper than it was. */
+   1 B, which then passes at the link's own gap; the largest size's
+   trains pass at the rate, and gap(m) of the small sizes is that rate
+   per byte on the wire, not the train's (plogp_rate_bound; here gap(1)
+   would be 3 us, not 94).  Without the bound a flat bcast of 1 KiB over
+   8 emulated hosts looked 35 times cheaper than it was.  L comes from
+   the trains' own gaps, the 1 KiB train's (the bucket not full: at the
+   rate, 819 us) no bound on it, since its echo passed in 26 us. */
 START_TEST(test_job_big_bucket)
 {
-    static const size_t sizes[] = {1, 64, 4096, 262144};
+    static const size_t sizes[] = {1, 1024, 4096, 262144};
     struct sim s = {SIM_LINK, .bucket = 131072, .rate = 1.25, .tokens = 131072};
     struct plogp_params p;
     double per_byte;
