@@ -34,6 +34,7 @@
 #include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "proto/dgram.h"
 #include "proto/size.h"
 
 enum config_type {
@@ -67,6 +68,9 @@ enum {
     }
 /* A text option (string, address, level): no range, no flags. */
 #define OPT_TEXT(n, t, f, d, a, h) OPT(n, t, f, d, 0, 0, a, h, 0)
+/* a numeric constant as a default's text */
+#define CFG_QUOTE_(x) #x
+#define CFG_QUOTE(x)  CFG_QUOTE_(x)
 /* --fault-WHAT: a fraction of outgoing datagrams treated so (tests). */
 #define OPT_FAULT(what, f, verb)                                               \
     OPT("fault-" what, CFG_DOUBLE, f, "0", 0, 1, "FRACTION",                   \
@@ -114,8 +118,8 @@ static const struct config_opt config_table[] = {
         "the port can forge datagrams",
         0),
     /* ---- datagrams ---- */
-    OPT("mtu", CFG_SIZE, mtu, "1472", 576, 65507, "BYTES",
-        "UDP payload bytes per datagram", 0),
+    OPT("mtu", CFG_SIZE, mtu, CFG_QUOTE(DGRAM_MTU_DEFAULT), 576, DGRAM_MAX_LEN,
+        "BYTES", "UDP payload bytes per datagram", 0),
     OPT_TEXT("gso", CFG_STR, gso, "auto", "on|off|auto",
              "UDP segmentation and receive offloads (GSO, GRO): auto uses "
              "them where the kernel takes them; off never (broken NIC "

@@ -346,10 +346,12 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
        gap(1 KiB) 925, and L came out 0 where the smaller sizes said
        16-29 us) */
     L = -1.0;
-    for (i = 0; i < j->nsizes && (i == 0 || j->sizes[i] <= PLOGP_L_MAX); i++)
-        if (j->rtt[i] / 2.0 - j->gap[i] >= 0.0 &&
-            (L < 0.0 || j->rtt[i] / 2.0 - j->gap[i] < L))
-            L = j->rtt[i] / 2.0 - j->gap[i];
+    for (i = 0; i < j->nsizes && (i == 0 || j->sizes[i] <= PLOGP_L_MAX); i++) {
+        double bound = j->rtt[i] / 2.0 - j->gap[i];
+
+        if (bound >= 0.0 && (L < 0.0 || bound < L))
+            L = bound;
+    }
     out->L = out->Ll = L > 0.0 ? L : 0.0;
     out->n = j->nsizes;
     for (i = 0; i < j->nsizes; i++) {

@@ -75,7 +75,7 @@ void
 rel_config_default(struct rel_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->mtu = 1472;
+    cfg->mtu = DGRAM_MTU_DEFAULT;
     cfg->max_message = 256u << 20;
     cfg->window = 1024;
     cfg->rto_min_us = 5000;

@@ -45,6 +45,12 @@
 #define DGRAM_HDR_LEN 48
 #define DGRAM_MAX_HID 4095
 #define DGRAM_MAX_LEN 65507 /* largest UDP payload over IPv4 */
+/* UDP payload of a datagram on a 1500-byte Ethernet MTU (less IPv4's 20
+   and UDP's 8): the daemon's default --mtu */
+#define DGRAM_MTU_DEFAULT 1472
+/* Bytes below a datagram's UDP payload on an Ethernet link: UDP 8, IPv4
+   20, the Ethernet header 14 */
+#define DGRAM_FRAME_LEN 42
 
 enum {
     DGRAM_DATA = 1,  /* carries a fragment; may piggyback ack/sack */
