@@ -25,9 +25,10 @@
  *   gl(m)  g(m) while every daemon sends at once: g(m) times the ratio of
  *          the gap of trains sent by all the daemons together (each to
  *          the next, in a ring) to the gap of a pair's alone, at least 1.
- *          Rings, butterflies and pairwise exchanges (ALG_ALLPAIRS) are
- *          costed with it: their daemons share whatever the hosts share,
- *          CPUs (emulated hosts), a switch's backplane or an uplink;
+ *          Rings, butterflies and pairwise exchanges (ALG_ALLPAIRS), and
+ *          trees and pipelines from 4 ranks on (ALG_OVERLAP), are costed
+ *          with it: their daemons share whatever the hosts share, CPUs
+ *          (emulated hosts), a switch's backplane or an uplink;
  *   gamma  the local reduction, us per byte;
  *   hop    a task's hop to its daemon, hop_us + hop_byte_us * m each
  *          way, which a collective through the daemons pays twice.

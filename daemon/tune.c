@@ -155,7 +155,9 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     loaded = *p;
     if (p->Ll > p->L)
         loaded.L = p->Ll;
-    if ((alg->flags & ALG_ALLPAIRS) && p->gl != NULL) {
+    if (((alg->flags & ALG_ALLPAIRS) ||
+         ((alg->flags & ALG_OVERLAP) && a->P >= 4)) &&
+        p->gl != NULL) {
         /* the gap grows under load as g does: gap gl / g (behind a
            shaper's bucket g < gap, and gl alone would be the burst's) */
         loaded.g = p->gl;

@@ -63,7 +63,8 @@ int tune_choose(const struct alg_args *a, const struct plogp *p,
 
 /* alg's predicted time (us) for a with p, at its best segment size
    (*seg; 0 for unsegmented rows): the larger of its formula and its
-   busiest port (struct alg.port); ALG_ALLPAIRS rows with p->gl for g.
+   busiest port (struct alg.port); ALG_ALLPAIRS rows, and ALG_OVERLAP
+   rows from 4 ranks on, with p->gl for g.
    alg must be usable for a. */
 double tune_alg_cost(const struct alg_args *a, const struct plogp *p,
                      const struct alg *alg, size_t *seg);

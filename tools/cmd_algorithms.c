@@ -79,6 +79,8 @@ algs_flags(const struct alg *a, char *buf, size_t cap)
         {ALG_RANK_ORDER, "combines in rank order"},
         {ALG_SAME_RESULT, "bitwise the same result on every rank"},
         {ALG_ALLPAIRS, "every rank sends at once: costed with g under load"},
+        {ALG_OVERLAP, "pairs transfer at once from 4 ranks on: costed with g "
+                      "under load there"},
     };
     size_t i, o = 0;
 

@@ -60,7 +60,8 @@ struct plogp {
     const size_t *m; /* message sizes, bytes, increasing */
     const double *g; /* gap at each size, us */
     /* g at each size while every daemon sends at once (daemon/plogp.h),
-       which ALG_ALLPAIRS rows are costed with (tune.c); NULL: g */
+       which ALG_ALLPAIRS and ALG_OVERLAP rows are costed with (tune.c);
+       NULL: g */
     const double *gl;
     /* the gap of back-to-back messages at each size (topo_plogp_rate);
        NULL: g */
@@ -99,6 +100,13 @@ typedef double (*alg_cost_fn)(const struct plogp *p, int P, size_t n,
    exchanges): costed with g under load (struct plogp.gl), since all the
    daemons then share whatever the hosts share -- CPUs, a switch */
 #define ALG_ALLPAIRS 0x40
+/* From 4 ranks on, different pairs transfer at once in most steps (trees
+   below their first level, pipelines once filled): costed with g under
+   load as well.  On 4 emulated hosts on 2 CPUs, costed with g, a
+   tournament allreduce of 1 MiB was predicted below Rabenseifner and took
+   1.44x as long, a binomial scatter of 1 MiB blocks 1.29x a flat one's
+   (docs/collectives.md) */
+#define ALG_OVERLAP 0x80
 
 #define ALG_DEFAULT_SEG ((size_t)64 * 1024)
 

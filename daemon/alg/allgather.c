@@ -214,9 +214,9 @@ const struct alg alg_allgather_table[] = {
      "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
     {"ring", alg_allgather_ring, cost_allgather_ring, ALG_ALLPAIRS, NULL,
      "(P-1) (L + g(n))", alg_port_linear, "(P-1) gap(n)"},
-    {"tournament", alg_allgather_tournament, cost_allgather_tournament, 0, NULL,
-     "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))", port_allgather_tournament,
-     "lgP gap(P n)"},
+    {"tournament", alg_allgather_tournament, cost_allgather_tournament,
+     ALG_OVERLAP, NULL, "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))",
+     port_allgather_tournament, "lgP gap(P n)"},
 };
 const size_t alg_allgather_count =
     sizeof(alg_allgather_table) / sizeof(alg_allgather_table[0]);

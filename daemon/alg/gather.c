@@ -211,7 +211,7 @@ alg_scatter_binomial(struct sched *s, const struct alg_args *a)
 const struct alg alg_gather_table[] = {
     {"flat", alg_gather_flat, cost_gather_flat, 0, NULL,
      "L + g(n) + (P-2) gap(n)", alg_port_linear, "(P-1) gap(n)"},
-    {"binomial", alg_gather_binomial, cost_gather_binomial, 0, NULL,
+    {"binomial", alg_gather_binomial, cost_gather_binomial, ALG_OVERLAP, NULL,
      "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
      "< P) gap(d n))",
      alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
@@ -222,7 +222,7 @@ const size_t alg_gather_count =
 const struct alg alg_scatter_table[] = {
     {"flat", alg_scatter_flat, cost_gather_flat, 0, NULL,
      "L + g(n) + (P-2) gap(n)", alg_port_linear, "(P-1) gap(n)"},
-    {"binomial", alg_scatter_binomial, cost_gather_binomial, 0, NULL,
+    {"binomial", alg_scatter_binomial, cost_gather_binomial, ALG_OVERLAP, NULL,
      "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
      "< P) gap(d n))",
      alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},

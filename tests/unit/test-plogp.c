@@ -687,17 +687,22 @@ START_TEST(test_tune_by_params)
     ck_assert(c.predicted >= 30.5 + 3.0015 + 6 * 2.001 - 1e-9);
     ck_assert(c.predicted <= 30.5 + 3.024 + 6 * 2.016 + 1e-9);
     {
+        /* a tree's pairs below its first level transfer at once: its
+           steps cost Ll + gl(4), here 2 g(4) */
         const struct alg *bin = alg_find(SCHED_OP_BCAST, "binomial", NULL);
         size_t seg;
         double t = tune_alg_cost(&a, &v, bin, &seg);
 
-        ck_assert(t >= 3 * (30.5 + 3.0015) - 1e-9);
-        ck_assert(t <= 3 * (30.5 + 3.024) + 1e-9);
+        ck_assert(bin->flags & ALG_OVERLAP);
+        ck_assert(t >= 3 * (30.5 + 2 * 3.0015) - 1e-9);
+        ck_assert(t <= 3 * (30.5 + 2 * 3.024) + 1e-9);
     }
     ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
     /* rows where every rank sends at once are costed with gl (here 2 g),
-       the trees with g and gap; every row with Ll */
+       and so are the trees and pipelines from 4 ranks on (ALG_OVERLAP:
+       pairs transfer at once below the first level); the chain and flat
+       rows with g and gap; every row with Ll */
     {
         struct alg_args r = {.op = SCHED_OP_ALLREDUCE,
                              .P = 4,
@@ -714,6 +719,7 @@ START_TEST(test_tune_by_params)
         ck_assert(ring != NULL && tour != NULL);
         ck_assert(ring->flags & ALG_ALLPAIRS);
         ck_assert(!(tour->flags & ALG_ALLPAIRS));
+        ck_assert(tour->flags & ALG_OVERLAP);
         alone.gl = NULL;
         alone.Ll = 0.0;
         loaded = tune_alg_cost(&r, &v, ring, &seg);
@@ -721,8 +727,16 @@ START_TEST(test_tune_by_params)
         ck_assert_msg(loaded > single * 1.2, "ring %.1f loaded, %.1f alone",
                       loaded, single);
         nogl.gl = NULL;
+        loaded = tune_alg_cost(&r, &v, tour, &seg);
+        single = tune_alg_cost(&r, &nogl, tour, &seg);
+        ck_assert_msg(loaded > single * 1.2,
+                      "tournament %.1f loaded, %.1f alone", loaded, single);
+        /* below 4 ranks a tree's transfers go one at a time: g */
+        r.P = 3;
         ck_assert(fabs(tune_alg_cost(&r, &v, tour, &seg) -
                        tune_alg_cost(&r, &nogl, tour, &seg)) < 1e-9);
+        ck_assert(tune_alg_cost(&r, &v, ring, &seg) >
+                  tune_alg_cost(&r, &nogl, ring, &seg) * 1.2);
         /* a step costs Ll + g(m): a chain of 4 B, 7 (30.5 + g(4)) instead
            of 7 (17.25 + g(4)) without Ll */
         r.op = SCHED_OP_BCAST;
