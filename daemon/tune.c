@@ -156,7 +156,7 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     if (p->Ll > p->L)
         loaded.L = p->Ll;
     if (((alg->flags & ALG_ALLPAIRS) ||
-         ((alg->flags & ALG_OVERLAP) && a->P >= 4)) &&
+         ((alg->flags & ALG_OVERLAP) && a->P >= ALG_OVERLAP_MIN_P)) &&
         p->gl != NULL) {
         /* the gap grows under load as g does: gap gl / g (behind a
            shaper's bucket g < gap, and gl alone would be the burst's) */

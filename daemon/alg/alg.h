@@ -107,6 +107,11 @@ typedef double (*alg_cost_fn)(const struct plogp *p, int P, size_t n,
    1.44x as long, a binomial scatter of 1 MiB blocks 1.29x a flat one's
    (docs/collectives.md) */
 #define ALG_OVERLAP 0x80
+/* The least P at which ALG_OVERLAP rows are costed under load: below it
+   a tree's steps carry one transfer each (binomial and binary at P = 3
+   send from the root alone).  A segmented chain of 3 does overlap its
+   two hops; it is costed with g there all the same */
+#define ALG_OVERLAP_MIN_P 4
 
 #define ALG_DEFAULT_SEG ((size_t)64 * 1024)
 

@@ -732,7 +732,7 @@ START_TEST(test_tune_by_params)
         ck_assert_msg(loaded > single * 1.2,
                       "tournament %.1f loaded, %.1f alone", loaded, single);
         /* below 4 ranks a tree's transfers go one at a time: g */
-        r.P = 3;
+        r.P = ALG_OVERLAP_MIN_P - 1;
         ck_assert(fabs(tune_alg_cost(&r, &v, tour, &seg) -
                        tune_alg_cost(&r, &nogl, tour, &seg)) < 1e-9);
         ck_assert(tune_alg_cost(&r, &v, ring, &seg) >
