@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "colls.h"
+#include "daemon/auth.h"
 #include "daemon/plogp.h"
+#include "proto/dgram.h"
 
 const size_t plogp_thorough[] = {1,     64,     1024,    4096,   16384,
                                  65536, 262144, 1048576, 4194304};
@@ -302,6 +304,15 @@ plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us)
     plogp_job_advance(j, span_us / (double)plogp_train_intervals(j->k));
     return 1;
 }
+
+/* plogp_wire_bytes: at the default --mtu with authentication on, each
+   datagram carries up to PLOGP_DGRAM_PAYLOAD bytes of the message (rel.c's
+   fragment) and PLOGP_DGRAM_WIRE more (the transport's header, the
+   authentication trailer, UDP, IPv4, Ethernet). */
+#define PLOGP_DGRAM_PAYLOAD                                                    \
+    ((size_t)(DGRAM_MTU_DEFAULT - DGRAM_HDR_LEN - AUTH_TRAILER_LEN))
+#define PLOGP_DGRAM_WIRE                                                       \
+    ((size_t)(DGRAM_HDR_LEN + AUTH_TRAILER_LEN + DGRAM_FRAME_LEN))
 
 double
 plogp_wire_bytes(size_t m)

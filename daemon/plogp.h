@@ -58,8 +58,6 @@
 #include <stdint.h>
 
 #include "daemon/alg/alg.h"
-#include "daemon/auth.h"
-#include "proto/dgram.h"
 
 #define PLOGP_MAX_SIZES   16                 /* points of a ladder */
 #define PLOGP_MAX_REPS    16                 /* repetitions per size */
@@ -109,13 +107,7 @@
 #define PLOGP_BUCKET_FACTOR 2.0
 #define PLOGP_RATE_MIN      ((size_t)256 << 10)
 /* Bytes on the wire of a message of m bytes at the default --mtu with
-   authentication on: each datagram carries up to PLOGP_DGRAM_PAYLOAD
-   bytes of it (rel.c's fragment) and PLOGP_DGRAM_WIRE more (the
-   transport's header, the authentication trailer, UDP, IPv4, Ethernet). */
-#define PLOGP_DGRAM_PAYLOAD                                                    \
-    ((size_t)(DGRAM_MTU_DEFAULT - DGRAM_HDR_LEN - AUTH_TRAILER_LEN))
-#define PLOGP_DGRAM_WIRE                                                       \
-    ((size_t)(DGRAM_HDR_LEN + AUTH_TRAILER_LEN + DGRAM_FRAME_LEN))
+   authentication on (plogp.c). */
 double plogp_wire_bytes(size_t m);
 
 /* Repetitions per size of a measurement that asks for none. */

@@ -84,6 +84,8 @@ algs_flags(const struct alg *a, char *buf, size_t cap)
     };
     size_t i, o = 0;
 
+    _Static_assert(ALG_OVERLAP_MIN_P == 4, "ALG_OVERLAP's text says 4 ranks");
+
     buf[0] = '\0';
     for (i = 0; i < sizeof(names) / sizeof(names[0]) && o < cap; i++)
         if (a->flags & names[i].flag)
