@@ -319,24 +319,28 @@ measure_gap_at(const struct plogp_params *sum, size_t m)
  * daemon echoed, half of it less the smallest size's g (Ll + g(m) is a
  * loaded one-way trip as L + g(m) is one alone), at least L.  gl of sum from
  * its trains: g times the ratio of the gap while every daemon sent to a pair's
- * gap alone (at least 1), that of the largest size of the round at most m (its
+ * gap alone (at least 1, and at least the median of the larger sizes' ones:
+ * plogp_load_ratios), that of the largest size of the round at most m (its
  * smallest below it).
  */
 static void
 measure_loaded(const struct measure_state *ms, struct plogp_params *sum)
 {
-    size_t i, j;
+    double ratio[PLOGP_MAX_SIZES];
+    size_t i, j, n = ms->load_n;
 
+    for (j = 0; j < n; j++) {
+        double alone = measure_gap_at(sum, ms->load_m[j]);
+
+        ratio[j] = alone > 0.0 ? ms->load_gap[j] / alone : 1.0;
+        if (!(ratio[j] > 1.0))
+            ratio[j] = 1.0;
+    }
+    plogp_load_ratios(ratio, n);
     for (i = 0; i < sum->n; i++) {
-        double ratio = 1.0, alone;
-
-        for (j = 0; j < ms->load_n; j++) {
-            if (j > 0 && ms->load_m[j] > sum->m[i])
-                break;
-            alone = measure_gap_at(sum, ms->load_m[j]);
-            ratio = alone > 0.0 ? ms->load_gap[j] / alone : 1.0;
-        }
-        sum->gl[i] = sum->g[i] * (ratio > 1.0 ? ratio : 1.0);
+        for (j = 1; j < n && ms->load_m[j] <= sum->m[i]; j++)
+            ;
+        sum->gl[i] = sum->g[i] * (n > 0 ? ratio[j - 1] : 1.0);
     }
     plogp_monotone(sum);
     sum->Ll = sum->L;

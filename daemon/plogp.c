@@ -437,6 +437,25 @@ plogp_median(double *x, size_t n)
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
 }
 
+void
+plogp_load_ratios(double *r, size_t n)
+{
+    double orig[PLOGP_MAX_SIZES], tail[PLOGP_MAX_SIZES], med;
+    size_t i;
+
+    if (n < 2)
+        return; /* the largest size's stays as measured */
+    if (n > PLOGP_MAX_SIZES)
+        n = PLOGP_MAX_SIZES;
+    memcpy(orig, r, n * sizeof(*r));
+    for (i = 0; i + 1 < n; i++) {
+        memcpy(tail, orig + i + 1, (n - i - 1) * sizeof(*r));
+        med = plogp_median(tail, n - i - 1);
+        if (med > r[i])
+            r[i] = med;
+    }
+}
+
 /* One curve of plogp_monotone. */
 static void
 plogp_monotone_curve(const size_t *m, double *g, size_t n)

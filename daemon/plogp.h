@@ -312,6 +312,23 @@ int plogp_summarise(const struct plogp_params *rows, size_t nrows,
 /* Median of x[0..n) (reorders x); 0 for n == 0. */
 double plogp_median(double *x, size_t n);
 
+/*
+ * The ratios of a round under load (per size of the round, increasing:
+ * the gap of trains sent by every daemon at once over a pair's gap
+ * alone, each at least 1) made fit for gl: each becomes at least the
+ * median of the original ratios of the larger sizes.  A train is at most
+ * PLOGP_TRAIN_MAX messages long, so a small size's trains are short in
+ * time: on 4 emulated hosts two to a CPU those of 1 KiB lasted about
+ * 75 us and those of 16 KiB 1.2 ms, while the daemons start theirs as
+ * the round's probe wakes each, tens of us apart.  Such trains overlap
+ * little and their ratio says little: two tunes in a row measured 1.00
+ * up to 16 KiB and 1.1-2.4 from 64 KiB on, and a segmented chain of
+ * 16 KiB segments, costed at gl(16 KiB) = g, took 3 times its
+ * prediction (docs/collectives.md, "Measuring the network").  A ratio
+ * above the larger sizes' is kept: it is contention that was seen.
+ */
+void plogp_load_ratios(double *r, size_t n);
+
 /* ---- the parameter file (docs/collectives.md) ---- */
 
 /* Writes pp as the file's text into buf (cap bytes).  Returns the length,

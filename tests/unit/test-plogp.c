@@ -581,6 +581,40 @@ START_TEST(test_monotone)
 }
 END_TEST
 
+/* A round under load's ratios: each at least the median of the larger
+   sizes' originals; one above them kept; the largest as measured. */
+START_TEST(test_load_ratios)
+{
+    /* the 4-host tune of 2 December 2026: 1 KiB .. 4 MiB */
+    double r[7] = {1.0, 1.0, 1.0, 1.73, 1.13, 1.79, 2.27};
+    const double want[7] = {
+        (1.13 + 1.73) / 2.0, 1.73, 1.76, 1.79, 2.03, 2.27, 2.27};
+    double one[1] = {1.5}, kept[4] = {3.0, 1.2, 1.0, 1.1};
+    double orig[5] = {1.0, 1.0, 1.0, 2.0, 2.0};
+    size_t i;
+
+    plogp_load_ratios(r, 7);
+    for (i = 0; i < 7; i++)
+        ck_assert_msg(fabs(r[i] - want[i]) < 1e-9, "ratio %zu: %.4f, want %.4f",
+                      i, r[i], want[i]);
+    plogp_load_ratios(one, 1);
+    ck_assert(one[0] == 1.5);
+    /* contention seen at a small size is not smoothed away */
+    plogp_load_ratios(kept, 4);
+    ck_assert(kept[0] == 3.0);
+    ck_assert_msg(fabs(kept[1] - 1.2) < 1e-9, "%.4f", kept[1]);
+    ck_assert_msg(fabs(kept[2] - 1.1) < 1e-9, "%.4f", kept[2]);
+    ck_assert(kept[3] == 1.1);
+    /* the medians are of the measured ratios, not of raised ones (which
+       would give 2 everywhere) */
+    plogp_load_ratios(orig, 5);
+    ck_assert_msg(fabs(orig[0] - 1.5) < 1e-9, "%.4f", orig[0]);
+    for (i = 1; i < 5; i++)
+        ck_assert(orig[i] == 2.0);
+    plogp_load_ratios(NULL, 0); /* nothing to do */
+}
+END_TEST
+
 START_TEST(test_file_round_trip)
 {
     struct plogp_params p, q;
@@ -767,6 +801,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_deadlines);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_monotone);
+    tcase_add_test(tc, test_load_ratios);
     tcase_add_test(tc, test_job_slow_smallest);
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_file_refused);
