@@ -144,7 +144,7 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     size_t j, n = tune_size(a);
     double best = -1.0;
     struct plogp loaded;
-    double gapl[TUNE_MAX_POINTS];
+    double gapl[TUNE_MAX_POINTS], gls[TUNE_MAX_POINTS];
 
     *seg = 0;
     /* every member takes part in a collective at once: each step's
@@ -158,14 +158,31 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     if (((alg->flags & ALG_ALLPAIRS) ||
          ((alg->flags & ALG_OVERLAP) && a->P >= ALG_OVERLAP_MIN_P)) &&
         p->gl != NULL) {
+        /* gl was measured with all P daemons sending at once: a row
+           whose busiest step has c senders pays (c - 1) / (P - 1) of
+           gl's excess over g (struct alg.senders).  On 4 emulated hosts
+           on 2 CPUs a binary bcast of 1 MiB (2 senders at once), costed
+           with the whole of gl, was predicted at 4.2x what it took */
+        int c = alg->senders != NULL && !(alg->flags & ALG_ALLPAIRS)
+                    ? alg->senders(a->P)
+                    : a->P;
+
+        loaded.g = p->gl;
+        if (c < a->P && p->n <= TUNE_MAX_POINTS) {
+            double f = c > 1 ? (double)(c - 1) / (a->P - 1) : 0.0;
+
+            for (j = 0; j < p->n; j++)
+                gls[j] = p->gl[j] > p->g[j] ? p->g[j] + f * (p->gl[j] - p->g[j])
+                                            : p->gl[j];
+            loaded.g = gls;
+        }
         /* the gap grows under load as g does: gap gl / g (behind a
            shaper's bucket g < gap, and gl alone would be the burst's) */
-        loaded.g = p->gl;
         loaded.gap = NULL; /* gap = g = gl */
         if (p->gap != NULL && p->n <= TUNE_MAX_POINTS) {
             for (j = 0; j < p->n; j++)
-                gapl[j] = p->g[j] > 0.0 && p->gl[j] > p->g[j]
-                              ? p->gap[j] * p->gl[j] / p->g[j]
+                gapl[j] = p->g[j] > 0.0 && loaded.g[j] > p->g[j]
+                              ? p->gap[j] * loaded.g[j] / p->g[j]
                               : p->gap[j];
             loaded.gap = gapl;
         }

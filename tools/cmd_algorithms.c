@@ -79,8 +79,8 @@ algs_flags(const struct alg *a, char *buf, size_t cap)
         {ALG_RANK_ORDER, "combines in rank order"},
         {ALG_SAME_RESULT, "bitwise the same result on every rank"},
         {ALG_ALLPAIRS, "every rank sends at once: costed with g under load"},
-        {ALG_OVERLAP, "pairs transfer at once from 4 ranks on: costed with g "
-                      "under load there"},
+        {ALG_OVERLAP, "pairs transfer at once from 4 ranks on: costed there "
+                      "with g + (gl - g) (c - 1) / (P - 1)"},
     };
     size_t i, o = 0;
 
@@ -91,6 +91,12 @@ algs_flags(const struct alg *a, char *buf, size_t cap)
         if (a->flags & names[i].flag)
             o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "; " : "",
                                   names[i].text);
+    /* ALG_OVERLAP is the last of names: its c (struct alg.senders) */
+    if ((a->flags & ALG_OVERLAP) && o < cap)
+        snprintf(buf + o, cap - o, ", c = %s senders at once",
+                 a->senders == NULL                ? "P"
+                 : a->senders == alg_senders_chain ? "P-1"
+                                                   : "floor(P/2)");
 }
 
 /* Prints op's algorithms: formula, constraints, the rules that pick it. */

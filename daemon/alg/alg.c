@@ -176,6 +176,18 @@ alg_port_one(const struct plogp *p, int P, size_t n, size_t seg)
     return topo_plogp_port(p, P > 1, n);
 }
 
+int
+alg_senders_tree(int P)
+{
+    return P / 2;
+}
+
+int
+alg_senders_chain(int P)
+{
+    return P - 1;
+}
+
 double
 alg_port_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
 {

@@ -102,9 +102,11 @@ typedef double (*alg_cost_fn)(const struct plogp *p, int P, size_t n,
 #define ALG_ALLPAIRS 0x40
 /* From 4 ranks on, different pairs transfer at once in most steps (trees
    below their first level, pipelines once filled): costed with g under
-   load as well.  On 4 emulated hosts on 2 CPUs, costed with g, a
-   tournament allreduce of 1 MiB was predicted below Rabenseifner and took
-   1.44x as long, a binomial scatter of 1 MiB blocks 1.29x a flat one's
+   load as well, scaled to the ranks that send (struct alg.senders).  On
+   4 emulated hosts on 2 CPUs, costed with g, a tournament allreduce of
+   1 MiB was predicted below Rabenseifner and took 1.44x as long, a
+   binomial scatter of 1 MiB blocks 1.29x a flat one's; costed with gl, a
+   binary bcast of 1 MiB was predicted at 4.2x what it took
    (docs/collectives.md) */
 #define ALG_OVERLAP 0x80
 /* The least P at which ALG_OVERLAP rows are costed under load: below it
@@ -127,7 +129,9 @@ struct alg {
        message beyond L, gap(m) each further message its sender sends
        back to back (topo.h), gamma; lgP = ceil(log2 P); p2 the
        largest power of two <= P; s the segment and k = ceil(n / s)
-       segments; [c] 1 when c holds, else 0. */
+       segments; [c] 1 when c holds, else 0; in a heap-ordered tree
+       (children 2v+1, 2v+2), depth(v) the edges from the root to v and
+       right(v) how many of them lead to a second child. */
     const char *formula;
     /* The busiest port's share, us: the gap(m) of every message that
        the busiest participant sends (or receives, whichever is more),
@@ -138,6 +142,12 @@ struct alg {
        of the two.  Its text, in the formula's terms. */
     alg_cost_fn port;
     const char *port_formula;
+    /* ALG_OVERLAP rows: how many of P ranks send at once in the row's
+       busiest step (a tree's widest level, a filled pipeline's all but
+       the last).  gl was measured with all P sending at once and g is
+       one sender alone; such a row is costed with g + (gl - g) (senders
+       - 1) / (P - 1) (tune.c).  NULL: P. */
+    int (*senders)(int P);
 };
 
 /* The table of op (gatherv shares gather's, ...); *n rows. */
@@ -241,6 +251,11 @@ double alg_port_log(const struct plogp *p, int P, size_t n, size_t seg);
 double alg_port_one(const struct plogp *p, int P, size_t n, size_t seg);
 double alg_port_chain_seg(const struct plogp *p, int P, size_t n, size_t seg);
 double alg_port_doubling(const struct plogp *p, int P, size_t n, size_t seg);
+/* Ranks that send at once (struct alg.senders): a binomial or binary
+   tree's widest level (the leaves' parents in a bcast, the leaves in a
+   reduce), floor(P / 2); a segmented chain's P - 1. */
+int alg_senders_tree(int P);
+int alg_senders_chain(int P);
 /* The busiest port of alg_halving (total bytes): [P != p2] gap(total)
    plus the sum over the halvings of gap(total / 2^i). */
 double alg_halving_port(const struct plogp *p, int P, size_t total);

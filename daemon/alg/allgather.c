@@ -216,7 +216,7 @@ const struct alg alg_allgather_table[] = {
      "(P-1) (L + g(n))", alg_port_linear, "(P-1) gap(n)"},
     {"tournament", alg_allgather_tournament, cost_allgather_tournament,
      ALG_OVERLAP, NULL, "sum(i = 0..lgP - 1) (2 L + g(2^i n) + g(P n))",
-     port_allgather_tournament, "lgP gap(P n)"},
+     port_allgather_tournament, "lgP gap(P n)", alg_senders_tree},
 };
 const size_t alg_allgather_count =
     sizeof(alg_allgather_table) / sizeof(alg_allgather_table[0]);

@@ -137,7 +137,8 @@ const struct alg alg_barrier_table[] = {
      ALG_POW2 | ALG_ALLPAIRS, NULL, "lgP (L + g(0))", port_barrier_log,
      "lgP gap(0)"},
     {"tournament", alg_barrier_tournament, cost_barrier_tournament, ALG_OVERLAP,
-     NULL, "2 lgP (L + g(0))", port_barrier_log, "lgP gap(0)"},
+     NULL, "2 lgP (L + g(0))", port_barrier_log, "lgP gap(0)",
+     alg_senders_tree},
     {"flat", alg_barrier_flat, cost_barrier_flat, 0, NULL,
      "2 (L + g(0) + (P-2) gap(0))", port_barrier_flat, "(P-1) gap(0)"},
 };

@@ -6,7 +6,9 @@
  *   flat              root sends to everyone        L + (P-1) g(n)
  *   chain             v -> v+1                      (P-1) (L + g(n))
  *   chain_seg         pipelined chain               (P-1+k-1) (L + g(n/k))
- *   binary            heap-ordered binary tree      floor(log2 P) (L + 2g(n))
+ *   binary            heap-ordered binary tree      max over ranks v of
+ *                                                   depth(v) (L + g(n)) +
+ *                                                   right(v) gap(n)
  *   binomial          binomial tree                 ceil(log2 P) (L + g(n))
  *   binomial_seg      pipelined binomial tree       ceil(log2 P) (L + g(s))
  *                                                   + (k-1) ceil(log2 P) g(s)
@@ -131,13 +133,28 @@ alg_bcast_binary(struct sched *s, const struct alg_args *a)
     return 0;
 }
 
+/* The tree's critical path: v's message leaves its parent L + g(n) after
+   the parent has the data, gap(n) later if v is the second child (even
+   v); the last rank to have it sets the time.  A tree that is not full
+   has fewer second children on its deepest paths than depth (L + g(n) +
+   gap(n)) charges: at P = 4 rank 3, a first child, is the last. */
 static double
 cost_bcast_binary(const struct plogp *p, int P, size_t n, size_t seg)
 {
-    int depth = topo_ceil_log2(P + 1) - 1;
+    double hop = p->L + topo_plogp_g(p, n), gap = topo_plogp_gap(p, n);
+    double worst = 0.0;
+    int v, u;
 
     (void)seg;
-    return depth * topo_plogp_train(p, 2, n);
+    for (v = 1; v < P; v++) {
+        double t = 0.0;
+
+        for (u = v; u > 0; u = (u - 1) / 2)
+            t += hop + (u % 2 == 0 ? gap : 0.0);
+        if (t > worst)
+            worst = t;
+    }
+    return worst;
 }
 
 /* Binomial tree: receive from the parent, then send to the children,
@@ -286,16 +303,16 @@ const struct alg alg_bcast_table[] = {
      alg_port_one, "gap(n)"},
     {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg,
      ALG_SEGMENTED | ALG_OVERLAP, NULL, "(P-1) (L + g(s)) + (k-1) gap(s)",
-     alg_port_chain_seg, "k gap(s)"},
+     alg_port_chain_seg, "k gap(s)", alg_senders_chain},
     {"binary", alg_bcast_binary, cost_bcast_binary, ALG_OVERLAP, NULL,
-     "(ceil(log2(P+1)) - 1) (L + g(n) + gap(n))", port_bcast_binary,
-     "2 gap(n)"},
+     "max(v < P) (depth(v) (L + g(n)) + right(v) gap(n))", port_bcast_binary,
+     "2 gap(n)", alg_senders_tree},
     {"binomial", alg_bcast_binomial, cost_bcast_binomial, ALG_OVERLAP, NULL,
      "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n))", alg_port_log,
-     "lgP gap(n)"},
+     "lgP gap(n)", alg_senders_tree},
     {"binomial_seg", alg_bcast_binomial_seg, cost_bcast_binomial_seg,
      ALG_SEGMENTED | ALG_OVERLAP, NULL, "binomial(s) + (k-1) lgP gap(s)",
-     port_bcast_binomial_seg, "lgP k gap(s)"},
+     port_bcast_binomial_seg, "lgP k gap(s)", alg_senders_tree},
     {"scatter_allgather", alg_bcast_scatter_allgather,
      cost_bcast_scatter_allgather, ALG_ALLPAIRS, NULL,
      "lgP L + g(n - n/P) + (P-1) (L + g(n/P))", port_bcast_scatter_allgather,

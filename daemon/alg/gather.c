@@ -214,7 +214,8 @@ const struct alg alg_gather_table[] = {
     {"binomial", alg_gather_binomial, cost_gather_binomial, ALG_OVERLAP, NULL,
      "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
      "< P) gap(d n))",
-     alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
+     alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)",
+     alg_senders_tree},
 };
 const size_t alg_gather_count =
     sizeof(alg_gather_table) / sizeof(alg_gather_table[0]);
@@ -225,7 +226,8 @@ const struct alg alg_scatter_table[] = {
     {"binomial", alg_scatter_binomial, cost_gather_binomial, ALG_OVERLAP, NULL,
      "max(sum(d = 1, 2, 4, .. < P) (L + g(d n)), L + g(n) + sum(d = 2, 4, .. "
      "< P) gap(d n))",
-     alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)"},
+     alg_port_doubling, "sum(d = 1, 2, 4, .. < P) gap(min(d, P-d) n)",
+     alg_senders_tree},
 };
 const size_t alg_scatter_count =
     sizeof(alg_scatter_table) / sizeof(alg_scatter_table[0]);

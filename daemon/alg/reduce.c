@@ -216,11 +216,11 @@ const struct alg alg_reduce_table[] = {
     {"binomial", alg_reduce_binomial, cost_reduce_binomial,
      ALG_COMMUTATIVE | ALG_OVERLAP, NULL,
      "max(lgP (L + g(n)), L + g(n) + (lgP-1) gap(n)) + lgP gamma n",
-     alg_port_log, "lgP gap(n)"},
+     alg_port_log, "lgP gap(n)", alg_senders_tree},
     {"chain_seg", alg_reduce_chain_seg, cost_reduce_chain_seg,
      ALG_SEGMENTED | ALG_COMMUTATIVE | ALG_OVERLAP, NULL,
      "(P-1) (L + g(s) + gamma s) + (k-1) (gap(s) + gamma s)",
-     alg_port_chain_seg, "k gap(s)"},
+     alg_port_chain_seg, "k gap(s)", alg_senders_chain},
     {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE | ALG_ALLPAIRS,
      NULL,
      "[P != p2] (L + g(n) + gamma n) + sum(i = 1..log2 p2) (2 L + 2 g(n/2^i) + "

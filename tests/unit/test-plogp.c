@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "colls.h"
+#include "daemon/alg/topo.h"
 #include "daemon/plogp.h"
 #include "daemon/tune.h"
 #include "tests/unit/suites.h"
@@ -722,14 +723,56 @@ START_TEST(test_tune_by_params)
     ck_assert(c.predicted <= 30.5 + 3.024 + 6 * 2.016 + 1e-9);
     {
         /* a tree's pairs below its first level transfer at once: its
-           steps cost Ll + gl(4), here 2 g(4) */
+           widest level has 4 of the 8 ranks sending, so its steps cost
+           Ll + g(4) + 3/7 (gl(4) - g(4)), here (1 + 3/7) g(4) */
         const struct alg *bin = alg_find(SCHED_OP_BCAST, "binomial", NULL);
         size_t seg;
         double t = tune_alg_cost(&a, &v, bin, &seg);
 
         ck_assert(bin->flags & ALG_OVERLAP);
-        ck_assert(t >= 3 * (30.5 + 2 * 3.0015) - 1e-9);
-        ck_assert(t <= 3 * (30.5 + 2 * 3.024) + 1e-9);
+        ck_assert_int_eq(bin->senders(8), 4);
+        ck_assert(t >= 3 * (30.5 + 10.0 / 7 * 3.0015) - 1e-9);
+        ck_assert(t <= 3 * (30.5 + 10.0 / 7 * 3.024) + 1e-9);
+    }
+    {
+        /* every row costed under load says how many ranks send at once;
+           a segmented chain, once filled, all but the last */
+        static const int ops[] = {SCHED_OP_BARRIER,  SCHED_OP_BCAST,
+                                  SCHED_OP_REDUCE,   SCHED_OP_ALLREDUCE,
+                                  SCHED_OP_GATHER,   SCHED_OP_SCATTER,
+                                  SCHED_OP_ALLGATHER};
+        size_t i, j, cnt, seen = 0;
+
+        for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+            const struct alg *t = alg_table(ops[i], &cnt);
+
+            for (j = 0; j < cnt; j++)
+                if (t[j].flags & ALG_OVERLAP) {
+                    ck_assert_msg(t[j].senders != NULL, "%s", t[j].name);
+                    ck_assert(t[j].senders(8) >= 1 && t[j].senders(8) < 8);
+                    seen++;
+                }
+        }
+        ck_assert_uint_ge(seen, 8);
+        ck_assert_int_eq(
+            alg_find(SCHED_OP_BCAST, "chain_seg", NULL)->senders(8), 7);
+    }
+    {
+        /* the binary tree's critical path, with g and gap alone: at P = 4
+           rank 3, a first child of rank 1, is last at 2 (L + g(n)); at
+           P = 7 rank 6, a second child of a second child, at 2 (L + g(n)
+           + gap(n)); at P = 3 rank 2 at L + g(n) + gap(n) */
+        const struct alg *bin = alg_find(SCHED_OP_BCAST, "binary", NULL);
+        double hop = v.L + topo_plogp_g(&v, 4096),
+               gap = topo_plogp_gap(&v, 4096);
+
+        ck_assert(fabs(bin->cost(&v, 4, 4096, 0) - 2 * hop) < 1e-9);
+        ck_assert(fabs(bin->cost(&v, 3, 4096, 0) - (hop + gap)) < 1e-9);
+        ck_assert(fabs(bin->cost(&v, 7, 4096, 0) - 2 * (hop + gap)) < 1e-9);
+        /* P = 8: rank 7 (3 first children) against rank 6 */
+        ck_assert(fabs(bin->cost(&v, 8, 4096, 0) -
+                       fmax(3 * hop, 2 * (hop + gap))) < 1e-9);
+        ck_assert(bin->cost(&v, 1, 4096, 0) == 0.0);
     }
     ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
