@@ -89,7 +89,8 @@ struct sim {
     double bn_rate;            /* bytes/us of a bottleneck on node 0's output */
     uint64_t bn_free, bn_qmax; /* link busy until; longest queue, us */
     unsigned long bn_drops;
-    struct ref *refs; /* datagrams sent by reference, not yet flushed */
+    uint64_t queue_us; /* a standing queue: extra delay of every datagram */
+    struct ref *refs;  /* datagrams sent by reference, not yet flushed */
     size_t nrefs;
 };
 
@@ -236,7 +237,7 @@ sim_wire(struct node *nd, const struct sockaddr *addr, socklen_t alen,
     uint8_t buf[DGRAM_MAX_LEN];
     size_t len = 0;
     int i, to;
-    uint64_t delay = SIM_LATENCY;
+    uint64_t delay = SIM_LATENCY + s->queue_us;
 
     HOT_ASSERT(alen == sizeof(struct sockaddr_in));
     for (i = 0; i < iovcnt; i++) {
@@ -989,6 +990,48 @@ START_TEST(test_rel_rto_backoff)
     ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 10000000), 1);
     ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
     ck_assert_uint_lt(ps.rto_us, cfg.rto_max_us);
+    sim_free(s);
+}
+END_TEST
+
+/*
+ * The path's delay jumps above the RTO (a queue of another flow at a slow
+ * link): the first timeout is spurious, and Eifel's ack of the original
+ * proves it.  The RTO then covers the delay (RFC 4015's response), so
+ * the next messages go without timeouts; undoing to the old RTO alone
+ * timed out on every one of them.
+ */
+START_TEST(test_rel_spurious_rto)
+{
+    struct rel_config cfg;
+    struct rel_peer_stats ps;
+    struct sim *s;
+    uint64_t t0;
+    int k;
+
+    small_config(&cfg);
+    s = sim_new(2, &cfg);
+    for (k = 0; k < 20; k++) {
+        sim_msg(s, 0, 1, 10);
+        ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 1000000), 1);
+    }
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.timeouts, 0);
+    ck_assert_uint_lt(ps.rto_us, 10000);
+    s->queue_us = 30000; /* 30 ms each way, above the RTO */
+    sim_msg(s, 0, 1, 10);
+    ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 5000000), 1);
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_ge(ps.timeouts, 1);
+    ck_assert_uint_gt(ps.rto_us, 60000); /* the 60 ms round trip */
+    t0 = ps.timeouts;
+    for (k = 0; k < 5; k++) {
+        sim_msg(s, 0, 1, 10);
+        ck_assert_int_eq(sim_run(s, sim_all_done, s->now + 5000000), 1);
+    }
+    ck_assert_int_eq(rel_peer_stats(s->n[0].r, 2, &ps), 0);
+    ck_assert_uint_eq(ps.timeouts, t0);
+    ck_assert_int_eq(s->errors, 0);
     sim_free(s);
 }
 END_TEST
@@ -2242,6 +2285,7 @@ suite_rel(void)
     add(s, "injection", test_rel_injection);
     add(s, "pacing", test_rel_pacing);
     add(s, "rto_backoff", test_rel_rto_backoff);
+    add(s, "spurious_rto", test_rel_spurious_rto);
     add(s, "zero_copy", test_rel_zero_copy);
     add(s, "bottleneck", test_rel_bottleneck);
     add(s, "bottleneck_idle", test_rel_bottleneck_idle);
