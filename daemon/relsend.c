@@ -242,6 +242,15 @@ tx_ring(struct rel *r, struct rel_peer *p)
 
 static void pace_update(struct rel_peer *p);
 
+/* RFC 6298: the RTO from SRTT and RTTVAR, within [rto_min, rto_max]. */
+static void
+rto_update(struct rel *r, struct rel_peer *p)
+{
+    uint64_t rto = p->srtt + max_u64(REL_CLOCK_G_US, 4 * p->rttvar);
+
+    p->rto = min_u64(max_u64(rto, r->cfg.rto_min_us), r->cfg.rto_max_us);
+}
+
 /*
  * A timeout proved spurious by the ack of a datagram sent before it,
  * late us after it was sent: the path's delay outgrew the RTO.  As RFC
@@ -252,20 +261,17 @@ static void pace_update(struct rel_peer *p);
  * waited behind the step of another flow, RTO (srtt of unqueued 1 KiB
  * messages, ~1 ms, and the 5 ms floor) fired again and again, and every
  * timeout resent a window into the same queue: a ring allreduce of
- * 64 KiB took 390-440 ms, 103 with a 40 ms floor.
+ * 64 KiB took 360-440 ms, 103 with a 40 ms floor.
  */
 static void
 spurious_rto(struct rel *r, struct rel_peer *p, uint64_t late)
 {
-    uint64_t rto;
-
     if (late > p->srtt)
         p->srtt = late;
     if (late / 2 > p->rttvar)
         p->rttvar = late / 2;
-    rto = p->srtt + max_u64(REL_CLOCK_G_US, 4 * p->rttvar);
-    rto = min_u64(max_u64(rto, r->cfg.rto_min_us), r->cfg.rto_max_us);
-    p->rto = max_u64(rto, p->undo_rto);
+    rto_update(r, p);
+    p->rto = max_u64(p->rto, p->undo_rto);
 }
 
 /*
@@ -526,8 +532,6 @@ relsend_pump(struct rel *r, struct rel_peer *p, uint64_t now)
 static void
 rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
 {
-    uint64_t rto;
-
     stats_hist_add(&p->st.rtt_us, rtt);
     if (!p->have_rtt) {
         p->srtt = rtt;
@@ -543,8 +547,7 @@ rtt_sample(struct rel *r, struct rel_peer *p, uint64_t rtt, uint64_t now)
         p->min_rtt = rtt > 0 ? rtt : 1;
         p->min_rtt_us = now;
     }
-    rto = p->srtt + max_u64(REL_CLOCK_G_US, 4 * p->rttvar);
-    p->rto = min_u64(max_u64(rto, r->cfg.rto_min_us), r->cfg.rto_max_us);
+    rto_update(r, p);
 }
 
 static void pace_update(struct rel_peer *p);

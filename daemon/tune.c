@@ -163,9 +163,7 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
            gl's excess over g (struct alg.senders).  On 4 emulated hosts
            on 2 CPUs a binary bcast of 1 MiB (2 senders at once), costed
            with the whole of gl, was predicted at 4.2x what it took */
-        int c = alg->senders != NULL && !(alg->flags & ALG_ALLPAIRS)
-                    ? alg->senders(a->P)
-                    : a->P;
+        int c = alg->senders != NULL ? alg->senders(a->P) : a->P;
 
         loaded.g = p->gl;
         if (c < a->P && p->n <= TUNE_MAX_POINTS) {
