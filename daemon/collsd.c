@@ -382,17 +382,6 @@ collsd_loop_ended(struct daemon *d)
     return event_base_got_break(d->base) || event_base_got_exit(d->base);
 }
 
-/* This thread's CPU time in microseconds. */
-static uint64_t
-collsd_cpu_us(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /*
  * One polling window, after a loop turn: while work is in flight, runs
  * the loop without blocking (EVLOOP_NONBLOCK: epoll with no timeout, the
@@ -428,7 +417,7 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
        (no vDSO for CLOCK_THREAD_CPUTIME_ID), once per turn for nothing. */
     if (p->solo)
         return 0;
-    cpu0 = cpu = collsd_cpu_us();
+    cpu0 = cpu = platform_cpu_us();
     mark = collsd_input_mark(d);
     d->st.poll_rounds++;
     for (;;) {
@@ -446,10 +435,10 @@ collsd_poll(struct daemon *d, struct collsd_poller *p)
             break;
         if (p->crowded)
             sched_yield();
-        cpu = collsd_cpu_us();
+        cpu = platform_cpu_us();
     }
     if (!hit)
-        cpu = collsd_cpu_us();
+        cpu = platform_cpu_us();
     d->st.polled_us += cpu - cpu0;
     return hit && !collsd_loop_ended(d);
 }

@@ -116,6 +116,10 @@ struct measure_state {
     double send_rtt[16];
     uint8_t *zeros;
     size_t zeros_len;
+    /* the job's train in flight: our CPU clock (measure_cpu_us) when it
+       started, its messages */
+    uint64_t train_cpu_us;
+    int train_k;
 };
 
 static void measure_load_result(struct daemon *d, int from, uint64_t id, int k,
@@ -199,11 +203,14 @@ measure_wire(const struct plogp_params *p, Plogp *w,
     for (i = 0; i < p->n; i++)
         store->m[i] = p->m[i];
     w->n_m = w->n_g = w->n_gap = w->n_rtt = w->n_gl = p->n;
+    w->n_o_s = w->n_o_r = p->n;
     w->m = store->m;
     w->g = (double *)(uintptr_t)p->g;
     w->gap = (double *)(uintptr_t)p->gap;
     w->rtt = (double *)(uintptr_t)p->rtt;
     w->gl = (double *)(uintptr_t)p->gl;
+    w->o_s = (double *)(uintptr_t)p->o_s;
+    w->o_r = (double *)(uintptr_t)p->o_r;
 }
 
 int
@@ -213,7 +220,9 @@ measure_unwire(const Plogp *w, struct plogp_params *p)
 
     memset(p, 0, sizeof(*p));
     if (w->n_m < 1 || w->n_m > PLOGP_MAX_SIZES || w->n_g != w->n_m ||
-        w->n_gap != w->n_m || w->n_rtt != w->n_m || w->n_gl != w->n_m)
+        w->n_gap != w->n_m || w->n_rtt != w->n_m || w->n_gl != w->n_m ||
+        (w->n_o_s != 0 && w->n_o_s != w->n_m) ||
+        (w->n_o_r != 0 && w->n_o_r != w->n_m))
         return COLLS_EINVAL;
     p->epoch = w->epoch;
     p->L = w->l;
@@ -230,6 +239,9 @@ measure_unwire(const Plogp *w, struct plogp_params *p)
         p->gap[i] = w->gap[i];
         p->rtt[i] = w->rtt[i];
         p->gl[i] = w->gl[i];
+        /* a daemon from before o_s and o_r sends none: 0 */
+        p->o_s[i] = w->n_o_s != 0 ? w->o_s[i] : 0.0;
+        p->o_r[i] = w->n_o_r != 0 ? w->o_r[i] : 0.0;
     }
     return plogp_check(p);
 }
@@ -423,6 +435,17 @@ measure_zeros(struct measure_state *ms, size_t len)
     return ms->zeros;
 }
 
+/* Our CPU time less the time spent polling (--poll-us), us: the work a
+   train's messages cost the daemon, o_s and o_r (plogp.h), and not how
+   long it spun waiting for them. */
+static uint64_t
+measure_cpu_us(const struct daemon *d)
+{
+    uint64_t cpu = platform_cpu_us();
+
+    return cpu > d->st.polled_us ? cpu - d->st.polled_us : 0;
+}
+
 static int
 measure_send_probe(struct daemon *d, int hid, Kind kind, const Probe *pr,
                    const void *payload, size_t len)
@@ -464,6 +487,8 @@ measure_train(void *ctx, int hid, size_t m, int k, uint64_t id)
         return COLLS_ENOMEM;
     pr.id = id;
     pr.k = (uint32_t)k;
+    d->ms->train_cpu_us = measure_cpu_us(d);
+    d->ms->train_k = k;
     for (i = 0; i < k; i++) {
         pr.idx = (uint32_t)i;
         if ((rc = measure_send_probe(d, hid, KIND__PROBE_TRAIN, &pr, z, m)) !=
@@ -1076,7 +1101,8 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
     struct measure_job *jb;
     uint64_t now = platform_now_us();
     Probe out = PROBE__INIT;
-    double span;
+    double span, o_r, o_s;
+    uint64_t cpu;
     int got;
 
     if (d->ms == NULL || (pr == NULL && e->kind != KIND__PARAMS_SHARE) ||
@@ -1107,19 +1133,27 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
             return;
         }
         if (plogp_rx_arrive(&mp->rx, pr->id, (int)pr->idx, (int)pr->k, now,
-                            &got, &span)) {
+                            measure_cpu_us(d), &got, &span, &o_r)) {
             out.id = pr->id;
             out.k = pr->k;
             out.got = (uint32_t)got;
             out.span_us = span;
+            out.o_r_us = o_r;
             measure_send_probe(d, hid, KIND__PROBE_SPAN, &out, NULL, 0);
         }
         return;
     case KIND__PROBE_SPAN:
+        /* the sender's overhead: its CPU from the train's start to this
+           report, per message (the acks it took in count: our transport's
+           sends need them) */
+        cpu = measure_cpu_us(d);
+        o_s = d->ms->train_k > 0 && cpu >= d->ms->train_cpu_us
+                  ? (double)(cpu - d->ms->train_cpu_us) / d->ms->train_k
+                  : -1.0;
         if (jb != NULL && jb->j.hid == hid &&
             plogp_job_spanned(&jb->j, pr->id,
                               pr->got > PLOGP_TRAIN_MAX ? 0 : (int)pr->got,
-                              pr->span_us))
+                              pr->span_us, o_s, pr->o_r_us))
             measure_kick(d, now);
         else if (pr->id != 0 && pr->id == d->ms->send_id)
             measure_load_spanned(d, pr);

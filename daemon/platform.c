@@ -47,6 +47,16 @@ platform_now_us(void)
 }
 
 uint64_t
+platform_cpu_us(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t
 platform_wall_us(void)
 {
     struct timespec ts;

@@ -12,6 +12,9 @@
 
 /* Monotonic clock in microseconds. */
 uint64_t platform_now_us(void);
+/* This thread's CPU time in microseconds (user and system; 0 where the
+   system cannot tell).  A system call: no vDSO serves this clock. */
+uint64_t platform_cpu_us(void);
 /* Wall clock in microseconds since the epoch. */
 uint64_t platform_wall_us(void);
 /*

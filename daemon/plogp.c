@@ -6,6 +6,7 @@
  * and colls.h's codes; called by daemon/measure.c and the unit tests.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ plogp_view(const struct plogp_params *pp, struct plogp *out)
     out->g = pp->g;
     out->gl = pp->gl;
     out->gap = pp->gap;
+    out->o_s = pp->o_s;
+    out->o_r = pp->o_r;
 }
 
 /* 1 when v is finite and in [0, PLOGP_VALUE_MAX]. */
@@ -53,7 +56,8 @@ plogp_check(const struct plogp_params *pp)
         if (pp->m[i] > PLOGP_MAX_BYTES || (i > 0 && pp->m[i] <= pp->m[i - 1]))
             return COLLS_EINVAL;
         if (!plogp_ok(pp->g[i]) || !plogp_ok(pp->gap[i]) ||
-            !plogp_ok(pp->rtt[i]) || !plogp_ok(pp->gl[i]))
+            !plogp_ok(pp->rtt[i]) || !plogp_ok(pp->gl[i]) ||
+            !plogp_ok(pp->o_s[i]) || !plogp_ok(pp->o_r[i]))
             return COLLS_EINVAL;
     }
     return 0;
@@ -231,8 +235,11 @@ plogp_job_advance(struct plogp_job *j, double sample)
         for (k = 0; k < reps; k++)
             if (j->sample[k] < j->rtt[j->i])
                 j->rtt[j->i] = j->sample[k];
-    } else
+    } else {
         j->gap[j->i] = plogp_median(j->sample, (size_t)reps);
+        j->o_s[j->i] = plogp_median(j->os_sample, (size_t)reps);
+        j->o_r[j->i] = plogp_median(j->or_sample, (size_t)reps);
+    }
     j->r = 0;
     if (j->phase == PLOGP_ECHO) {
         j->phase = PLOGP_TRAIN;
@@ -293,7 +300,8 @@ plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us)
 }
 
 int
-plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us)
+plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us,
+                  double o_s_us, double o_r_us)
 {
     if (j->phase != PLOGP_TRAIN || id == 0 || id != j->id)
         return 0;
@@ -301,6 +309,8 @@ plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us)
         j->id = 0; /* lost part of it: send it again */
         return 1;
     }
+    j->os_sample[j->r] = plogp_ok(o_s_us) ? o_s_us : 0.0;
+    j->or_sample[j->r] = plogp_ok(o_r_us) ? o_r_us : 0.0;
     plogp_job_advance(j, span_us / (double)plogp_train_intervals(j->k));
     return 1;
 }
@@ -375,6 +385,8 @@ plogp_job_result(const struct plogp_job *j, struct plogp_params *out)
            pass (the busiest port bounds what follows, tune.c) */
         out->g[i] = iso > 0.0 ? iso : 0.0;
         out->gl[i] = out->g[i]; /* a pair alone */
+        out->o_s[i] = j->o_s[i];
+        out->o_r[i] = j->o_r[i];
     }
     plogp_rate_bound(out);
     plogp_monotone(out);
@@ -391,7 +403,8 @@ plogp_train_intervals(int k)
 
 int
 plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
-                uint64_t now_us, int *got, double *span_us)
+                uint64_t now_us, uint64_t cpu_us, int *got, double *span_us,
+                double *o_r_us)
 {
     if (k < 2 || k > PLOGP_TRAIN_MAX || idx < 0 || idx >= k)
         return 0;
@@ -408,12 +421,18 @@ plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
     if (!rx->mid && idx >= k / 2) {
         rx->mid = 1;
         rx->first_us = now_us;
+        rx->cpu_first_us = cpu_us;
     }
     rx->last_us = now_us;
+    rx->cpu_last_us = cpu_us;
     if (idx != k - 1)
         return 0;
     *got = rx->got;
     *span_us = (double)(rx->last_us - rx->first_us);
+    *o_r_us = rx->cpu_last_us > rx->cpu_first_us
+                  ? (double)(rx->cpu_last_us - rx->cpu_first_us) /
+                        plogp_train_intervals(k)
+                  : 0.0;
     rx->id = 0;
     return 1;
 }
@@ -484,12 +503,27 @@ plogp_monotone(struct plogp_params *pp)
 
     plogp_monotone_curve(pp->m, pp->g, pp->n);
     plogp_monotone_curve(pp->m, pp->gl, pp->n);
+    plogp_monotone_curve(pp->m, pp->o_s, pp->n);
+    plogp_monotone_curve(pp->m, pp->o_r, pp->n);
     /* each curve repaired on its own can leave gl below g at a point
        (tests/netns/tune.sh once saw gl(4 KiB) 27.8 us, g 41.6): g under
        load is never less than g */
     for (i = 0; i < pp->n; i++)
         if (pp->gl[i] < pp->g[i])
             pp->gl[i] = pp->g[i];
+}
+
+/* The median over nrows rows of the double at byte offset off of each
+   (a field, or element i of an array field); v has room for nrows. */
+static double
+plogp_median_at(const struct plogp_params *rows, size_t nrows, size_t off,
+                double *v)
+{
+    size_t r;
+
+    for (r = 0; r < nrows; r++)
+        memcpy(&v[r], (const char *)&rows[r] + off, sizeof(double));
+    return plogp_median(v, nrows);
 }
 
 int
@@ -509,26 +543,20 @@ plogp_summarise(const struct plogp_params *rows, size_t nrows,
     memset(out, 0, sizeof(*out));
     out->n = n;
     memcpy(out->m, rows[0].m, sizeof(out->m));
-    for (r = 0; r < nrows; r++)
-        v[r] = rows[r].L;
-    out->L = plogp_median(v, nrows);
-    for (r = 0; r < nrows; r++)
-        v[r] = rows[r].Ll;
-    out->Ll = plogp_median(v, nrows);
+#define AT(field) offsetof(struct plogp_params, field)
+    out->L = plogp_median_at(rows, nrows, AT(L), v);
+    out->Ll = plogp_median_at(rows, nrows, AT(Ll), v);
     for (i = 0; i < n; i++) {
-        for (r = 0; r < nrows; r++)
-            v[r] = rows[r].g[i];
-        out->g[i] = plogp_median(v, nrows);
-        for (r = 0; r < nrows; r++)
-            v[r] = rows[r].gap[i];
-        out->gap[i] = plogp_median(v, nrows);
-        for (r = 0; r < nrows; r++)
-            v[r] = rows[r].rtt[i];
-        out->rtt[i] = plogp_median(v, nrows);
-        for (r = 0; r < nrows; r++)
-            v[r] = rows[r].gl[i];
-        out->gl[i] = plogp_median(v, nrows);
+        size_t d = i * sizeof(double);
+
+        out->g[i] = plogp_median_at(rows, nrows, AT(g) + d, v);
+        out->gap[i] = plogp_median_at(rows, nrows, AT(gap) + d, v);
+        out->rtt[i] = plogp_median_at(rows, nrows, AT(rtt) + d, v);
+        out->gl[i] = plogp_median_at(rows, nrows, AT(gl) + d, v);
+        out->o_s[i] = plogp_median_at(rows, nrows, AT(o_s) + d, v);
+        out->o_r[i] = plogp_median_at(rows, nrows, AT(o_r) + d, v);
     }
+#undef AT
     plogp_monotone(out);
     return plogp_check(out);
 }
@@ -559,10 +587,10 @@ plogp_format(const struct plogp_params *pp, char *buf, size_t cap)
     PUT("Ll %.17g\n", pp->Ll);
     PUT("gamma %.17g\n", pp->gamma);
     PUT("hop %.17g %.17g\n", pp->hop_us, pp->hop_byte_us);
-    PUT("# size g gap rtt gl\n");
+    PUT("# size g gap rtt gl o_s o_r\n");
     for (i = 0; i < pp->n; i++)
-        PUT("g %zu %.17g %.17g %.17g %.17g\n", pp->m[i], pp->g[i], pp->gap[i],
-            pp->rtt[i], pp->gl[i]);
+        PUT("g %zu %.17g %.17g %.17g %.17g %.17g %.17g\n", pp->m[i], pp->g[i],
+            pp->gap[i], pp->rtt[i], pp->gl[i], pp->o_s[i], pp->o_r[i]);
     PUT("end\n");
 #undef PUT
     return (int)o;
@@ -574,9 +602,10 @@ static int
 plogp_line(const char *s, struct plogp_params *out)
 {
     unsigned long long u;
-    double a, b, c, e;
+    double a, b, c, e, os = 0.0, orr = 0.0;
     size_t m;
     char tail;
+    int got;
 
     if (s[0] == '\0' || s[0] == '#')
         return 0;
@@ -603,14 +632,21 @@ plogp_line(const char *s, struct plogp_params *out)
         out->hop_byte_us = b;
         return 0;
     }
+    /* a file written before o_s and o_r were measured has 5 fields:
+       both 0 (no overheads known) */
     if (s[0] == 'g' && s[1] == ' ' && s[2] != '-' &&
-        sscanf(s, "g %zu %lf %lf %lf %lf %c", &m, &a, &b, &c, &e, &tail) == 5 &&
+        ((got = sscanf(s, "g %zu %lf %lf %lf %lf %lf %lf %c", &m, &a, &b, &c,
+                       &e, &os, &orr, &tail)) == 7 ||
+         (got == 5 && sscanf(s, "g %zu %lf %lf %lf %lf %c", &m, &a, &b, &c, &e,
+                             &tail) == 5)) &&
         out->n < PLOGP_MAX_SIZES) {
         out->m[out->n] = m;
         out->g[out->n] = a;
         out->gap[out->n] = b;
         out->rtt[out->n] = c;
         out->gl[out->n] = e;
+        out->o_s[out->n] = os;
+        out->o_r[out->n] = orr;
         out->n++;
         return 0;
     }

@@ -29,6 +29,11 @@
  *          trees and pipelines from 4 ranks on (ALG_OVERLAP), are costed
  *          with it: their daemons share whatever the hosts share, CPUs
  *          (emulated hosts), a switch's backplane or an uplink;
+ *   o_s(m), o_r(m)  the send and receive overheads: the CPU time the
+ *          sending and the receiving daemon spend per message of m bytes
+ *          in a train (the transport's system calls, fragments, acks and
+ *          copies; not the time spent polling, --poll-us), which a
+ *          daemon that relays each segment of a pipeline pays both of;
  *   gamma  the local reduction, us per byte;
  *   hop    a task's hop to its daemon, hop_us + hop_byte_us * m each
  *          way, which a collective through the daemons pays twice.
@@ -133,11 +138,13 @@ struct plogp_params {
     double gap[PLOGP_MAX_SIZES]; /* us: saturation gap */
     double rtt[PLOGP_MAX_SIZES]; /* us: echo round trip */
     double gl[PLOGP_MAX_SIZES];  /* us: g while every daemon sends */
+    double o_s[PLOGP_MAX_SIZES]; /* us: sender's CPU per message */
+    double o_r[PLOGP_MAX_SIZES]; /* us: receiver's CPU per message */
 };
 
 /*
- * Repairs g and gl where a size costs more than a larger one, which no
- * link does: a disturbed measurement (on 2 shared vCPUs, the least of 3
+ * Repairs g, gl, o_s and o_r where a size costs more than a larger one, which
+ * no link does: a disturbed measurement (on 2 shared vCPUs, the least of 3
  * echoes of 256 KiB once took 8.5 ms against 3 ms for 1 MiB, and every
  * prediction between 64 KiB and 1 MiB went wrong by up to 10x).  From
  * the largest size down, such a point becomes the linear interpolation
@@ -226,7 +233,9 @@ struct plogp_job {
     int rested;         /* PLOGP_ALONE: the pause before the next echo began */
     uint64_t resume_us; /* when that pause ends */
     double sample[PLOGP_MAX_REPS];
+    double os_sample[PLOGP_MAX_REPS], or_sample[PLOGP_MAX_REPS];
     double rtt[PLOGP_MAX_SIZES], gap[PLOGP_MAX_SIZES];
+    double o_s[PLOGP_MAX_SIZES], o_r[PLOGP_MAX_SIZES];
 };
 
 /* What the job asks its owner to send. */
@@ -254,10 +263,13 @@ int plogp_job_next(struct plogp_job *j, const struct plogp_ops *ops, void *ctx,
 /* An echo came back at now_us.  1 if it was the job's, else 0. */
 int plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us);
 /* The receiver reports a train: got messages, span_us between the first
-   and the last.  1 if it was the job's (a train that lost messages is
-   repeated), else 0. */
-int plogp_job_spanned(struct plogp_job *j, uint64_t id, int got,
-                      double span_us);
+   and the last, o_r_us its CPU time per message meanwhile; o_s_us is the
+   sender's CPU time per message from the train's start to this report
+   (either negative: not known, 0).  1 if it was the job's (a train that
+   lost messages is repeated), else 0.  o_s and o_r of a size are the
+   medians of its trains'. */
+int plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us,
+                      double o_s_us, double o_r_us);
 /* Repetitions of the probe in flight's kind and size: reps, or
    PLOGP_ECHO_MANY for an echo of at most PLOGP_ECHO_MANY_MAX bytes. */
 int plogp_job_reps(const struct plogp_job *j);
@@ -288,15 +300,19 @@ struct plogp_rx {
     int k, got;
     int mid; /* the middle message arrived: first_us is its time */
     uint64_t first_us, last_us;
+    uint64_t cpu_first_us, cpu_last_us; /* the receiver's CPU clock then */
 };
 
-/* Message idx (0-based) of train id of k messages arrived at now_us.
-   Returns 1 with *got and *span_us set when the train is complete (its
-   last message arrived), else 0: the span from the middle message (idx
-   k / 2) to the last, plogp_train_intervals(k) gaps.  A new id restarts
+/* Message idx (0-based) of train id of k messages arrived at now_us, when
+   the receiver's CPU clock read cpu_us (its CPU time, less any spent
+   polling).  Returns 1 with *got, *span_us and *o_r_us set when the
+   train is complete (its last message arrived), else 0: the span from
+   the middle message (idx k / 2) to the last, plogp_train_intervals(k)
+   gaps, and the CPU time over the same span per gap.  A new id restarts
    the count. */
 int plogp_rx_arrive(struct plogp_rx *rx, uint64_t id, int idx, int k,
-                    uint64_t now_us, int *got, double *span_us);
+                    uint64_t now_us, uint64_t cpu_us, int *got, double *span_us,
+                    double *o_r_us);
 
 /* ---- the machine's summary ---- */
 

@@ -186,7 +186,8 @@ admin_plogp_copy(const Plogp *w, colls_plogp_t *out)
 
     memset(out, 0, sizeof(*out));
     if (n > COLLS_PLOGP_MAX || w->n_g != n || w->n_gap != n || w->n_rtt != n ||
-        w->n_gl != n)
+        w->n_gl != n || (w->n_o_s != 0 && w->n_o_s != n) ||
+        (w->n_o_r != 0 && w->n_o_r != n))
         return COLLS_EPROTO;
     out->hid = (int)w->hid;
     out->epoch = w->epoch;
@@ -202,6 +203,8 @@ admin_plogp_copy(const Plogp *w, colls_plogp_t *out)
         out->gap[i] = w->gap[i];
         out->rtt[i] = w->rtt[i];
         out->gl[i] = w->gl[i];
+        out->o_s[i] = w->n_o_s != 0 ? w->o_s[i] : 0.0;
+        out->o_r[i] = w->n_o_r != 0 ? w->o_r[i] : 0.0;
     }
     return 0;
 }

@@ -383,6 +383,9 @@ typedef struct {
     size_t m[COLLS_PLOGP_MAX];
     double g[COLLS_PLOGP_MAX], gap[COLLS_PLOGP_MAX], rtt[COLLS_PLOGP_MAX];
     double gl[COLLS_PLOGP_MAX]; /* g while every daemon sends at once */
+    /* the send and receive overheads: the sending and the receiving
+       daemon's CPU time per message (0: not measured) */
+    double o_s[COLLS_PLOGP_MAX], o_r[COLLS_PLOGP_MAX];
 } colls_plogp_t;
 
 /* The summary in force (epoch 0 and n 0 before any) and, when peers is

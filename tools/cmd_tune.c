@@ -127,11 +127,11 @@ tune_print_row(const colls_plogp_t *p)
 {
     int i;
 
-    printf("%12s %12s %12s %12s %12s\n", "bytes", "g_us", "gap_us", "rtt_us",
-           "gl_us");
+    printf("%10s %10s %10s %10s %10s %10s %10s\n", "bytes", "g_us", "gap_us",
+           "rtt_us", "gl_us", "o_s_us", "o_r_us");
     for (i = 0; i < p->n; i++)
-        printf("%12zu %12.2f %12.2f %12.2f %12.2f\n", p->m[i], p->g[i],
-               p->gap[i], p->rtt[i], p->gl[i]);
+        printf("%10zu %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", p->m[i],
+               p->g[i], p->gap[i], p->rtt[i], p->gl[i], p->o_s[i], p->o_r[i]);
 }
 
 static void
@@ -288,6 +288,8 @@ tune_current(colls_t *c, struct plogp_params *pp)
         pp->gap[i] = m.gap[i];
         pp->rtt[i] = m.rtt[i];
         pp->gl[i] = m.gl[i];
+        pp->o_s[i] = m.o_s[i];
+        pp->o_r[i] = m.o_r[i];
     }
     return plogp_check(pp) == 0 ? 0 : -1;
 }

@@ -66,6 +66,9 @@ struct plogp {
     /* the gap of back-to-back messages at each size (topo_plogp_rate);
        NULL: g */
     const double *gap;
+    /* the send and receive overheads at each size, the CPU a daemon
+       spends per message (daemon/plogp.h; topo_plogp_relay); NULL: 0 */
+    const double *o_s, *o_r;
 };
 
 /* Arguments of one participant (see the buffer table above). */

@@ -36,7 +36,7 @@ it_ctl 1 tune --max 64K >"$IT_DIR/t1" 2>"$IT_DIR/t1.err" || {
 }
 cat "$IT_DIR/t1"
 grep -q "^machine, epoch 1:" "$IT_DIR/t1" || it_fail "tune did not commit epoch 1"
-n=$(awk '$1 ~ /^[0-9]+$/ && NF == 5' "$IT_DIR/t1" | wc -l)
+n=$(awk '$1 ~ /^[0-9]+$/ && NF == 7' "$IT_DIR/t1" | wc -l)
 [ "$n" -eq 6 ] || it_fail "tune --max 64K printed $n sizes, want 6"
 grep -q "2/2 hosts" "$IT_DIR/t1.err" || it_fail "no progress to 2/2 hosts"
 for i in 2 3; do

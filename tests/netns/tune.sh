@@ -10,7 +10,9 @@
 #    seconds;
 # 2. `collsctl tune` measures every peer with the thorough ladder and
 #    every daemon at once: nine sizes, a positive finite L, a larger gap
-#    for 4 MiB than for 1 B, gl nowhere below g, a new epoch, and the file
+#    for 4 MiB than for 1 B, gl nowhere below g, the send and receive
+#    overheads o_s and o_r positive at 4 MiB (o_r at most the gap: one
+#    thread's CPU over a train's span), a new epoch, and the file
 #    next to the socket holds that epoch;
 # 3. a group formed after it runs, through the daemons, the algorithm
 #    `tune --show` marks as the pick for that size (bcast, 1 KiB and
@@ -83,7 +85,7 @@ echo "$out"
 grep -q "2/2 hosts" "$NS_RUN/tune.err" || fail "no progress bar to 2/2 hosts"
 after=$(epoch_of 1)
 [ "$after" -gt "$before" ] || fail "epoch $before -> $after after tune"
-rows=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5' | wc -l)
+rows=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 7' | wc -l)
 [ "$rows" -eq 9 ] || fail "tune printed $rows sizes, want 9"
 L=$(echo "$out" | sed -n 's/^machine, epoch [0-9]*: L \([0-9.]*\) us.*/\1/p')
 awk -v l="$L" 'BEGIN { exit !(l > 0 && l < 100000) }' ||
@@ -91,14 +93,20 @@ awk -v l="$L" 'BEGIN { exit !(l > 0 && l < 100000) }' ||
 echo "$out" | awk '$1 == 1 { g1 = $3 } $1 == 4194304 { g4 = $3 }
     END { exit !(g4 > g1 && g4 > 0) }' ||
     fail "gap(4 MiB) is not larger than gap(1 B)"
-echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5 && $5 < $2 { bad = 1 }
+echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 7 && $5 < $2 { bad = 1 }
     END { exit bad }' || fail "gl below g at some size"
+# the overheads: CPU per message, more for 4 MiB than for 1 B; the
+# receiver's CPU over a train's span is at most that span (one thread)
+echo "$out" | awk '$1 == 1 && NF == 7 { s1 = $6 }
+    $1 == 4194304 && NF == 7 { gap = $3; s4 = $6; r4 = $7 }
+    END { exit !(s4 > s1 && s4 > 0 && r4 > 0 && r4 <= 1.05 * gap + 1) }' ||
+    fail "o_s or o_r (4 MiB) out of bounds"
 grep -q "every daemon sending at once" "$NS_RUN/tune.err" ||
     fail "tune did not measure under load"
 # Ll: from the lower of the two echo steps' medians (before and after the
 # trains), half of it less g(1), at least L
 Ll=$(echo "$out" | sed -n 's/^machine, epoch [0-9]*: L [0-9.]* us (\([0-9.]*\) while.*/\1/p')
-g1=$(echo "$out" | awk '$1 == 1 && NF == 5 { print $2; exit }')
+g1=$(echo "$out" | awk '$1 == 1 && NF == 7 { print $2; exit }')
 rtts=$(sed -n 's/.*echoes of 1 byte \(before\|after\) the trains: median round trip \([0-9.]*\) us.*/\1 \2/p' \
     "$NS_RUN/d1.log" | tail -2)
 echo "$rtts" | awk -v L="$L" -v Ll="$Ll" -v g1="$g1" '

@@ -99,6 +99,11 @@ sim_train(void *ctx, int hid, size_t m, int k, uint64_t id)
 
 static const struct plogp_ops sim_ops = {sim_echo, sim_train};
 
+/* The simulated daemons' CPU per message of m bytes: sending (o_s) and
+   receiving (o_r). */
+#define SIM_O_S(m) (2.0 + 0.0004 * (double)(m))
+#define SIM_O_R(m) (1.0 + 0.0005 * (double)(m))
+
 /* Answers the probe in flight through the job's inputs and the
    receiver's core, as measure.c does. */
 static void
@@ -114,7 +119,7 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
         s->now += (uint64_t)(2.0 * one) + (s->jitter >> 16) % 4;
         ck_assert_int_eq(plogp_job_echoed(j, s->id, s->now), 1);
     } else {
-        double gap = s->c + s->d * (double)s->m, span = 0.0;
+        double gap = s->c + s->d * (double)s->m, span = 0.0, o_r = 0.0;
         int i, got = 0, done = 0;
         uint64_t t = s->now;
 
@@ -133,13 +138,21 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
         for (i = 0; i < s->k; i++) {
             if (s->lose_next_train && i == 1)
                 continue; /* the receiver never sees message 1 */
+            /* the receiver's CPU clock: SIM_O_R(m) per message, from
+               some earlier reading */
             done = plogp_rx_arrive(rx, s->id, i, s->k, t + (uint64_t)(gap * i),
-                                   &got, &span);
+                                   5000 + (uint64_t)(SIM_O_R(s->m) * i), &got,
+                                   &span, &o_r);
             ck_assert_int_eq(done, i == s->k - 1);
         }
         s->lose_next_train = 0;
         s->now = t + (uint64_t)(gap * s->k) + 50;
-        ck_assert_int_eq(plogp_job_spanned(j, s->id, got, span), 1);
+        /* the sender's overhead, jittered by -1..2 us */
+        ck_assert_int_eq(
+            plogp_job_spanned(
+                j, s->id, got, span,
+                SIM_O_S(s->m) + (double)((s->jitter >> 16) % 4) - 1.0, o_r),
+            1);
     }
 }
 
@@ -232,6 +245,12 @@ START_TEST(test_job_recovers_link)
             fabs(p.L + p.g[i] - want_rtt / 2.0) < 0.01 * want_rtt + 3.0,
             "L+g(%zu) %.2f want %.2f", sizes[i], p.L + p.g[i], want_rtt / 2.0);
         ck_assert(p.g[i] >= p.gap[i]);
+        /* the overheads: the medians of the trains' (the receiver's CPU
+           clock counts whole us, the sender's is jittered by -1..2) */
+        ck_assert_msg(fabs(p.o_s[i] - SIM_O_S(m)) <= 2.0, "o_s(%zu) %.2f",
+                      sizes[i], p.o_s[i]);
+        ck_assert_msg(fabs(p.o_r[i] - SIM_O_R(m)) <= 1.0, "o_r(%zu) %.2f",
+                      sizes[i], p.o_r[i]);
     }
 }
 END_TEST
@@ -261,26 +280,32 @@ END_TEST
 START_TEST(test_rx)
 {
     struct plogp_rx rx = {0};
-    double span = -1;
+    double span = -1, o_r = -1;
     int got = -1;
 
+#define ARRIVE(id, idx, k, t, cpu)                                             \
+    plogp_rx_arrive(&rx, id, idx, k, t, cpu, &got, &span, &o_r)
     /* malformed positions are ignored */
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 3, 3, 10, &got, &span), 0);
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 0, 1, 10, &got, &span), 0);
-    ck_assert_int_eq(
-        plogp_rx_arrive(&rx, 5, 0, PLOGP_TRAIN_MAX + 1, 10, &got, &span), 0);
+    ck_assert_int_eq(ARRIVE(5, 3, 3, 10, 0), 0);
+    ck_assert_int_eq(ARRIVE(5, 0, 1, 10, 0), 0);
+    ck_assert_int_eq(ARRIVE(5, 0, PLOGP_TRAIN_MAX + 1, 10, 0), 0);
     /* a train interrupted by a new one: the new one counts alone, its
-       span from its middle message (idx 1 of 3) to its last */
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 5, 0, 4, 100, &got, &span), 0);
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 0, 3, 200, &got, &span), 0);
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 1, 3, 210, &got, &span), 0);
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 6, 2, 3, 230, &got, &span), 1);
+       span from its middle message (idx 1 of 3) to its last, and the CPU
+       time over that span per gap */
+    ck_assert_int_eq(ARRIVE(5, 0, 4, 100, 1000), 0);
+    ck_assert_int_eq(ARRIVE(6, 0, 3, 200, 1005), 0);
+    ck_assert_int_eq(ARRIVE(6, 1, 3, 210, 1010), 0);
+    ck_assert_int_eq(ARRIVE(6, 2, 3, 230, 1017), 1);
     ck_assert_int_eq(got, 3);
     ck_assert(fabs(span - 20.0) < 1e-9);
-    /* a train whose middle was lost reports fewer */
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 7, 0, 3, 300, &got, &span), 0);
-    ck_assert_int_eq(plogp_rx_arrive(&rx, 7, 2, 3, 340, &got, &span), 1);
+    ck_assert(fabs(o_r - 7.0) < 1e-9);
+    /* a train whose middle was lost reports fewer; a CPU clock that did
+       not move (or could not be read) reports no overhead */
+    ck_assert_int_eq(ARRIVE(7, 0, 3, 300, 0), 0);
+    ck_assert_int_eq(ARRIVE(7, 2, 3, 340, 0), 1);
     ck_assert_int_eq(got, 2);
+    ck_assert(o_r == 0.0);
+#undef ARRIVE
 }
 END_TEST
 
@@ -304,6 +329,8 @@ params_fill(struct plogp_params *p, double scale)
         p->g[i] = p->gap[i] * 1.5;
         p->rtt[i] = 2.0 * (p->L + p->g[i]);
         p->gl[i] = p->g[i] * 2.0;
+        p->o_s[i] = p->gap[i] * 0.5;
+        p->o_r[i] = p->gap[i] * 0.75;
     }
 }
 
@@ -525,6 +552,8 @@ START_TEST(test_summary)
     ck_assert(fabs(out.L - rows[2].L) < 1e-9);
     ck_assert(fabs(out.g[4] - rows[2].g[4]) < 1e-9);
     ck_assert(fabs(out.gap[1] - rows[2].gap[1]) < 1e-9);
+    ck_assert(fabs(out.o_s[3] - rows[2].o_s[3]) < 1e-9);
+    ck_assert(fabs(out.o_r[0] - rows[2].o_r[0]) < 1e-9);
     ck_assert_int_eq(plogp_summarise(rows, 0, &out), COLLS_EINVAL);
     rows[1].m[2]++; /* not the same ladder */
     ck_assert_int_eq(plogp_summarise(rows, 3, &out), COLLS_EINVAL);
@@ -634,7 +663,8 @@ START_TEST(test_file_round_trip)
     for (i = 0; i < p.n; i++)
         ck_assert(q.m[i] == p.m[i] && q.g[i] == p.g[i] &&
                   q.gap[i] == p.gap[i] && q.rtt[i] == p.rtt[i] &&
-                  q.gl[i] == p.gl[i]);
+                  q.gl[i] == p.gl[i] && q.o_s[i] == p.o_s[i] &&
+                  q.o_r[i] == p.o_r[i]);
     ck_assert_int_eq(plogp_format(&p, buf, 40), COLLS_ENOBUFS);
 }
 END_TEST
@@ -674,6 +704,21 @@ START_TEST(test_file_refused)
         5);
     ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng -5 2 1 40 2\nend\n"), 3);
     ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 99999999999 2 1 40 2\n"
+                               "end\n"),
+                     4);
+    /* a point with the overheads; one with a single overhead, or an
+       overhead and trailing words; a negative overhead */
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 2 1 40 2 0.5 0.25\n"
+                               "end\n"),
+                     0);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 2 1 40 2 0.5\nend\n"),
+                     3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 2 1 40 2 x\nend\n"),
+                     3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 2 1 40 2 1 1 1\n"
+                               "end\n"),
+                     3);
+    ck_assert_int_eq(parse_bad("collsd-plogp 1\nL 1\ng 1 2 1 40 2 -1 1\n"
                                "end\n"),
                      4);
     /* the old four-number point (no gl) */
