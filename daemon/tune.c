@@ -145,6 +145,7 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
     double best = -1.0;
     struct plogp loaded;
     double gapl[TUNE_MAX_POINTS], gls[TUNE_MAX_POINTS];
+    double osl[TUNE_MAX_POINTS], orl[TUNE_MAX_POINTS];
 
     *seg = 0;
     /* every member takes part in a collective at once: each step's
@@ -183,6 +184,20 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
                               ? p->gap[j] * loaded.g[j] / p->g[j]
                               : p->gap[j];
             loaded.gap = gapl;
+        }
+        /* and so do the overheads: the CPU a relay needs is shared as
+           the links are (emulated hosts share their CPUs) */
+        if (p->o_s != NULL && p->o_r != NULL && p->n <= TUNE_MAX_POINTS) {
+            for (j = 0; j < p->n; j++) {
+                double f = p->g[j] > 0.0 && loaded.g[j] > p->g[j]
+                               ? loaded.g[j] / p->g[j]
+                               : 1.0;
+
+                osl[j] = p->o_s[j] * f;
+                orl[j] = p->o_r[j] * f;
+            }
+            loaded.o_s = osl;
+            loaded.o_r = orl;
         }
     }
     p = &loaded;

@@ -114,7 +114,8 @@ cost_bcast_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
     if (P == 1)
         return 0.0;
     return (P - 1) * (p->L + topo_plogp_g(p, m)) +
-           (double)(k - 1) * topo_plogp_gap(p, m);
+           (double)(k - 1) *
+               (P > 2 ? topo_plogp_relay(p, m) : topo_plogp_gap(p, m));
 }
 
 /* Binary tree: receive from the parent, then send to both children. */
@@ -302,7 +303,7 @@ const struct alg alg_bcast_table[] = {
     {"chain", alg_bcast_chain, cost_bcast_chain, 0, NULL, "(P-1) (L + g(n))",
      alg_port_one, "gap(n)"},
     {"chain_seg", alg_bcast_chain_seg, cost_bcast_chain_seg,
-     ALG_SEGMENTED | ALG_OVERLAP, NULL, "(P-1) (L + g(s)) + (k-1) gap(s)",
+     ALG_SEGMENTED | ALG_OVERLAP, NULL, "(P-1) (L + g(s)) + (k-1) relay(s)",
      alg_port_chain_seg, "k gap(s)", alg_senders_chain},
     {"binary", alg_bcast_binary, cost_bcast_binary, ALG_OVERLAP, NULL,
      "max(v < P) (depth(v) (L + g(n)) + right(v) gap(n))", port_bcast_binary,

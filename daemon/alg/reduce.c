@@ -152,7 +152,9 @@ cost_reduce_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
     if (P == 1)
         return 0.0;
     return (P - 1) * (p->L + topo_plogp_g(p, m) + p->gamma * (double)m) +
-           (double)(k - 1) * (topo_plogp_gap(p, m) + p->gamma * (double)m);
+           (double)(k - 1) *
+               ((P > 2 ? topo_plogp_relay(p, m) : topo_plogp_gap(p, m)) +
+                p->gamma * (double)m);
 }
 
 /* Chunk c of the vector: near-equal whole-item parts. */
@@ -219,7 +221,7 @@ const struct alg alg_reduce_table[] = {
      alg_port_log, "lgP gap(n)", alg_senders_tree},
     {"chain_seg", alg_reduce_chain_seg, cost_reduce_chain_seg,
      ALG_SEGMENTED | ALG_COMMUTATIVE | ALG_OVERLAP, NULL,
-     "(P-1) (L + g(s) + gamma s) + (k-1) (gap(s) + gamma s)",
+     "(P-1) (L + g(s) + gamma s) + (k-1) (relay(s) + gamma s)",
      alg_port_chain_seg, "k gap(s)", alg_senders_chain},
     {"rsag", alg_reduce_rsag, cost_reduce_rsag, ALG_COMMUTATIVE | ALG_ALLPAIRS,
      NULL,

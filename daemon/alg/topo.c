@@ -165,6 +165,17 @@ topo_plogp_gap(const struct plogp *p, size_t m)
 }
 
 double
+topo_plogp_relay(const struct plogp *p, size_t m)
+{
+    double gap = topo_plogp_gap(p, m), o;
+
+    if (p->o_s == NULL || p->o_r == NULL)
+        return gap;
+    o = plogp_curve(p, p->o_s, m) + plogp_curve(p, p->o_r, m);
+    return o > gap ? o : gap;
+}
+
+double
 topo_plogp_train(const struct plogp *p, int k, size_t m)
 {
     if (k <= 0)

@@ -59,6 +59,14 @@ double topo_plogp_gap(const struct plogp *p, size_t m);
 /* The gap of a train of m-byte messages, the rate a port sustains: what
    the busiest ports (struct alg.port) charge.  Without p->gap g(m). */
 double topo_plogp_rate(const struct plogp *p, size_t m);
+/*
+ * What each further segment of m bytes costs a pipeline whose middle
+ * ranks receive every segment and send it on (the segmented chains):
+ * gap(m) as topo_plogp_gap charges it, or, where more, the relay's own
+ * work, o_r(m) + o_s(m) (p->o_s and p->o_r; without them gap(m)).  A
+ * pair's gap is the busier of its two ends, and a relay is both ends.
+ */
+double topo_plogp_relay(const struct plogp *p, size_t m);
 /* When the last of k messages of m bytes that one sender sends back to
    back arrives: L + g(m) + (k - 1) gap(m); 0 for k <= 0. */
 double topo_plogp_train(const struct plogp *p, int k, size_t m);

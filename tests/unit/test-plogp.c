@@ -741,6 +741,41 @@ START_TEST(test_file_refused)
 }
 END_TEST
 
+/* The segmented chains' middle ranks receive and send every segment: past
+   the first, each costs the relay's o_r + o_s where that is more than
+   gap; a chain of 2 has no relay, and without overheads gap stays. */
+START_TEST(test_relay)
+{
+    struct plogp_params pp;
+    struct plogp v, noo;
+    const struct alg *bc = alg_find(SCHED_OP_BCAST, "chain_seg", NULL);
+    const struct alg *rc = alg_find(SCHED_OP_REDUCE, "chain_seg", NULL);
+    size_t n = (size_t)1 << 20, s = 65536;
+    /* params_fill at 64 KiB: gap 2 + 65.536, g 1.5 gap, o_s 0.5 gap,
+       o_r 0.75 gap */
+    double gap = 2.0 + 65.536, g = 1.5 * gap, o = 1.25 * gap;
+
+    ck_assert(bc != NULL && rc != NULL);
+    params_fill(&pp, 1.0);
+    plogp_view(&pp, &v);
+    noo = v;
+    noo.o_s = noo.o_r = NULL;
+    ck_assert(fabs(topo_plogp_relay(&v, s) - o) < 1e-9);
+    ck_assert(fabs(topo_plogp_relay(&noo, s) - gap) < 1e-9);
+    ck_assert(fabs(bc->cost(&v, 4, n, s) - (3 * (17.25 + g) + 15 * o)) < 1e-6);
+    ck_assert(fabs(bc->cost(&noo, 4, n, s) - (3 * (17.25 + g) + 15 * gap)) <
+              1e-6);
+    ck_assert(fabs(bc->cost(&v, 2, n, s) - (17.25 + g + 15 * gap)) < 1e-6);
+    ck_assert(fabs(rc->cost(&v, 4, n, s) - rc->cost(&noo, 4, n, s) -
+                   15 * (o - gap)) < 1e-6);
+    ck_assert(fabs(rc->cost(&v, 2, n, s) - rc->cost(&noo, 2, n, s)) < 1e-9);
+    /* overheads below the gap change nothing */
+    pp.o_s[4] = pp.o_r[4] = 0.25 * gap;
+    plogp_view(&pp, &v);
+    ck_assert(fabs(bc->cost(&v, 4, n, s) - bc->cost(&noo, 4, n, s)) < 1e-9);
+}
+END_TEST
+
 /* With parameters, the tuner picks by cost, and the hops are added. */
 START_TEST(test_tune_by_params)
 {
@@ -894,6 +929,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_file_round_trip);
     tcase_add_test(tc, test_file_refused);
     tcase_add_test(tc, test_tune_by_params);
+    tcase_add_test(tc, test_relay);
     suite_add_tcase(s, tc);
     return s;
 }
