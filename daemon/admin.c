@@ -837,6 +837,7 @@ admin_stats_json(struct daemon *d, struct buf *b)
             stats_json_u64(&j, "queued_bytes", ps.queued_bytes);
             stats_json_u64(&j, "inflight", ps.inflight);
             stats_json_u64(&j, "pacing_bps", ps.pacing_bps);
+            stats_json_u64(&j, "bw_bps", ps.bw_bps);
             stats_json_hist(&j, "rtt_us", &ps.rtt_us);
         }
         stats_json_obj_end(&j);
