@@ -69,6 +69,8 @@ struct measure_peer {
     uint64_t checked_us;      /* last look for a move */
     uint64_t measured_us;     /* when row was measured */
     uint64_t last_bytes;      /* the transport's bytes with every peer then */
+    uint64_t last_sent;       /* the transport's bytes sent to it then */
+    uint64_t last_sent_all;   /* and to every peer */
     struct plogp_moves moves; /* has its round trip moved? */
     int retries;              /* failed measurements of our own in a row */
     struct plogp_rx rx;       /* its trains to us */
@@ -572,16 +574,20 @@ measure_refines(const struct measure_state *ms, const struct plogp_params *row)
 
 /* The transport's bytes both ways with every peer up: this host's link. */
 static uint64_t
-measure_link_bytes(struct daemon *d)
+measure_link_bytes(struct daemon *d, uint64_t *sent)
 {
     struct rel_peer_stats ps;
-    uint64_t t = 0;
+    uint64_t t = 0, s = 0;
     int hid;
 
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
         if (hid != d->hid && host_is_up(d, hid) &&
-            rel_peer_stats(d->rel, hid, &ps) == 0)
+            rel_peer_stats(d->rel, hid, &ps) == 0) {
             t += ps.bytes_sent + ps.bytes_recv;
+            s += ps.bytes_sent;
+        }
+    if (sent != NULL)
+        *sent = s;
     return t;
 }
 
@@ -625,7 +631,7 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
         struct rel_peer_stats ps = {0};
 
         mp->checked_us = now;
-        mp->last_bytes = measure_link_bytes(d);
+        mp->last_bytes = measure_link_bytes(d, &mp->last_sent_all);
         mp->retries = 0;
         if (jb->check && mp->have) {
             /* the base stays: a round trip risen with others' traffic
@@ -636,6 +642,7 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
         }
         mp->base_min_rtt_us =
             rel_peer_stats(d->rel, hid, &ps) == 0 ? ps.min_rtt_us : 0;
+        mp->last_sent = ps.bytes_sent; /* our trains are no bulk of theirs */
         mp->measured_us = now;
         mp->row = row;
         mp->have = 1;
@@ -764,10 +771,19 @@ measure_host_down(struct daemon *d, int hid)
     measure_kick(d, platform_now_us()); /* its jobs end */
 }
 
+/* A counter's growth since then; 0 when it went back (a peer's streams
+   started over, a host went down). */
+static uint64_t
+measure_delta(uint64_t now, uint64_t then)
+{
+    return now >= then ? now - then : 0;
+}
+
 /*
  * Every PLOGP_MOVED_EVERY_US, each measured peer's least round trip in
  * the transport goes to its move detector (plogp_moves_look, which says
- * what a move is), with whether this host's link was quiet: under
+ * what a move is), with whether its delivery rate moved
+ * (plogp_rate_moved) and whether this host's link was quiet: under
  * MEASURE_QUIET_BYTES with all peers together since the previous look,
  * and no measurement of ours running.  The link is the host's, shared by
  * all its peers: on 8 hosts at 10 Mbit/s, collsctl tune's trains to one
@@ -780,35 +796,45 @@ measure_host_down(struct daemon *d, int hid)
 static void
 measure_moved(struct daemon *d, uint64_t now)
 {
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, sent_all = 0;
     int hid, have_bytes = 0;
 
     for (hid = 1; hid <= DAEMON_MAX_HID; hid++) {
         struct measure_peer *mp = d->ms->peer[hid];
         struct rel_peer_stats ps;
         uint64_t a, b;
-        int quiet;
+        int quiet, rate;
 
         if (mp == NULL || !mp->have || now < mp->checked_us ||
             now - mp->checked_us < PLOGP_MOVED_EVERY_US || !host_is_up(d, hid))
             continue;
         mp->checked_us = now;
         if (!have_bytes) {
-            bytes = measure_link_bytes(d);
+            bytes = measure_link_bytes(d, &sent_all);
             have_bytes = 1;
         }
         quiet =
             bytes - mp->last_bytes < MEASURE_QUIET_BYTES && !measure_busy(d);
         mp->last_bytes = bytes;
         if (rel_peer_stats(d->rel, hid, &ps) != 0)
-            ps.min_rtt_us = 0;
+            memset(&ps, 0, sizeof(ps));
         a = ps.min_rtt_us;
         b = mp->base_min_rtt_us;
-        if (!plogp_moves_look(&mp->moves, b, a, quiet, measure_queued(d, hid)))
+        /* the delivery rate, except while we measure: our own trains
+           and checks are no traffic of the peer's applications */
+        rate = !measure_busy(d) &&
+               plogp_rate_moved(plogp_row_rate(&mp->row), (double)ps.bw_bps,
+                                measure_delta(ps.bytes_sent, mp->last_sent),
+                                measure_delta(sent_all, mp->last_sent_all));
+        mp->last_sent = ps.bytes_sent;
+        mp->last_sent_all = sent_all;
+        if (!plogp_moves_look(&mp->moves, b, a, quiet, rate,
+                              measure_queued(d, hid)))
             continue;
-        log_info("host %d: least round trip moved from %llu to %llu us: "
-                 "measuring again",
-                 hid, (unsigned long long)b, (unsigned long long)a);
+        log_info("host %d: least round trip %llu us (%llu when measured), "
+                 "delivery rate %.1f MB/s (%.1f): measuring again",
+                 hid, (unsigned long long)a, (unsigned long long)b,
+                 (double)ps.bw_bps / 1e6, plogp_row_rate(&mp->row) / 1e6);
         measure_queue(d, hid, measure_check,
                       sizeof(measure_check) / sizeof(measure_check[0]),
                       MEASURE_QUICK_REPS, 0, 0, now, 1);

@@ -91,31 +91,64 @@ void
 plogp_moves_init(struct plogp_moves *mv)
 {
     mv->moved = 0;
+    mv->due = 0;
     mv->need = PLOGP_MOVED_CHECKS;
 }
 
 int
 plogp_moves_look(struct plogp_moves *mv, uint64_t base_us, uint64_t now_us,
-                 int quiet, int held)
+                 int quiet, int rate_moved, int held)
 {
     uint64_t a = now_us, b = base_us;
+    int rtt_moved = quiet && a != 0 && b != 0 &&
+                    (a > b ? a - b : b - a) >= PLOGP_MOVED_FLOOR_US &&
+                    (a >= 2 * b || 2 * a <= b);
 
-    if (!quiet || a == 0 || b == 0 ||
-        (a > b ? a - b : b - a) < PLOGP_MOVED_FLOOR_US ||
-        (a < 2 * b && 2 * a > b)) {
+    int moved = rtt_moved || rate_moved;
+
+    if (!moved && !mv->due) {
         mv->moved = 0;
         return 0;
     }
-    if (++mv->moved < mv->need || held)
+    if (moved && !mv->due && ++mv->moved >= mv->need) {
+        mv->due = 1;
+        mv->moved = 0;
+    }
+    /* a check measures: not while a queue on the link (a stream, which a
+       rate is seen in) would time its probes */
+    if (!mv->due || held || !quiet)
         return 0;
-    mv->moved = 0;
+    mv->due = 0;
     return 1;
+}
+
+int
+plogp_rate_moved(double row_Bps, double bw_Bps, uint64_t sent,
+                 uint64_t sent_all)
+{
+    if (!(row_Bps > 0.0) || !(bw_Bps > 0.0) ||
+        (sent < PLOGP_RATE_BULK &&
+         (double)sent < bw_Bps * PLOGP_RATE_BULK_US / 1e6))
+        return 0;
+    if (bw_Bps >= PLOGP_RATE_MOVE * row_Bps)
+        return 1;
+    return bw_Bps * PLOGP_RATE_MOVE <= row_Bps &&
+           (double)sent >= PLOGP_RATE_ALONE * (double)sent_all;
+}
+
+double
+plogp_row_rate(const struct plogp_params *pp)
+{
+    if (pp->n == 0 || !(pp->gap[pp->n - 1] > 0.0))
+        return 0.0;
+    return (double)pp->m[pp->n - 1] / pp->gap[pp->n - 1] * 1e6;
 }
 
 void
 plogp_moves_checked(struct plogp_moves *mv, int agrees)
 {
     mv->moved = 0;
+    mv->due = 0;
     if (!agrees)
         mv->need = PLOGP_MOVED_CHECKS;
     else

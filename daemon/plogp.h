@@ -174,10 +174,15 @@ int plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
  * it every PLOGP_MOVED_EVERY_US).  A look compares the transport's least
  * round trip now with the one taken when the peer was measured (base): a
  * move is one at least twice or at most half of base, and at least
- * PLOGP_MOVED_FLOOR_US away from it.  `need` looks in a row, each on a
- * quiet link (a busy link's queues lengthen every round trip, which is no
- * change of the network), make the peer due for a check; a look that is
- * not quiet or finds no move starts the count again.  The check's verdict
+ * PLOGP_MOVED_FLOOR_US away from it, on a quiet link (a busy link's
+ * queues lengthen every round trip, which is no change of the network).
+ * A look also finds a move when the delivery rate moved
+ * (plogp_rate_moved, which the caller asks), busy link or not.  `need`
+ * looks in a row that find a move make the peer due for a check, which
+ * starts at the first quiet look (a stream's queue would delay its
+ * probes past their deadlines: at 10 Mbit/s behind a bulk transfer, the
+ * check's echo of 1 byte timed out at 2 s); a look that finds none
+ * before that starts the count again.  The check's verdict
  * (plogp_moves_checked): a row that still agrees was a busy link's false
  * alarm, and the next move must last twice as long (need doubles, at
  * most PLOGP_MOVED_MAX); a row that disagrees sets need back to
@@ -192,18 +197,47 @@ int plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
 #define PLOGP_MOVED_MAX      96 /* after false alarms: 16 min */
 
 struct plogp_moves {
-    int moved; /* looks in a row that found a move on a quiet link */
+    int moved; /* looks in a row that found a move */
     int need;  /* such looks that make the peer due */
+    int due;   /* a check waits for a quiet look */
 };
 
 void plogp_moves_init(struct plogp_moves *mv);
 /* One look: base_us and now_us are least round trips (0: none known,
-   no move), quiet whether the link was quiet since the last look, held
-   whether a check cannot start now (one is already queued: the count
-   stays, and the next look may start it).  1 when the check should
+   no move), quiet whether the link was quiet since the last look,
+   rate_moved whether the delivery rate moved (plogp_rate_moved), held
+   whether a check cannot start now (one is already queued: the peer
+   stays due, and a later look may start it).  1 when the check should
    start now (the count starts again), else 0. */
 int plogp_moves_look(struct plogp_moves *mv, uint64_t base_us, uint64_t now_us,
-                     int quiet, int held);
+                     int quiet, int rate_moved, int held);
+
+/*
+ * The delivery rate's part of a look.  row_Bps is what the peer's row
+ * says a stream carries (plogp_row_rate), bw_Bps the transport's
+ * delivery-rate estimate now (the largest rate of its recent windows, of
+ * samples that the sender's own pauses did not limit; 0: none), sent the
+ * bytes sent to the peer since the last look and sent_all those sent to
+ * every peer.  Only after bulk sent to the peer, at least
+ * PLOGP_RATE_BULK bytes or PLOGP_RATE_BULK_US of bytes at the rate bw
+ * (the estimate is fresh, and comes from streams long enough to fill the
+ * path; a link of 10 Mbit/s carries 12.5 MB in a look's 10 s), a move is bw at
+ * least PLOGP_RATE_MOVE times row (the path carries more than the row says: a
+ * link made faster, a shaper removed) or, when the peer had nearly all the
+ * bytes this host sent (PLOGP_RATE_ALONE of them: no flow of ours shared the
+ * link), at most row / PLOGP_RATE_MOVE (the path carries less: a slower link,
+ * or flows of other hosts crossing it, which the check tells apart).  1 when a
+ * move, else 0.
+ */
+#define PLOGP_RATE_MOVE    2.0
+#define PLOGP_RATE_BULK    ((uint64_t)16 << 20)
+#define PLOGP_RATE_BULK_US 1000000.0
+#define PLOGP_RATE_ALONE   0.875
+int plogp_rate_moved(double row_Bps, double bw_Bps, uint64_t sent,
+                     uint64_t sent_all);
+/* A stream's rate by pp, bytes per second: its largest size over that
+   size's gap (0: none, a row without a gap there). */
+double plogp_row_rate(const struct plogp_params *pp);
 /* The check's verdict: agrees 1 when the row still holds.  The count of
    looks starts again either way. */
 void plogp_moves_checked(struct plogp_moves *mv, int agrees);

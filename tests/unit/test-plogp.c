@@ -375,6 +375,71 @@ END_TEST
 
 /* The move detector: what a move is, three quiet looks in a row, and
    the back-off after a false alarm. */
+/* The delivery rate's part of a look, and a look that only it finds. */
+START_TEST(test_rate_moves)
+{
+    struct plogp_params p;
+    struct plogp_moves mv;
+    const uint64_t bulk = PLOGP_RATE_BULK;
+    double row;
+    int i;
+
+    params_fill(&p, 1.0);
+    /* the largest size, 65536 B, in gap(65536) = 2 + 65.536 us */
+    row = plogp_row_rate(&p);
+    ck_assert(fabs(row - 65536.0 / 67.536 * 1e6) < 1.0);
+    p.gap[p.n - 1] = 0.0;
+    ck_assert(plogp_row_rate(&p) == 0.0);
+    /* twice or half the row's rate after bulk to this peer alone: a
+       move */
+    ck_assert_int_eq(plogp_rate_moved(row, 2.0 * row, bulk, bulk), 1);
+    ck_assert_int_eq(plogp_rate_moved(row, 0.5 * row, bulk, bulk), 1);
+    ck_assert_int_eq(plogp_rate_moved(row, 5.0 * row, 10 * bulk, 10 * bulk), 1);
+    ck_assert_int_eq(plogp_rate_moved(row, 0.5 * row, 7 * bulk, 8 * bulk), 1);
+    /* a share of the link: slower is no move (the others' flows took the
+       rest), faster still is */
+    ck_assert_int_eq(plogp_rate_moved(row, 0.5 * row, bulk, 2 * bulk), 0);
+    ck_assert_int_eq(plogp_rate_moved(row, 0.1 * row, 6 * bulk, 7 * bulk), 0);
+    ck_assert_int_eq(plogp_rate_moved(row, 2.0 * row, bulk, 7 * bulk), 1);
+    /* within a factor 2, too little sent (a stale or a short stream's
+       estimate), nothing known: none */
+    ck_assert_int_eq(plogp_rate_moved(row, 1.99 * row, bulk, bulk), 0);
+    ck_assert_int_eq(plogp_rate_moved(row, 0.51 * row, bulk, bulk), 0);
+    ck_assert_int_eq(plogp_rate_moved(row, 5.0 * row, bulk - 1, bulk - 1), 0);
+    ck_assert_int_eq(plogp_rate_moved(row, 0.1 * row, 0, 0), 0);
+    /* a slow link's bulk: a second at its rate (1.25 MB at 10 Mbit/s),
+       less than PLOGP_RATE_BULK */
+    ck_assert_int_eq(plogp_rate_moved(row, 1.25e6, 1250000, 1250000), 1);
+    ck_assert_int_eq(plogp_rate_moved(row, 1.25e6, 1000000, 1000000), 0);
+    ck_assert_int_eq(plogp_rate_moved(0.0, row, bulk, bulk), 0);
+    ck_assert_int_eq(plogp_rate_moved(row, 0.0, bulk, bulk), 0);
+    /* a look that finds the rate moved counts on a busy link and with
+       the round trip where it was; one that does not starts again */
+    plogp_moves_init(&mv);
+    for (i = 0; i < PLOGP_MOVED_CHECKS - 1; i++)
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 0, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 0, 0, 0), 0);
+    ck_assert_int_eq(mv.moved, 0);
+    ck_assert_int_eq(mv.due, 0);
+    /* due at the count, but the check waits for a quiet look, however
+       many busy ones come first, and whether they see a move or not */
+    for (i = 0; i < PLOGP_MOVED_CHECKS; i++)
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 0, 1, 0), 0);
+    ck_assert_int_eq(mv.due, 1);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 0, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 0, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 1, 0, 1), 0); /* held */
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 1, 0, 0), 1);
+    ck_assert_int_eq(mv.due, 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 1, 0, 0), 0);
+    /* a verdict ends a wait */
+    for (i = 0; i < PLOGP_MOVED_CHECKS; i++)
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 0, 1, 0), 0);
+    plogp_moves_checked(&mv, 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 100, 1, 0, 0), 0);
+}
+END_TEST
+
 START_TEST(test_moves)
 {
     struct plogp_moves mv;
@@ -383,54 +448,54 @@ START_TEST(test_moves)
     plogp_moves_init(&mv);
     ck_assert_int_eq(mv.need, PLOGP_MOVED_CHECKS);
     /* 100 us to 2 ms: a move; due at the third quiet look */
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 1);
     ck_assert_int_eq(mv.moved, 0); /* counting starts again */
     /* a busy look in between starts the count again */
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 0, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 0, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 1);
     /* so does a look without a move */
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 150, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 150, 1, 0, 0), 0);
     ck_assert_int_eq(mv.moved, 0);
     /* not moves: under the 1 ms floor (50 us -> 900 us, 18x), within a
        factor 2 either way, or a round trip unknown */
     for (i = 0; i < 10; i++) {
-        ck_assert_int_eq(plogp_moves_look(&mv, 50, 900, 1, 0), 0);
-        ck_assert_int_eq(plogp_moves_look(&mv, 3000, 5999, 1, 0), 0);
-        ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3001, 1, 0), 0);
-        ck_assert_int_eq(plogp_moves_look(&mv, 0, 5000, 1, 0), 0);
-        ck_assert_int_eq(plogp_moves_look(&mv, 5000, 0, 1, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 50, 900, 1, 0, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 3000, 5999, 1, 0, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3001, 1, 0, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 0, 5000, 1, 0, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 5000, 0, 1, 0, 0), 0);
     }
     /* moves: twice, half, and down as well as up */
     for (i = 0; i < 2; i++)
-        ck_assert_int_eq(plogp_moves_look(&mv, 3000, 6000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 3000, 6000, 1, 0), 1);
+        ck_assert_int_eq(plogp_moves_look(&mv, 3000, 6000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 3000, 6000, 1, 0, 0), 1);
     for (i = 0; i < 2; i++)
-        ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3000, 1, 0), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3000, 1, 0), 1);
+        ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3000, 1, 0, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 6000, 3000, 1, 0, 0), 1);
     /* held (a check already queued): due at the first look after */
     for (i = 0; i < 5; i++)
-        ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 1), 0);
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 1), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 1);
     /* false alarms double the looks needed, up to the most */
     for (k = PLOGP_MOVED_CHECKS * 2; k <= PLOGP_MOVED_MAX; k *= 2) {
         plogp_moves_checked(&mv, 1);
         ck_assert_int_eq(mv.need, k);
         for (i = 0; i < k - 1; i++)
-            ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
-        ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 1);
+            ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
+        ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 1);
     }
     plogp_moves_checked(&mv, 1);
     ck_assert_int_eq(mv.need, PLOGP_MOVED_MAX);
     /* a real change: back to three */
-    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0), 0);
+    ck_assert_int_eq(plogp_moves_look(&mv, 100, 2000, 1, 0, 0), 0);
     plogp_moves_checked(&mv, 0);
     ck_assert_int_eq(mv.need, PLOGP_MOVED_CHECKS);
     ck_assert_int_eq(mv.moved, 0);
@@ -921,6 +986,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_rx);
     tcase_add_test(tc, test_agrees);
     tcase_add_test(tc, test_moves);
+    tcase_add_test(tc, test_rate_moves);
     tcase_add_test(tc, test_deadlines);
     tcase_add_test(tc, test_summary);
     tcase_add_test(tc, test_monotone);
