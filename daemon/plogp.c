@@ -63,6 +63,14 @@ plogp_check(const struct plogp_params *pp)
     return 0;
 }
 
+/* 1 when a and b are within factor of each other, or closer than
+   floor_us. */
+static int
+plogp_near(double a, double b, double factor, double floor_us)
+{
+    return fabs(a - b) < floor_us || (a <= factor * b && b <= factor * a);
+}
+
 int
 plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
              double factor, double floor_us)
@@ -81,7 +89,8 @@ plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
             a += row->rtt[i];
             b += old->rtt[j];
         }
-        if (!(fabs(a - b) < floor_us || (a <= factor * b && b <= factor * a)))
+        if (!plogp_near(a, b, factor, floor_us) ||
+            !plogp_near(row->gap[i], old->gap[j], factor, floor_us))
             return 0;
     }
     return 1;

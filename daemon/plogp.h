@@ -164,8 +164,13 @@ void plogp_view(const struct plogp_params *pp, struct plogp *out);
 int plogp_check(const struct plogp_params *pp);
 
 /* 1 when row agrees with old: every size of row is in old, and at each
-   g (plus the RTT at the smallest) is within factor of old's, or differs
-   by less than floor_us; 0 otherwise (a size old lacks disagrees). */
+   g (plus the RTT at the smallest) and gap are within factor of old's,
+   or differ by less than floor_us; 0 otherwise (a size old lacks
+   disagrees).  The gap counts since a link's rate can change while an
+   isolated message's time does not: behind tbf at 10 Mbit/s with a
+   128 KB bucket an echo of 4 KiB passes the full bucket as fast as on
+   the unshaped link, and a check by g alone agreed with the unshaped
+   row (tests/netns/tune-moves.sh). */
 int plogp_agrees(const struct plogp_params *old, const struct plogp_params *row,
                  double factor, double floor_us);
 

@@ -53,8 +53,10 @@ done
 mh_ctl 1 stats --json | grep -q '"bw_bps"' ||
     fail "collsctl stats shows no bw_bps"
 
+# the bulk takes about 35 s; the check waits for a quiet look after it
+# (10 s apart), and a measurement that fails is tried again 30 s later
 new=""
-for _ in $(seq 1 120); do
+for _ in $(seq 1 240); do
     sleep 1
     read -r e1 gap1 <<<"$(epoch_gap64)"
     [ "${e1:-0}" -gt "$e0" ] && new=1 && break
@@ -62,6 +64,8 @@ done
 for k in $pids; do
     wait "$k" || fail "the bulk bcast failed: $(tail -3 "$NS_RUN/$g-1.log")"
 done
+# what the daemons said about measuring, for the log
+grep -h "pLogP\|measur\|parameters" "$NS_RUN"/d1.log "$NS_RUN"/d2.log
 
 # 1. the move, seen in the delivery rate
 line=$(grep -h "measuring again" "$NS_RUN"/d1.log "$NS_RUN"/d2.log | head -1)
@@ -73,7 +77,7 @@ echo "$line" | sed -n 's/.*delivery rate \([0-9.]*\) MB\/s (\([0-9.]*\)).*/\1 \2
 echo "ok: the slower link was seen in the delivery rate"
 
 # 2. the new summary
-[ -n "$new" ] || fail "no new summary 2 min after the link slowed"
+[ -n "$new" ] || fail "no new summary 4 min after the link slowed"
 echo "epoch $e1: gap(64 KiB) $gap1 us"
 awk -v a="$gap0" -v b="$gap1" 'BEGIN { exit !(b >= 10 * a) }' ||
     fail "gap(64 KiB) $gap0 -> $gap1 us: the new summary is not the slow link's"

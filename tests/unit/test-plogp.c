@@ -349,8 +349,15 @@ START_TEST(test_agrees)
         row.m[i] = old.m[i];
         row.g[i] = old.g[i] * 1.4; /* within 1.5 */
         row.rtt[i] = old.rtt[i];
+        row.gap[i] = old.gap[i] / 1.4;
     }
     ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 1);
+    /* the gap counts too: a rate changed behind a bucket that lets an
+       isolated message pass as before */
+    row.gap[1] = old.gap[1] * 50.0;
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 0);
+    ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 1000.0), 1);
+    row.gap[1] = old.gap[1];
     row.g[2] = old.g[2] * 1.6;
     ck_assert_int_eq(plogp_agrees(&old, &row, 1.5, 0.0), 0);
     /* ... unless the difference is under the floor (g(256) = 3.384) */
