@@ -146,9 +146,9 @@ collsd_cron_arm(struct daemon *d)
     uint64_t us = CRON_US, now, due;
     struct timeval tv;
 
+    now = platform_now_us();
     d->cron_idle = collsd_idle(d);
     if (d->cron_idle) {
-        now = platform_now_us();
         due = host_beat_due(d, 1);
         us = due > now ? due - now : 0;
         if (us > CRON_IDLE_US && !host_beat_slow(d))
@@ -157,6 +157,7 @@ collsd_cron_arm(struct daemon *d)
             us = CRON_US;
     }
     d->cron_gap_us = us;
+    d->cron_due_us = now + us;
     tv.tv_sec = (time_t)(us / 1000000u);
     tv.tv_usec = (suseconds_t)(us % 1000000u);
     event_add(d->cron_ev, &tv);
