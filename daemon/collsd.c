@@ -131,8 +131,8 @@ collsd_idle(const struct daemon *d)
  * (host_beat_due), at least CRON_US and, unless its heartbeats are slow
  * (--idle-heartbeat, every host up), at most CRON_IDLE_US: a silence is
  * then judged at most a heartbeat late (--dead-after is at least two)
- * and a stall is HOST_STALL_BEATS cron periods.  An idle daemon of 4
- * emulated hosts woke about 90 times a second with the cron at 20 ms and
+ * and a stall is a cron run late (host_cron, d->cron_due_us).  An idle daemon
+ * of 4 emulated hosts woke about 90 times a second with the cron at 20 ms and
  * used 0.5 % of a CPU; with the cron at a quarter heartbeat (and
  * collsd_slack, collsd_poll) 17 times, 0.14 %; with this and heartbeats
  * acked at once (host_heartbeat) 9.8 times, 0.08 %; with heartbeats
@@ -157,7 +157,9 @@ collsd_cron_arm(struct daemon *d)
             us = CRON_US;
     }
     d->cron_gap_us = us;
-    d->cron_due_us = now + us;
+    /* brought forward, it was still due at the earlier time */
+    if (d->cron_due_us == 0 || now + us < d->cron_due_us)
+        d->cron_due_us = now + us;
     tv.tv_sec = (time_t)(us / 1000000u);
     tv.tv_usec = (suseconds_t)(us % 1000000u);
     event_add(d->cron_ev, &tv);
@@ -189,6 +191,7 @@ collsd_cron_cb(evutil_socket_t fd, short what, void *arg)
         host_cron(d, now, collsd_idle(d));
     }
     d->cron_us = now;
+    d->cron_due_us = 0;
     admin_cron(d, now);
     spawn_cron(d, now);
     task_cron(d, now);

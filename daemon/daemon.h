@@ -309,7 +309,8 @@ struct daemon {
     struct event *cron_ev;
     uint64_t cron_us;     /* the previous cron (stall detection, host_cron) */
     uint64_t cron_gap_us; /* the period the cron was armed at */
-    uint64_t cron_due_us; /* when it was armed to run (host_cron's stalls) */
+    uint64_t cron_due_us; /* the earliest it was armed for since it ran
+                             (host_cron's stalls) */
     int cron_idle;        /* armed at the idle period (collsd_cron_arm) */
     struct daemon_stats st;
 };

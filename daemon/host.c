@@ -24,10 +24,12 @@
  * callback) must not blame its peers.  Before declaring anyone down the
  * cron processes the datagrams waiting on the socket (its timer may fire
  * in the same loop turn before the socket is read), and a cron that runs
- * more than HOST_STALL_BEATS periods (of the cron, at least a heartbeat)
- * after its previous run and more than HOST_STALL_BEATS - 1 after it was
- * due grants every host a grace
- * of one --dead-after from now.
+ * late -- more than HOST_STALL_BEATS heartbeats (at most --dead-after
+ * less one) after the earliest time it was armed for since its previous
+ * run (d->cron_due_us) -- grants every host a grace of one --dead-after
+ * from now.  Lateness, not the time since the previous run: an idle
+ * cron runs seconds apart on time, and one brought forward (a task
+ * attached) keeps the time it was first due.
  *
  * Declared down while alive: a host that hears from the dead incarnation
  * of a DOWN host answers it, at most once per heartbeat, with a "you are
@@ -79,7 +81,8 @@
 #include "daemon/rel.h"
 #include "proto/envelope.h"
 
-/* A cron this many heartbeats late means we stalled: grant a grace. */
+/* A cron this many heartbeats late means we stalled: grant a grace
+   (host_stall_us). */
 #define HOST_STALL_BEATS 3u
 
 static void host_heartbeat(struct daemon *d, uint64_t interval_us);
@@ -1110,6 +1113,23 @@ host_unanswered(struct daemon *d, const struct host *h)
 }
 
 /*
+ * How late a cron runs before this daemon counts it as stalled:
+ * HOST_STALL_BEATS heartbeats (a loaded machine runs a timer some ms
+ * late, not a heartbeat), but at most --dead-after less one heartbeat,
+ * so that a stop that makes peers look dead is caught even with
+ * --dead-after at its least, two heartbeats.
+ */
+static uint64_t
+host_stall_us(const struct daemon *d)
+{
+    uint64_t beat = host_beat_us(d);
+    uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
+    uint64_t stall = HOST_STALL_BEATS * beat;
+
+    return dead > beat && dead - beat < stall ? dead - beat : stall;
+}
+
+/*
  * Heartbeats (and the invitations that go with them), stall grace,
  * dead-host detection (after draining the socket), "you are down"
  * notices.  Only for a member (not stopping, not joining).
@@ -1120,7 +1140,6 @@ host_cron(struct daemon *d, uint64_t now, int idle)
     uint64_t dead = (uint64_t)d->cfg->dead_after_ms * 1000u;
     uint64_t beat = host_beat_us(d);
     uint64_t prev = d->cron_us;
-    uint64_t period = d->cron_gap_us > beat ? d->cron_gap_us : beat;
     int hid;
 
     if (now >= host_beat_due(d, idle)) {
@@ -1128,18 +1147,13 @@ host_cron(struct daemon *d, uint64_t now, int idle)
         host_heartbeat(d, host_beat_want(d, idle));
         join_invite_all(d);
     }
-    /* late against when it was due, not against the run before: a cron
-       armed for an idle second and brought forward when a task attached
-       (collsd_turn_end) runs on time a second after the previous run,
-       and every host got a grace each time tune-moves.sh's collsctl
-       attached, once a second */
-    if (prev != 0 && now > prev && now - prev > HOST_STALL_BEATS * period &&
-        now > d->cron_due_us &&
-        now - d->cron_due_us > (HOST_STALL_BEATS - 1) * period) {
+    if (prev != 0 && d->cron_due_us != 0 && now > d->cron_due_us &&
+        now - d->cron_due_us > host_stall_us(d)) {
         /* We did not run: the silence was ours, not the peers'. */
-        log_warn("this daemon did not run for %llu ms: every host gets "
-                 "a grace of %lld ms",
+        log_warn("this daemon did not run for %llu ms (its cron ran %llu ms "
+                 "late): every host gets a grace of %lld ms",
                  (unsigned long long)((now - prev) / 1000u),
+                 (unsigned long long)((now - d->cron_due_us) / 1000u),
                  (long long)d->cfg->dead_after_ms);
         for (hid = 1; hid <= DAEMON_MAX_HID; hid++)
             if (d->hosts[hid] != NULL && hid != d->hid &&

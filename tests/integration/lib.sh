@@ -24,6 +24,7 @@ IT_PIDS=""
 IT_BGPIDS=""
 IT_OPTS=""
 IT_FAILED=0
+IT_FAILS="" # the it_fail lines, repeated after the logs (it_cleanup)
 # Short heartbeats; --dead-after long enough for a loaded machine (tests
 # that time failure detection pass their own, e.g. coll-fail.sh).
 IT_DAEMON_OPTS=${IT_DAEMON_OPTS:-"--heartbeat 100 --dead-after 3000 \
@@ -39,6 +40,8 @@ it_fail()
 {
     echo "${0##*/}: FAIL: $*" >&2
     IT_FAILED=$((IT_FAILED + 1))
+    IT_FAILS="$IT_FAILS${0##*/}: FAIL: $*
+"
 }
 
 it_require()
@@ -84,6 +87,8 @@ it_cleanup()
             echo "---- $f (last 30 lines)" >&2
             tail -n 30 "$f" >&2
         done
+        # a CI that keeps the output's tail shows why after the logs
+        [ -z "$IT_FAILS" ] || printf -- '---- failures\n%s' "$IT_FAILS" >&2
     fi
     if [ -n "$IT_DIR" ] && [ -d "$IT_DIR" ]; then
         if [ -n "${IT_KEEP:-}" ]; then

@@ -40,12 +40,15 @@ NS_HOLDERS=""
 NS_NAMES=""
 NS_SHARE=""
 FAILED=0
+FAILS="" # the fail lines, repeated after the logs (ns_finish)
 
 # Counts one failure of the test and says what it was.
 fail()
 {
     echo "${0##*/}: FAIL: $*" >&2
     FAILED=$((FAILED + 1))
+    FAILS="$FAILS${0##*/}: FAIL: $*
+"
 }
 
 # Ends the test: with failures, the tail of every daemon log in NS_RUN and
@@ -58,6 +61,8 @@ ns_finish()
             echo "---- $f" >&2
             tail -20 "$f" >&2
         done
+        # a CI that keeps the output's tail shows why after the logs
+        printf -- '---- failures\n%s' "$FAILS" >&2
         exit 1
     fi
     ns_log "passed"
