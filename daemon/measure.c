@@ -644,6 +644,9 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
         mp->checked_us = now;
         mp->last_bytes = measure_link_bytes(d, &mp->last_sent_all);
         mp->retries = 0;
+        /* our trains are no bulk of the peer's (measure_moved) */
+        if (rel_peer_stats(d->rel, hid, &ps) == 0)
+            mp->last_sent = ps.bytes_sent;
         if (jb->check && mp->have) {
             /* the base stays: a round trip risen with others' traffic
                must not be the one the next move is seen from */
@@ -651,9 +654,7 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
             free(jb);
             return;
         }
-        mp->base_min_rtt_us =
-            rel_peer_stats(d->rel, hid, &ps) == 0 ? ps.min_rtt_us : 0;
-        mp->last_sent = ps.bytes_sent; /* our trains are no bulk of theirs */
+        mp->base_min_rtt_us = ps.min_rtt_us;
         mp->measured_us = now;
         mp->row = row;
         mp->have = 1;
@@ -814,6 +815,7 @@ measure_moved(struct daemon *d, uint64_t now)
         struct measure_peer *mp = d->ms->peer[hid];
         struct rel_peer_stats ps;
         uint64_t a, b;
+        double row_Bps;
         int quiet, rate;
 
         if (mp == NULL || !mp->have || now < mp->checked_us ||
@@ -827,14 +829,17 @@ measure_moved(struct daemon *d, uint64_t now)
         quiet =
             bytes - mp->last_bytes < MEASURE_QUIET_BYTES && !measure_busy(d);
         mp->last_bytes = bytes;
+        /* no figures (the transport lost the peer): look next time,
+           from the bytes sent so far */
         if (rel_peer_stats(d->rel, hid, &ps) != 0)
-            memset(&ps, 0, sizeof(ps));
+            continue;
         a = ps.min_rtt_us;
         b = mp->base_min_rtt_us;
         /* the delivery rate, except while we measure: our own trains
            and checks are no traffic of the peer's applications */
+        row_Bps = plogp_row_rate(&mp->row);
         rate = !measure_busy(d) &&
-               plogp_rate_moved(plogp_row_rate(&mp->row), (double)ps.bw_bps,
+               plogp_rate_moved(row_Bps, (double)ps.bw_bps,
                                 measure_delta(ps.bytes_sent, mp->last_sent),
                                 measure_delta(sent_all, mp->last_sent_all));
         mp->last_sent = ps.bytes_sent;
@@ -845,7 +850,7 @@ measure_moved(struct daemon *d, uint64_t now)
         log_info("host %d: least round trip %llu us (%llu when measured), "
                  "delivery rate %.1f MB/s (%.1f): measuring again",
                  hid, (unsigned long long)a, (unsigned long long)b,
-                 (double)ps.bw_bps / 1e6, plogp_row_rate(&mp->row) / 1e6);
+                 (double)ps.bw_bps / 1e6, row_Bps / 1e6);
         measure_queue(d, hid, measure_check,
                       sizeof(measure_check) / sizeof(measure_check[0]),
                       MEASURE_QUICK_REPS, 0, 0, now, 1);
@@ -1180,19 +1185,22 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
         }
         return;
     case KIND__PROBE_SPAN:
-        /* the sender's overhead: its CPU from the train's start to this
-           report, per message (the acks it took in count: our transport's
-           sends need them) */
-        cpu = measure_cpu_us(d);
-        o_s = d->ms->train_k > 0 && cpu >= d->ms->train_cpu_us
-                  ? (double)(cpu - d->ms->train_cpu_us) / d->ms->train_k
-                  : -1.0;
-        if (jb != NULL && jb->j.hid == hid &&
-            plogp_job_spanned(&jb->j, pr->id,
-                              pr->got > PLOGP_TRAIN_MAX ? 0 : (int)pr->got,
-                              pr->span_us, o_s, pr->o_r_us))
-            measure_kick(d, now);
-        else if (pr->id != 0 && pr->id == d->ms->send_id)
+        if (jb != NULL && jb->j.hid == hid) {
+            /* the sender's overhead: its CPU from the train's start to
+               this report, per message (the acks it took in count: our
+               transport's sends need them) */
+            cpu = measure_cpu_us(d);
+            o_s = d->ms->train_k > 0 && cpu >= d->ms->train_cpu_us
+                      ? (double)(cpu - d->ms->train_cpu_us) / d->ms->train_k
+                      : -1.0;
+            if (plogp_job_spanned(&jb->j, pr->id,
+                                  pr->got > PLOGP_TRAIN_MAX ? 0 : (int)pr->got,
+                                  pr->span_us, o_s, pr->o_r_us)) {
+                measure_kick(d, now);
+                return;
+            }
+        }
+        if (pr->id != 0 && pr->id == d->ms->send_id)
             measure_load_spanned(d, pr);
         return;
     case KIND__PROBE_LOAD:

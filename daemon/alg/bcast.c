@@ -114,8 +114,7 @@ cost_bcast_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
     if (P == 1)
         return 0.0;
     return (P - 1) * (p->L + topo_plogp_g(p, m)) +
-           (double)(k - 1) *
-               (P > 2 ? topo_plogp_relay(p, m) : topo_plogp_gap(p, m));
+           (double)(k - 1) * topo_plogp_relay(p, P, m);
 }
 
 /* Binary tree: receive from the parent, then send to both children. */

@@ -152,9 +152,7 @@ cost_reduce_chain_seg(const struct plogp *p, int P, size_t n, size_t seg)
     if (P == 1)
         return 0.0;
     return (P - 1) * (p->L + topo_plogp_g(p, m) + p->gamma * (double)m) +
-           (double)(k - 1) *
-               ((P > 2 ? topo_plogp_relay(p, m) : topo_plogp_gap(p, m)) +
-                p->gamma * (double)m);
+           (double)(k - 1) * (topo_plogp_relay(p, P, m) + p->gamma * (double)m);
 }
 
 /* Chunk c of the vector: near-equal whole-item parts. */

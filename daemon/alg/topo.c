@@ -165,11 +165,11 @@ topo_plogp_gap(const struct plogp *p, size_t m)
 }
 
 double
-topo_plogp_relay(const struct plogp *p, size_t m)
+topo_plogp_relay(const struct plogp *p, int P, size_t m)
 {
     double gap = topo_plogp_gap(p, m), o;
 
-    if (p->o_s == NULL || p->o_r == NULL)
+    if (P <= 2 || p->o_s == NULL || p->o_r == NULL)
         return gap;
     o = plogp_curve(p, p->o_s, m) + plogp_curve(p, p->o_r, m);
     return o > gap ? o : gap;

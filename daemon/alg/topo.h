@@ -64,9 +64,10 @@ double topo_plogp_rate(const struct plogp *p, size_t m);
  * ranks receive every segment and send it on (the segmented chains):
  * gap(m) as topo_plogp_gap charges it, or, where more, the relay's own
  * work, o_r(m) + o_s(m) (p->o_s and p->o_r; without them gap(m)).  A
- * pair's gap is the busier of its two ends, and a relay is both ends.
+ * pair's gap is the busier of its two ends, and a relay is both ends; a
+ * pipeline of P <= 2 ranks has no relay and pays gap(m).
  */
-double topo_plogp_relay(const struct plogp *p, size_t m);
+double topo_plogp_relay(const struct plogp *p, int P, size_t m);
 /* When the last of k messages of m bytes that one sender sends back to
    back arrives: L + g(m) + (k - 1) gap(m); 0 for k <= 0. */
 double topo_plogp_train(const struct plogp *p, int k, size_t m);

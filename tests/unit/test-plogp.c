@@ -832,8 +832,9 @@ START_TEST(test_relay)
     plogp_view(&pp, &v);
     noo = v;
     noo.o_s = noo.o_r = NULL;
-    ck_assert(fabs(topo_plogp_relay(&v, s) - o) < 1e-9);
-    ck_assert(fabs(topo_plogp_relay(&noo, s) - gap) < 1e-9);
+    ck_assert(fabs(topo_plogp_relay(&v, 3, s) - o) < 1e-9);
+    ck_assert(fabs(topo_plogp_relay(&v, 2, s) - gap) < 1e-9);
+    ck_assert(fabs(topo_plogp_relay(&noo, 3, s) - gap) < 1e-9);
     ck_assert(fabs(bc->cost(&v, 4, n, s) - (3 * (17.25 + g) + 15 * o)) < 1e-6);
     ck_assert(fabs(bc->cost(&noo, 4, n, s) - (3 * (17.25 + g) + 15 * gap)) <
               1e-6);
