@@ -31,6 +31,7 @@ port=$(it_free_port)
 "$IT_B/collsd" --foreground --listen "127.0.0.1:$port" \
     --socket "$IT_DIR/auto/collsd.sock" >"$IT_DIR/auto.log" 2>&1 &
 apid=$!
+IT_BGPIDS="$IT_BGPIDS $apid" # it_cleanup stops it if we end early
 for _ in $(seq 1 50); do
     [ -S "$IT_DIR/auto/collsd.sock" ] && break
     sleep 0.1
@@ -50,6 +51,7 @@ port=$(it_free_port)
 timeout 10 "$IT_B/collsd" --foreground --gso on --listen "127.0.0.1:$port" \
     --socket "$IT_DIR/on/collsd.sock" >"$IT_DIR/on.log" 2>&1 &
 opid=$!
+IT_BGPIDS="$IT_BGPIDS $opid"
 for _ in $(seq 1 50); do
     [ -S "$IT_DIR/on/collsd.sock" ] && break
     kill -0 "$opid" 2>/dev/null || break
