@@ -380,8 +380,6 @@ START_TEST(test_agrees)
 }
 END_TEST
 
-/* The move detector: what a move is, three quiet looks in a row, and
-   the back-off after a false alarm. */
 /* The delivery rate's part of a look, and a look that only it finds. */
 START_TEST(test_rate_moves)
 {
@@ -447,6 +445,8 @@ START_TEST(test_rate_moves)
 }
 END_TEST
 
+/* The move detector: what a move is, three quiet looks in a row, and
+   the back-off after a false alarm. */
 START_TEST(test_moves)
 {
     struct plogp_moves mv;
