@@ -994,7 +994,8 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     size_t ds = dtype_size(dtype), k, j, first, n, mf, mn;
     const uint8_t *in = sbuf, *mine, *own;
     uint8_t *le = NULL, *part, *out = rbuf, *acc;
-    int alias, rc = colls__dc_room(d, 2 * (p - 1));
+    int ovl = dcoll_overlap(sbuf, rbuf, count * ds), alias;
+    int rc = colls__dc_room(d, 2 * (p - 1));
 
     if (rc == 0)
         rc = dcoll_posts(d, 2 * (p - 1));
@@ -1008,7 +1009,7 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     if (le != NULL)
         in = le;
     /* step 0's sends read the output before it is written */
-    alias = in == sbuf && dcoll_overlap(sbuf, rbuf, count * ds);
+    alias = in == sbuf && ovl;
     for (k = 1; rc == 0 && k < p; k++) {
         j = (r + p - k) % p;
         (void)dcoll_post(d, (int)j, 0, part + j * mn * ds, mn * ds);
@@ -1026,7 +1027,7 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
        read where it stands (two copies of 1/P of the data fewer) */
     own = (const uint8_t *)sbuf + mf * ds;
     acc = out + mf * ds;
-    if (mn > 0 && dcoll_overlap(sbuf, rbuf, count * ds)) {
+    if (mn > 0 && ovl) {
         memcpy(part + r * mn * ds, own, mn * ds);
         own = part + r * mn * ds;
         acc = part;
@@ -1042,7 +1043,7 @@ dcoll_rsag(struct dcoll *d, const void *sbuf, void *rbuf, size_t count,
     /* so they are done first (le's block r is not among them) */
     if (rc == 0 && alias)
         rc = colls__sends_wait(&d->sent);
-    if (rc == 0 && mn > 0 && acc != out + mf * ds)
+    if (rc == 0 && mn > 0 && ovl)
         memcpy(out + mf * ds, acc, mn * ds);
     if (rc == 0 && mn > 0 && le != NULL) {
         memcpy(le + mf * ds, out + mf * ds, mn * ds);
