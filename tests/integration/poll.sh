@@ -117,9 +117,10 @@ it_log "the same summaries with every window: $(wc -l <"$IT_DIR/sum-0") lines"
 # 3. A daemon pinned to one CPU gives the same results and sleeps with a
 # timer slack of 4 ms (its timers fire at a scheduler tick; collsd.c
 # collsd_slack) while no paced send is due; so does an idle daemon (no
-# task, no group) with more CPUs, but while a task is attached it keeps
-# the slack it was started with (ours), and so does a program the pinned
-# daemon spawns.  Needs 2 CPUs and the kernel's /proc/PID/timerslack_ns.
+# task, no group, no measurement) with more CPUs, but while a task is
+# attached it keeps the slack it was started with (ours), and so does a
+# program the pinned daemon spawns.  Needs 2 CPUs and the kernel's
+# /proc/PID/timerslack_ns.
 if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
     mkdir -m 700 "$IT_DIR/bin"
     printf '#!/bin/sh\necho "slack $(cat /proc/self/timerslack_ns)"\n' \
@@ -133,7 +134,17 @@ if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
         it_fail "results with a pinned daemon differ from --poll-us 0"
         diff "$IT_DIR/sum-0" "$IT_DIR/sum-solo" >&2
     }
-    sleep 0.2 # idle: no paced send due
+    # idle: no paced send due, and no measurement -- the checks moved the
+    # round trips the daemons observe, so they may measure pLogP again
+    # (measure.c; a daemon that measures is not idle, collsd_idle)
+    for _ in $(seq 1 100); do
+        [ "$(stat 1 measure_jobs)" = 0 ] && [ "$(stat 2 measure_jobs)" = 0 ] &&
+            break
+        sleep 0.1
+    done
+    [ "$(stat 2 measure_jobs)" = 0 ] ||
+        it_fail "daemon 2 still measures pLogP after 10 s"
+    sleep 0.2
     own=$(cat /proc/self/timerslack_ns)
     s1=$(cat "/proc/$(it_pid 1)/timerslack_ns")
     s2=$(cat "/proc/$(it_pid 2)/timerslack_ns")
@@ -148,6 +159,8 @@ if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
         [ -s "$IT_DIR/echo.out" ] && break
         sleep 0.1
     done
+    [ "$(stat 2 measure_jobs)" = 0 ] ||
+        it_fail "daemon 2 still measures pLogP after 10 s"
     sleep 0.2
     s2=$(cat "/proc/$(it_pid 2)/timerslack_ns")
     kill "$epid" 2>/dev/null
