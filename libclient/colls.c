@@ -588,6 +588,10 @@ colls_attach(const char *socket_path, colls_t **out)
     }
     uv_timer_init(&c->conn.loop, &c->timer);
     c->timer.data = c;
+    rc = colls__direct_cc_set(&c->conn, getenv("COLLS_DIRECT_CC"), c->errmsg,
+                              sizeof(c->errmsg));
+    if (rc < 0)
+        goto fail;
     rc = colls__conn_open(&c->conn, path);
     if (rc < 0)
         goto fail;

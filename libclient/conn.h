@@ -195,6 +195,9 @@ struct colls__conn {
     int err; /* non-zero once the daemon stream is gone */
     uint64_t next_req_id;
     char direct_addr[64]; /* where to listen ("" = 127.0.0.1) */
+    /* TCP congestion control of direct connections ("": the system's;
+       $COLLS_DIRECT_CC, colls__direct_cc_set) */
+    char direct_cc[16];
     uv_tcp_t listener;
     int listening;
     /* the key of the tickets others show us in DIRECT_HELLO (ROUTE_REG) */
@@ -257,6 +260,8 @@ int colls__shm_poll(struct colls__conn *cn);
 const char *colls__conn_channel(const struct colls__conn *cn);
 
 /* direct.c */
+int colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
+                         size_t cap);
 int colls__direct_listen(struct colls__conn *cn);
 int colls__direct_send(struct colls__conn *cn, struct colls__wreq *wr);
 void colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,

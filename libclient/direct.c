@@ -32,11 +32,16 @@
  * libuv; the address of a peer is asked for through ops->resolve and the
  * answer comes back through colls__direct_resolved().
  */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "proto/bytes.h"
@@ -142,6 +147,62 @@ direct_peer_fail(struct colls__conn *cn, struct colls__peer *p)
     direct_flush(cn, p, NULL);
 }
 
+/*
+ * The TCP congestion control of this task's direct connections: name
+ * ($COLLS_DIRECT_CC; NULL or "" keeps the system's,
+ * net.ipv4.tcp_congestion_control).  Tried once on a socket of its own,
+ * so that a name the kernel does not know or does not let this task
+ * choose fails the attach with the kernel's reason in err.  0 or
+ * COLLS_EINVAL / COLLS_EIO.
+ */
+int
+colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
+                     size_t cap)
+{
+    int fd, rc = 0;
+
+    cn->direct_cc[0] = '\0';
+    if (name == NULL || name[0] == '\0')
+        return 0;
+    if (strlen(name) >= sizeof(cn->direct_cc)) {
+        snprintf(err, cap, "COLLS_DIRECT_CC=%s: longer than %zu characters",
+                 name, sizeof(cn->direct_cc) - 1);
+        return COLLS_EINVAL;
+    }
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, cap, "COLLS_DIRECT_CC: no TCP socket: %s",
+                 strerror(errno));
+        return COLLS_EIO;
+    }
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
+                   (socklen_t)strlen(name)) < 0) {
+        snprintf(err, cap,
+                 "COLLS_DIRECT_CC=%s: %s (net.ipv4.tcp_allowed_congestion_"
+                 "control names those a task may choose)",
+                 name, strerror(errno));
+        rc = COLLS_EINVAL;
+    } else {
+        memcpy(cn->direct_cc, name, strlen(name) + 1);
+    }
+    close(fd);
+    return rc;
+}
+
+/* Gives direct connection st the congestion control of colls__direct_cc_set
+   (nothing when the system's is kept; checked at attach). */
+static void
+direct_cc_apply(struct colls__stream *st)
+{
+    uv_os_fd_t fd;
+
+    if (st->cn->direct_cc[0] != '\0' && uv_fileno(&st->u.h, &fd) == 0)
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, st->cn->direct_cc,
+                         (socklen_t)strlen(st->cn->direct_cc));
+}
+
 /* TCP connect finished: say hello and flush what waited, or fall back. */
 static void
 direct_connect_cb(uv_connect_t *req, int status)
@@ -162,6 +223,7 @@ direct_connect_cb(uv_connect_t *req, int status)
         return;
     }
     uv_tcp_nodelay(&st->u.tcp, 1);
+    direct_cc_apply(st);
     envelope_init(&e);
     e.kind = KIND__DIRECT_HELLO;
     e.src = cn->tid;
@@ -498,6 +560,7 @@ direct_listen_cb(uv_stream_t *server, int status)
         return;
     }
     uv_tcp_nodelay(&st->u.tcp, 1);
+    direct_cc_apply(st);
 }
 
 /*
