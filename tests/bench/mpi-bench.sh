@@ -53,6 +53,16 @@
 #                  the processes leave the barrier before each run (see
 #                  "One CPU" in docs/architecture.md)
 #   BENCH_IDLE_S   10  then the daemons' CPU over that many idle seconds
+#   BENCH_TCP_CC   the TCP congestion control of every emulated host
+#                  (net.ipv4.tcp_congestion_control in each host's
+#                  namespace), for every implementation alike; default:
+#                  the machine's.  With BBR, which paces every connection
+#                  (no fq qdisc here: the kernel's own timers), large
+#                  messages over TCP took 3-4x as long as with reno on this
+#                  VM (docs/architecture.md, "TCP's congestion control")
+#   BENCH_DIRECT_CC  COLLS_DIRECT_CC for collsd's tasks only: the congestion
+#                  control of their direct connections (docs/protocol.md);
+#                  default: unset (the host's)
 #   BENCH_MPI_TIMEOUT  300  seconds per MPI run
 #   BENCH_OUT      ./mpi-bench-results.txt
 #
@@ -127,6 +137,18 @@ for l in $LAYOUTS; do
     [ "${l%x*}" -gt "$maxh" ] && maxh=${l%x*}
 done
 mh_init "$B" "$SOCK" "$maxh" collsd collsctl
+TCP_CC_SYS=$(cat /proc/sys/net/ipv4/tcp_congestion_control)
+if [ -n "${BENCH_TCP_CC:-}" ]; then
+    for i in $(seq 1 "$maxh"); do
+        host_run "$i" sysctl -q -w \
+            "net.ipv4.tcp_congestion_control=$BENCH_TCP_CC" ||
+            fail "BENCH_TCP_CC=$BENCH_TCP_CC: host $i refuses it"
+    done
+    [ "$FAILED" = 0 ] || exit 1
+fi
+TCP_CC=$(host_run 1 cat /proc/sys/net/ipv4/tcp_congestion_control)
+unset COLLS_DIRECT_CC
+[ -n "${BENCH_DIRECT_CC:-}" ] && export COLLS_DIRECT_CC=$BENCH_DIRECT_CC
 # One collsd machine per BENCH_AUTH mode: its socket, label and daemons.
 sock_of()
 {
@@ -201,7 +223,10 @@ Open MPI: OMPI_ALLOW_RUN_AS_ROOT=1 mpirun.openmpi --hostfile HOSTS -np N
   $OMPI_OPTS (rsh agent: ns-rsh)
 Open MPI HAN: the same with $HAN_OPTS
 MPICH: mpiexec.hydra -launcher ssh -launcher-exec ns-rsh -f HOSTS -iface eth0
-  -n N, -genv for each of: $MPICH_ENV"
+  -n N, -genv for each of: $MPICH_ENV
+TCP congestion control of the hosts: $TCP_CC (BENCH_TCP_CC; the machine's:
+  $TCP_CC_SYS); collsd's direct connections: ${COLLS_DIRECT_CC:-as the hosts}
+  (BENCH_DIRECT_CC sets COLLS_DIRECT_CC)"
 
 # cpu-wrap CMD...: runs CMD, then prints "cpu USER SYS", its CPU time
 # (the second line of bash's `times`: the children's; `times` in a
