@@ -5,7 +5,9 @@
  * in ATTACH_REP.direct_addr (127.0.0.1 when empty) and registers host:port
  * with ROUTE_REG, with a random direct key.  The first direct send to a
  * task asks the daemon for its address (ROUTE_REQ), connects once
- * (TCP_NODELAY), sends DIRECT_HELLO and then DATA frames; messages sent
+ * (TCP_NODELAY; the congestion control of $COLLS_DIRECT_CC, when set, on
+ * the listener and on a connecting socket: colls__direct_cc_set), sends
+ * DIRECT_HELLO and then DATA frames; messages sent
  * meanwhile wait, in order, on the peer.  An accepted connection names
  * its sender in DIRECT_HELLO and shows the ticket the receiver's daemon
  * gave the sender (SipHash of both tids under our key, proto/siphash.h):
@@ -196,9 +198,9 @@ colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
  * (nothing when the system's is kept; the name was checked at attach).
  * Before the connection exists: the listener's (its connections inherit
  * it) and a connecting socket's before it connects.  Switched on an open
- * connection, BBR's pacing stayed on under reno (libclient's allreduce of
- * 256 KiB on 4 emulated hosts took 1.6-1.8x Open MPI's time, against
- * 0.7-0.8x with reno from the start).
+ * connection, BBR's pacing stayed on under reno (a direct allreduce of
+ * 256 KiB on 4 emulated hosts x 1 took 1.6-1.8x Open MPI's time, against
+ * 0.7-0.8x with reno from the start; docs/architecture.md).
  */
 static void
 direct_cc_apply(struct colls__conn *cn, uv_handle_t *h)

@@ -57,9 +57,10 @@
 #                  (net.ipv4.tcp_congestion_control in each host's
 #                  namespace), for every implementation alike; default:
 #                  the machine's.  With BBR, which paces every connection
-#                  (no fq qdisc here: the kernel's own timers), large
-#                  messages over TCP took 3-4x as long as with reno on this
-#                  VM (docs/architecture.md, "TCP's congestion control")
+#                  (no fq qdisc here: the kernel's own timers), bcasts of
+#                  1-4 MiB over TCP took 3-5x as long as with reno on this
+#                  VM, collsd's and Open MPI's (docs/architecture.md,
+#                  "TCP's congestion control")
 #   BENCH_DIRECT_CC  COLLS_DIRECT_CC for collsd's tasks only: the congestion
 #                  control of their direct connections (docs/protocol.md);
 #                  default: unset (the host's)
