@@ -7,8 +7,8 @@
  * task asks the daemon for its address (ROUTE_REQ), connects once
  * (TCP_NODELAY; the congestion control of $COLLS_DIRECT_CC, when set, on
  * the listener and on a connecting socket: colls__direct_cc_set), sends
- * DIRECT_HELLO and then DATA frames; messages sent
- * meanwhile wait, in order, on the peer.  An accepted connection names
+ * DIRECT_HELLO and then DATA frames; messages sent meanwhile wait, in
+ * order, on the peer.  An accepted connection names
  * its sender in DIRECT_HELLO and shows the ticket the receiver's daemon
  * gave the sender (SipHash of both tids under our key, proto/siphash.h):
  * without the right one the connection is closed unheard, so nobody who
@@ -279,7 +279,8 @@ colls__direct_resolved(struct colls__conn *cn, colls_tid_t tid,
         direct_peer_fail(cn, p);
         return;
     }
-    /* the socket now (not at connect): its congestion control first */
+    /* the socket now (not at connect): its congestion control first; if
+       it cannot be made now, uv_tcp_connect fails and the peer with it */
     if (uv_tcp_init_ex(&cn->loop, &st->u.tcp, ss.ss_family) != 0)
         uv_tcp_init(&cn->loop, &st->u.tcp);
     direct_cc_apply(cn, &st->u.h);

@@ -137,13 +137,15 @@ if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
     # idle: no paced send due, and no measurement -- the checks moved the
     # round trips the daemons observe, so they may measure pLogP again
     # (measure.c; a daemon that measures is not idle, collsd_idle)
+    measuring()
+    {
+        [ "$(stat 1 measure_jobs)" != 0 ] || [ "$(stat 2 measure_jobs)" != 0 ]
+    }
     for _ in $(seq 1 100); do
-        [ "$(stat 1 measure_jobs)" = 0 ] && [ "$(stat 2 measure_jobs)" = 0 ] &&
-            break
+        measuring || break
         sleep 0.1
     done
-    [ "$(stat 2 measure_jobs)" = 0 ] ||
-        it_fail "daemon 2 still measures pLogP after 10 s"
+    ! measuring || it_fail "the daemons still measure pLogP after 10 s"
     sleep 0.2
     own=$(cat /proc/self/timerslack_ns)
     s1=$(cat "/proc/$(it_pid 1)/timerslack_ns")
@@ -159,8 +161,6 @@ if [ "$(nproc)" -ge 2 ] && [ -r /proc/self/timerslack_ns ]; then
         [ -s "$IT_DIR/echo.out" ] && break
         sleep 0.1
     done
-    [ "$(stat 2 measure_jobs)" = 0 ] ||
-        it_fail "daemon 2 still measures pLogP after 10 s"
     sleep 0.2
     s2=$(cat "/proc/$(it_pid 2)/timerslack_ns")
     kill "$epid" 2>/dev/null
