@@ -119,9 +119,11 @@ struct measure_state {
     uint8_t *zeros;
     size_t zeros_len;
     /* the job's train in flight: our CPU clock (measure_cpu_us) when it
-       started, its messages */
+       started, its messages, and the transport's retransmissions to its
+       peer until then */
     uint64_t train_cpu_us;
     int train_k;
+    uint64_t train_rtx;
 };
 
 static void measure_load_result(struct daemon *d, int from, uint64_t id, int k,
@@ -505,9 +507,12 @@ static int
 measure_job_train(void *ctx, int hid, size_t m, int k, uint64_t id)
 {
     struct daemon *d = ctx;
+    struct rel_peer_stats ps = {0};
 
     d->ms->train_cpu_us = measure_cpu_us(d);
     d->ms->train_k = k;
+    (void)rel_peer_stats(d->rel, hid, &ps);
+    d->ms->train_rtx = ps.retransmits;
     return measure_train(ctx, hid, m, k, id);
 }
 
@@ -638,6 +643,10 @@ measure_job_end(struct daemon *d, struct measure_job *jb, int status)
     uint64_t now = platform_now_us();
 
     list_del(&jb->node);
+    if (rc == 0 && jb->j.lossy_repeats > 0)
+        log_info("pLogP measurement of host %d: %d train(s) sent again, the "
+                 "transport having retransmitted during them",
+                 hid, jb->j.lossy_repeats);
     if (rc == 0 && (rc = plogp_job_result(&jb->j, &row)) == 0 && mp != NULL) {
         struct rel_peer_stats ps = {0};
 
@@ -1143,9 +1152,10 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
     struct measure_job *jb;
     uint64_t now = platform_now_us();
     Probe out = PROBE__INIT;
+    struct rel_peer_stats ps;
     double span, o_r, o_s;
     uint64_t cpu;
-    int got;
+    int got, repaired = 0;
 
     if (d->ms == NULL || (pr == NULL && e->kind != KIND__PARAMS_SHARE) ||
         (mp = measure_peer(d, hid)) == NULL) {
@@ -1193,9 +1203,12 @@ measure_peer_msg(struct daemon *d, int hid, const Envelope *e,
             o_s = d->ms->train_k > 0 && cpu >= d->ms->train_cpu_us
                       ? (double)(cpu - d->ms->train_cpu_us) / d->ms->train_k
                       : -1.0;
+            /* a train the transport repaired measured the repair */
+            if (rel_peer_stats(d->rel, hid, &ps) == 0)
+                repaired = ps.retransmits > d->ms->train_rtx;
             if (plogp_job_spanned(&jb->j, pr->id,
                                   pr->got > PLOGP_TRAIN_MAX ? 0 : (int)pr->got,
-                                  pr->span_us, o_s, pr->o_r_us)) {
+                                  pr->span_us, o_s, pr->o_r_us, repaired)) {
                 measure_kick(d, now);
                 return;
             }

@@ -206,7 +206,7 @@ plogp_ladder_us(const size_t *sizes, size_t n, int reps, unsigned request_ms)
             (uint64_t)PLOGP_ALONE_REPS *
                 (PLOGP_PAUSE_MAX_US + plogp_deadline_us(sizes[i], request_ms)) +
             (uint64_t)echoes * plogp_deadline_us(sizes[i], request_ms) +
-            (uint64_t)reps *
+            (uint64_t)(reps + PLOGP_LOSSY_REPEATS) *
                 plogp_deadline_us((uint64_t)sizes[i] *
                                       (uint64_t)plogp_train_len(sizes[i]),
                                   request_ms);
@@ -285,6 +285,7 @@ plogp_job_advance(struct plogp_job *j, double sample)
     j->r = 0;
     if (j->phase == PLOGP_ECHO) {
         j->phase = PLOGP_TRAIN;
+        j->lossy_left = PLOGP_LOSSY_REPEATS;
         return;
     }
     if (j->phase == PLOGP_TRAIN && ++j->i < j->nsizes) {
@@ -343,12 +344,18 @@ plogp_job_echoed(struct plogp_job *j, uint64_t id, uint64_t now_us)
 
 int
 plogp_job_spanned(struct plogp_job *j, uint64_t id, int got, double span_us,
-                  double o_s_us, double o_r_us)
+                  double o_s_us, double o_r_us, int repaired)
 {
     if (j->phase != PLOGP_TRAIN || id == 0 || id != j->id)
         return 0;
     if (got != j->k || !plogp_ok(span_us)) {
         j->id = 0; /* lost part of it: send it again */
+        return 1;
+    }
+    if (repaired && j->lossy_left > 0) {
+        j->lossy_left--; /* its span is the loss recovery's (plogp.h) */
+        j->lossy_repeats++;
+        j->id = 0;
         return 1;
     }
     j->os_sample[j->r] = plogp_ok(o_s_us) ? o_s_us : 0.0;

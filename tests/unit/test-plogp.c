@@ -38,6 +38,10 @@ struct sim {
     double bucket, rate, tokens;
     uint64_t filled; /* when tokens was last brought up to date */
     int pauses;      /* times the job paused */
+    /* trains the transport repairs (retransmits in): the next `repair`
+       ones, or every one with repair_all; a repaired train's messages
+       arrive 4 times as far apart as the link's gap */
+    int repair, repair_all, repaired;
 };
 
 /* Brings s's bucket up to s->now. */
@@ -120,8 +124,15 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
         ck_assert_int_eq(plogp_job_echoed(j, s->id, s->now), 1);
     } else {
         double gap = s->c + s->d * (double)s->m, span = 0.0, o_r = 0.0;
-        int i, got = 0, done = 0;
+        int i, got = 0, done = 0, repaired = s->repair_all || s->repair > 0;
         uint64_t t = s->now;
+
+        if (repaired) {
+            gap *= 4.0;
+            s->repaired++;
+            if (s->repair > 0)
+                s->repair--;
+        }
 
         if (s->bucket > 0.0) {
             sim_fill(s);
@@ -148,11 +159,12 @@ sim_answer(struct sim *s, struct plogp_job *j, struct plogp_rx *rx)
         s->lose_next_train = 0;
         s->now = t + (uint64_t)(gap * s->k) + 50;
         /* the sender's overhead, jittered by -1..2 us */
-        ck_assert_int_eq(
-            plogp_job_spanned(
-                j, s->id, got, span,
-                SIM_O_S(s->m) + (double)((s->jitter >> 16) % 4) - 1.0, o_r),
-            1);
+        ck_assert_int_eq(plogp_job_spanned(j, s->id, got, span,
+                                           SIM_O_S(s->m) +
+                                               (double)((s->jitter >> 16) % 4) -
+                                               1.0,
+                                           o_r, repaired),
+                         1);
     }
 }
 
@@ -251,6 +263,54 @@ START_TEST(test_job_recovers_link)
                       sizes[i], p.o_s[i]);
         ck_assert_msg(fabs(p.o_r[i] - SIM_O_R(m)) <= 1.0, "o_r(%zu) %.2f",
                       sizes[i], p.o_r[i]);
+    }
+}
+END_TEST
+
+/* Trains the transport repaired are sent again, PLOGP_LOSSY_REPEATS times
+   per size at most: a first repaired train of each size leaves the gaps
+   the link's; on a link that repairs every train each size takes
+   PLOGP_LOSSY_REPEATS more and keeps what it measured (the budget of the
+   repeats: test_deadlines). */
+START_TEST(test_job_repaired_trains)
+{
+    static const size_t sizes[] = {1, 4096, 65536};
+    struct sim s = {SIM_LINK}, all = {SIM_LINK, .repair_all = 1};
+    struct plogp_params p, q;
+    struct plogp_job j;
+    struct plogp_rx rx = {0};
+    uint64_t next = 1;
+    size_t i;
+    int rc, steps = 0, size_trains[3] = {0, 0, 0};
+
+    ck_assert_int_eq(plogp_job_init(&j, 3, sizes, 3, 3), 0);
+    while ((rc = sim_next(&s, &j, &next)) == 0) {
+        /* the first train of each size is repaired */
+        if (s.kind == 2 && size_trains[j.i]++ == 0)
+            s.repair = 1;
+        sim_answer(&s, &j, &rx);
+        ck_assert_int_lt(++steps, 1000);
+    }
+    ck_assert_int_eq(rc, 1);
+    ck_assert_int_eq(plogp_job_result(&j, &p), 0);
+    ck_assert_int_eq(s.repaired, 3);
+    ck_assert_int_eq(j.lossy_repeats, 3);
+    ck_assert_int_eq(s.trains, 3 * 3 + 3);
+    for (i = 0; i < 3; i++) {
+        double want = s.c + s.d * (double)sizes[i];
+
+        ck_assert_msg(fabs(p.gap[i] - want) < 0.05 * want + 1.0,
+                      "gap(%zu) %.2f want %.2f", sizes[i], p.gap[i], want);
+    }
+
+    sim_run(&all, sizes, 3, 3, &q);
+    ck_assert_int_eq(all.trains, 3 * (3 + PLOGP_LOSSY_REPEATS));
+    for (i = 0; i < 3; i++) {
+        double want = 4.0 * (all.c + all.d * (double)sizes[i]);
+
+        ck_assert_msg(fabs(q.gap[i] - want) < 0.05 * want + 1.0,
+                      "lossy gap(%zu) %.2f want %.2f", sizes[i], q.gap[i],
+                      want);
     }
 }
 END_TEST
@@ -600,16 +660,18 @@ START_TEST(test_deadlines)
 
     ck_assert_uint_eq(plogp_deadline_us(1000, 2000), 2000000u + 20000u);
     /* 1 KiB: echo 1024 (PLOGP_ECHO_MANY times), train 64 x 1024; 1 MiB:
-       echo, train 8 x 1 MiB (PLOGP_TRAIN_MIN), 3 repetitions each; and
-       PLOGP_ALONE_REPS echoes of each alone, after a pause of at most
-       PLOGP_PAUSE_MAX_US each */
+       echo, train 8 x 1 MiB (PLOGP_TRAIN_MIN), 3 repetitions each, and
+       PLOGP_LOSSY_REPEATS trains more of each size; and PLOGP_ALONE_REPS
+       echoes of each alone, after a pause of at most PLOGP_PAUSE_MAX_US
+       each */
     ck_assert_uint_eq(
         plogp_ladder_us(sizes, 2, 3, 2000),
         PLOGP_ALONE_REPS * (2u * PLOGP_PAUSE_MAX_US + 2u * 2000000u +
                             20u * (1024u + (1u << 20))) +
             PLOGP_ECHO_MANY * (2000000u + 20u * 1024u) +
-            3u * (2000000u + 20u * 64u * 1024u) +
-            3u * (2u * 2000000u + 20u * ((1u << 20) + 8u * (1u << 20))));
+            (3u + PLOGP_LOSSY_REPEATS) * (2000000u + 20u * 64u * 1024u) +
+            3u * (2000000u + 20u * (1u << 20)) +
+            (3u + PLOGP_LOSSY_REPEATS) * (2000000u + 20u * 8u * (1u << 20)));
 }
 END_TEST
 
@@ -990,6 +1052,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_job_recovers_link);
     tcase_add_test(tc, test_job_bucket);
     tcase_add_test(tc, test_job_big_bucket);
+    tcase_add_test(tc, test_job_repaired_trains);
     tcase_add_test(tc, test_job_init_refuses);
     tcase_add_test(tc, test_rx);
     tcase_add_test(tc, test_agrees);
