@@ -166,9 +166,11 @@ plogp_moves_checked(struct plogp_moves *mv, int agrees)
 }
 
 double
-plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us)
+plogp_with_hops(const struct plogp_params *pp, size_t in, size_t out,
+                double alg_us)
 {
-    return alg_us + 2.0 * (pp->hop_us + pp->hop_byte_us * (double)n);
+    return alg_us + 2.0 * pp->hop_us +
+           pp->hop_byte_us * ((double)in + (double)out);
 }
 
 /* ---- one peer ---- */

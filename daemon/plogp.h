@@ -260,9 +260,11 @@ double plogp_row_rate(const struct plogp_params *pp);
    looks starts again either way. */
 void plogp_moves_checked(struct plogp_moves *mv, int agrees);
 
-/* Predicted time, us, of a collective through the daemons: the two hops
-   of n bytes plus the inter-daemon algorithm's cost alg_us. */
-double plogp_with_hops(const struct plogp_params *pp, size_t n, double alg_us);
+/* Predicted time, us, of a collective through the daemons: a task's hop
+   of in bytes to its daemon, the inter-daemon algorithm's cost alg_us,
+   and a hop of out bytes back (collop_task_bytes). */
+double plogp_with_hops(const struct plogp_params *pp, size_t in, size_t out,
+                       double alg_us);
 
 /* ---- measuring one peer ---- */
 

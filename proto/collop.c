@@ -86,6 +86,40 @@ collop_lookup(const char *name)
     return -1;
 }
 
+void
+collop_task_bytes(int op, int P, size_t n, size_t *in, size_t *out)
+{
+    const struct collop *o = collop_get(op);
+    size_t all = (size_t)(P > 0 ? P : 1) * n;
+
+    *in = *out = n;
+    if (o == NULL)
+        return;
+    switch (o->family) {
+    case COLLOP_BARRIER:
+        *in = *out = 0;
+        break;
+    case COLLOP_ONE_TO_ALL: /* scatter's root */
+        *in = o->blocks ? all : n;
+        break;
+    case COLLOP_ALL_TO_ONE: /* gather's root */
+        *out = o->blocks ? all : n;
+        break;
+    case COLLOP_ALL_TO_ALL1: /* allgather gets P blocks; reduce_scatter
+                                hands in P */
+        if (o->blocks)
+            *out = all;
+        else if (o->base == COLLS_COLL_REDUCE_SCATTER)
+            *in = all;
+        break;
+    case COLLOP_ALL_TO_ALL2:
+        *in = *out = all;
+        break;
+    default:
+        break;
+    }
+}
+
 int
 collop_is_rooted(int op)
 {

@@ -44,6 +44,16 @@ const char *collop_name(int op);
 /* Operation named name (case-insensitive), or -1. */
 int collop_lookup(const char *name);
 
+/*
+ * The bytes of a task's two hops in an operation of P ranks and n bytes
+ * per rank (per block where the data are blocks): *in, the most any task
+ * hands its daemon (a scatter's root hands it P blocks, an alltoall's
+ * every task P), and *out, the most any task gets back (a gather's root P
+ * blocks, an allgather's every task P).  Barrier: 0 and 0.  An unknown op
+ * counts n each way.
+ */
+void collop_task_bytes(int op, int P, size_t n, size_t *in, size_t *out);
+
 /* Shorthands for the traits; 0 for an unknown op. */
 int collop_is_rooted(int op);
 int collop_is_reduction(int op);

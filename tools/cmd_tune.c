@@ -361,11 +361,13 @@ tune_predict(const struct tune_opts *o, const struct plogp_params *pp,
                          .dtype = COLLS_INT32,
                          .rop = COLLS_SUM};
     struct plogp v;
+    size_t in, out;
 
     plogp_view(pp, &v);
     if (!alg_usable(alg, &a))
         return -1.0;
-    return plogp_with_hops(pp, n, tune_alg_cost(&a, &v, alg, seg));
+    collop_task_bytes(o->op, o->P, n, &in, &out);
+    return plogp_with_hops(pp, in, out, tune_alg_cost(&a, &v, alg, seg));
 }
 
 static int

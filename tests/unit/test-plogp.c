@@ -16,6 +16,7 @@
 #include "daemon/alg/topo.h"
 #include "daemon/plogp.h"
 #include "daemon/tune.h"
+#include "proto/collop.h"
 #include "tests/unit/suites.h"
 
 /* The simulated link and the probes the job asked for. */
@@ -654,6 +655,41 @@ START_TEST(test_job_big_bucket)
 END_TEST
 
 /* The deadlines: 2 s plus 10 us per byte each way, per echo and train. */
+/* The bytes of a task's two hops, per operation: P = 4 ranks, n = 100
+   bytes per rank (per block). */
+START_TEST(test_task_bytes)
+{
+    static const struct {
+        int op;
+        size_t in, out;
+    } want[] = {
+        {COLLS_COLL_BARRIER, 0, 0},
+        {COLLS_COLL_BCAST, 100, 100},
+        {COLLS_COLL_REDUCE, 100, 100},
+        {COLLS_COLL_ALLREDUCE, 100, 100},
+        {COLLS_COLL_GATHER, 100, 400},
+        {COLLS_COLL_GATHERV, 100, 400},
+        {COLLS_COLL_SCATTER, 400, 100},
+        {COLLS_COLL_SCATTERV, 400, 100},
+        {COLLS_COLL_ALLGATHER, 100, 400},
+        {COLLS_COLL_ALLGATHERV, 100, 400},
+        {COLLS_COLL_ALLTOALL, 400, 400},
+        {COLLS_COLL_ALLTOALLV, 400, 400},
+        {COLLS_COLL_REDUCE_SCATTER, 400, 100},
+        {COLLS_COLL_SCAN, 100, 100},
+        {COLLS_COLL_EXSCAN, 100, 100},
+        {-1, 100, 100},
+    };
+    size_t i, in, out;
+
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        collop_task_bytes(want[i].op, 4, 100, &in, &out);
+        ck_assert_msg(in == want[i].in && out == want[i].out,
+                      "%s: in %zu out %zu", collop_name(want[i].op), in, out);
+    }
+}
+END_TEST
+
 START_TEST(test_deadlines)
 {
     const size_t sizes[] = {1024, 1 << 20};
@@ -989,8 +1025,11 @@ START_TEST(test_tune_by_params)
                        fmax(3 * hop, 2 * (hop + gap))) < 1e-9);
         ck_assert(bin->cost(&v, 1, 4096, 0) == 0.0);
     }
-    ck_assert(fabs(plogp_with_hops(&pp, 4, c.predicted) -
+    ck_assert(fabs(plogp_with_hops(&pp, 4, 4, c.predicted) -
                    (c.predicted + 2.0 * (9.5 + 0.001))) < 1e-9);
+    /* a scatter's root hands its daemon P blocks: in 16, out 4 */
+    ck_assert(fabs(plogp_with_hops(&pp, 16, 4, c.predicted) -
+                   (c.predicted + 2.0 * 9.5 + 0.00025 * 20)) < 1e-9);
     /* rows where every rank sends at once are costed with gl (here 2 g),
        and so are the trees and pipelines from 4 ranks on (ALG_OVERLAP:
        pairs transfer at once below the first level); the chain and flat
@@ -1053,6 +1092,7 @@ suite_plogp(void)
     tcase_add_test(tc, test_job_bucket);
     tcase_add_test(tc, test_job_big_bucket);
     tcase_add_test(tc, test_job_repaired_trains);
+    tcase_add_test(tc, test_task_bytes);
     tcase_add_test(tc, test_job_init_refuses);
     tcase_add_test(tc, test_rx);
     tcase_add_test(tc, test_agrees);
