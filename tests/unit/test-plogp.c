@@ -654,7 +654,6 @@ START_TEST(test_job_big_bucket)
 }
 END_TEST
 
-/* The deadlines: 2 s plus 10 us per byte each way, per echo and train. */
 /* The bytes of a task's two hops, per operation: P = 4 ranks, n = 100
    bytes per rank (per block). */
 START_TEST(test_task_bytes)
@@ -690,6 +689,7 @@ START_TEST(test_task_bytes)
 }
 END_TEST
 
+/* The deadlines: 2 s plus 10 us per byte each way, per echo and train. */
 START_TEST(test_deadlines)
 {
     const size_t sizes[] = {1024, 1 << 20};
