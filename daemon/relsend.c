@@ -60,11 +60,12 @@
  * the estimate still grows by 1/4 per round (startup) DATA is not paced;
  * after 3 rounds without, DATA is paced at the estimate times a gain that
  * cycles over 8 rounds: 1.25 (probe for more), 0.75 (drain the queue the
- * probe built), then 1.  Samples of datagrams sent with nothing more
- * queued (app-limited) only raise the estimate, and only a round with a
- * sample that was not app-limited counts towards the 3 (as in BBR): the
- * estimate of app-limited rounds is the application's rate, and pacing a
- * bulk transfer at it once held a flood to its heartbeats' rate (307
+ * probe built), then 1; a sample then counts at most the pacing rate, so
+ * the estimate grows only by what a probe finds.  Samples of datagrams sent
+ * with nothing more queued (app-limited) only raise the estimate, and only a
+ * round with a sample that was not app-limited counts towards the 3 (as in
+ * BBR): the estimate of app-limited rounds is the application's rate, and
+ * pacing a bulk transfer at it once held a flood to its heartbeats' rate (307
  * B/s; test-rel applim_stream).  A round that loses at least 8 datagrams
  * and more than 1/8 also ends startup (as in BBRv2): a queue on the path
  * is shallower than what an unpaced burst puts into it; one or two lost
@@ -633,6 +634,17 @@ rate_sample(struct rel *r, struct rel_peer *p, uint64_t del, uint64_t us,
        earlier (a hole filled late, acks held up), not a faster path */
     if (p->filled && rate > 1.5 * p->bw_round)
         rate = 1.5 * p->bw_round;
+    /* nor can a paced sender's deliveries outrun its pacing, but over an
+       interval too short to tell: behind a shaper whose bucket holds a
+       few datagrams, those that find it full pass at once, and after
+       each silence samples over a round trip of 100 us counted them
+       (28-57 MB/s on a 1.25 MB/s link).  Capped at 1.5 times the last
+       round's estimate only, such samples raised the estimate round
+       after round (rounds of one or two datagrams: 1.2, 1.8, 2.7 MB/s)
+       and the pacing overran the shaper's queue (test-rel bucket: 1,178
+       of 5,600 datagrams resent; 334 of 4,756 with this cap) */
+    if (p->filled && p->pace_rate > 0 && rate > p->pace_rate)
+        rate = p->pace_rate;
     win = max_dbl(8.0 * (double)p->srtt, REL_BW_WIN_US);
     if (p->bw_win_us == 0 || (double)(now - p->bw_win_us) > win) {
         p->bw_prev = p->bw_cur;
