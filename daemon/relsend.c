@@ -61,7 +61,8 @@
  * after 3 rounds without, DATA is paced at the estimate times a gain that
  * cycles over 8 rounds: 1.25 (probe for more), 0.75 (drain the queue the
  * probe built), then 1; a sample then counts at most the pacing rate, so
- * the estimate grows only by what a probe finds.  Samples of datagrams sent
+ * the estimate grows only in the probe's rounds (by at most 1.5 a round,
+ * rate_sample).  Samples of datagrams sent
  * with nothing more queued (app-limited) only raise the estimate, and only a
  * round with a sample that was not app-limited counts towards the 3 (as in
  * BBR): the estimate of app-limited rounds is the application's rate, and
