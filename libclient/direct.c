@@ -5,8 +5,9 @@
  * in ATTACH_REP.direct_addr (127.0.0.1 when empty) and registers host:port
  * with ROUTE_REG, with a random direct key.  The first direct send to a
  * task asks the daemon for its address (ROUTE_REQ), connects once
- * (TCP_NODELAY; the congestion control of $COLLS_DIRECT_CC, when set, on
- * the listener and on a connecting socket: colls__direct_cc_set), sends
+ * (TCP_NODELAY; the congestion control of colls__direct_cc_set -- the
+ * host's, cubic where that is BBR, or $COLLS_DIRECT_CC -- on the
+ * listener and on a connecting socket), sends
  * DIRECT_HELLO and then DATA frames; messages sent meanwhile wait, in
  * order, on the peer.  An accepted connection names
  * its sender in DIRECT_HELLO and shows the ticket the receiver's daemon
@@ -151,22 +152,36 @@ direct_peer_fail(struct colls__conn *cn, struct colls__peer *p)
 
 /*
  * The TCP congestion control of this task's direct connections: name
- * ($COLLS_DIRECT_CC; NULL or "" keeps the system's,
- * net.ipv4.tcp_congestion_control).  Tried once on a socket of its own,
- * so that a name the kernel does not know or does not let this task
- * choose fails the attach with the kernel's reason in err.  0 or
- * COLLS_EINVAL / COLLS_EIO.
+ * ($COLLS_DIRECT_CC).  NULL or "": where the host's default
+ * (net.ipv4.tcp_congestion_control, what a new socket gets) is BBR,
+ * cubic, or reno where this task may not choose cubic; otherwise the
+ * host's.  "system": the host's, whatever it is.  Any other name is
+ * tried once on a socket of its own, so that a name the kernel does not
+ * know or does not let this task choose fails the attach with the
+ * kernel's reason in err.  0 or COLLS_EINVAL / COLLS_EIO.
+ *
+ * Why not BBR by default: between tasks of a cluster it took large
+ * direct bcasts three times as long as cubic or reno, with or without
+ * the fq qdisc (4 emulated hosts x 1 task, 5 December 2026: 4 MiB in
+ * 4.9-5.3 ms unpinned against 1.4-1.6; docs/architecture.md, "TCP's
+ * congestion control").
  */
+static const char *const direct_cc_instead_of_bbr[] = {"cubic", "reno"};
+
 int
 colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
                      size_t cap)
 {
+    char cur[sizeof(cn->direct_cc)] = "";
+    socklen_t len = sizeof(cur) - 1;
     int fd, rc = 0;
+    size_t i;
 
     cn->direct_cc[0] = '\0';
-    if (name == NULL || name[0] == '\0')
+    if (name != NULL && strcmp(name, "system") == 0)
         return 0;
-    if (strlen(name) >= sizeof(cn->direct_cc)) {
+    if (name != NULL && name[0] != '\0' &&
+        strlen(name) >= sizeof(cn->direct_cc)) {
         snprintf(err, cap, "COLLS_DIRECT_CC=%s: longer than %zu characters",
                  name, sizeof(cn->direct_cc) - 1);
         return COLLS_EINVAL;
@@ -179,8 +194,24 @@ colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
                  strerror(errno));
         return COLLS_EIO;
     }
-    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
-                   (socklen_t)strlen(name)) < 0) {
+    if (name == NULL || name[0] == '\0') {
+        /* the default: the host's unless it is BBR; quietly the host's
+           when no alternative is allowed */
+        if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &len) == 0 &&
+            strncmp(cur, "bbr", 3) == 0) {
+            for (i = 0; i < sizeof(direct_cc_instead_of_bbr) /
+                                sizeof(direct_cc_instead_of_bbr[0]);
+                 i++) {
+                name = direct_cc_instead_of_bbr[i];
+                if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
+                               (socklen_t)strlen(name)) == 0) {
+                    memcpy(cn->direct_cc, name, strlen(name) + 1);
+                    break;
+                }
+            }
+        }
+    } else if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
+                          (socklen_t)strlen(name)) < 0) {
         snprintf(err, cap,
                  "COLLS_DIRECT_CC=%s: %s (net.ipv4.tcp_allowed_congestion_"
                  "control names those a task may choose)",

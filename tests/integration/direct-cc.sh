@@ -7,7 +7,9 @@
 #   2. with an allowed algorithm other than the system's default, a direct
 #      ping-pong of 1 MiB messages between two tasks completes, and while
 #      it runs both ends of its connection use that algorithm (ss -tinp);
-#      without the variable they use the system's default.
+#      with COLLS_DIRECT_CC=system they use the system's default;
+#   3. without the variable they use the system's default, unless that is
+#      BBR: then cubic (reno where cubic is not allowed).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 command -v ss >/dev/null || {
@@ -97,6 +99,7 @@ $(cat "$IT_DIR/pp-$tag.log")"
 # 2. An allowed algorithm that is not the default, then the default.
 SYS=$(cat /proc/sys/net/ipv4/tcp_congestion_control)
 ALL=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)
+case " $ALL " in *" cubic "*) ;; *) ALL="$ALL cubic" ;; esac
 ALT=""
 for a in $(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control); do
     [ "$a" != "$SYS" ] && ALT=$a && break
@@ -108,10 +111,28 @@ else
     it_log "2. COLLS_DIRECT_CC=$ALT: echo '$SEEN_E', ping-pong '$SEEN_P'"
     [ "$SEEN_E" = "$ALT " ] && [ "$SEEN_P" = "$ALT " ] ||
         it_fail "COLLS_DIRECT_CC=$ALT: connections used '$SEEN_E' / '$SEEN_P'"
-    pair "" sys
-    it_log "2. unset (system: $SYS): echo '$SEEN_E', ping-pong '$SEEN_P'"
+    pair system system
+    it_log "2. COLLS_DIRECT_CC=system ($SYS): echo '$SEEN_E'," \
+        "ping-pong '$SEEN_P'"
+    [ "$SEEN_E" = "$SYS " ] && [ "$SEEN_P" = "$SYS " ] ||
+        it_fail "COLLS_DIRECT_CC=system: connections used" \
+            "'$SEEN_E' / '$SEEN_P'"
+fi
+
+# 3. Unset: the system's, or cubic (reno) in place of BBR.
+pair "" unset
+it_log "3. unset (system: $SYS): echo '$SEEN_E', ping-pong '$SEEN_P'"
+case $SYS in
+bbr*)
+    [ "$SEEN_E" = "$SEEN_P" ] &&
+        { [ "$SEEN_E" = "cubic " ] || [ "$SEEN_E" = "reno " ]; } ||
+        it_fail "without COLLS_DIRECT_CC (system $SYS): connections used" \
+            "'$SEEN_E' / '$SEEN_P', not cubic or reno"
+    ;;
+*)
     [ "$SEEN_E" = "$SYS " ] && [ "$SEEN_P" = "$SYS " ] ||
         it_fail "without COLLS_DIRECT_CC: connections used" \
             "'$SEEN_E' / '$SEEN_P'"
-fi
+    ;;
+esac
 it_finish
