@@ -63,7 +63,8 @@
 #                  "TCP's congestion control")
 #   BENCH_DIRECT_CC  COLLS_DIRECT_CC for collsd's tasks only: the congestion
 #                  control of their direct connections (docs/protocol.md);
-#                  default: unset (the host's)
+#                  default: unset (libcolls' default: the host's, cubic
+#                  where that is BBR; "system": the host's)
 #   BENCH_MPI_TIMEOUT  300  seconds per MPI run
 #   BENCH_OUT      ./mpi-bench-results.txt
 #
@@ -150,6 +151,14 @@ fi
 TCP_CC=$(host_run 1 cat /proc/sys/net/ipv4/tcp_congestion_control)
 unset COLLS_DIRECT_CC
 [ -n "${BENCH_DIRECT_CC:-}" ] && export COLLS_DIRECT_CC=$BENCH_DIRECT_CC
+case ${COLLS_DIRECT_CC:-} in
+"") case $TCP_CC in
+    bbr*) DIRECT_CC="cubic (libcolls' default where the host's is BBR)" ;;
+    *) DIRECT_CC="as the hosts (libcolls' default)" ;;
+    esac ;;
+system) DIRECT_CC="as the hosts (COLLS_DIRECT_CC=system)" ;;
+*) DIRECT_CC=$COLLS_DIRECT_CC ;;
+esac
 # One collsd machine per BENCH_AUTH mode: its socket, label and daemons.
 sock_of()
 {
@@ -226,7 +235,7 @@ Open MPI HAN: the same with $HAN_OPTS
 MPICH: mpiexec.hydra -launcher ssh -launcher-exec ns-rsh -f HOSTS -iface eth0
   -n N, -genv for each of: $MPICH_ENV
 TCP congestion control of the hosts: $TCP_CC (BENCH_TCP_CC; the machine's:
-  $TCP_CC_SYS); collsd's direct connections: ${COLLS_DIRECT_CC:-as the hosts}
+  $TCP_CC_SYS); collsd's direct connections: $DIRECT_CC
   (BENCH_DIRECT_CC sets COLLS_DIRECT_CC)"
 
 # cpu-wrap CMD...: runs CMD, then prints "cpu USER SYS", its CPU time
