@@ -96,7 +96,7 @@ $(cat "$IT_DIR/pp-$tag.log")"
     unset COLLS_DIRECT_CC
 }
 
-# 2. An allowed algorithm that is not the default, then the default.
+# 2. An allowed algorithm that is not the default, then "system".
 SYS=$(cat /proc/sys/net/ipv4/tcp_congestion_control)
 ALL=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)
 case " $ALL " in *" cubic "*) ;; *) ALL="$ALL cubic" ;; esac
