@@ -153,7 +153,8 @@ unset COLLS_DIRECT_CC
 [ -n "${BENCH_DIRECT_CC:-}" ] && export COLLS_DIRECT_CC=$BENCH_DIRECT_CC
 case ${COLLS_DIRECT_CC:-} in
 "") case $TCP_CC in
-    bbr*) DIRECT_CC="cubic (libcolls' default where the host's is BBR)" ;;
+    bbr*) DIRECT_CC="cubic (reno for a task that may not choose cubic;
+  libcolls' default where the host's is BBR)" ;;
     *) DIRECT_CC="as the hosts (libcolls' default)" ;;
     esac ;;
 system) DIRECT_CC="as the hosts (COLLS_DIRECT_CC=system)" ;;
