@@ -168,6 +168,14 @@ direct_peer_fail(struct colls__conn *cn, struct colls__peer *p)
  */
 static const char *const direct_cc_instead_of_bbr[] = {"cubic", "reno"};
 
+/* Sets congestion control name on TCP socket fd: setsockopt's result. */
+static int
+direct_cc_fd(int fd, const char *name)
+{
+    return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
+                      (socklen_t)strlen(name));
+}
+
 int
 colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
                      size_t cap)
@@ -197,29 +205,25 @@ colls__direct_cc_set(struct colls__conn *cn, const char *name, char *err,
     if (name == NULL || name[0] == '\0') {
         /* the default: the host's unless it is BBR; quietly the host's
            when no alternative is allowed */
+        name = NULL;
         if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &len) == 0 &&
-            strncmp(cur, "bbr", 3) == 0) {
-            for (i = 0; i < sizeof(direct_cc_instead_of_bbr) /
-                                sizeof(direct_cc_instead_of_bbr[0]);
-                 i++) {
-                name = direct_cc_instead_of_bbr[i];
-                if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
-                               (socklen_t)strlen(name)) == 0) {
-                    memcpy(cn->direct_cc, name, strlen(name) + 1);
-                    break;
-                }
-            }
-        }
-    } else if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
-                          (socklen_t)strlen(name)) < 0) {
+            strncmp(cur, "bbr", 3) == 0)
+            for (i = 0;
+                 name == NULL && i < sizeof(direct_cc_instead_of_bbr) /
+                                         sizeof(direct_cc_instead_of_bbr[0]);
+                 i++)
+                if (direct_cc_fd(fd, direct_cc_instead_of_bbr[i]) == 0)
+                    name = direct_cc_instead_of_bbr[i];
+    } else if (direct_cc_fd(fd, name) < 0) {
         snprintf(err, cap,
                  "COLLS_DIRECT_CC=%s: %s (net.ipv4.tcp_allowed_congestion_"
                  "control names those a task may choose)",
                  name, strerror(errno));
         rc = COLLS_EINVAL;
-    } else {
-        memcpy(cn->direct_cc, name, strlen(name) + 1);
+        name = NULL;
     }
+    if (name != NULL)
+        memcpy(cn->direct_cc, name, strlen(name) + 1);
     close(fd);
     return rc;
 }
@@ -239,8 +243,7 @@ direct_cc_apply(struct colls__conn *cn, uv_handle_t *h)
     uv_os_fd_t fd;
 
     if (cn->direct_cc[0] != '\0' && uv_fileno(h, &fd) == 0)
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cn->direct_cc,
-                         (socklen_t)strlen(cn->direct_cc));
+        (void)direct_cc_fd(fd, cn->direct_cc);
 }
 
 /* TCP connect finished: say hello and flush what waited, or fall back. */
