@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "colls.h"
+#include "daemon/alg/topo.h"
 #include "daemon/tune.h"
 #include "proto/collop.h"
 #include "proto/size.h"
@@ -138,11 +139,31 @@ tune_by_rules(const struct alg_args *a, struct tune_choice *c)
 }
 
 double
+tune_port_rest(const struct alg_args *a, const struct plogp *p)
+{
+    double bucket = 0.0, round, rest;
+    size_t j;
+
+    if (p->gap == NULL || collop_is_rooted(a->op))
+        return 0.0;
+    for (j = 0; j < p->n; j++)
+        if (p->gap[j] - p->g[j] > bucket)
+            bucket = p->gap[j] - p->g[j];
+    /* a round of the barrier less what its own message holds the port */
+    round = (p->Ll > p->L ? p->Ll : p->L) + topo_plogp_g(p, 0) -
+            topo_plogp_rate(p, 0);
+    if (round <= 0.0)
+        return 0.0;
+    rest = topo_ceil_log2(a->P) * round;
+    return rest < bucket ? rest : bucket;
+}
+
+double
 tune_alg_cost(const struct alg_args *a, const struct plogp *p,
               const struct alg *alg, size_t *seg)
 {
     size_t j, n = tune_size(a);
-    double best = -1.0;
+    double best = -1.0, rest = tune_port_rest(a, p);
     struct plogp loaded;
     double gapl[TUNE_MAX_POINTS], gls[TUNE_MAX_POINTS];
     double osl[TUNE_MAX_POINTS], orl[TUNE_MAX_POINTS];
@@ -205,11 +226,12 @@ tune_alg_cost(const struct alg_args *a, const struct plogp *p,
         size_t s = (alg->flags & ALG_SEGMENTED) ? tune_segs[j] : 0;
         double cost = alg->cost(p, a->P, n, s);
         /* operations that follow each other cannot beat the busiest
-           port (docs/collectives.md, "The busiest port") */
+           port, less the rest a barrier before the operation gives a
+           shaper's bucket (docs/collectives.md, "The busiest port") */
         double port = alg->port != NULL ? alg->port(p, a->P, n, s) : 0.0;
 
-        if (port > cost)
-            cost = port;
+        if (port - rest > cost)
+            cost = port - rest;
 
         if (best < 0.0 || cost < best) {
             best = cost;

@@ -63,11 +63,24 @@ int tune_choose(const struct alg_args *a, const struct plogp *p,
 
 /* alg's predicted time (us) for a with p, at its best segment size
    (*seg; 0 for unsegmented rows): the larger of its formula and its
-   busiest port (struct alg.port); ALG_ALLPAIRS rows, and ALG_OVERLAP
-   rows from 4 ranks on, with p->gl for g.
+   busiest port (struct alg.port) less tune_port_rest; ALG_ALLPAIRS rows,
+   and ALG_OVERLAP rows from 4 ranks on, with p->gl for g.
    alg must be usable for a. */
 double tune_alg_cost(const struct alg_args *a, const struct plogp *p,
                      const struct alg *alg, size_t *seg);
+
+/* What the busiest port of a's operation gains from the barrier before
+   it (collsctl bench --latency puts one before each operation that is
+   not rooted), us: while the barrier's rounds wait, a shaper's token
+   bucket fills again, up to what it holds, and lets the operation's
+   first bytes through at the wire's speed.  lgP (Ll + g(0) - gap(0)),
+   each round's time less what its own empty message holds the port,
+   at most the bucket: the most an isolated message passes faster than a
+   train's gap, the largest gap(m) - g(m).  0 for rooted operations, on
+   a link without a shaper (gap <= g) and where a round's message holds
+   the port longer than the round (docs/collectives.md, "The busiest
+   port"). */
+double tune_port_rest(const struct alg_args *a, const struct plogp *p);
 
 /* Parses "name[:segment]" (segment in bytes, optional k/m suffix) into
    name (cap bytes) and *seg (0 when absent).  0 or COLLS_EINVAL. */
