@@ -76,10 +76,10 @@ double tune_alg_cost(const struct alg_args *a, const struct plogp *p,
    first bytes through at the wire's speed.  lgP (Ll + g(0) - gap(0)),
    each round's time less what its own empty message holds the port,
    at most the bucket: the most an isolated message passes faster than a
-   train's gap, the largest gap(m) - g(m).  0 for rooted operations, on
-   a link without a shaper (gap <= g) and where a round's message holds
-   the port longer than the round (docs/collectives.md, "The busiest
-   port"). */
+   train's gap, the largest gap(m) - g(m) where gap(m) is at least
+   PLOGP_BUCKET_FACTOR g(m).  0 for rooted operations, on a link without
+   a shaper (no such m) and where a round's message holds the port
+   longer than the round (docs/collectives.md, "The busiest port"). */
 double tune_port_rest(const struct alg_args *a, const struct plogp *p);
 
 /* Parses "name[:segment]" (segment in bytes, optional k/m suffix) into

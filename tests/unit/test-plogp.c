@@ -661,9 +661,10 @@ params_100mbit(struct plogp_params *p)
    two messages of 1 KiB, took 131 us there against Rabenseifner's 209,
    and was predicted at 209 against 185 before the rest counted.  The
    rest is lgP (Ll + g(0) - gap(0)), at most the bucket (the largest
-   gap(m) - g(m)); a rooted operation has none, nor has a link without a
-   shaper (gap <= g), where the port counts whole, or one where the
-   barrier's messages hold the port longer than its rounds take. */
+   gap(m) - g(m) of a train at least PLOGP_BUCKET_FACTOR times slower);
+   a rooted operation has none, nor has a link without a shaper, where
+   the port counts whole, or one where the barrier's messages hold the
+   port longer than its rounds take. */
 START_TEST(test_tune_port_rest)
 {
     struct plogp_params pp;
@@ -682,7 +683,8 @@ START_TEST(test_tune_port_rest)
     params_100mbit(&pp);
     plogp_view(&pp, &v);
     for (i = 0; i < pp.n; i++)
-        bucket = fmax(bucket, pp.gap[i] - pp.g[i]);
+        if (pp.gap[i] >= PLOGP_BUCKET_FACTOR * pp.g[i])
+            bucket = fmax(bucket, pp.gap[i] - pp.g[i]);
     round = pp.Ll + topo_plogp_g(&v, 0) - topo_plogp_rate(&v, 0);
     ck_assert(round > 0.0 && 2 * round < bucket);
     ck_assert(fabs(tune_port_rest(&a, &v) - 2 * round) < 1e-9);
@@ -697,9 +699,17 @@ START_TEST(test_tune_port_rest)
     ck_assert(tune_port_rest(&b, &v) == 0.0);
     /* a bucket smaller than the rest bounds it */
     for (i = 0; i < pp.n; i++)
-        pp.gap[i] = fmin(pp.gap[i], pp.g[i] + 5.0);
+        pp.gap[i] = pp.g[i];
+    pp.gap[1] = 2 * pp.g[1];
     plogp_view(&pp, &v);
-    ck_assert(fabs(tune_port_rest(&a, &v) - 5.0) < 1e-9);
+    ck_assert(tune_port_rest(&a, &v) > 0.0);
+    ck_assert(fabs(tune_port_rest(&a, &v) - pp.g[1]) < 1e-9);
+    /* a train slower than an isolated message by less than
+       PLOGP_BUCKET_FACTOR is no shaper's: no rest */
+    pp.gap[1] = 1.9 * pp.g[1];
+    pp.gap[pp.n - 1] = 1.5 * pp.g[pp.n - 1];
+    plogp_view(&pp, &v);
+    ck_assert(tune_port_rest(&a, &v) == 0.0);
     /* a barrier's message that holds the port longer than a round */
     params_100mbit(&pp);
     pp.gap[0] = pp.Ll + pp.g[0] + 1.0;
