@@ -142,8 +142,9 @@ struct alg {
        that: behind a token bucket an isolated message passes sooner
        than its gap (g < gap) and the formula above falls below it
        (docs/collectives.md, "The busiest port"); tune.c takes the larger
-       of the two, the port less the rest between operations
-       (tune_port_rest).  Its text, in the formula's terms. */
+       of the two, the port less the rest a barrier before an operation
+       that is not rooted gives a shaper's bucket (tune_port_rest).  Its
+       text, in the formula's terms. */
     alg_cost_fn port;
     const char *port_formula;
     /* ALG_OVERLAP rows: how many of P ranks send at once in the row's
